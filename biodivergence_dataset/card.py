@@ -1,0 +1,171 @@
+"""Dataset card: Hub YAML metadata + a body rendered from the ontology, the tasks and the release's own figures.
+
+The body template is ``dataset_card.md`` at the repository root. The YAML header carries
+``configs:`` and ``dataset_info:`` so that ``load_dataset(folder, config)`` reads typed features.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+from . import __version__, ontology
+from .io import write_json_atomic, write_text_atomic
+from .records import SCHEMA_VERSION
+from .release import README, config_names, configs_yaml, dataset_info_yaml, split_order, split_sizes
+from .tasks import load_tasks
+
+TEMPLATE = Path(__file__).resolve().parent / "templates" / "dataset_card.md"
+META_FILE = "card_meta.json"
+
+#: Hub vocabularies for the values this card uses (huggingface.js tasks/pipelines + dataset-card spec).
+SIZE_CATEGORIES: tuple[tuple[int, str], ...] = (
+    (1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"),
+)
+
+
+@dataclass
+class CardMeta:
+    """What the card says about the release beyond what the data itself shows."""
+
+    pretty_name: str = "BioDivergence"
+    summary: str = (
+        "Claim pairs from biomedical abstracts that seem to disagree, labelled with a six-class conflict type, "
+        "the divergence axes (cohort, geography, period, assay, subtype, strain, setting, …) that explain the "
+        "tension, the dominant confounder, a reconciliation and evidence spans."
+    )
+    version: str = "1.0"
+    repo_id: str = "<org>/biodivergence"
+    metric_id: str = "<org>/biodivergence"
+    license: str = "cc-by-4.0"
+    language: list[str] = field(default_factory=lambda: ["en"])
+    task_categories: list[str] = field(default_factory=lambda: ["text-classification", "text-generation"])
+    task_ids: list[str] = field(
+        default_factory=lambda: ["natural-language-inference", "multi-class-classification",
+                                 "multi-label-classification", "fact-checking"]
+    )
+    annotations_creators: list[str] = field(default_factory=lambda: ["machine-generated"])
+    language_creators: list[str] = field(default_factory=lambda: ["found"])
+    source_datasets: list[str] = field(default_factory=lambda: ["original"])
+    tags: list[str] = field(
+        default_factory=lambda: ["biomedical", "contradiction", "scientific-claims", "pubmed", "silver-labels"]
+    )
+
+    @classmethod
+    def load(cls, release_dir: str | Path) -> "CardMeta":
+        path = Path(release_dir) / META_FILE
+        if not path.exists():
+            return cls()
+        data = json.loads(path.read_text(encoding="utf-8"))
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"{path}: unknown card fields {sorted(unknown)}")
+        return cls(**data)
+
+    def save(self, release_dir: str | Path) -> None:
+        write_json_atomic(Path(release_dir) / META_FILE, asdict(self))
+
+
+def size_category(n_rows: int) -> str:
+    for bound, name in SIZE_CATEGORIES:
+        if n_rows < bound:
+            return name
+    return "n>1T"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def card_yaml(release_dir: str | Path, meta: CardMeta) -> dict[str, Any]:
+    """The YAML header: Hub metadata, ``configs:`` and ``dataset_info:``."""
+    sizes = split_sizes(release_dir)
+    largest = max((sum(s.values()) for s in sizes.values()), default=0)
+    return {
+        "license": meta.license,
+        "language": meta.language,
+        "pretty_name": meta.pretty_name,
+        "task_categories": meta.task_categories,
+        "task_ids": meta.task_ids,
+        "size_categories": [size_category(largest)],
+        "annotations_creators": meta.annotations_creators,
+        "language_creators": meta.language_creators,
+        "source_datasets": meta.source_datasets,
+        "tags": meta.tags,
+        "configs": configs_yaml(release_dir),
+        "dataset_info": dataset_info_yaml(release_dir),
+    }
+
+
+def _flatten(d: dict[str, Any]) -> dict[str, str]:
+    """Scalar view of a manifest for a two-column table (nested values as compact JSON)."""
+    return {k: v if isinstance(v, (str, int, float)) else json.dumps(v, sort_keys=True) for k, v in d.items()}
+
+
+def render_body(release_dir: str | Path, meta: CardMeta) -> str:
+    release_dir = Path(release_dir)
+    sizes = split_sizes(release_dir)
+    audit = _read_json(release_dir / "audit.json").get("leakage", {})
+    audit_variants = [v for v in ontology.CONFIGS if v in audit]
+    audit_stats = list(dict.fromkeys(k for v in audit_variants for k in audit[v]))
+    funnel = _read_json(release_dir / "stats.json").get("per_domain", {})
+    annotation = _read_json(release_dir / "annotation_manifest.json")
+    kinds = sorted({str(annotation.get("provider", ""))} - {""}) or ["heuristic or LLM"]
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
+    return template.render(
+        meta=meta,
+        ontology_version=ontology.ONTOLOGY_VERSION,
+        schema_version=SCHEMA_VERSION,
+        library_version=__version__,
+        configs=config_names(release_dir),
+        default_config=ontology.DEFAULT_CONFIG,
+        tasks=load_tasks(),
+        conflict_types=ontology.CONFLICT_TYPES,
+        axes=ontology.AXES,
+        preference_rule=ontology.PREFERENCE_RULE,
+        axis_selection_rule=ontology.AXIS_SELECTION_RULE,
+        sizes=sizes,
+        split_columns=split_order({s for c in sizes.values() for s in c}),
+        audit=audit,
+        audit_variants=audit_variants,
+        audit_stats=audit_stats,
+        funnel=funnel,
+        funnel_columns=list(dict.fromkeys(k for row in funnel.values() for k in row)),
+        annotation=_flatten(annotation),
+        split_manifest=_flatten(_read_json(release_dir / "split_manifest.json")),
+        plots=sorted(str(p.relative_to(release_dir)) for p in release_dir.glob("plots/*.png")),
+        annotator_summary=", ".join(kinds),
+        evaluable=ontology.EVALUABLE_CLASSES,
+        primary_axes=ontology.PRIMARY_AXIS_NAMES,
+        provisional_axes=[a for a in ontology.AXIS_NAMES if a not in ontology.PRIMARY_AXIS_NAMES],
+    )
+
+
+def render_card(release_dir: str | Path, meta: CardMeta | None = None) -> str:
+    meta = meta or CardMeta.load(release_dir)
+    header = yaml.safe_dump(card_yaml(release_dir, meta), sort_keys=False, allow_unicode=True)
+    return f"---\n{header}---\n\n{render_body(release_dir, meta)}"
+
+
+def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
+    """(Re-)write ``README.md`` of a release; ``meta`` is stored beside it for later re-renders."""
+    if meta is not None:
+        meta.save(release_dir)
+    return write_text_atomic(Path(release_dir) / README, render_card(release_dir, meta))
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("release_dir", help="release folder to (re-)render README.md for")
+
+
+def run(args) -> int:
+    path = write_card(args.release_dir)
+    print(f"wrote {path}")
+    return 0

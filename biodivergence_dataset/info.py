@@ -1,0 +1,55 @@
+"""``biodivergence info``: print the ontology and the five tasks."""
+
+from __future__ import annotations
+
+import json
+
+from . import __version__, ontology
+from .tasks import load_tasks
+
+
+def info_dict() -> dict:
+    """The ontology and task declarations as plain data."""
+    return {
+        "biodivergence": __version__,
+        "ontology_version": ontology.ONTOLOGY_VERSION,
+        "conflict_types": [
+            {"name": c.name, "definition": c.definition, "boundary_rule": c.boundary_rule, "evaluable": c.evaluable}
+            for c in ontology.CONFLICT_TYPES
+        ],
+        "preference_rule": ontology.PREFERENCE_RULE,
+        "axes": [{"name": a.name, "description": a.description, "primary": a.primary} for a in ontology.AXES],
+        "claim_types": list(ontology.CLAIM_TYPE_NAMES),
+        "domains": list(ontology.DOMAIN_NAMES),
+        "evaluable_classes": list(ontology.EVALUABLE_CLASSES),
+        "tasks": [
+            {"number": t.number, "name": t.name, "targets": list(t.target_fields), "metrics": list(t.metrics),
+             "headline": list(t.headline), "scope": t.scope}
+            for t in load_tasks()
+        ],
+    }
+
+
+def format_info(data: dict) -> str:
+    lines = [f"BioDivergence {data['biodivergence']} (ontology {data['ontology_version']})", "", "Conflict types:"]
+    for c in data["conflict_types"]:
+        mark = "evaluable" if c["evaluable"] else "exploratory"
+        lines.append(f"  {c['name']:<40} [{mark}] {c['definition']}")
+    lines += ["", f"Preference rule: {data['preference_rule']}", "", "Divergence axes (* = primary):"]
+    lines += [f"  {'*' if a['primary'] else ' '} {a['name']:<36} {a['description']}" for a in data["axes"]]
+    lines += ["", "Claim types: " + ", ".join(data["claim_types"]), "Domains: " + ", ".join(data["domains"]), "",
+              "Tasks:"]
+    for t in data["tasks"]:
+        lines.append(f"  {t['number']}. {t['name']:<15} targets={','.join(t['targets'])} "
+                     f"metrics={','.join(t['metrics'])} headline={','.join(t['headline'])} ({t['scope']})")
+    return "\n".join(lines)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--json", action="store_true", help="print as JSON")
+
+
+def run(args) -> int:
+    data = info_dict()
+    print(json.dumps(data, indent=2) if args.json else format_info(data))
+    return 0

@@ -1,0 +1,233 @@
+"""Atomic file writes, stage statistics and stage folders of Parquet shards.
+
+A stage folder holds ``part-00000.parquet`` … shards of one record type, a ``stats.json``
+(seen / kept / dropped by reason, plus stage-specific figures) and a ``_SUCCESS`` marker
+written last, so a re-run can tell a finished stage from an interrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Type, TypeVar
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .records import _Record
+
+R = TypeVar("R", bound=_Record)
+
+SUCCESS_MARKER = "_SUCCESS"
+STATS_FILE = "stats.json"
+DEFAULT_SHARD_SIZE = 50_000
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike):
+    """Yield a temporary path beside ``path``; rename it over ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
+    return write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def write_table_atomic(path: str | os.PathLike, table: pa.Table) -> Path:
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return Path(path)
+
+
+@dataclass
+class StageStats:
+    """What a stage saw, kept and dropped (by reason), plus free-form figures."""
+
+    stage: str
+    seen: int = 0
+    kept: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    counts: dict[str, Counter] = field(default_factory=dict)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def drop(self, reason: str, n: int = 1) -> None:
+        self.dropped[reason] += n
+
+    def count(self, table: str, key: Any, n: int = 1) -> None:
+        """Increment ``counts[table][key]`` (e.g. ``count("by_domain", "amr")``)."""
+        self.counts.setdefault(table, Counter())[str(key)] += n
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "seen": self.seen,
+            "kept": self.kept,
+            "dropped": dict(sorted(self.dropped.items())),
+            "dropped_total": sum(self.dropped.values()),
+            **{name: dict(sorted(c.items())) for name, c in sorted(self.counts.items())},
+            **self.figures,
+        }
+
+    def write(self, out_dir: str | os.PathLike) -> Path:
+        return write_json_atomic(Path(out_dir) / STATS_FILE, self.to_dict())
+
+
+def _records_to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.Table.from_pylist(rows)
+
+
+class ShardWriter:
+    """Append records to numbered Parquet shards in ``out_dir``, each shard written atomically."""
+
+    def __init__(self, out_dir: str | os.PathLike, shard_size: int = DEFAULT_SHARD_SIZE, prefix: str = "part"):
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.shard_size, self.prefix = shard_size, prefix
+        self._buffer: list[dict[str, Any]] = []
+        self._next = len(list(self.out_dir.glob(f"{prefix}-*.parquet")))
+        self.written = 0
+
+    def add(self, record: _Record | dict[str, Any]) -> None:
+        self._buffer.append(record.model_dump(mode="json") if isinstance(record, _Record) else record)
+        if len(self._buffer) >= self.shard_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._buffer:
+            return
+        write_table_atomic(self.out_dir / f"{self.prefix}-{self._next:05d}.parquet", _records_to_table(self._buffer))
+        self._next += 1
+        self.written += len(self._buffer)
+        self._buffer = []
+
+    def __enter__(self) -> "ShardWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.flush()
+
+
+def shard_paths(stage_dir: str | os.PathLike, prefix: str = "part") -> list[Path]:
+    return sorted(Path(stage_dir).glob(f"{prefix}-*.parquet"))
+
+
+def iter_rows(stage_dir: str | os.PathLike, prefix: str = "part") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(where, row)`` for every row of every shard, ``where`` = ``file:row``."""
+    for path in shard_paths(stage_dir, prefix):
+        for i, row in enumerate(pq.read_table(path).to_pylist()):
+            yield f"{path}:{i}", row
+
+
+def read_records(stage_dir: str | os.PathLike, model: Type[R], prefix: str = "part") -> Iterator[R]:
+    """Yield validated records from a stage folder; a bad row raises RecordError naming file and row."""
+    for where, row in iter_rows(stage_dir, prefix):
+        yield model.parse(row, where=where)
+
+
+def write_records(
+    out_dir: str | os.PathLike,
+    records: Iterable[_Record],
+    stats: StageStats | None = None,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+) -> int:
+    """Write ``records`` as a finished stage folder (shards, stats, success marker); returns the count."""
+    out_dir = Path(out_dir)
+    for old in shard_paths(out_dir):
+        old.unlink()
+    (out_dir / SUCCESS_MARKER).unlink(missing_ok=True)
+    with ShardWriter(out_dir, shard_size) as writer:
+        for record in records:
+            writer.add(record)
+    if stats is not None:
+        stats.write(out_dir)
+    mark_done(out_dir)
+    return writer.written
+
+
+def is_done(stage_dir: str | os.PathLike) -> bool:
+    return (Path(stage_dir) / SUCCESS_MARKER).exists()
+
+
+def mark_done(stage_dir: str | os.PathLike) -> None:
+    write_text_atomic(Path(stage_dir) / SUCCESS_MARKER, "")
+
+
+def read_stats(stage_dir: str | os.PathLike) -> dict[str, Any]:
+    return json.loads((Path(stage_dir) / STATS_FILE).read_text(encoding="utf-8"))
+
+
+def append_jsonl(path: str | os.PathLike, row: dict[str, Any]) -> None:
+    """Append one JSON line durably (flush + fsync), for logs that must survive a kill."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """Yield rows of a JSONL file; a truncated last line (from a kill) is skipped, any other bad line raises."""
+    path = Path(path)
+    if not path.exists():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as exc:
+            if n == len(lines):
+                return
+            raise ValueError(f"{path}:{n}: not valid JSON: {exc}") from None
+
+
+MANIFEST_FILE = "manifest.json"
+
+
+def write_manifest(out_dir: str | os.PathLike, stage: str, inputs: list[str], params: dict[str, Any]) -> Path:
+    """Record what produced a stage folder: its inputs (so the next stage can find them) and parameters."""
+    from . import __version__
+
+    return write_json_atomic(
+        Path(out_dir) / MANIFEST_FILE,
+        {"stage": stage, "inputs": [str(Path(p).resolve()) for p in inputs], "params": params,
+         "biodivergence_version": __version__},
+    )
+
+
+def read_manifest(stage_dir: str | os.PathLike) -> dict[str, Any]:
+    path = Path(stage_dir) / MANIFEST_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no manifest; is {stage_dir} a stage output folder?")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def stage_is_current(stage_dir: str | os.PathLike, params: dict[str, Any]) -> bool:
+    """True when the stage finished (success marker) with the same parameters: a re-run can skip it."""
+    if not is_done(stage_dir):
+        return False
+    try:
+        return read_manifest(stage_dir).get("params") == json.loads(json.dumps(params, default=str))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return False

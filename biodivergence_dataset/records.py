@@ -1,0 +1,283 @@
+"""Record types that flow between pipeline stages (ARCHITECTURE.md §4).
+
+``Abstract`` → ``Claim`` → ``CandidatePair`` → ``Example``. Every label-valued field is
+checked against the ontology; a bad record raises :class:`RecordError` naming the record
+and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from . import ontology
+
+SCHEMA_VERSION = "1.0"
+
+
+class RecordError(ValueError):
+    """A record failed validation; the message names where it came from and which field."""
+
+    def __init__(self, kind: str, where: str, problems: list[tuple[str, str]]):
+        self.kind, self.where, self.problems = kind, where, problems
+        detail = "; ".join(f"field {f!r}: {msg}" for f, msg in problems)
+        super().__init__(f"{where}: invalid {kind}: {detail}")
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, frozen=False)
+
+    @classmethod
+    def parse(cls, data: dict[str, Any], where: str = "record"):
+        """Validate ``data``; on failure raise RecordError naming ``where`` and each bad field."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = [
+                (".".join(str(p) for p in err["loc"]) or "<record>", err["msg"].removeprefix("Value error, "))
+                for err in exc.errors()
+            ]
+            raise RecordError(cls.__name__, where, problems) from None
+
+
+def _label(field_name: str):
+    """A pydantic validator checking a field (or list field) against an ontology vocabulary."""
+
+    def check(value):
+        if value is None:
+            return value
+        if isinstance(value, list):
+            return [ontology.check_label(field_name, v) for v in value]
+        return ontology.check_label(field_name, value)
+
+    return check
+
+
+class Section(_Record):
+    """A labelled section of a structured abstract, as character offsets into ``Abstract.text``."""
+
+    label: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class Abstract(_Record):
+    article_uid: str = Field(min_length=1)
+    pmid: Optional[str] = None
+    doi: Optional[str] = None
+    pmcid: Optional[str] = None
+    title: str = ""
+    text: str = Field(min_length=1)
+    year: Optional[int] = None
+    journal: Optional[str] = None
+    domain: Optional[str] = None
+    source: str = ""
+    mesh_terms: list[str] = Field(default_factory=list)
+    sections: list[Section] = Field(default_factory=list)
+    #: ``source:position`` of every input record merged into this one by de-duplication.
+    merged_from: list[str] = Field(default_factory=list)
+
+    _check_domain = field_validator("domain")(_label("domain"))
+
+    @model_validator(mode="after")
+    def _sections_inside_text(self):
+        for s in self.sections:
+            if not (s.start <= s.end <= len(self.text)):
+                raise ValueError(f"section {s.label!r} [{s.start}, {s.end}) lies outside the text")
+        return self
+
+
+def article_uid_for(doi: str | None, pmid: str | None, text: str) -> str:
+    """The de-duplicated identity of an article: DOI, else PMID, else a content hash."""
+    if doi:
+        return f"doi:{doi.strip().lower()}"
+    if pmid:
+        return f"pmid:{pmid.strip()}"
+    return "sha1:" + hashlib.sha1(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:16]
+
+
+class ClaimSlots(_Record):
+    """Structured content of a claim (paper Table 26); every slot is optional text."""
+
+    intervention: Optional[str] = None
+    outcome: Optional[str] = None
+    population: Optional[str] = None
+    direction: Optional[str] = None
+    effect_size: Optional[str] = None
+    p_value: Optional[str] = None
+    setting: Optional[str] = None
+    geography: Optional[str] = None
+    period: Optional[str] = None
+    organism: Optional[str] = None
+
+
+class Claim(_Record):
+    claim_id: str = Field(min_length=1)
+    article_uid: str = Field(min_length=1)
+    domain: str
+    source: str = ""
+    sentence: str = Field(min_length=1)
+    claim_type: str
+    sentence_start: int = Field(ge=0)
+    sentence_end: int = Field(ge=0)
+    section: Optional[str] = None
+    negated: bool = False
+    hedged: bool = False
+    entities: list[str] = Field(default_factory=list)
+    slots: ClaimSlots = Field(default_factory=ClaimSlots)
+    confidence: float = Field(ge=0.0, le=1.0)
+    pub_year: Optional[int] = None
+    journal: Optional[str] = None
+
+    _check_domain = field_validator("domain")(_label("domain"))
+    _check_type = field_validator("claim_type")(_label("claim_type"))
+
+    @model_validator(mode="after")
+    def _offsets(self):
+        if self.sentence_end - self.sentence_start != len(self.sentence):
+            raise ValueError(
+                f"sentence offsets [{self.sentence_start}, {self.sentence_end}) do not match "
+                f"the sentence length {len(self.sentence)}"
+            )
+        return self
+
+
+def claim_id_for(article_uid: str, start: int, end: int) -> str:
+    """Stable claim id from its article and character offsets."""
+    return hashlib.sha1(f"{article_uid}|{start}|{end}".encode()).hexdigest()[:16]
+
+
+def pair_id_for(claim_id_a: str, claim_id_b: str) -> str:
+    """Order-independent, run-stable pair id."""
+    lo, hi = sorted((claim_id_a, claim_id_b))
+    return hashlib.sha1(f"{lo}||{hi}".encode()).hexdigest()[:20]
+
+
+class MiningScores(_Record):
+    similarity: float
+    disagreement: float
+    entity_overlap: float
+    type_compatibility: float
+    year_penalty: float
+    combined_score: float
+
+
+class CandidatePair(_Record):
+    pair_id: str
+    domain: str
+    claim_a: Claim
+    claim_b: Claim
+    abstract_a: str = ""
+    abstract_b: str = ""
+    scores: MiningScores
+
+    _check_domain = field_validator("domain")(_label("domain"))
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.claim_a.article_uid == self.claim_b.article_uid:
+            raise ValueError("both claims come from the same article")
+        if self.pair_id != pair_id_for(self.claim_a.claim_id, self.claim_b.claim_id):
+            raise ValueError("pair_id does not match the two claim ids")
+        return self
+
+
+class EvidenceSpan(_Record):
+    """A span of claim text; ``start``/``end`` are zero-based, end-exclusive offsets into that claim."""
+
+    article_uid: str
+    text: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    role: str
+
+    _check_role = field_validator("role")(_label("role"))
+
+    @model_validator(mode="after")
+    def _length(self):
+        if self.end - self.start != len(self.text):
+            raise ValueError(f"span [{self.start}, {self.end}) does not match its text length {len(self.text)}")
+        return self
+
+
+class Example(_Record):
+    """One release row: a claim pair with its silver labels (column names are a public contract)."""
+
+    example_id: str
+    pair_id: str
+    domain: str
+    claim_a_id: str
+    claim_b_id: str
+    claim_a_text: str
+    claim_b_text: str
+    claim_a_type: str
+    claim_b_type: str
+    article_uid_a: str
+    article_uid_b: str
+    abstract_a: str = ""
+    abstract_b: str = ""
+    pub_year_a: Optional[int] = None
+    pub_year_b: Optional[int] = None
+    journal_a: str = ""
+    journal_b: str = ""
+    similarity: float = 0.0
+    disagreement: float = 0.0
+    entity_overlap: float = 0.0
+    type_compatibility: float = 0.0
+    year_penalty: float = 0.0
+    combined_score: float = 0.0
+    conflict_type: str
+    divergence_axes: list[str] = Field(default_factory=list)
+    dominant_confounder: Optional[str] = None
+    reconciliation: str = ""
+    evidence_spans: list[EvidenceSpan] = Field(default_factory=list)
+    annotator_id: str
+    annotator_kind: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    prompt_version: str = ""
+
+    _check_domain = field_validator("domain")(_label("domain"))
+    _check_types = field_validator("claim_a_type", "claim_b_type")(_label("claim_type"))
+    _check_conflict = field_validator("conflict_type")(_label("conflict_type"))
+    _check_axes = field_validator("divergence_axes")(_label("divergence_axes"))
+    _check_confounder = field_validator("dominant_confounder")(_label("dominant_confounder"))
+    _check_kind = field_validator("annotator_kind")(_label("annotator_kind"))
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if len(set(self.divergence_axes)) != len(self.divergence_axes):
+            raise ValueError(f"divergence_axes has duplicates: {self.divergence_axes}")
+        if self.dominant_confounder is not None and self.dominant_confounder not in self.divergence_axes:
+            raise ValueError(f"dominant_confounder {self.dominant_confounder!r} is not among divergence_axes")
+        return self
+
+    @classmethod
+    def from_pair(cls, pair: CandidatePair, **labels: Any) -> "Example":
+        """Combine a mined pair with annotation fields (conflict_type, axes, annotator, …)."""
+        a, b, s = pair.claim_a, pair.claim_b, pair.scores
+        return cls(
+            example_id=labels.pop("example_id", pair.pair_id),
+            pair_id=pair.pair_id,
+            domain=pair.domain,
+            claim_a_id=a.claim_id,
+            claim_b_id=b.claim_id,
+            claim_a_text=a.sentence,
+            claim_b_text=b.sentence,
+            claim_a_type=a.claim_type,
+            claim_b_type=b.claim_type,
+            article_uid_a=a.article_uid,
+            article_uid_b=b.article_uid,
+            abstract_a=pair.abstract_a,
+            abstract_b=pair.abstract_b,
+            pub_year_a=a.pub_year,
+            pub_year_b=b.pub_year,
+            journal_a=a.journal or "",
+            journal_b=b.journal or "",
+            **s.model_dump(),
+            **labels,
+        )
+
+
+RELEASE_COLUMNS: tuple[str, ...] = tuple(Example.model_fields)

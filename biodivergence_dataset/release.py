@@ -1,0 +1,156 @@
+"""Release folder I/O: what the Hub sees and what ``load_dataset(folder, config)`` reads.
+
+Layout::
+
+    RELEASE/
+      README.md                       # card; YAML declares configs: and dataset_info:
+      primary/train-00000-of-00001.parquet …
+      pairlevel/…
+      split_manifest.json, annotation_manifest.json, audit.json, stats.json, plots/…
+
+Every file is written atomically; the data folders of a release are swapped in whole.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import ontology
+from .features import decode_row, encode_example, release_features
+from .io import write_table_atomic
+from .records import Example
+
+README = "README.md"
+DEFAULT_SHARD_ROWS = 20_000
+
+
+def split_order(names: Iterable[str]) -> list[str]:
+    """Splits in canonical order (train, validation, test, extra test splits, then others)."""
+    canon = list(ontology.SPLITS) + list(ontology.EXTRA_TEST_SPLITS)
+    names = list(names)
+    return [s for s in canon if s in names] + sorted(s for s in names if s not in canon)
+
+
+def _shard_name(split: str, i: int, n: int) -> str:
+    return f"{split}-{i:05d}-of-{n:05d}.parquet"
+
+
+def write_config(
+    release_dir: str | Path,
+    config: str,
+    splits: Mapping[str, Iterable[Example]],
+    shard_rows: int = DEFAULT_SHARD_ROWS,
+) -> dict[str, int]:
+    """Write one config's splits as Parquet shards; the config folder is replaced atomically.
+
+    Returns the number of rows per split.
+    """
+    if config not in ontology.CONFIGS:
+        raise ValueError(f"unknown config {config!r}; expected one of {list(ontology.CONFIGS)}")
+    release_dir = Path(release_dir)
+    staging = release_dir / f".{config}.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    schema = release_features().arrow_schema
+    sizes: dict[str, int] = {}
+    for split in split_order(splits):
+        rows = [encode_example(ex) for ex in splits[split]]
+        sizes[split] = len(rows)
+        n = max(1, math.ceil(len(rows) / shard_rows))
+        for i in range(n):
+            chunk = rows[i * shard_rows:(i + 1) * shard_rows]
+            write_table_atomic(staging / _shard_name(split, i, n), pa.Table.from_pylist(chunk, schema=schema))
+    final = release_dir / config
+    old = release_dir / f".{config}.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+    return sizes
+
+
+def config_names(release_dir: str | Path) -> list[str]:
+    """Configs present on disk, in ontology order."""
+    release_dir = Path(release_dir)
+    return [c for c in ontology.CONFIGS if (release_dir / c).is_dir()]
+
+
+def split_names(release_dir: str | Path, config: str) -> list[str]:
+    files = (Path(release_dir) / config).glob("*.parquet")
+    return split_order({p.name.rsplit("-", 3)[0] for p in files})
+
+
+def split_files(release_dir: str | Path, config: str, split: str) -> list[Path]:
+    return sorted((Path(release_dir) / config).glob(f"{split}-[0-9]*-of-*.parquet"))
+
+
+def split_sizes(release_dir: str | Path) -> dict[str, dict[str, int]]:
+    """``{config: {split: rows}}`` read from Parquet metadata."""
+    return {
+        config: {
+            split: sum(pq.ParquetFile(p).metadata.num_rows for p in split_files(release_dir, config, split))
+            for split in split_names(release_dir, config)
+        }
+        for config in config_names(release_dir)
+    }
+
+
+def iter_rows(release_dir: str | Path, config: str, split: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(where, decoded_row)`` with ``where`` = ``file:row`` for error messages."""
+    for path in split_files(release_dir, config, split):
+        for i, row in enumerate(pq.read_table(path).to_pylist()):
+            where = f"{path}:{i}"
+            try:
+                yield where, decode_row(row)
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+
+
+def iter_examples(release_dir: str | Path, config: str, split: str) -> Iterator[Example]:
+    """Validated ``Example``s of one split (RecordError names file and row on a bad record)."""
+    for where, row in iter_rows(release_dir, config, split):
+        yield Example.parse(row, where=where)
+
+
+def configs_yaml(release_dir: str | Path) -> list[dict[str, Any]]:
+    """The README ``configs:`` block for the configs on disk."""
+    out = []
+    for config in config_names(release_dir):
+        entry: dict[str, Any] = {"config_name": config}
+        if config == ontology.DEFAULT_CONFIG:
+            entry["default"] = True
+        entry["data_files"] = [
+            {"split": split, "path": f"{config}/{split}-*"} for split in split_names(release_dir, config)
+        ]
+        out.append(entry)
+    return out
+
+
+def dataset_info_yaml(release_dir: str | Path) -> list[dict[str, Any]]:
+    """The README ``dataset_info:`` block (typed features + split sizes) for the configs on disk."""
+    from datasets import DatasetInfo, SplitDict, SplitInfo
+
+    out = []
+    sizes = split_sizes(release_dir)
+    for config in config_names(release_dir):
+        splits = SplitDict()
+        for split, n in sizes[config].items():
+            nbytes = sum(p.stat().st_size for p in split_files(release_dir, config, split))
+            splits.add(SplitInfo(name=split, num_bytes=nbytes, num_examples=n))
+        info = DatasetInfo(features=release_features(), splits=splits, config_name=config)
+        out.append({"config_name": config, **info._to_yaml_dict()})
+    return out
+
+
+def load_release(release_dir: str | Path, config: str = ontology.DEFAULT_CONFIG, **kwargs):
+    """``datasets.load_dataset`` on a release folder, exactly as users read it from the Hub."""
+    from datasets import load_dataset
+
+    return load_dataset(str(release_dir), config, **kwargs)

@@ -1,0 +1,143 @@
+"""Check a release folder: card YAML, configs, schema, labels, and leakage between splits of ``primary``."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import yaml
+
+from . import ontology
+from .features import release_features
+from .records import RecordError
+from .release import README, config_names, configs_yaml, iter_examples, split_files, split_names
+
+#: Identities that must not be shared between two splits of the article-disjoint config.
+_IDENTITIES = {
+    "article": ("article_uid_a", "article_uid_b"),
+    "claim": ("claim_a_id", "claim_b_id"),
+    "pair": ("pair_id",),
+}
+
+
+@dataclass
+class ValidationReport:
+    problems: list[str] = field(default_factory=list)
+    rows: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _card_configs(release_dir: Path, report: ValidationReport) -> None:
+    readme = release_dir / README
+    if not readme.exists():
+        report.problems.append(f"{readme}: missing (the card declares configs: and dataset_info:)")
+        return
+    text = readme.read_text(encoding="utf-8")
+    if not text.startswith("---\n") or "\n---" not in text[4:]:
+        report.problems.append(f"{readme}: no YAML header")
+        return
+    header = yaml.safe_load(text[4:text.index("\n---", 4)])
+    declared = {c["config_name"]: c for c in header.get("configs", [])}
+    for config in ontology.CONFIGS:
+        if config not in declared:
+            report.problems.append(f"{readme}: config {config!r} is not declared under configs:")
+        if not (release_dir / config).is_dir():
+            report.problems.append(f"{release_dir / config}: config folder {config!r} is missing")
+    on_disk = {c["config_name"]: c for c in configs_yaml(release_dir)}
+    for name, entry in declared.items():
+        if name in on_disk and entry.get("data_files") != on_disk[name]["data_files"]:
+            report.problems.append(f"{readme}: data_files of config {name!r} do not match the Parquet files on disk")
+
+
+def _schema(release_dir: Path, config: str, split: str, report: ValidationReport) -> bool:
+    expected = release_features().arrow_schema.remove_metadata()
+    ok = True
+    for path in split_files(release_dir, config, split):
+        schema = pq.read_schema(path).remove_metadata()
+        if not schema.equals(expected):
+            got, want = set(schema.names), set(expected.names)
+            detail = (f"missing columns {sorted(want - got)}, unexpected {sorted(got - want)}"
+                      if got != want else "column types differ from the release features")
+            report.problems.append(f"{path}: schema mismatch: {detail}")
+            ok = False
+    return ok
+
+
+def _rows(release_dir: Path, config: str, split: str, report: ValidationReport) -> dict[str, set[str]]:
+    """Validate every row; return the identities (articles, claims, pairs) the split uses."""
+    ids: dict[str, set[str]] = defaultdict(set)
+    seen_pairs: set[str] = set()
+    n = 0
+    try:
+        for ex in iter_examples(release_dir, config, split):
+            n += 1
+            if ex.pair_id in seen_pairs:
+                report.problems.append(f"{config}/{split}: pair_id {ex.pair_id!r} appears twice")
+            seen_pairs.add(ex.pair_id)
+            for kind, columns in _IDENTITIES.items():
+                ids[kind].update(getattr(ex, c) for c in columns)
+    except (RecordError, ValueError) as exc:
+        report.problems.append(str(exc))
+    report.rows.setdefault(config, {})[split] = n
+    return ids
+
+
+def _may_share(split_a: str, split_b: str) -> bool:
+    """Test-family splits are drawn from the same held-out pool and may overlap each other."""
+    test_family = {"test", *ontology.EXTRA_TEST_SPLITS}
+    return split_a in test_family and split_b in test_family
+
+
+def _leakage(config: str, by_split: dict[str, dict[str, set[str]]], report: ValidationReport) -> None:
+    for a, b in combinations(by_split, 2):
+        if _may_share(a, b):
+            continue
+        for kind in _IDENTITIES:
+            shared = by_split[a][kind] & by_split[b][kind]
+            if shared:
+                examples = ", ".join(sorted(shared)[:3])
+                report.problems.append(
+                    f"{config}: {len(shared)} {kind}(s) appear in both {a} and {b} (e.g. {examples}); "
+                    f"{config} must be article-disjoint"
+                )
+
+
+def validate_release(release_dir: str | Path) -> ValidationReport:
+    release_dir = Path(release_dir)
+    report = ValidationReport()
+    if not release_dir.is_dir():
+        report.problems.append(f"{release_dir}: not a folder")
+        return report
+    _card_configs(release_dir, report)
+    for config in config_names(release_dir):
+        splits = split_names(release_dir, config)
+        missing = [s for s in ontology.SPLITS if s not in splits]
+        if missing:
+            report.problems.append(f"{config}: missing split(s) {missing}")
+        by_split = {s: _rows(release_dir, config, s, report) for s in splits if _schema(release_dir, config, s, report)}
+        if config == ontology.DEFAULT_CONFIG:
+            _leakage(config, by_split, report)
+    return report
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("release_dir", help="release folder to check")
+
+
+def run(args) -> int:
+    report = validate_release(args.release_dir)
+    for config, splits in report.rows.items():
+        print(f"{config}: " + ", ".join(f"{s}={n}" for s, n in splits.items()))
+    if report.ok:
+        print(f"{args.release_dir}: OK")
+        return 0
+    for problem in report.problems:
+        print(f"error: {problem}")
+    print(f"{args.release_dir}: {len(report.problems)} problem(s)")
+    return 1

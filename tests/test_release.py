@@ -1,0 +1,145 @@
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from datasets import ClassLabel, get_dataset_config_names, load_dataset
+
+from biodivergence_dataset import ontology, release
+from biodivergence_dataset.card import CardMeta, card_yaml, size_category
+from biodivergence_dataset.cli import main
+from biodivergence_dataset.io import write_text_atomic
+from biodivergence_dataset.validate import validate_release
+from release_factory import make_example, make_splits, write_small_release
+
+# Hub vocabularies (huggingface.js tasks + dataset card spec) for the values our card uses.
+HUB_TASK_CATEGORIES = {"text-classification", "token-classification", "text-generation", "question-answering",
+                       "summarization", "sentence-similarity", "zero-shot-classification", "feature-extraction"}
+HUB_TASK_IDS = {"natural-language-inference", "multi-class-classification", "multi-label-classification",
+                "fact-checking", "semantic-similarity-classification", "named-entity-recognition"}
+HUB_SIZES = {"n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M", "100M<n<1B", "1B<n<10B",
+             "10B<n<100B", "100B<n<1T", "n>1T"}
+HUB_ANNOTATION_CREATORS = {"crowdsourced", "expert-generated", "found", "machine-generated", "no-annotation", "other"}
+HUB_LANGUAGE_CREATORS = HUB_ANNOTATION_CREATORS
+HUB_SOURCE_DATASETS = {"original", "extended"}
+HUB_LICENSES = {"cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "mit", "apache-2.0", "odc-by", "cc0-1.0", "other"}
+
+
+@pytest.fixture(scope="module")
+def small_release(tmp_path_factory):
+    return write_small_release(tmp_path_factory.mktemp("release"))
+
+
+def test_load_dataset_reads_both_configs_with_typed_features(small_release):
+    assert set(get_dataset_config_names(str(small_release))) == {"primary", "pairlevel"}
+    for config in ontology.CONFIGS:
+        ds = load_dataset(str(small_release), config)
+        assert {s: len(ds[s]) for s in ds} == {"train": 8, "validation": 2, "test": 3}
+        features = ds["train"].features
+        assert isinstance(features["conflict_type"], ClassLabel)
+        assert features["conflict_type"].names == list(ontology.CONFLICT_TYPE_NAMES)
+        assert features["divergence_axes"].feature.names == list(ontology.AXIS_NAMES)
+        row = ds["train"][1]
+        assert features["conflict_type"].int2str(row["conflict_type"]) == ontology.CONTEXTUAL
+        assert [features["divergence_axes"].feature.int2str(a) for a in row["divergence_axes"]] == [
+            "geography", "clinical_setting"]
+        assert ds["train"][0]["dominant_confounder"] is None  # nullable ClassLabel
+        assert ds["train"][0]["pub_year_b"] is None
+        assert row["evidence_spans"][0]["text"] == "Greek"
+
+
+def test_iter_examples_round_trips(small_release):
+    back = list(release.iter_examples(small_release, "primary", "train"))
+    assert back == make_splits()["train"]
+
+
+def test_validate_accepts_good_release(small_release):
+    report = validate_release(small_release)
+    assert report.ok, report.problems
+    assert report.rows["primary"] == {"train": 8, "validation": 2, "test": 3}
+    assert main(["validate", str(small_release)]) == 0
+
+
+def _rewrite_first_row(path, column, value):
+    table = pq.read_table(path)
+    values = table.column(column).to_pylist()
+    values[0] = value
+    table = table.set_column(table.schema.get_field_index(column), table.schema.field(column),
+                             [values])
+    pq.write_table(table, path)
+
+
+def test_validate_rejects_unknown_label(small_release, tmp_path, capsys):
+    bad = shutil.copytree(small_release, tmp_path / "bad")
+    shard = release.split_files(bad, "primary", "test")[0]
+    _rewrite_first_row(shard, "conflict_type", 42)
+    report = validate_release(bad)
+    assert not report.ok
+    assert any(str(shard) in p and "conflict_type" in p and "42" in p for p in report.problems), report.problems
+    assert main(["validate", str(bad)]) == 1
+    assert "conflict_type" in capsys.readouterr().out
+
+
+def test_validate_rejects_article_in_train_and_test(small_release, tmp_path, capsys):
+    bad = shutil.copytree(small_release, tmp_path / "leaky")
+    splits = make_splits()
+    train_article = splits["train"][0].article_uid_a
+    splits["test"].append(make_example(train_article, "pmid:999"))
+    release.write_config(bad, "primary", splits)
+    report = validate_release(bad)
+    assert any("article(s) appear in both train and test" in p and train_article in p for p in report.problems)
+    assert main(["validate", str(bad)]) == 1
+    assert train_article in capsys.readouterr().out
+
+
+def test_validate_rejects_missing_config(small_release, tmp_path):
+    bad = shutil.copytree(small_release, tmp_path / "noconf")
+    shutil.rmtree(bad / "pairlevel")
+    assert any("'pairlevel' is missing" in p for p in validate_release(bad).problems)
+
+
+def test_card_yaml_uses_hub_vocabularies(small_release):
+    header = card_yaml(small_release, CardMeta())
+    assert set(header["task_categories"]) <= HUB_TASK_CATEGORIES
+    assert set(header["task_ids"]) <= HUB_TASK_IDS
+    assert set(header["size_categories"]) <= HUB_SIZES
+    assert set(header["annotations_creators"]) <= HUB_ANNOTATION_CREATORS
+    assert set(header["language_creators"]) <= HUB_LANGUAGE_CREATORS
+    assert set(header["source_datasets"]) <= HUB_SOURCE_DATASETS
+    assert header["license"] in HUB_LICENSES
+    assert header["size_categories"] == ["n<1K"]
+    assert [c["config_name"] for c in header["configs"]] == ["primary", "pairlevel"]
+    info = {c["config_name"]: c for c in header["dataset_info"]}
+    splits = {s["name"]: s["num_examples"] for s in info["primary"]["splits"]}
+    assert splits == {"train": 8, "validation": 2, "test": 3}
+    features = {f["name"]: f for f in info["primary"]["features"]}
+    assert "list" in features["divergence_axes"] and "list" in features["evidence_spans"]
+
+
+def test_card_body_generated_from_ontology_and_data(small_release):
+    text = (small_release / "README.md").read_text()
+    header = yaml.safe_load(text.split("---\n")[1])
+    assert header["pretty_name"] == "BioDivergence"
+    for name in ontology.CONFLICT_TYPE_NAMES + ontology.AXIS_NAMES:
+        assert f"`{name}`" in text
+    assert "| `primary` | 8 | 2 | 3 | 13 |" in text
+
+
+@pytest.mark.parametrize("n,expected", [(0, "n<1K"), (999, "n<1K"), (1000, "1K<n<10K"), (11865, "10K<n<100K")])
+def test_size_category(n, expected):
+    assert size_category(n) == expected
+
+
+def test_atomic_write_keeps_old_file_on_failure(tmp_path):
+    target = write_text_atomic(tmp_path / "x.txt", "old")
+
+    class Boom(Exception):
+        pass
+
+    from biodivergence_dataset.io import atomic_path
+    with pytest.raises(Boom):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise Boom
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.txt"]

