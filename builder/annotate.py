@@ -1,0 +1,440 @@
+"""Stage 5, silver annotation: CandidatePair → Example (paper §5.2, appendix I).
+
+``biodivergence annotate PAIRS_DIR --out DIR --annotator SPEC [--concurrency N]`` with SPEC
+``heuristic`` | ``openai:URL?model=NAME`` | ``ollama:URL?model=NAME``.
+
+Every finished pair is appended durably to ``annotations.jsonl`` and every server attempt to
+``raw_responses.jsonl`` as soon as it is answered, so a run killed mid-way and started again loses
+no pair and sends no answered pair again (an answer received but not yet recorded as a result is
+taken from ``raw_responses.jsonl``). Answers are validated and repaired (``builder.repair``);
+after the last failed attempt a pair falls back to the heuristic annotator, recorded as such in
+``failures.jsonl`` with its retry history. When the server cannot be reached at all the run stops
+with an error instead, and the same command resumes it. The finished folder holds Parquet shards
+of Example records, ``stats.json``, ``annotation_manifest.json``, ``provenance.json``,
+``manifest.json`` and ``_SUCCESS`` (last).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import threading
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.io import (
+    DEFAULT_SHARD_SIZE, MANIFEST_FILE, StageStats, append_jsonl, is_done, read_jsonl, read_manifest,
+    read_records, read_stats, stage_is_current, write_json_atomic, write_manifest, write_records,
+)
+from biodivergence_dataset.records import CandidatePair, Example
+
+from .annotators import (
+    AnnotatorSpec, BackendError, ChatBackend, HeuristicAnnotator, ServerUnreachable, make_backend,
+    parse_json_lenient, parse_spec,
+)
+from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
+from .repair import Labels, repair
+
+STAGE = "annotate"
+ANNOTATIONS_FILE = "annotations.jsonl"
+RAW_FILE = "raw_responses.jsonl"
+FAILURES_FILE = "failures.jsonl"
+ANNOTATION_MANIFEST_FILE = "annotation_manifest.json"
+PROVENANCE_FILE = "provenance.json"
+STATE_FILES = (ANNOTATIONS_FILE, RAW_FILE, FAILURES_FILE)
+LLM_KIND = ontology.check_label("annotator_kind", "llm")
+#: How a pair got its labels.
+SOURCE_LLM, SOURCE_FALLBACK, SOURCE_HEURISTIC = "llm", "heuristic_fallback", "heuristic"
+
+
+@dataclass
+class AnnotateConfig:
+    """Parameters of the annotate stage (the ``annotate`` section of a build config)."""
+
+    annotator: str = "heuristic"
+    concurrency: int = 4
+    timeout_s: float = 120.0
+    max_attempts: int = 3
+    backoff_s: float = 1.0
+    max_tokens: int = 512
+    temperature: float = 0.0
+    max_abstract_chars: int = DEFAULT_MAX_ABSTRACT_CHARS
+    limit: int | None = None
+    shard_size: int = DEFAULT_SHARD_SIZE
+    overwrite: bool = False
+    progress: bool = True
+
+    def identity(self) -> dict[str, Any]:
+        """The parameters that decide the labels (execution settings such as concurrency excluded)."""
+        return {"annotator": str(parse_spec(self.annotator)), "prompt_version": PROMPT_VERSION,
+                "prompt_fingerprint": prompt_fingerprint(), "max_tokens": self.max_tokens,
+                "temperature": self.temperature, "max_abstract_chars": self.max_abstract_chars, "limit": self.limit}
+
+
+@dataclass
+class Outcome:
+    """The result for one pair, as appended to annotations.jsonl."""
+
+    pair_id: str
+    source: str
+    example: Example
+    repairs: Counter = field(default_factory=Counter)
+    attempts: int = 0
+    reused_raw: bool = False
+
+    def row(self) -> dict[str, Any]:
+        return {"pair_id": self.pair_id, "source": self.source, "repairs": dict(self.repairs),
+                "attempts": self.attempts, "reused_raw": self.reused_raw,
+                "example": self.example.model_dump(mode="json")}
+
+
+class _Log:
+    """A thread-safe durable JSONL appender."""
+
+    def __init__(self, path: Path):
+        self.path, self._lock = path, threading.Lock()
+
+    def append(self, row: dict[str, Any]) -> None:
+        with self._lock:
+            append_jsonl(self.path, row)
+
+
+def _example(pair: CandidatePair, labels: Labels, annotator_id: str, kind: str, prompt_version: str) -> Example:
+    return Example.from_pair(pair, **labels.example_fields(), annotator_id=annotator_id, annotator_kind=kind,
+                             prompt_version=prompt_version)
+
+
+class PairAnnotator:
+    """Labels one pair with an LLM backend (attempts, repair, heuristic fallback) or the heuristic."""
+
+    def __init__(self, backend: ChatBackend | None, config: AnnotateConfig, out_dir: Path):
+        self.backend, self.config = backend, config
+        self.heuristic = HeuristicAnnotator()
+        self.schema = response_schema()
+        self.raw = _Log(out_dir / RAW_FILE)
+        self.failures = _Log(out_dir / FAILURES_FILE)
+        self.intervals: list[tuple[float, float]] = []
+
+    def heuristic_outcome(self, pair: CandidatePair, source: str = SOURCE_HEURISTIC, attempts: int = 0) -> Outcome:
+        labels = self.heuristic.annotate(pair)
+        example = _example(pair, labels, self.heuristic.annotator_id, self.heuristic.kind, "")
+        return Outcome(pair.pair_id, source, example, attempts=attempts)
+
+    def from_answer(self, pair: CandidatePair, answer: dict[str, Any], attempts: int, reused: bool = False) -> Outcome:
+        labels, repairs = repair(answer, pair)
+        example = _example(pair, labels, self.backend.annotator_id, LLM_KIND, PROMPT_VERSION)
+        return Outcome(pair.pair_id, SOURCE_LLM, example, repairs, attempts, reused)
+
+    def _attempt_row(self, pair: CandidatePair, attempt: int, **fields: Any) -> dict[str, Any]:
+        return {"pair_id": pair.pair_id, "attempt": attempt, "provider": self.backend.provider,
+                "model": self.backend.model, "prompt_version": PROMPT_VERSION, "time": time.time(), **fields}
+
+    def llm_outcome(self, pair: CandidatePair) -> Outcome:
+        """Ask the server up to ``max_attempts`` times; fall back to the heuristic after the last failure."""
+        messages = build_messages(pair, self.config.max_abstract_chars)
+        history: list[dict[str, Any]] = []
+        for attempt in range(1, self.config.max_attempts + 1):
+            try:
+                completion = self.backend.complete(messages, self.schema)
+            except BackendError as exc:
+                row = self._attempt_row(pair, attempt, status=exc.kind, http_status=exc.status, error=exc.detail)
+                self.raw.append(row)
+                history.append(row)
+                if not exc.retryable:
+                    break
+                if attempt < self.config.max_attempts:
+                    time.sleep(self.config.backoff_s * 2 ** (attempt - 1))
+                continue
+            self.intervals.append((completion.started, completion.started + completion.elapsed_s))
+            try:
+                answer = parse_json_lenient(completion.content)
+            except ValueError as exc:
+                row = self._attempt_row(pair, attempt, status="not_json", content=completion.content,
+                                        elapsed_s=completion.elapsed_s, error=str(exc))
+                self.raw.append(row)
+                history.append(row)
+                continue
+            self.raw.append(self._attempt_row(pair, attempt, status="ok", content=completion.content,
+                                              elapsed_s=completion.elapsed_s))
+            return self.from_answer(pair, answer, attempt)
+        if history and history[-1]["status"] == "unreachable":
+            raise ServerUnreachable(f"{self.backend.provider} server at {self.backend.url} stopped answering "
+                                    f"({history[-1]['error']}); re-run the same command to resume")
+        self.failures.append({"pair_id": pair.pair_id, "provider": self.backend.provider,
+                              "model": self.backend.model, "fallback": self.heuristic.annotator_id,
+                              "attempts": history})
+        return self.heuristic_outcome(pair, SOURCE_FALLBACK, attempts=len(history))
+
+
+# --------------------------------------------------------------------------- state on disk
+
+
+def _load_pairs(pairs_dir: Path, config: AnnotateConfig, stats: StageStats) -> list[CandidatePair]:
+    if not is_done(pairs_dir):
+        raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
+    pairs, seen = [], set()
+    for pair in read_records(pairs_dir, CandidatePair):
+        stats.seen += 1
+        if pair.pair_id in seen:
+            stats.drop("duplicate_pair_id")
+            continue
+        seen.add(pair.pair_id)
+        pairs.append(pair)
+        if config.limit is not None and len(pairs) >= config.limit:
+            break
+    return pairs
+
+
+def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConfig) -> None:
+    """Keep a partial run with the same parameters; refuse (or, with overwrite, clear) a different one."""
+    has_state = any((out_dir / f).exists() for f in STATE_FILES)
+    if has_state and (out_dir / MANIFEST_FILE).exists():
+        previous = read_manifest(out_dir).get("params")
+        if previous != _as_stored(params):
+            if not config.overwrite:
+                raise ValueError(f"{out_dir} holds annotations made with other parameters ({previous}); "
+                                 "use another --out folder or --overwrite")
+            shutil.rmtree(out_dir)
+    elif has_state and config.overwrite:
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "_SUCCESS").unlink(missing_ok=True)
+
+
+def _as_stored(value: Any) -> Any:
+    """``value`` as it reads back from JSON (tuples → lists), for comparing with a stored manifest."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _finished(out_dir: Path) -> dict[str, dict[str, Any]]:
+    return {row["pair_id"]: row for row in read_jsonl(out_dir / ANNOTATIONS_FILE)}
+
+
+def _answered(out_dir: Path) -> dict[str, tuple[dict[str, Any], int]]:
+    """Last parseable answer per pair in raw_responses.jsonl, with its attempt number."""
+    out = {}
+    for row in read_jsonl(out_dir / RAW_FILE):
+        if row.get("status") == "ok":
+            out[row["pair_id"]] = (parse_json_lenient(row["content"]), row["attempt"])
+    return out
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="annotate", unit="pair", disable=not enabled or total == 0)
+
+
+def _run_concurrently(todo: list[CandidatePair], annotator: PairAnnotator, record, concurrency: int) -> None:
+    """Keep ``concurrency`` pairs in flight; on interrupt or a lost server, finish what is in flight."""
+    pending: Iterator[CandidatePair] = iter(todo)
+    inflight: dict[Future, CandidatePair] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="annotate")
+
+    def fill() -> None:
+        while len(inflight) < max(1, concurrency):
+            pair = next(pending, None)
+            if pair is None:
+                return
+            inflight[pool.submit(annotator.llm_outcome, pair)] = pair
+
+    stop: BaseException | None = None
+    try:
+        fill()
+        while inflight:
+            finished, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                inflight.pop(fut)
+                try:
+                    record(fut.result())
+                except ServerUnreachable as exc:
+                    stop = stop or exc
+            if stop is None:
+                fill()
+    except KeyboardInterrupt as exc:
+        stop = exc
+        for fut in list(inflight):
+            try:
+                record(fut.result())
+            except ServerUnreachable:
+                pass
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    if stop is not None:
+        raise stop
+
+
+def _busy_share(intervals: list[tuple[float, float]], wall_s: float) -> float:
+    """Share of the wall time during which at least one request was with the server."""
+    busy, end = 0.0, float("-inf")
+    for s, e in sorted(intervals):
+        if e > end:
+            busy += e - max(s, end)
+            end = e
+    return min(1.0, busy / wall_s) if wall_s > 0 else 0.0
+
+
+def _stats(pairs: list[CandidatePair], rows: dict[str, dict[str, Any]], stats: StageStats,
+           figures: dict[str, Any]) -> tuple[list[Example], Counter]:
+    examples, repairs = [], Counter()
+    for pair in pairs:
+        row = rows[pair.pair_id]
+        ex = Example.parse(row["example"], where=f"{ANNOTATIONS_FILE}:{pair.pair_id}")
+        examples.append(ex)
+        repairs.update(row["repairs"])
+        stats.count("by_conflict_type", ex.conflict_type)
+        stats.count("by_annotator_kind", ex.annotator_kind)
+        stats.count("by_source", row["source"])
+        stats.count("by_domain", ex.domain)
+        for axis in ex.divergence_axes:
+            stats.count("by_axis", axis)
+        if ex.dominant_confounder:
+            stats.count("by_dominant_confounder", ex.dominant_confounder)
+    stats.kept = len(examples)
+    for name, n in repairs.items():
+        stats.count("repairs", name, n)
+    confidences = [e.confidence for e in examples]
+    stats.figures.update(figures, mean_confidence=round(sum(confidences) / len(confidences), 4) if examples else 0.0,
+                         repairs_total=sum(repairs.values()))
+    return examples, repairs
+
+
+def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig | None = None) -> dict[str, Any]:
+    """Annotate the CandidatePair folder ``pairs_dir`` into ``out_dir``; returns the stats dict."""
+    config = config or AnnotateConfig()
+    pairs_dir, out_dir = Path(pairs_dir), Path(out_dir)
+    params = {"pairs_dir": str(pairs_dir.resolve()), **config.identity()}
+    if stage_is_current(out_dir, params):
+        return read_stats(out_dir)
+    spec = parse_spec(config.annotator)
+    _prepare_out_dir(out_dir, params, config)
+    write_manifest(out_dir, STAGE, [str(pairs_dir)], params)
+    stats = StageStats(STAGE)
+    pairs = _load_pairs(pairs_dir, config, stats)
+    backend = make_backend(spec, timeout_s=config.timeout_s, max_tokens=config.max_tokens,
+                           temperature=config.temperature)
+    annotator = PairAnnotator(backend, config, out_dir)
+    rows = _finished(out_dir)
+    resumed = len(rows)
+    raw_before = sum(1 for _ in read_jsonl(out_dir / RAW_FILE))
+    results = _Log(out_dir / ANNOTATIONS_FILE)
+    started, t0 = time.time(), time.perf_counter()
+    try:
+        todo = [p for p in pairs if p.pair_id not in rows]
+        with _progress(len(todo), config.progress) as bar:
+            def record(outcome: Outcome) -> None:
+                row = outcome.row()
+                results.append(row)
+                rows[outcome.pair_id] = row
+                bar.update(1)
+
+            if backend is None:
+                for pair in todo:
+                    record(annotator.heuristic_outcome(pair))
+            else:
+                answered = _answered(out_dir)
+                for pair in [p for p in todo if p.pair_id in answered]:
+                    answer, attempt = answered[pair.pair_id]
+                    record(annotator.from_answer(pair, answer, attempt, reused=True))
+                todo = [p for p in todo if p.pair_id not in rows]
+                if todo:
+                    backend.check()
+                    _run_concurrently(todo, annotator, record, config.concurrency)
+    finally:
+        if backend is not None:
+            backend.close()
+    wall = time.perf_counter() - t0
+    raw_rows = list(read_jsonl(out_dir / RAW_FILE))
+    figures = {
+        "requests_total": len(raw_rows), "requests_this_run": len(raw_rows) - raw_before,
+        "resumed_pairs": resumed, "annotated_this_run": len(rows) - resumed,
+        "reused_raw_responses": sum(1 for r in rows.values() if r["reused_raw"]),
+        "fallbacks": sum(1 for r in rows.values() if r["source"] == SOURCE_FALLBACK),
+        "elapsed_s": round(wall, 3), "pairs_per_s": round((len(rows) - resumed) / wall, 3) if wall > 0 else 0.0,
+        "server_busy_share": round(_busy_share(annotator.intervals, wall), 4) if backend is not None else None,
+    }
+    examples, repairs = _stats(pairs, rows, stats, figures)
+    _write_run_files(out_dir, pairs_dir, spec, backend, config, stats, repairs, started)
+    write_records(out_dir, examples, stats, shard_size=config.shard_size)
+    return stats.to_dict()
+
+
+def _write_run_files(out_dir: Path, pairs_dir: Path, spec: AnnotatorSpec, backend: ChatBackend | None,
+                     config: AnnotateConfig, stats: StageStats, repairs: Counter, started: float) -> None:
+    from biodivergence_dataset import __version__
+
+    counts = stats.to_dict()
+    write_json_atomic(out_dir / ANNOTATION_MANIFEST_FILE, {
+        "queue": str(pairs_dir.resolve()),
+        "annotator": str(spec),
+        "provider": backend.provider if backend else spec.backend,
+        "model": backend.model if backend else HeuristicAnnotator.annotator_id,
+        "prompt_version": PROMPT_VERSION if backend else "",
+        "sample_count": stats.kept,
+        "counts": {k: counts.get(k, {}) for k in ("by_conflict_type", "by_annotator_kind", "by_source", "by_axis",
+                                                   "by_dominant_confounder", "by_domain")},
+        "fallbacks": stats.figures["fallbacks"],
+        "requests_total": stats.figures["requests_total"],
+        "repairs": dict(sorted(repairs.items())),
+        "repairs_total": sum(repairs.values()),
+    })
+    write_json_atomic(out_dir / PROVENANCE_FILE, {
+        "stage": STAGE,
+        "annotator": str(spec),
+        "backend": backend.settings() if backend else {"provider": spec.backend,
+                                                      "model": HeuristicAnnotator.annotator_id},
+        "prompt_version": PROMPT_VERSION,
+        "prompt_fingerprint": prompt_fingerprint(),
+        "execution": {k: v for k, v in asdict(config).items() if k in ("concurrency", "timeout_s", "max_attempts",
+                                                                        "backoff_s")},
+        "started": started,
+        "finished": time.time(),
+        "resumed_pairs": stats.figures["resumed_pairs"],
+        "biodivergence_version": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    })
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    d = AnnotateConfig()
+    parser.add_argument("pairs_dir", help="candidate-pair folder written by `biodivergence mine`")
+    parser.add_argument("--out", required=True, help="output folder (resumable)")
+    parser.add_argument("--annotator", default=d.annotator,
+                        help="heuristic | openai:URL?model=NAME | ollama:URL?model=NAME (default: heuristic)")
+    parser.add_argument("--concurrency", type=int, default=d.concurrency, help="requests in flight (default 4)")
+    parser.add_argument("--timeout", type=float, default=d.timeout_s, dest="timeout_s", help="seconds per request")
+    parser.add_argument("--max-attempts", type=int, default=d.max_attempts, help="attempts per pair before the "
+                        "heuristic fallback")
+    parser.add_argument("--max-tokens", type=int, default=d.max_tokens)
+    parser.add_argument("--temperature", type=float, default=d.temperature)
+    parser.add_argument("--max-abstract-chars", type=int, default=d.max_abstract_chars)
+    parser.add_argument("--limit", type=int, default=None, help="annotate only the first N pairs")
+    parser.add_argument("--overwrite", action="store_true", help="discard a partial run made with other settings")
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = AnnotateConfig(
+        annotator=args.annotator, concurrency=args.concurrency, timeout_s=args.timeout_s,
+        max_attempts=args.max_attempts, max_tokens=args.max_tokens, temperature=args.temperature,
+        max_abstract_chars=args.max_abstract_chars, limit=args.limit, overwrite=args.overwrite,
+        progress=not args.no_progress,
+    )
+    stats = run_stage(args.pairs_dir, args.out, config)
+    print(f"annotated {stats['kept']} pairs into {args.out}: {stats.get('by_conflict_type', {})}; "
+          f"fallbacks {stats.get('fallbacks', 0)}, repairs {stats.get('repairs_total', 0)}")
+    return 0

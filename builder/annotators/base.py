@@ -1,0 +1,177 @@
+"""Annotator specs, the HTTP chat-backend base class, and lenient JSON parsing.
+
+A spec names the annotator on the command line:
+``heuristic`` | ``openai:URL?model=NAME[&temperature=T&max_tokens=N]`` | ``ollama:URL?model=NAME[...]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+import httpx
+
+BACKENDS = ("heuristic", "openai", "ollama")
+#: Query parameters a spec may carry besides ``model`` (all optional).
+SPEC_OPTIONS = ("temperature", "max_tokens", "seed", "response_format")
+
+
+@dataclass(frozen=True)
+class AnnotatorSpec:
+    """A parsed ``--annotator`` value."""
+
+    backend: str
+    url: str = ""
+    model: str = ""
+    options: dict[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        if self.backend == "heuristic":
+            return self.backend
+        query = "&".join(f"{k}={v}" for k, v in {"model": self.model, **self.options}.items())
+        return f"{self.backend}:{self.url}?{query}"
+
+
+def parse_spec(text: str) -> AnnotatorSpec:
+    """Parse ``heuristic`` / ``openai:URL?model=NAME`` / ``ollama:URL?model=NAME`` (ValueError otherwise)."""
+    text = text.strip()
+    backend, _, rest = text.partition(":")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown annotator {text!r}; expected one of: heuristic, openai:URL?model=NAME, "
+                         "ollama:URL?model=NAME")
+    if backend == "heuristic":
+        if rest:
+            raise ValueError(f"the heuristic annotator takes no parameters: {text!r}")
+        return AnnotatorSpec(backend)
+    parts = urlsplit(rest)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"annotator {text!r}: expected an http(s) URL after '{backend}:'")
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    model = query.pop("model", "")
+    if not model:
+        raise ValueError(f"annotator {text!r}: add ?model=NAME")
+    unknown = set(query) - set(SPEC_OPTIONS)
+    if unknown:
+        raise ValueError(f"annotator {text!r}: unknown option(s) {sorted(unknown)}; allowed: {list(SPEC_OPTIONS)}")
+    url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    return AnnotatorSpec(backend, url, model, query)
+
+
+class BackendError(Exception):
+    """One failed request: ``kind`` is unreachable | timeout | http_error | bad_response."""
+
+    def __init__(self, kind: str, detail: str, retryable: bool = True, status: int | None = None):
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail, self.retryable, self.status = kind, detail, retryable, status
+
+
+class ServerUnreachable(RuntimeError):
+    """The annotation server cannot be reached at all: the run stops (and can be resumed later)."""
+
+
+@dataclass
+class Completion:
+    """The text a backend returned for one request, with the wall time it took."""
+
+    content: str
+    elapsed_s: float
+    started: float
+
+
+class ChatBackend:
+    """Base for HTTP chat backends: one POST per attempt, errors mapped to :class:`BackendError`."""
+
+    provider = ""
+    health_path = ""
+    chat_path = ""
+
+    def __init__(self, spec: AnnotatorSpec, timeout_s: float = 120.0, max_tokens: int = 512,
+                 temperature: float = 0.0):
+        self.spec = spec
+        self.url, self.model = spec.url, spec.model
+        self.temperature = float(spec.options.get("temperature", temperature))
+        self.max_tokens = int(spec.options.get("max_tokens", max_tokens))
+        self.seed = int(spec.options["seed"]) if "seed" in spec.options else None
+        self.timeout_s = timeout_s
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)))
+
+    @property
+    def annotator_id(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def settings(self) -> dict[str, Any]:
+        """Backend settings recorded in provenance.json."""
+        return {"provider": self.provider, "url": self.url, "model": self.model, "temperature": self.temperature,
+                "max_tokens": self.max_tokens, "seed": self.seed, "timeout_s": self.timeout_s}
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        try:
+            response = self._client.request(method, self.url + path, json=body)
+        except httpx.TimeoutException as exc:
+            raise BackendError("timeout", f"{method} {self.url + path}: no answer within {self.timeout_s}s") from exc
+        except httpx.TransportError as exc:
+            raise BackendError("unreachable", f"{method} {self.url + path}: {exc}") from exc
+        if response.status_code >= 400:
+            retryable = response.status_code >= 500 or response.status_code in (408, 429)
+            raise BackendError("http_error", f"HTTP {response.status_code}: {response.text[:300]}",
+                               retryable=retryable, status=response.status_code)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise BackendError("bad_response", f"server answer is not JSON: {response.text[:300]!r}") from exc
+
+    def check(self) -> None:
+        """Preflight: the server answers; raises ServerUnreachable (or RuntimeError) otherwise."""
+        try:
+            listing = self._request("GET", self.health_path)
+        except BackendError as exc:
+            raise ServerUnreachable(f"{self.provider} server at {self.url} is not usable ({exc}); "
+                                    "start it, then re-run the same command to resume") from exc
+        self._check_model(listing)
+
+    def _check_model(self, listing: Any) -> None:
+        """Subclasses may verify that the model is served."""
+
+    def complete(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> Completion:
+        """Send one chat request; return the answer text (BackendError on any failure)."""
+        started = time.time()
+        t0 = time.perf_counter()
+        data = self._request("POST", self.chat_path, self.body(messages, schema))
+        content = self.extract(data)
+        return Completion(content, time.perf_counter() - t0, started)
+
+    def body(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def extract(self, data: Any) -> str:
+        raise NotImplementedError
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def parse_json_lenient(text: str) -> dict[str, Any]:
+    """The JSON object in a model answer: tolerates code fences, prose around it, raw newlines in
+    strings and trailing commas. ValueError when there is no JSON object."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for candidate in candidates:
+        start, end = candidate.find("{"), candidate.rfind("}")
+        if start < 0 or end <= start:
+            continue
+        chunk = candidate[start:end + 1]
+        for attempt in (chunk, _TRAILING_COMMA.sub(r"\1", chunk)):
+            try:
+                value = json.loads(attempt, strict=False)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                return value
+    raise ValueError(f"no JSON object in the answer: {text[:200]!r}")

@@ -1,0 +1,410 @@
+"""Leakage audit (paper Table 37), release statistics (Tables 17–18) and plots of a release folder.
+
+``biodivergence audit RELEASE_DIR`` writes ``audit.json``, ``stats.json`` and ``plots/*.png`` into the
+release, re-renders its card, and exits non-zero when ``primary`` leaks: any article, claim or pair
+shared between two of its splits (the test-family splits ``test`` and ``test_matched`` may share).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.features import decode_row
+from biodivergence_dataset.io import mark_done, stage_is_current, write_json_atomic, write_manifest
+from biodivergence_dataset.release import config_names, split_files, split_names
+
+from .split import SPLIT_MANIFEST, UnionFind, fingerprint, state_dir
+
+STAGE = "audit"
+AUDIT_FILE = "audit.json"
+STATS_FILE = "stats.json"
+PLOTS_DIR = "plots"
+TRAIN, VALIDATION, TEST = ontology.SPLITS
+TEST_FAMILY = frozenset({TEST, *ontology.EXTRA_TEST_SPLITS})
+COLUMNS = ("pair_id", "domain", "claim_a_id", "claim_b_id", "claim_a_text", "claim_b_text", "article_uid_a",
+           "article_uid_b", "abstract_a", "abstract_b", "conflict_type", "divergence_axes", "dominant_confounder")
+IDENTITIES = {"article": ("article_uid_a", "article_uid_b"), "claim": ("claim_a_id", "claim_b_id"), "pair": ("pair_id",)}
+
+
+class AuditConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    plots: bool = True
+    dpi: int = 110
+
+
+Rows = list[dict[str, Any]]
+
+
+def read_config(release_dir: str | Path, config: str) -> dict[str, Rows]:
+    """``{split: rows}`` of one config, only the audited columns, labels decoded to names."""
+    out = {}
+    for split in split_names(release_dir, config):
+        rows: Rows = []
+        for path in split_files(release_dir, config, split):
+            rows.extend(decode_row(r) for r in pq.read_table(path, columns=list(COLUMNS)).to_pylist())
+        out[split] = rows
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# leakage (Table 37)
+
+
+def _ids(rows: Rows, kind: str) -> set[str]:
+    return {row[c] for row in rows for c in IDENTITIES[kind]}
+
+
+def _claim_pair_text(row: Mapping[str, Any]) -> tuple[str, str]:
+    a, b = (" ".join(row[c].lower().split()) for c in ("claim_a_text", "claim_b_text"))
+    return (a, b) if a <= b else (b, a)
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{n} ({100.0 * n / d:.1f}%)" if d else f"{n}"
+
+
+@dataclass
+class Leakage:
+    counts: dict[str, Any]
+    display: dict[str, Any]
+    leaks: bool
+
+
+def article_overlap(rows: Rows, train_articles: set[str]) -> tuple[int, int]:
+    """Rows with either / both of their articles in ``train_articles``."""
+    hits = [(row["article_uid_a"] in train_articles) + (row["article_uid_b"] in train_articles) for row in rows]
+    return sum(h >= 1 for h in hits), sum(h == 2 for h in hits)
+
+
+def shared_between_splits(splits: Mapping[str, Rows]) -> dict[str, int]:
+    """Articles / claims / pairs appearing in two splits that must be disjoint (test family excepted)."""
+    shared = {kind: set() for kind in IDENTITIES}
+    for a, b in combinations(splits, 2):
+        if a in TEST_FAMILY and b in TEST_FAMILY:
+            continue
+        for kind in IDENTITIES:
+            shared[kind] |= _ids(splits[a], kind) & _ids(splits[b], kind)
+    return {kind: len(ids) for kind, ids in shared.items()}
+
+
+def leakage(splits: Mapping[str, Rows]) -> Leakage:
+    """Paper Table 37 for one config, plus cross-split sharing of articles, claims and pairs."""
+    train, test = splits.get(TRAIN, []), splits.get(TEST, [])
+    train_articles = _ids(train, "article")
+    either, both = article_overlap(test, train_articles)
+    test_pairs = {_claim_pair_text(r) for r in test}
+    train_pairs = {_claim_pair_text(r) for r in train}
+    pair_ids = len(_ids(train, "pair") & _ids(test, "pair"))
+    shared = shared_between_splits(splits)
+    counts: dict[str, Any] = {
+        "total": sum(len(splits.get(s, [])) for s in ontology.SPLITS),
+        "sizes": {s: len(rows) for s, rows in splits.items()},
+        "test_rows_either_article_in_train": either,
+        "test_rows_both_articles_in_train": both,
+        "distinct_test_claim_pairs": len(test_pairs),
+        "distinct_test_claim_pairs_in_train": len(test_pairs & train_pairs),
+        "overlapping_pair_ids_train_test": pair_ids,
+        **{f"{kind}s_shared_across_splits": n for kind, n in shared.items()},
+    }
+    display: dict[str, Any] = {
+        "total examples": counts["total"],
+        "train / validation / test": " / ".join(str(len(splits.get(s, []))) for s in ontology.SPLITS),
+        "test rows with either article in train": _pct(either, len(test)),
+        "test rows with both articles in train": _pct(both, len(test)),
+        "distinct test claim pairs also in train": f"{counts['distinct_test_claim_pairs_in_train']} / {len(test_pairs)}",
+        "overlapping pair_ids (train ∩ test)": pair_ids,
+    }
+    for extra in (VALIDATION, *ontology.EXTRA_TEST_SPLITS):
+        if extra in splits:
+            e, _ = article_overlap(splits[extra], train_articles)
+            counts[f"{extra}_rows_either_article_in_train"] = e
+            display[f"{extra} rows with either article in train"] = _pct(e, len(splits[extra]))
+    for kind, n in shared.items():
+        display[f"{kind}s shared across splits"] = n
+    return Leakage(counts, display, leaks=any(shared.values()))
+
+
+# ---------------------------------------------------------------------------------------------
+# statistics (Tables 17–18)
+
+
+def _tokens(text: str) -> int:
+    return len(text.split())
+
+
+def _mean(values: Sequence[float]) -> float:
+    return round(statistics.fmean(values), 2) if values else 0.0
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(statistics.median(values)) if values else 0.0
+
+
+def _by_split(splits: Mapping[str, Rows], labels: Sequence[str], values_of) -> dict[str, dict[str, int]]:
+    """``{label: {split: count}}`` over every label of the vocabulary (zeros included)."""
+    table = {label: {s: 0 for s in splits} for label in labels}
+    for split, rows in splits.items():
+        for row in rows:
+            for value in values_of(row):
+                table[value][split] += 1
+    return table
+
+
+def summary(rows: Rows) -> dict[str, Any]:
+    """Table 18's descriptive statistics over ``rows`` (whitespace tokens)."""
+    claims = [_tokens(r[c]) for r in rows for c in ("claim_a_text", "claim_b_text")]
+    abstracts = [_tokens(r[c]) for r in rows for c in ("abstract_a", "abstract_b") if r[c]]
+    confounders = Counter(r["dominant_confounder"] for r in rows if r["dominant_confounder"])
+    ranked = [name for name, _ in sorted(confounders.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return {
+        "examples": len(rows),
+        "mean_claim_tokens": _mean(claims),
+        "median_claim_tokens": _median(claims),
+        "mean_abstract_tokens": _mean(abstracts),
+        "median_abstract_tokens": _median(abstracts),
+        "mean_axes_per_example": round(statistics.fmean(len(r["divergence_axes"]) for r in rows), 3) if rows else 0.0,
+        "examples_with_confounder": sum(confounders.values()),
+        "most_common_confounder": ranked[0] if ranked else None,
+        "next_confounders": ranked[1:4],
+    }
+
+
+def config_stats(splits: Mapping[str, Rows]) -> dict[str, Any]:
+    """Conflict type × split, axis × split, domain × split, confounder counts and summary of one config."""
+    core = [r for s in ontology.SPLITS for r in splits.get(s, [])]
+    return {
+        "splits": {s: len(rows) for s, rows in splits.items()},
+        "conflict_type_by_split": _by_split(splits, ontology.CONFLICT_TYPE_NAMES, lambda r: [r["conflict_type"]]),
+        "axis_by_split": _by_split(splits, ontology.AXIS_NAMES, lambda r: r["divergence_axes"]),
+        "domain_by_split": _by_split(splits, ontology.DOMAIN_NAMES, lambda r: [r["domain"]]),
+        "dominant_confounder": {a: n for a, n in sorted(
+            Counter(r["dominant_confounder"] for r in core if r["dominant_confounder"]).items(),
+            key=lambda kv: (-kv[1], kv[0]))},
+        "summary": summary(core),
+    }
+
+
+def component_sizes(rows: Iterable[Mapping[str, Any]]) -> list[int]:
+    """Examples per connected component of the article graph (largest first)."""
+    uf, rows = UnionFind(), list(rows)
+    for r in rows:
+        uf.union(f"a:{r['article_uid_a']}", f"a:{r['article_uid_b']}")
+    return sorted(Counter(uf.find(f"a:{r['article_uid_a']}") for r in rows).values(), reverse=True)
+
+
+def per_domain(funnel: Mapping[str, Mapping[str, int]], by_config: Mapping[str, Mapping[str, Any]]) -> dict:
+    """Table 17: upstream funnel per domain plus final pairs in each config."""
+    out = {}
+    for domain in ontology.DOMAIN_NAMES:
+        row = dict(funnel.get(domain, {}))
+        for config, stats in by_config.items():
+            row[f"{config}_pairs"] = sum(n for s, n in stats["domain_by_split"][domain].items() if s in ontology.SPLITS)
+        if any(row.values()):
+            out[domain] = row
+    if out:
+        out["total"] = {k: sum(r.get(k, 0) for r in out.values()) for k in dict.fromkeys(k for r in out.values() for k in r)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# plots
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_label_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Path:
+    """Conflict-type share per split, one panel per config."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(by_config), figsize=(6 * len(by_config), 4.2), squeeze=False)
+    labels = list(ontology.CONFLICT_TYPE_NAMES)
+    for ax, (config, stats) in zip(axes[0], by_config.items()):
+        table, splits = stats["conflict_type_by_split"], list(stats["splits"])
+        width = 0.8 / max(1, len(splits))
+        for i, split in enumerate(splits):
+            n = stats["splits"][split] or 1
+            ax.bar([x + i * width for x in range(len(labels))], [100.0 * table[c][split] / n for c in labels],
+                   width, label=f"{split} (n={stats['splits'][split]})")
+        ax.set_xticks([x + width * (len(splits) - 1) / 2 for x in range(len(labels))])
+        ax.set_xticklabels([c.replace("_", " ") for c in labels], rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel("% of split")
+        ax.set_title(f"{config}: conflict type by split")
+        ax.legend(fontsize=8)
+    return _save(fig, path, dpi)
+
+
+def plot_axis_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Path:
+    """Share of each split's examples carrying each divergence axis, one panel per config."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(by_config), figsize=(6 * len(by_config), 5), squeeze=False)
+    names = list(ontology.AXIS_NAMES)
+    for ax, (config, stats) in zip(axes[0], by_config.items()):
+        table, splits = stats["axis_by_split"], list(stats["splits"])
+        height = 0.8 / max(1, len(splits))
+        for i, split in enumerate(splits):
+            n = stats["splits"][split] or 1
+            ax.barh([y + i * height for y in range(len(names))], [100.0 * table[a][split] / n for a in names], height,
+                    label=f"{split} (n={stats['splits'][split]})")
+        ax.set_yticks([y + height * (len(splits) - 1) / 2 for y in range(len(names))])
+        ax.set_yticklabels(names, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("% of split's examples with the axis")
+        ax.set_title(f"{config}: divergence axes by split")
+        ax.legend(fontsize=8)
+    return _save(fig, path, dpi)
+
+
+def plot_component_sizes(sizes: Sequence[int], path: Path, dpi: int) -> Path:
+    """How many components of each size the primary article graph has (log scales)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    counts = Counter(sizes)
+    xs = sorted(counts)
+    ax.scatter(xs, [counts[x] for x in xs], s=18)
+    if xs:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel("examples in component")
+    ax.set_ylabel("components")
+    ax.set_title(f"primary: article-graph components (n={len(sizes)}, largest={max(sizes, default=0)})")
+    return _save(fig, path, dpi)
+
+
+def _save(fig, path: Path, dpi: int) -> Path:
+    from biodivergence_dataset.io import atomic_path
+
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
+    _pyplot().close(fig)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# stage
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def release_fingerprint(release_dir: Path) -> str:
+    parts = [fingerprint(release_dir, ("split_manifest.json",))]
+    parts += [fingerprint(release_dir / c, ("*.parquet",)) for c in config_names(release_dir)]
+    return "|".join(parts)
+
+
+def audit_release(release_dir: str | Path) -> dict[str, Any]:
+    """Audit and statistics of a release (pure read; see :func:`run_stage` for the files it writes)."""
+    release_dir = Path(release_dir)
+    configs = {c: read_config(release_dir, c) for c in config_names(release_dir)}
+    if not configs:
+        raise FileNotFoundError(f"{release_dir}: no release configs ({', '.join(ontology.CONFIGS)}) found")
+    manifest = _read_json(release_dir / SPLIT_MANIFEST)
+    leaks = {c: leakage(splits) for c, splits in configs.items()}
+    by_config = {c: config_stats(splits) for c, splits in configs.items()}
+    primary_rows = [r for s in ontology.SPLITS for r in configs.get(ontology.DEFAULT_CONFIG, {}).get(s, [])]
+    sizes = component_sizes(primary_rows)
+    audit = {
+        "leakage": {c: lk.display for c, lk in leaks.items()},
+        "counts": {c: lk.counts for c, lk in leaks.items()},
+        "leaks": {c: lk.leaks for c, lk in leaks.items()},
+        "ok": not leaks.get(ontology.DEFAULT_CONFIG, Leakage({}, {}, False)).leaks,
+    }
+    matched = ontology.EXTRA_TEST_SPLITS[0]
+    if matched in manifest:
+        audit[matched] = manifest[matched]
+    stats = {
+        "per_domain": per_domain(manifest.get("funnel_per_domain", {}), by_config),
+        "by_config": by_config,
+        "components": {"count": len(sizes), "largest": max(sizes, default=0),
+                       "singletons": sum(1 for n in sizes if n == 1),
+                       "size_histogram": {str(k): v for k, v in sorted(Counter(sizes).items())}},
+        "duplicates": manifest.get("duplicates", {}),
+        "label_source": manifest.get("label_source", {}),
+    }
+    return {"audit": audit, "stats": stats, "component_sizes": sizes}
+
+
+def write_plots(release_dir: Path, result: Mapping[str, Any], dpi: int) -> list[Path]:
+    plots = release_dir / PLOTS_DIR
+    by_config = result["stats"]["by_config"]
+    return [
+        plot_label_distribution(by_config, plots / "conflict_type_by_split.png", dpi),
+        plot_axis_distribution(by_config, plots / "axes_by_split.png", dpi),
+        plot_component_sizes(result["component_sizes"], plots / "component_sizes.png", dpi),
+    ]
+
+
+def run_stage(release_dir: str | Path, config: AuditConfig | None = None) -> dict[str, Any]:
+    """Write audit.json, stats.json and plots into the release and re-render its card; resumable.
+
+    Returns the audit dict (``leakage``, ``counts``, ``leaks``, ``ok``, …).
+    """
+    from biodivergence_dataset.card import write_card
+
+    config = config or AuditConfig()
+    release_dir = Path(release_dir)
+    params = {**config.model_dump(), "release": release_fingerprint(release_dir)}
+    marker = state_dir(release_dir, STAGE)
+    if stage_is_current(marker, params):
+        return _read_json(release_dir / AUDIT_FILE)
+    (marker / "_SUCCESS").unlink(missing_ok=True)
+    result = audit_release(release_dir)
+    write_json_atomic(release_dir / AUDIT_FILE, result["audit"])
+    write_json_atomic(release_dir / STATS_FILE, result["stats"])
+    if config.plots:
+        write_plots(release_dir, result, config.dpi)
+    write_card(release_dir)
+    write_json_atomic(marker / "stats.json", {"stage": STAGE, "ok": result["audit"]["ok"],
+                                              "leaks": result["audit"]["leaks"]})
+    write_manifest(marker, STAGE, [str(release_dir)], params)
+    mark_done(marker)
+    return result["audit"]
+
+
+def format_audit(audit: Mapping[str, Any]) -> str:
+    """The leakage table as aligned text, one column per config."""
+    variants = list(audit.get("leakage", {}))
+    stats = list(dict.fromkeys(k for v in variants for k in audit["leakage"][v]))
+    width = max((len(s) for s in stats), default=10)
+    lines = [f"{'statistic':<{width}}  " + "  ".join(f"{v:>18}" for v in variants)]
+    for stat in stats:
+        lines.append(f"{stat:<{width}}  " + "  ".join(f"{str(audit['leakage'][v].get(stat, '–')):>18}" for v in variants))
+    matched = audit.get(ontology.EXTRA_TEST_SPLITS[0])
+    if matched:
+        lines.append(f"{ontology.EXTRA_TEST_SPLITS[0]}: {matched['size']} rows, conflict-type TV distance to "
+                     f"pairlevel/test {matched['tv_distance']} (primary/test: {matched['tv_distance_before']})")
+    return "\n".join(lines)
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("release_dir", help="release folder written by `biodivergence split`")
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
+def run(args) -> int:
+    audit = run_stage(args.release_dir, AuditConfig(plots=not args.no_plots))
+    print(format_audit(audit))
+    if not audit["ok"]:
+        print(f"error: {ontology.DEFAULT_CONFIG} leaks across splits (see {Path(args.release_dir) / AUDIT_FILE})")
+        return 1
+    print(f"{ontology.DEFAULT_CONFIG}: zero article / claim / pair overlap across splits")
+    return 0

@@ -1,0 +1,320 @@
+"""The main job: ``biodivergence build --config FILE --out DIR`` runs the whole pipeline.
+
+ingest → claims → mine → annotate → split → audit → card, each through its stage's ``run_stage``,
+so a re-run after success does nothing and a re-run after a kill continues where it stopped. The
+work directory holds one folder per stage (``abstracts/``, ``claims/``, ``pairs/``, ``annotations/``)
+and the release (``release/``); ``build_report.md`` summarises every stage's stats. The build ends by
+loading both configs with ``load_dataset``, validating the release and printing the split sizes and
+the leakage audit; it fails when ``primary`` leaks or the release does not validate.
+
+The config file is YAML with one section per stage whose keys go to that stage's config model::
+
+    sources: ["pubmedqa:../shared/data/pubmedqa_pqal", …]    # FORMAT:PATH, relative to the working directory
+    sources_from: [builder/configs/shared_sources.yaml]     # YAML files with a `sources:` list
+    ingest: {…}   claims: {…}   mine: {…}   annotate: {…}   split: {…}   audit: {…}
+    card: {pretty_name: …, version: "1.0", repo_id: ORG/NAME}
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.io import SUCCESS_MARKER, STATS_FILE, write_text_atomic
+
+REPORT_FILE = "build_report.md"
+RELEASE = "release"
+
+
+class BuildConfig(BaseModel):
+    """The build config file: sources plus one free-form section per stage (validated by the stage)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sources: list[Any] = Field(default_factory=list)
+    sources_from: list[str] = Field(default_factory=list)
+    ingest: dict[str, Any] = Field(default_factory=dict)
+    claims: dict[str, Any] = Field(default_factory=dict)
+    mine: dict[str, Any] = Field(default_factory=dict)
+    annotate: dict[str, Any] = Field(default_factory=dict)
+    split: dict[str, Any] = Field(default_factory=dict)
+    audit: dict[str, Any] = Field(default_factory=dict)
+    card: dict[str, Any] = Field(default_factory=dict)
+
+
+def load_config(path: str | Path) -> BuildConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"build config {path} does not exist")
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a build config is a mapping of sections, got {type(data).__name__}")
+    try:
+        return BuildConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def resolve_source(source: str | dict[str, Any], base: Path | None) -> str:
+    """A source as the ingest stage reads it; with ``base``, a relative PATH is made absolute against it."""
+    from .sources import SourceSpec
+
+    spec = SourceSpec.parse(source)
+    path = Path(spec.path).expanduser()
+    if base is not None and not path.is_absolute():
+        spec = SourceSpec(spec.format, str(base / path), spec.domain, dict(spec.options))
+    return str(spec)
+
+
+def _listed_sources(path: Path) -> list[Any]:
+    """A sources file: a YAML list of sources, or a mapping with a ``sources:`` list."""
+    if not path.is_file():
+        raise FileNotFoundError(f"sources_from file {path} does not exist")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    listed = data.get("sources") if isinstance(data, dict) else data
+    if not isinstance(listed, list):
+        raise ValueError(f"{path}: expected a YAML list of FORMAT:PATH sources")
+    return listed
+
+
+def resolve_sources(config: BuildConfig, base: Path | None = None) -> list[str]:
+    """Every source of the config (inline, then from ``sources_from`` files), in order, without repeats.
+
+    Relative paths (of sources and of ``sources_from`` files) are relative to ``base``, by default the
+    working directory.
+    """
+    sources = list(config.sources)
+    for file in config.sources_from:
+        sources.extend(_listed_sources(Path(file) if base is None else base / file))
+    if not sources:
+        raise ValueError("the build config names no sources (sources: or sources_from:)")
+    return list(dict.fromkeys(resolve_source(s, base) for s in sources))
+
+
+# ---------------------------------------------------------------------------------------------
+# steps
+
+
+@dataclass(frozen=True)
+class Step:
+    """One pipeline stage as the build runs it."""
+
+    name: str
+    config_class: str
+    output: str  # folder under the work directory
+    marker: str  # its success marker, relative to the work directory
+
+    def make_config(self, section: dict[str, Any]):
+        module = importlib.import_module(f"builder.{self.name}")
+        cls = getattr(module, self.config_class)
+        try:
+            return cls(**section)
+        except (ValidationError, TypeError) as exc:
+            raise ValueError(f"build config section {self.name!r}: {exc}") from None
+
+
+STEPS: tuple[Step, ...] = (
+    Step("ingest", "IngestConfig", "abstracts", f"abstracts/{SUCCESS_MARKER}"),
+    Step("claims", "ClaimsConfig", "claims", f"claims/{SUCCESS_MARKER}"),
+    Step("mine", "MineConfig", "pairs", f"pairs/{SUCCESS_MARKER}"),
+    Step("annotate", "AnnotateConfig", "annotations", f"annotations/{SUCCESS_MARKER}"),
+    Step("split", "SplitConfig", RELEASE, f"{RELEASE}/.stages/split/{SUCCESS_MARKER}"),
+    Step("audit", "AuditConfig", RELEASE, f"{RELEASE}/.stages/audit/{SUCCESS_MARKER}"),
+)
+
+
+@dataclass
+class StepResult:
+    name: str
+    output: Path
+    seconds: float
+    status: str  # "ran" or "up to date"
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _marker_time(path: Path) -> int | None:
+    return path.stat().st_mtime_ns if path.exists() else None
+
+
+def _call(step: Step, work: Path, config: BuildConfig, sources: list[str]) -> dict[str, Any]:
+    module = importlib.import_module(f"builder.{step.name}")
+    stage_config = step.make_config(getattr(config, step.name))
+    out = work / step.output
+    inputs: dict[str, Callable[[], tuple]] = {
+        "ingest": lambda: (sources, out),
+        "claims": lambda: (work / "abstracts", out),
+        "mine": lambda: (work / "claims", out),
+        "annotate": lambda: (work / "pairs", out),
+        "split": lambda: (work / "annotations", out),
+        "audit": lambda: (out,),
+    }
+    return module.run_stage(*inputs[step.name](), stage_config) or {}
+
+
+def run_step(step: Step, index: int, work: Path, config: BuildConfig, sources: list[str]) -> StepResult:
+    print(f"[{index}/{len(STEPS)}] {step.name} → {work / step.output}", flush=True)
+    marker = work / step.marker
+    before, start = _marker_time(marker), time.perf_counter()
+    stats = _call(step, work, config, sources)
+    seconds = time.perf_counter() - start
+    status = "up to date" if before is not None and before == _marker_time(marker) else "ran"
+    stats_path = work / step.output / STATS_FILE
+    if step.name not in ("split", "audit") and stats_path.exists():
+        stats = json.loads(stats_path.read_text(encoding="utf-8"))
+    print(f"    {status} in {seconds:.1f} s{_headline(stats)}", flush=True)
+    return StepResult(step.name, work / step.output, seconds, status, stats)
+
+
+def _headline(stats: dict[str, Any]) -> str:
+    if "seen" in stats and "kept" in stats:
+        return f": seen {stats['seen']}, kept {stats['kept']}, dropped {stats.get('dropped_total', 0)}"
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# final check and report
+
+
+@dataclass
+class Outcome:
+    steps: list[StepResult]
+    release: Path
+    sizes: dict[str, dict[str, int]]
+    features_ok: bool
+    problems: list[str]
+    audit: dict[str, Any]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.features_ok and not self.problems and bool(self.audit.get("ok"))
+
+
+def load_and_check(release: Path, cache_dir: Path) -> tuple[dict[str, dict[str, int]], bool, list[str]]:
+    """Load both configs exactly as users will (``load_dataset``); validate the release folder."""
+    from datasets import ClassLabel
+
+    from biodivergence_dataset.release import load_release
+    from biodivergence_dataset.validate import validate_release
+
+    sizes, typed = {}, True
+    for config in ontology.CONFIGS:
+        ds = load_release(release, config, cache_dir=str(cache_dir))
+        sizes[config] = {split: len(ds[split]) for split in ds}
+        first = next(iter(ds.values()))
+        typed &= isinstance(first.features["conflict_type"], ClassLabel)
+    return sizes, typed, validate_release(release).problems
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(str(c) for c in row) + " |" for row in rows)]
+
+
+def _scalars(stats: dict[str, Any]) -> list[list[Any]]:
+    skip = {"stage", "seen", "kept", "dropped", "dropped_total"}
+    return [[k, v] for k, v in stats.items() if k not in skip and isinstance(v, (int, float, str, bool))]
+
+
+def _tables(stats: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Flat ``{key: number}`` tables of a stage's stats (per-domain counts, by-reason counts, …)."""
+    return [(k, v) for k, v in stats.items() if k != "dropped" and isinstance(v, dict) and v
+            and all(isinstance(x, (int, float, str, bool)) for x in v.values())]
+
+
+def render_report(outcome: Outcome, config_path: Path) -> str:
+    from .audit import format_audit
+
+    lines = [f"# Build report: {outcome.release.parent}", "",
+             f"- config: `{config_path}`",
+             f"- wall time: {outcome.seconds:.1f} s",
+             f"- result: {'OK' if outcome.ok else 'FAILED'}", "", "## Stages", ""]
+    lines += _table(["stage", "status", "seconds", "seen", "kept", "dropped", "output"], [
+        [s.name, s.status, f"{s.seconds:.1f}", s.stats.get("seen", ""), s.stats.get("kept", ""),
+         s.stats.get("dropped_total", ""), f"`{s.output.name}/`"] for s in outcome.steps])
+    stats_file = outcome.release / STATS_FILE
+    funnel = json.loads(stats_file.read_text(encoding="utf-8")).get("per_domain", {}) if stats_file.exists() else {}
+    if funnel:
+        columns = list(dict.fromkeys(k for row in funnel.values() for k in row))
+        lines += ["", "## Funnel per domain", ""]
+        lines += _table(["domain", *columns], [[d, *(row.get(c, "") for c in columns)] for d, row in funnel.items()])
+    lines += ["", "## Splits (read back with load_dataset)", ""]
+    splits = list(dict.fromkeys(s for c in outcome.sizes.values() for s in c))
+    lines += _table(["config", *splits], [[c, *(sizes.get(s, "–") for s in splits)] for c, sizes in outcome.sizes.items()])
+    lines += ["", "## Leakage audit", "", "```", format_audit(outcome.audit), "```", "",
+              "## Validation", ""]
+    lines += [f"- {p}" for p in outcome.problems] or ["`biodivergence validate`: OK"]
+    for step in outcome.steps:
+        lines += ["", f"## Stage `{step.name}`", ""]
+        dropped = step.stats.get("dropped") or {}
+        if dropped:
+            lines += ["dropped by reason:", "", *_table(["reason", "count"], [[k, v] for k, v in dropped.items()]), ""]
+        scalars = _scalars(step.stats)
+        if scalars:
+            lines += [*_table(["figure", "value"], scalars), ""]
+        for name, table in _tables(step.stats):
+            lines += [f"{name}:", "", *_table(["key", "value"], [[k, v] for k, v in table.items()]), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def print_summary(outcome: Outcome) -> None:
+    from .audit import format_audit
+
+    print("\nsplit sizes (load_dataset):")
+    for config, sizes in outcome.sizes.items():
+        print(f"  {config}: " + ", ".join(f"{s}={n}" for s, n in sizes.items()))
+    print("\nleakage audit:")
+    print(format_audit(outcome.audit))
+    for problem in outcome.problems:
+        print(f"validation error: {problem}")
+    print(f"\nrelease: {outcome.release}  ({'OK' if outcome.ok else 'FAILED'}, {outcome.seconds:.1f} s)")
+
+
+# ---------------------------------------------------------------------------------------------
+# the job
+
+
+def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | None = None) -> Outcome:
+    """Run every stage into ``out_dir`` (resumable), write the card and the report, check the release."""
+    from biodivergence_dataset.card import CardMeta, write_card
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    start = time.perf_counter()
+    config_path, work = Path(config_path), Path(out_dir)
+    config = load_config(config_path)
+    sources = resolve_sources(config, Path(base_dir) if base_dir else None)
+    work.mkdir(parents=True, exist_ok=True)
+    steps = [run_step(step, i, work, config, sources) for i, step in enumerate(STEPS, 1)]
+    release = work / RELEASE
+    try:
+        meta = CardMeta(**config.card)
+    except TypeError as exc:
+        raise ValueError(f"build config section 'card': {exc}") from None
+    write_card(release, meta)
+    print(f"[card] {release / 'README.md'}", flush=True)
+    sizes, typed, problems = load_and_check(release, work / ".cache" / "datasets")
+    audit = steps[-1].stats
+    outcome = Outcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
+    write_text_atomic(work / REPORT_FILE, render_report(outcome, config_path))
+    return outcome
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--config", required=True, help="build config YAML (e.g. builder/configs/demo.yaml)")
+    parser.add_argument("--out", required=True, help="work directory; the release lands in OUT/release/")
+
+
+def run(args) -> int:
+    outcome = build(args.config, args.out)
+    print_summary(outcome)
+    print(f"report: {Path(args.out) / REPORT_FILE}")
+    return 0 if outcome.ok else 1

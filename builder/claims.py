@@ -1,0 +1,574 @@
+"""Stage: Abstract → Claim (paper §5.1, appendix H).
+
+Each abstract is split into sentences inside its structured sections; every sentence gets a
+claim score from lexical and structural cues (result verbs, statistics, comparatives,
+null findings, conclusion phrases; minus methods/objective/background phrasing) plus a
+section prior (RESULTS/CONCLUSIONS favoured, BACKGROUND/OBJECTIVE/METHODS filtered).
+Questions and speculative follow-ups ("further studies are needed") are filtered. A kept
+sentence becomes a :class:`Claim` with a rule-based claim type (the ontology's cue
+patterns), slots and entities from patterns and gazetteers (ontology axis cues, drug and
+disease word forms, the abstract's own MeSH terms), negation/hedge flags and a confidence.
+
+CLI: ``biodivergence claims ABSTRACTS_DIR --out DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from biodivergence_dataset import cues, io, ontology
+from biodivergence_dataset.records import Abstract, Claim, ClaimSlots, claim_id_for
+
+from . import sentences
+
+STAGE = "claims"
+
+# --- sections -----------------------------------------------------------------------------------------
+#: NLM structured-abstract categories, and the words that put a free-text label into one of them.
+BACKGROUND, OBJECTIVE, METHODS, RESULTS, CONCLUSIONS = "BACKGROUND", "OBJECTIVE", "METHODS", "RESULTS", "CONCLUSIONS"
+_SECTION_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (CONCLUSIONS, ("CONCLU", "INTERPRETATION", "IMPLICATION", "DISCUSSION", "RELEVANCE")),
+    (RESULTS, ("RESULT", "FINDING")),
+    (OBJECTIVE, ("OBJECTIVE", "AIM", "PURPOSE", "GOAL", "QUESTION", "HYPOTHES")),
+    (METHODS, ("METHOD", "DESIGN", "SETTING", "PATIENT", "PARTICIPANT", "SUBJECT", "MATERIAL", "INTERVENTION",
+               "MEASURE", "PROCEDURE", "POPULATION", "SAMPLE", "STUDY", "DATA SOURCE", "SEARCH", "SELECTION")),
+    (BACKGROUND, ("BACKGROUND", "INTRODUCTION", "CONTEXT", "RATIONALE", "IMPORTANCE")),
+)
+
+
+def section_category(label: str | None) -> str | None:
+    """Map a structured-abstract label (NLM category or free text) to an NLM category, or None."""
+    if not label:
+        return None
+    upper = label.upper()
+    for category, words in _SECTION_WORDS:
+        if any(w in upper for w in words):
+            return category
+    return None
+
+
+# --- configuration ------------------------------------------------------------------------------------
+class ClaimsConfig(BaseModel):
+    """Parameters of claim extraction (a YAML ``claims:`` section maps onto this)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_score: float = 2.0
+    min_words: int = 5
+    max_words: int = 80
+    max_claims_per_abstract: Optional[int] = Field(10, ge=1)
+    filtered_sections: list[str] = Field(default_factory=lambda: [BACKGROUND, OBJECTIVE, METHODS])
+    section_bonus: dict[str, float] = Field(default_factory=lambda: {RESULTS: 1.0, CONCLUSIONS: 1.5})
+    #: Domain given to abstracts that have none (None: such abstracts are dropped and counted).
+    default_domain: Optional[str] = None
+    shard_size: int = io.DEFAULT_SHARD_SIZE
+
+
+# --- sentence scoring ---------------------------------------------------------------------------------
+#: Claim-score cue groups: (name, weight, cap on hits counted, regex alternatives); matched as whole words,
+#: case-insensitively.
+_CUE_GROUPS: tuple[tuple[str, float, int, str], ...] = (
+    ("result", 1.0, 2,
+     r"found|finds?|show(?:s|ed|n)?|demonstrat\w+|reveal(?:s|ed)?|observed|identified|confirm(?:s|ed)|"
+     r"indicat(?:e|es|ed)|resulted in|yielded|achieved|(?:was|were|is|are) (?:\w+ly )?(?:associated|correlated|"
+     r"linked|related|resistant|susceptible|sensitive|effective|ineffective|superior|inferior|similar|"
+     r"comparable|different|common|prevalent|present|absent|elevated|detected|positive|negative|predictive|"
+     r"prognostic|protective|safe|well tolerated|higher|lower|greater|increased|decreased|reduced|improved)"),
+    ("statistic", 1.0, 2,
+     r"p\s*(?:value\s*)?(?:[<>=≤≥]|&lt;)\s*0?\.\d+|95\s*%\s*(?:CI|confidence interval)|\d+(?:\.\d+)?\s?%|"
+     r"a?(?:HR|OR|RR|IRR)|hazard ratio|odds ratio|relative risk|risk ratio|\d+(?:\.\d+)?-fold|"
+     r"significant(?:ly)?|r\s*=\s*-?0?\.\d+"),
+    ("comparative", 0.5, 1, r"than|compared (?:with|to)|versus|vs\.?|relative to|between (?:the )?groups"),
+    ("null", 1.0, 1, cues.LEXICON_PATTERNS["no_difference"]),
+    ("direction", 0.5, 1, cues.LEXICON_PATTERNS["increase"] + "|" + cues.LEXICON_PATTERNS["decrease"]),
+    ("conclusion", 1.5, 1,
+     r"in conclusion|we conclude|(?:these|our|present) (?:results|findings|data|observations|studies|study)"
+     r"(?: \w+)? (?:suggest|indicate|show|demonstrate|support|provide|confirm|reveal)\w*|taken together|"
+     r"this (?:study|work|trial|analysis) (?:shows|demonstrates|indicates|suggests|provides|confirms)"),
+    ("methods", -2.0, 1,
+     r"we (?:\w+ly )?(?:performed|conducted|enrolled|recruited|reviewed|analy[sz]ed|used|collected|measured|"
+     r"included|designed|developed|searched|randomi[sz]ed|evaluated|assessed|examined|investigated|studied|"
+     r"compared|selected|obtained|calculated|applied|estimated|surveyed|interviewed|followed)|"
+     r"(?:was|were) (?:\w+ly )?(?:enrolled|recruited|randomi[sz]ed|randomly assigned|included|collected|assigned|"
+     r"measured|obtained|performed|used|calculated|analy[sz]ed|reviewed|assessed|evaluated|administered|"
+     r"followed up|divided|stratified|allocated|recorded|extracted|surveyed|interviewed|screened|sampled|"
+     r"retrieved|defined|estimated|compared|examined|investigated|determined by|carried out)|"
+     r"using (?:a|an|the)|data (?:were|was) (?:obtained|collected|analy[sz]ed)"),
+    ("objective", -2.5, 1,
+     r"(?:aims?|purpose|objectives?|goals?) of|we aimed|we sought|we hypothesi[sz]ed|"
+     r"this (?:study|trial|work|analysis) (?:aimed|aims|was designed|sought|investigates|evaluates|examines|"
+     r"assesses|describes)|this (?:paper|article|report|review) (?:presents|describes|reports|summari[sz]es|"
+     r"reviews|discusses)|^to (?:assess|evaluate|determine|investigate|examine|compare|identify|"
+     r"describe|explore|characteri[sz]e|estimate)|we (?:investigated|examined|evaluated|assessed|asked|tested) "
+     r"(?:whether|if|how)"),
+    ("background", -1.5, 1,
+     r"little is known|(?:remains?|is|are|was) (?:still )?(?:unclear|unknown|poorly understood|controversial|"
+     r"debated|not well)|(?:has|have) been (?:\w+ly )?(?:reported|described|shown|suggested|proposed|implicated)|"
+     r"(?:is|are) (?:a|an|the) (?:major|common|leading|important|serious|significant|growing|global)|"
+     r"previous (?:studies|reports|work|research)|prior (?:work|studies)|we summari[sz]e"),
+)
+_SCORE_PREFIX = "score:"
+_CUE_WEIGHT = {_SCORE_PREFIX + name: (weight, cap) for name, weight, cap, _ in _CUE_GROUPS}
+
+
+def score_matches(matches: dict[str, list[re.Match]]) -> tuple[float, bool]:
+    """``(cue score, speculative)`` from a sentence's scan: the sum of capped, weighted claim-cue hits (no
+    section or position prior), and whether it is a speculative follow-up ('further studies are needed')."""
+    score = sum(_CUE_WEIGHT[g][0] * min(len(ms), _CUE_WEIGHT[g][1]) for g, ms in matches.items() if g in _CUE_WEIGHT)
+    return score, "speculative" in matches
+
+
+def score_sentence(sentence: str) -> tuple[float, bool]:
+    """:func:`score_matches` of one sentence."""
+    return score_matches(_SCANNER.scan(sentence))
+
+
+def position_bonus(index: int, total: int) -> float:
+    """Prior for unstructured abstracts: findings sit late, background early."""
+    if total <= 1 or index == total - 1:
+        return 1.0
+    if index == 0:
+        return -0.5
+    return 0.5 if index / (total - 1) >= 0.5 else 0.0
+
+
+def confidence_from(score: float, threshold: float, hedged: bool) -> float:
+    """Monotone map of the claim score to [0, 1]; 0.5 at the threshold, hedged claims discounted."""
+    conf = 1.0 - 0.5 * math.exp(-max(0.0, score - threshold) / 2.0)
+    return round(conf * (0.85 if hedged else 1.0), 4)
+
+
+# --- claim analysis: types, slots, entities -----------------------------------------------------------
+_TYPE_PREFIX = "type:"
+#: Cue matches that are ordinary function words when lower-case (the odds-ratio cue "OR" vs "or").
+_LOWERCASE_NON_CUES = frozenset({"or"})
+_STOP = frozenset(
+    "a an the of in on at to for from by with without and or but than as was were is are be been being has "
+    "have had that which who whom this these those its their our his her it they we there after before "
+    "during between among within versus vs compared when while whereas not no nor all both each "
+    "into over under per via only also".split()
+)
+_PHRASE = r"([A-Za-z0-9][\w\-/']*(?:\s+[\w\-/']+){0,4})"
+#: Slot patterns (whole words, case-insensitive); the first capture group holds the slot phrase.
+_SLOT_PATTERNS = {
+    "p_value": r"p\s*(?:-?value\s*)?(?:[<>=≤≥]|&lt;|&gt;)\s*=?\s*(?:\d*\.\d+(?:\s*[x×]\s*10\s*[-−]\s*\d+)?|"
+               r"\d+(?:\.\d+)?e-?\d+)",
+    "effect_size": r"(?:a?(?:HR|OR|RR|IRR)|SMD|MD|RD|hazard ratio|odds ratio|relative risk|risk ratio|rate ratio|"
+                   r"mean difference|risk difference)\b[^0-9\n]{0,12}\d+(?:\.\d+)?(?:\s*[(\[;,]\s*95\s*%\s*"
+                   r"(?:CI|confidence interval)[^)\]]{0,40}[)\]]?)?|\d+(?:\.\d+)?-fold|\d+(?:\.\d+)?\s?%",
+    "intervention": r"(?:treatment|therapy|supplementation|administration|vaccination|exposure|prophylaxis|use|"
+                    r"infusion|injection|intake|consumption|receiving|treated with|given|taking)\s+(?:with\s+|of\s+|"
+                    r"to\s+)?" + _PHRASE,
+    "outcome": r"(?:(?:risk|rates?|incidence|levels?|concentrations?|odds|prevalence|duration|number|severity|"
+               r"likelihood|expression|activity|frequency|proportion|time) of\s+" + _PHRASE + r")|(?:(?:improv|"
+               r"reduc|increas|decreas|lower|rais|prolong|shorten|prevent|predict)\w*\s+(?:the\s+)?" + _PHRASE + ")",
+    "population": r"(?:in|among|of|for)\s+((?:[\w\-]+\s+){0,3}?(?:patients|children|adults|women|men|infants|"
+                  r"neonates|subjects|participants|individuals|mice|rats|cases|volunteers|smokers|survivors|"
+                  r"recipients|users|residents|workers|students|people|persons|population|cohort))",
+}
+#: One scanner for everything extraction matches: score cues, lexicon and axis cues, claim types, slots.
+_SCANNER = cues.PatternScanner({
+    **{_SCORE_PREFIX + name: alts for name, _, _, alts in _CUE_GROUPS},
+    **cues.cue_patterns(),
+    **{_TYPE_PREFIX + t.name: "|".join(f"(?:{p})" for p in t.cue_patterns) for t in ontology.CLAIM_TYPES
+       if t.cue_patterns},
+    **_SLOT_PATTERNS,
+})
+_TOKEN_RE = re.compile(r"[A-Za-z0-9][\w\-']*")
+_SYMBOL_RE = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9\-]*[A-Z0-9][A-Za-z0-9\-]*(?![\w-])")
+_DRUG_SUFFIXES = (
+    "mab", "nib", "cillin", "mycin", "micin", "floxacin", "azole", "statin", "pril", "sartan", "olol", "vir",
+    "cycline", "penem", "platin", "taxel", "rubicin", "parin", "dronate", "prazole", "triptan", "setron",
+    "dipine", "gliptin", "glitazone", "formin", "bactam", "colistin", "aspirin", "cef",
+)
+_DISEASE_SUFFIXES = ("itis", "oma", "omas", "emia", "aemia", "osis", "pathy", "plasia")
+_DISEASE_HEADS = frozenset({"cancer", "cancers", "carcinoma", "disease", "syndrome", "infection", "infections",
+                            "tumor", "tumour", "tumors", "tumours", "disorder", "diabetes", "hypertension",
+                            "sepsis", "pneumonia"})
+_NOT_ENTITY = frozenset({
+    "CI", "OR", "HR", "RR", "IRR", "SD", "SE", "SEM", "IQR", "AOR", "AHR", "SMD", "MD", "RD", "NS", "VS", "II",
+    "III", "IV", "USA", "UK", "US", "EU", "N", "P",
+})
+#: MeSH check tags and other headings too generic to be an entity.
+_GENERIC_MESH = frozenset(m.lower() for m in (
+    "Humans", "Human", "Male", "Female", "Adult", "Aged", "Middle Aged", "Young Adult", "Adolescent", "Child",
+    "Infant", "Animals", "Mice", "Rats", "Pregnancy", "Retrospective Studies", "Prospective Studies",
+    "Follow-Up Studies", "Cohort Studies", "Cross-Sectional Studies", "Risk Factors", "Time Factors",
+    "Treatment Outcome", "Questionnaires", "Surveys and Questionnaires", "Prognosis", "Incidence", "Prevalence",
+    "Reproducibility of Results",
+))
+#: Axes whose cue values name biomedical entities (organisms, genes, specimens).
+_ENTITY_AXES = ("organism_strain_lineage", "gene_mutation_molecular_background", "sample_source")
+#: Slot ← axis whose first cue value fills it.
+_AXIS_SLOTS = (("setting", "clinical_setting"), ("geography", "geography"), ("period", "year_time_period"),
+               ("organism", "organism_strain_lineage"), ("population", "population_cohort"))
+_OUTCOME_AXIS = "endpoint_definition"
+#: Looked up at import so that an axis renamed in the ontology fails here, not mid-run.
+_USED_AXES = tuple(ontology.axis(a).name for a in _ENTITY_AXES + tuple(a for _, a in _AXIS_SLOTS) + (_OUTCOME_AXIS,))
+
+
+def claim_type_of(matches: dict[str, list[re.Match]]) -> str:
+    """The claim type whose ontology cues hit most often; ties go to the earlier type in the ontology;
+    no hit gives the default (factual) type. ``matches``: the analysis scan of the sentence."""
+    best, best_hits = ontology.DEFAULT_CLAIM_TYPE, 0
+    for name in ontology.CLAIM_TYPE_NAMES:
+        hits = sum(1 for m in matches.get(_TYPE_PREFIX + name, ()) if m.group(0) not in _LOWERCASE_NON_CUES)
+        if hits > best_hits:
+            best, best_hits = name, hits
+    return best
+
+
+def _head_phrase(phrase: str) -> str | None:
+    """The leading content words of ``phrase`` up to the first function word (at most four)."""
+    out = []
+    for word in phrase.split():
+        w = word.strip(",;:.()[]").lower()
+        if not w or w in _STOP or w[0].isdigit():
+            break
+        out.append(w)
+        if len(out) == 4:
+            break
+    return " ".join(out) or None
+
+
+def _first_phrase(matches: list[re.Match]) -> str | None:
+    for m in matches:
+        phrase = next((g for g in m.groups() if g), None)
+        head = _head_phrase(phrase) if phrase else None
+        if head:
+            return head
+    return None
+
+
+def _mesh_entities(sentence_lower: str, mesh_terms: Iterable[str]) -> list[tuple[int, str]]:
+    """The abstract's own MeSH headings found (as whole words) in the sentence: a per-abstract gazetteer."""
+    out = []
+    for term in mesh_terms:
+        t = term.lower()
+        if "," in t or t in _GENERIC_MESH:
+            continue
+        pos = sentence_lower.find(t)
+        end = pos + len(t)
+        if pos >= 0 and (pos == 0 or not sentence_lower[pos - 1].isalnum()) and (
+                end == len(sentence_lower) or not sentence_lower[end].isalpha()):
+            out.append((pos, t))
+    return out
+
+
+def _symbol_entities(sentence: str) -> list[tuple[int, str]]:
+    """Gene/protein/pathogen-like symbols: TP53, IL-6, HbA1c, p53, MRSA (statistics abbreviations excluded)."""
+    out = []
+    for m in _SYMBOL_RE.finditer(sentence):
+        tok = m.group(0)
+        upper = sum(c.isupper() for c in tok)
+        digit = any(c.isdigit() for c in tok)
+        if tok.upper() in _NOT_ENTITY or not (upper >= 2 or (digit and (upper or tok[0].islower()))):
+            continue
+        out.append((m.start(), tok.lower()))
+    return out
+
+
+def _word_form_entities(sentence: str) -> list[tuple[int, str]]:
+    """Drug names by INN stem (-mab, -floxacin, cef-…) and disease terms (-itis, -oma; '<word> cancer')."""
+    out = []
+    words = _TOKEN_RE.findall(sentence.lower())
+    for i, word in enumerate(words):
+        if word in _DISEASE_HEADS:
+            prev = words[i - 1] if i else None
+            out.append(f"{prev} {word}" if prev and prev not in _STOP else word)
+        elif len(word) > 4 and (_is_drug(word) or word.endswith(_DISEASE_SUFFIXES)):
+            out.append(word)
+    lower = sentence.lower()
+    return [(lower.find(w), w) for w in out]
+
+
+def entities_of(sentence: str, scan: cues.CueScan, mesh_terms: Iterable[str] = ()) -> list[str]:
+    """Entity mentions (lower-case, by position, de-duplicated): MeSH terms of the abstract found in the
+    sentence, gene/protein-like symbols, drug and disease word forms, organism/gene/specimen axis cues."""
+    found = _mesh_entities(sentence.lower(), mesh_terms) + _symbol_entities(sentence) + _word_form_entities(sentence)
+    found += [(h.start, h.value) for h in scan.axis_hits if h.axis in _ENTITY_AXES]
+    seen, out = set(), []
+    for _, ent in sorted(found):
+        ent = " ".join(ent.split())
+        if ent not in seen:
+            seen.add(ent)
+            out.append(ent)
+    return out
+
+
+def _first_text(matches: dict[str, list[re.Match]], name: str) -> str | None:
+    found = matches.get(name)
+    return " ".join(found[0].group(0).split()) if found else None
+
+
+def _is_drug(word: str) -> bool:
+    return word.endswith(_DRUG_SUFFIXES) or word.startswith("cef")
+
+
+def slots_of(matches: dict[str, list[re.Match]], scan: cues.CueScan, entities: list[str]) -> ClaimSlots:
+    """Structured content of a claim sentence (paper Table 26) from slot patterns and ontology axis cues;
+    a drug-like entity stands in for the intervention when no intervention phrase is found."""
+    first_value: dict[str, str] = {}
+    for h in scan.axis_hits:
+        first_value.setdefault(h.axis, h.value)
+    slots = {slot: first_value.get(axis) for slot, axis in _AXIS_SLOTS}
+    population = matches.get("population")
+    if population:
+        slots["population"] = " ".join(population[0].group(1).lower().split())
+    drug = next((e for e in entities if " " not in e and _is_drug(e)), None)
+    return ClaimSlots(
+        intervention=_first_phrase(matches.get("intervention", ())) or drug,
+        outcome=_first_phrase(matches.get("outcome", ())) or first_value.get(_OUTCOME_AXIS),
+        direction=scan.direction,
+        effect_size=_first_text(matches, "effect_size"),
+        p_value=_first_text(matches, "p_value"),
+        **slots,
+    )
+
+
+@dataclass(frozen=True)
+class SentenceAnalysis:
+    """Everything extraction derives from one sentence's text (no scoring, no filtering)."""
+
+    claim_type: str
+    negated: bool
+    hedged: bool
+    entities: list[str]
+    slots: ClaimSlots
+
+
+def analyse_sentence(sentence: str, mesh_terms: Iterable[str] = ()) -> SentenceAnalysis:
+    """Type, flags, entities and slots of a claim sentence (also used on free-standing claims)."""
+    return analyse_matches(sentence, _SCANNER.scan(sentence), mesh_terms)
+
+
+def analyse_matches(sentence: str, matches: dict[str, list[re.Match]], mesh_terms: Iterable[str] = ()
+                    ) -> SentenceAnalysis:
+    """:func:`analyse_sentence` from the sentence's scan."""
+    scan = cues.CueScan.from_matches(matches)
+    entities = entities_of(sentence, scan, mesh_terms)
+    return SentenceAnalysis(
+        claim_type=claim_type_of(matches),
+        negated=scan.negated,
+        hedged=scan.hedged,
+        entities=entities,
+        slots=slots_of(matches, scan, entities),
+    )
+
+
+# --- extraction ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SentenceUnit:
+    start: int
+    end: int
+    section: str | None
+
+
+def sentence_units(abstract: Abstract) -> list[SentenceUnit]:
+    """Sentences of the abstract within its sections (and the text between them), inline headings
+    ("RESULTS: …") removed from the span and used as the section when none is declared."""
+    text = abstract.text
+    regions: list[tuple[int, int, str | None]] = []
+    cursor = 0
+    for sec in sorted(abstract.sections, key=lambda s: (s.start, s.end)):
+        if sec.start > cursor:
+            regions.append((cursor, sec.start, None))
+        regions.append((max(sec.start, cursor), sec.end, section_category(sec.label)))
+        cursor = max(cursor, sec.end)
+    if cursor < len(text):
+        regions.append((cursor, len(text), None))
+    units = []
+    for r_start, r_end, category in regions:
+        inline = None  # an inline heading labels the sentences after it, up to the next heading
+        for s, e in sentences.split_spans(text, r_start, r_end):
+            heading, s = sentences.strip_heading(text, s, e, is_heading=_is_section_heading)
+            inline = section_category(heading) if heading else inline
+            if s < e:
+                units.append(SentenceUnit(s, e, category or inline))
+    return units
+
+
+def _is_section_heading(words: str) -> bool:
+    return section_category(words) is not None
+
+
+def _drop_reason(sentence: str, unit: SentenceUnit, config: ClaimsConfig) -> str | None:
+    """Why a sentence cannot be a claim before any scoring (None: score it)."""
+    if unit.section in config.filtered_sections:
+        return "filtered_section"
+    n_words = sentence.count(" ") + 1
+    if n_words < config.min_words:
+        return "too_short"
+    if n_words > config.max_words:
+        return "too_long"
+    if sentence.endswith("?"):
+        return "question"
+    return None
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    score: float
+    unit: SentenceUnit
+    sentence: str
+    matches: dict
+
+
+def extract_claims(abstract: Abstract, domain: str, config: ClaimsConfig, stats: io.StageStats) -> list[Claim]:
+    """The claims of one abstract, best-scoring first up to the per-abstract cap, then in text order."""
+    units = sentence_units(abstract)
+    kept: list[_Candidate] = []
+    for i, unit in enumerate(units):
+        stats.seen += 1
+        sentence = abstract.text[unit.start:unit.end]
+        reason = _drop_reason(sentence, unit, config)
+        if reason is None:
+            matches = _SCANNER.scan(sentence)
+            score, speculative = score_matches(matches)
+            score += config.section_bonus.get(unit.section, 0.0) if unit.section else position_bonus(i, len(units))
+            if speculative:
+                reason = "speculative"
+            elif score < config.min_score:
+                reason = "low_score"
+            else:
+                kept.append(_Candidate(score, unit, sentence, matches))
+                continue
+        stats.drop(reason)
+    cap = config.max_claims_per_abstract or len(kept)
+    if len(kept) > cap:
+        stats.drop("over_abstract_cap", len(kept) - cap)
+        kept = sorted(kept, key=lambda c: (-c.score, c.unit.start))[:cap]
+    claims = [_make_claim(abstract, domain, c, config) for c in sorted(kept, key=lambda c: c.unit.start)]
+    stats.kept += len(claims)
+    return claims
+
+
+def _make_claim(abstract: Abstract, domain: str, cand: _Candidate, config: ClaimsConfig) -> Claim:
+    a = analyse_matches(cand.sentence, cand.matches, abstract.mesh_terms)
+    unit = cand.unit
+    return Claim(
+        claim_id=claim_id_for(abstract.article_uid, unit.start, unit.end),
+        article_uid=abstract.article_uid,
+        domain=domain,
+        source=abstract.source,
+        sentence=cand.sentence,
+        claim_type=a.claim_type,
+        sentence_start=unit.start,
+        sentence_end=unit.end,
+        section=unit.section,
+        negated=a.negated,
+        hedged=a.hedged,
+        entities=a.entities,
+        slots=a.slots,
+        confidence=confidence_from(cand.score, config.min_score, a.hedged),
+        pub_year=abstract.year,
+        journal=abstract.journal,
+    )
+
+
+def iter_claims(abstracts: Iterable[Abstract], config: ClaimsConfig, stats: io.StageStats) -> Iterator[Claim]:
+    """The stage as a generator: claims of every abstract; abstract-level figures filled in at the end."""
+    n_abstracts = n_yielding = 0
+    for abstract in abstracts:
+        n_abstracts += 1
+        domain = abstract.domain or config.default_domain
+        if domain is None:
+            stats.drop("abstract_without_domain")
+            continue
+        claims = extract_claims(abstract, domain, config, stats)
+        n_yielding += bool(claims)
+        for claim in claims:
+            stats.count("claims_by_type", claim.claim_type)
+            stats.count("claims_by_domain", claim.domain)
+            stats.count("claims_by_section", claim.section or "NONE")
+            yield claim
+    stats.figures.update(corpus_figures(n_abstracts, n_yielding, stats))
+
+
+def corpus_figures(n_abstracts: int, n_yielding: int, stats: io.StageStats) -> dict:
+    """Abstract-level yield, claims per abstract, claim-type shares, share of claims in CONCLUSIONS."""
+    n_claims = stats.kept
+    by_type = stats.counts.get("claims_by_type", {})
+    by_section = stats.counts.get("claims_by_section", {})
+    return {
+        "abstracts": n_abstracts,
+        "abstracts_with_claims": n_yielding,
+        "abstract_yield": round(n_yielding / n_abstracts, 4) if n_abstracts else 0.0,
+        "claims_per_abstract": round(n_claims / n_abstracts, 4) if n_abstracts else 0.0,
+        "claims_per_yielding_abstract": round(n_claims / n_yielding, 4) if n_yielding else 0.0,
+        "claim_type_share": {t: round(by_type.get(t, 0) / n_claims, 4) if n_claims else 0.0
+                             for t in ontology.CLAIM_TYPE_NAMES},
+        "share_in_conclusions": round(by_section.get(CONCLUSIONS, 0) / n_claims, 4) if n_claims else 0.0,
+    }
+
+
+# --- stage --------------------------------------------------------------------------------------------
+def input_fingerprint(stage_dir: str | Path) -> list[list]:
+    """Names, sizes and mtimes of a stage folder's shards: a change makes dependent stages re-run."""
+    return [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in io.shard_paths(stage_dir)]
+
+
+def check_stage_input(stage_dir: str | Path, what: str) -> Path:
+    """A finished stage folder, or a clear error saying what is wrong with it."""
+    path = Path(stage_dir)
+    if not path.is_dir():
+        raise FileNotFoundError(f"{what} folder {path} does not exist")
+    if not io.shard_paths(path):
+        if io.is_done(path):
+            return path  # a finished stage that produced no records
+        raise ValueError(f"{what} folder {path} is empty: no part-*.parquet shards and no {io.SUCCESS_MARKER}")
+    if not io.is_done(path):
+        raise ValueError(f"{what} folder {path} is not a finished stage ({io.SUCCESS_MARKER} missing); re-run it")
+    return path
+
+
+def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConfig | None = None) -> dict:
+    """Extract claims from a finished Abstract stage folder into ``out_dir`` (resumable)."""
+    config = config or ClaimsConfig()
+    abstracts_dir = check_stage_input(abstracts_dir, "abstracts")
+    if config.default_domain is not None:
+        ontology.check_label("domain", config.default_domain)
+    out_dir = Path(out_dir)
+    params = {"config": config.model_dump(), "input": str(abstracts_dir.resolve()),
+              "input_shards": input_fingerprint(abstracts_dir)}
+    if io.stage_is_current(out_dir, params):
+        return io.read_stats(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+    io.write_manifest(out_dir, STAGE, [str(abstracts_dir)], params)
+    stats = io.StageStats(STAGE)
+    abstracts = _progress(io.read_records(abstracts_dir, Abstract), "claims")
+    io.write_records(out_dir, iter_claims(abstracts, config, stats), stats, shard_size=config.shard_size)
+    return stats.to_dict()
+
+
+def _progress(items: Iterable, desc: str) -> Iterable:
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit=" abstracts", mininterval=2.0, leave=False)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("abstracts_dir", metavar="ABSTRACTS_DIR", help="finished ingest (Abstract) stage folder")
+    parser.add_argument("--out", required=True, help="output folder for Claim shards")
+    parser.add_argument("--min-score", type=float, default=ClaimsConfig().min_score)
+    parser.add_argument("--max-claims-per-abstract", type=int, default=ClaimsConfig().max_claims_per_abstract)
+    parser.add_argument("--default-domain", choices=ontology.DOMAIN_NAMES, default=None,
+                        help="domain for abstracts that have none (otherwise they are dropped)")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = ClaimsConfig(min_score=args.min_score, max_claims_per_abstract=args.max_claims_per_abstract,
+                          default_domain=args.default_domain)
+    stats = run_stage(args.abstracts_dir, args.out, config)
+    print(f"claims: {stats['kept']} claims from {stats.get('abstracts_with_claims', 0)} of "
+          f"{stats.get('abstracts', 0)} abstracts (yield {stats.get('abstract_yield', 0):.1%}) -> {args.out}")
+    return 0

@@ -1,0 +1,353 @@
+"""``biodivergence collect``: fetch abstracts from NCBI E-utilities or Europe PMC REST, resumably.
+
+Queries come from the query packs (``--domain``, optionally ``--group``) or ``--query`` (PubMed
+syntax; translated for Europe PMC). Raw responses are cached on disk and are what
+``biodivergence ingest`` reads; ``sources.yaml`` in the output folder lists them as ingest
+sources pinned to their domain. Layout::
+
+    OUT/pubmed/<domain>/efetch-<hash>.xml        efetch bodies (PubmedArticleSet)
+    OUT/pubmed/<domain>/state/<query>.json       the query's PMIDs from esearch
+    OUT/pubmed/<domain>/state/fetched.txt        PMIDs already fetched (append-only, fsync'ed)
+    OUT/europepmc/<domain>/<query>-page-NNNNN.json   search pages (resultType=core)
+    OUT/europepmc/<domain>/state/<query>.jsonl       one line per saved page: cursor, next cursor, count
+
+PubMed: esearch (``usehistory=y``) lists the PMIDs, efetch downloads them in batches, by history
+position when a batch is a contiguous run of the search result, else by posting the ids; ids
+already fetched (by any query of the domain) are skipped, so a re-run only fetches what is
+missing. Europe PMC: ``cursorMark`` paging with ``pageSize`` up to 1000, resumed from the last
+saved page. Requests are rate-limited (NCBI: 3/s, 10/s with an API key; ``NCBI_API_KEY`` is read
+from the environment) and retried with exponential back-off on 429, 5xx and dropped connections
+(``Retry-After`` honoured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from biodivergence_dataset import io
+from biodivergence_dataset.ontology import DOMAIN_NAMES
+
+from .domains import QUERY_GROUPS, load_packs, to_europepmc
+
+STAGE = "collect"
+NCBI_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
+EUROPEPMC_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/"
+UNASSIGNED_DIR = "unassigned"
+SOURCES_FILE = "sources.yaml"
+_ESEARCH_MAX = 10_000  # PubMed esearch returns at most 10,000 ids per query
+
+
+class CollectConfig(BaseModel):
+    """Parameters of ``biodivergence collect`` (the ``collect:`` section of a build config)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    api: Literal["pubmed", "europepmc"] = "pubmed"
+    groups: list[str] = Field(default_factory=lambda: list(QUERY_GROUPS), description="query-pack groups to run")
+    queries: list[str] = Field(default_factory=list, description="extra queries (PubMed syntax)")
+    query_domain: Optional[str] = Field(None, description="domain the extra queries are collected for")
+    max_per_query: int = Field(1000, gt=0)
+    batch_size: int = Field(200, gt=0, le=10_000, description="PMIDs per efetch request")
+    page_size: int = Field(1000, gt=0, le=1000, description="Europe PMC results per page")
+    rate: Optional[float] = Field(None, gt=0, description="requests per second (default: 3, or 10 with an NCBI key)")
+    retries: int = Field(5, ge=0)
+    backoff: float = Field(1.0, ge=0, description="first retry delay in seconds, doubled each time")
+    max_backoff: float = Field(60.0, ge=0)
+    timeout: float = Field(60.0, gt=0)
+    email: Optional[str] = None
+    tool: str = "biodivergence"
+    api_key: Optional[str] = None
+    base_url: Optional[str] = None
+    querypacks: Optional[str] = None
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP with rate limit and retries
+
+
+class HttpClient:
+    """An httpx client that spaces requests to ``rate`` per second and retries transient failures."""
+
+    RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+    def __init__(self, config: CollectConfig, rate: float):
+        import httpx
+
+        self._httpx = httpx
+        self._client = httpx.Client(timeout=config.timeout, follow_redirects=True,
+                                    headers={"User-Agent": f"{config.tool} (biodivergence collect)"})
+        self.config, self.interval = config, 1.0 / rate
+        self._last = 0.0
+        self.requests = self.retried = 0
+
+    def request(self, method: str, url: str, **kwargs: Any):
+        """The response of a successful request; RuntimeError after the last retry."""
+        for attempt in range(self.config.retries + 1):
+            self._wait_turn()
+            self.requests += 1
+            try:
+                response = self._client.request(method, url, **kwargs)
+            except self._httpx.TransportError as exc:  # refused, reset, dropped mid-response, timeout
+                problem, delay = f"{type(exc).__name__}: {exc}", None
+            else:
+                if response.status_code < 400:
+                    return response
+                if response.status_code not in self.RETRY_STATUS:
+                    raise RuntimeError(f"{method} {response.url} failed: HTTP {response.status_code} "
+                                       f"{response.text[:200]!r}")
+                problem, delay = f"HTTP {response.status_code}", _retry_after(response)
+            if attempt == self.config.retries:
+                raise RuntimeError(f"{method} {url} failed after {attempt + 1} attempts: {problem}")
+            self.retried += 1
+            time.sleep(min(delay if delay is not None else self.config.backoff * 2 ** attempt,
+                           self.config.max_backoff))
+        raise AssertionError("unreachable")
+
+    def _wait_turn(self) -> None:
+        wait = self._last + self.interval - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self._last = time.monotonic()
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _retry_after(response) -> Optional[float]:
+    value = response.headers.get("Retry-After")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# collectors
+
+
+def query_slug(query: str) -> str:
+    """A short stable file name for a query."""
+    return hashlib.sha1(query.encode("utf-8")).hexdigest()[:12]
+
+
+class PubMedCollector:
+    """esearch (history) + batched efetch into ``<out>/pubmed/<domain>/``, skipping fetched PMIDs."""
+
+    def __init__(self, client: HttpClient, out_dir: Path, config: CollectConfig):
+        self.client, self.out_dir, self.config = client, out_dir, config
+        self.base = (config.base_url or NCBI_URL).rstrip("/") + "/"
+        self.api_key = config.api_key or os.environ.get("NCBI_API_KEY")
+
+    def folder(self, domain: Optional[str]) -> Path:
+        return self.out_dir / "pubmed" / (domain or UNASSIGNED_DIR)
+
+    def collect(self, domain: Optional[str], query: str) -> dict[str, int]:
+        folder = self.folder(domain)
+        state = folder / "state"
+        ledger = state / "fetched.txt"
+        fetched = set(ledger.read_text().split()) if ledger.exists() else set()
+        ids_file = state / f"{query_slug(query)}.json"
+        cached = json.loads(ids_file.read_text()) if ids_file.exists() else None
+        if cached is not None and all(i in fetched for i in cached["ids"]):
+            return {"ids": len(cached["ids"]), "fetched": 0, "skipped": len(cached["ids"])}
+        search = self._esearch(query)
+        io.write_json_atomic(ids_file, {"query": query, "count": search["count"], "ids": search["ids"]})
+        ids = search["ids"]
+        todo = [(pos, pmid) for pos, pmid in enumerate(ids) if pmid not in fetched]
+        for start in range(0, len(todo), self.config.batch_size):
+            batch = todo[start:start + self.config.batch_size]
+            body = self._efetch(search, batch)
+            batch_ids = [pmid for _, pmid in batch]
+            io.write_text_atomic(folder / f"efetch-{query_slug(','.join(batch_ids))}.xml", body)
+            with open(ledger, "a", encoding="utf-8") as fh:
+                fh.write("\n".join(batch_ids) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        return {"ids": len(ids), "fetched": len(todo), "skipped": len(ids) - len(todo)}
+
+    def _params(self, **params: Any) -> dict[str, Any]:
+        params = {"db": "pubmed", "tool": self.config.tool, **params}
+        if self.config.email:
+            params["email"] = self.config.email
+        if self.api_key:
+            params["api_key"] = self.api_key
+        return params
+
+    def _esearch(self, query: str) -> dict[str, Any]:
+        retmax = min(self.config.max_per_query, _ESEARCH_MAX)
+        response = self.client.request("GET", self.base + "esearch.fcgi", params=self._params(
+            term=query, usehistory="y", retmode="json", retmax=retmax, retstart=0))
+        try:
+            result = response.json()["esearchresult"]
+        except (ValueError, KeyError) as exc:
+            raise RuntimeError(f"esearch for {query!r}: unexpected response {response.text[:200]!r}") from exc
+        if "ERROR" in result:
+            raise RuntimeError(f"esearch for {query!r}: {result['ERROR']}")
+        return {"count": int(result.get("count", 0)), "ids": list(result.get("idlist", []))[:retmax],
+                "webenv": result.get("webenv"), "query_key": result.get("querykey")}
+
+    def _efetch(self, search: dict[str, Any], batch: list[tuple[int, str]]) -> str:
+        first = batch[0][0]
+        contiguous = [pos for pos, _ in batch] == list(range(first, first + len(batch)))
+        if contiguous and search.get("webenv") and search.get("query_key"):
+            params = self._params(WebEnv=search["webenv"], query_key=search["query_key"], retstart=first,
+                                  retmax=len(batch), retmode="xml", rettype="abstract")
+            response = self.client.request("GET", self.base + "efetch.fcgi", params=params)
+        else:
+            data = self._params(id=",".join(pmid for _, pmid in batch), retmode="xml", rettype="abstract")
+            response = self.client.request("POST", self.base + "efetch.fcgi", data=data)
+        if "<PubmedArticleSet" not in response.text[:2000]:
+            raise RuntimeError(f"efetch returned no PubmedArticleSet: {response.text[:200]!r}")
+        return response.text
+
+
+class EuropePMCCollector:
+    """Cursor-paged Europe PMC search into ``<out>/europepmc/<domain>/``, resumed from the last saved page."""
+
+    def __init__(self, client: HttpClient, out_dir: Path, config: CollectConfig):
+        self.client, self.out_dir, self.config = client, out_dir, config
+        self.base = (config.base_url or EUROPEPMC_URL).rstrip("/") + "/"
+
+    def folder(self, domain: Optional[str]) -> Path:
+        return self.out_dir / "europepmc" / (domain or UNASSIGNED_DIR)
+
+    def collect(self, domain: Optional[str], query: str) -> dict[str, int]:
+        folder = self.folder(domain)
+        slug = query_slug(query)
+        ledger = folder / "state" / f"{slug}.jsonl"
+        ledger.parent.mkdir(parents=True, exist_ok=True)
+        pages = list(io.read_jsonl(ledger))
+        collected = sum(p["count"] for p in pages)
+        if pages and pages[-1].get("done"):
+            return {"ids": collected, "fetched": 0, "skipped": collected}
+        cursor, skipped, fetched = (pages[-1]["next_cursor"] if pages else "*"), collected, 0
+        epmc_query = to_europepmc(query)
+        while collected < self.config.max_per_query:
+            size = min(self.config.page_size, self.config.max_per_query - collected)
+            response = self.client.request("GET", self.base + "search", params={
+                "query": epmc_query, "format": "json", "resultType": "core", "pageSize": size, "cursorMark": cursor})
+            try:
+                page = response.json()
+                results = page["resultList"]["result"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise RuntimeError(f"Europe PMC search {epmc_query!r}: unexpected response "
+                                   f"{response.text[:200]!r}") from exc
+            next_cursor = page.get("nextCursorMark")
+            done = not results or not next_cursor or next_cursor == cursor
+            number = len(pages) + 1
+            if results:
+                io.write_text_atomic(folder / f"{slug}-page-{number:05d}.json", response.text)
+            collected += len(results)
+            fetched += len(results)
+            done = done or collected >= self.config.max_per_query
+            entry = {"page": number, "cursor": cursor, "next_cursor": next_cursor, "count": len(results), "done": done}
+            io.append_jsonl(ledger, entry)
+            pages.append(entry)
+            cursor = next_cursor
+            if done:
+                break
+        return {"ids": collected, "fetched": fetched, "skipped": skipped}
+
+
+# ---------------------------------------------------------------------------------------------
+# stage
+
+
+def planned_queries(domains: list[str], config: CollectConfig) -> list[tuple[Optional[str], str]]:
+    """``(domain, query)`` to run: the chosen groups of each domain's pack, then the extra queries."""
+    packs = load_packs(config.querypacks) if domains else {}
+    unknown = [d for d in domains if d not in packs]
+    if unknown:
+        raise ValueError(f"no query pack for {unknown}; packs exist for {list(packs)}")
+    plan = [(d, q) for d in domains for _, q in packs[d].queries(config.groups)]
+    return plan + [(config.query_domain, q) for q in config.queries]
+
+
+def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | dict | None = None) -> dict:
+    """Collect the queries of ``domains`` (and ``config.queries``) into ``out_dir``; returns the stats."""
+    config = config if isinstance(config, CollectConfig) else CollectConfig.model_validate(config or {})
+    out_dir = Path(out_dir)
+    plan = planned_queries(list(domains), config)
+    if not plan:
+        raise ValueError("nothing to collect: give --domain or --query")
+    params = {"domains": list(domains), "config": config.model_dump(exclude={"api_key", "email"})}
+    if io.stage_is_current(out_dir, params):
+        return io.read_stats(out_dir)
+    api_key = config.api_key or os.environ.get("NCBI_API_KEY")
+    rate = config.rate or (10.0 if config.api == "pubmed" and api_key else 3.0)
+    client = HttpClient(config, rate)
+    collector = (PubMedCollector if config.api == "pubmed" else EuropePMCCollector)(client, out_dir, config)
+    stats = io.StageStats(STAGE)
+    try:
+        from tqdm import tqdm
+
+        for domain, query in tqdm(plan, desc=f"collect {config.api}", unit=" queries", disable=None):
+            result = collector.collect(domain, query)
+            stats.seen += result["ids"]
+            stats.kept += result["fetched"]
+            stats.count("fetched_by_domain", domain or UNASSIGNED_DIR, result["fetched"])
+            stats.count("already_fetched_by_domain", domain or UNASSIGNED_DIR, result["skipped"])
+            if result["skipped"]:
+                stats.drop("already_fetched", result["skipped"])
+    finally:
+        client.close()
+    stats.figures.update({"api": config.api, "queries": len(plan), "requests": client.requests,
+                          "retries": client.retried})
+    folders = sorted({collector.folder(d) for d, _ in plan})
+    sources = [_ingest_source(config.api, folder) for folder in folders if folder.exists()]
+    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+    io.write_text_atomic(out_dir / SOURCES_FILE, "".join(f"- {json.dumps(s)}\n" for s in sources))
+    stats.write(out_dir)
+    io.write_manifest(out_dir, STAGE, [str(f) for f in folders], params)
+    io.mark_done(out_dir)
+    return stats.to_dict()
+
+
+def _ingest_source(api: str, folder: Path) -> str:
+    """The ingest source for a collected folder, pinned to its domain."""
+    fmt = "pubmed_xml" if api == "pubmed" else "europepmc_json"
+    pin = f"@{folder.name}" if folder.name in DOMAIN_NAMES else ""
+    return f"{fmt}:{folder}{pin}"
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("api", choices=["pubmed", "europepmc"], help="which service to query")
+    parser.add_argument("--out", required=True, help="output folder (raw response cache; re-run to resume)")
+    parser.add_argument("--domain", action="append", default=[], choices=DOMAIN_NAMES,
+                        help="run this domain's query pack (repeatable); with --query: the queries' domain")
+    parser.add_argument("--group", action="append", choices=QUERY_GROUPS,
+                        help="only these query-pack groups (repeatable; default: all four)")
+    parser.add_argument("--query", action="append", default=[], help="an extra query in PubMed syntax (repeatable)")
+    parser.add_argument("--max-per-query", type=int, default=CollectConfig.model_fields["max_per_query"].default)
+    parser.add_argument("--rate", type=float, help="requests per second (default: 3, 10 with NCBI_API_KEY)")
+    parser.add_argument("--email", help="contact e-mail sent to NCBI (recommended by its usage policy)")
+    parser.add_argument("--api-key", help="NCBI API key (default: $NCBI_API_KEY)")
+    parser.add_argument("--base-url", help="service base URL (for mirrors and tests)")
+    parser.add_argument("--querypacks", help="folder of query packs (default: the packaged ones)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.query and len(args.domain) > 1:
+        raise ValueError("--query takes at most one --domain (the domain the queries are for)")
+    config = CollectConfig(
+        api=args.api, groups=args.group or list(QUERY_GROUPS), queries=args.query,
+        query_domain=args.domain[0] if args.query and args.domain else None, max_per_query=args.max_per_query,
+        rate=args.rate, email=args.email, api_key=args.api_key, base_url=args.base_url, querypacks=args.querypacks,
+    )
+    domains = [] if args.query else args.domain
+    stats = run_stage(domains, args.out, config)
+    print(json.dumps({k: stats.get(k) for k in ("seen", "kept", "requests", "retries")}, indent=2))
+    print(f"ingest with: biodivergence ingest --sources-file {Path(args.out) / SOURCES_FILE} --out DIR")
+    return 0

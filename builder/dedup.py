@@ -1,0 +1,249 @@
+"""Hierarchical de-duplication of abstracts (paper appendix G.3) and near-duplicate detection.
+
+Exact duplicates: two records are the same article when they share a DOI (case-insensitive),
+else a PMID, else a PMCID, else the content hash of the normalised text. Matching is transitive
+(a record carrying both a DOI and a PMID joins a DOI-only and a PMID-only record into one), and
+duplicates merge into the earliest record: missing identifiers, title, year and journal are filled
+in, MeSH headings united, and every input listed in ``merged_from``. The drop reason names the
+strongest shared key (``duplicate_doi`` > ``duplicate_pmid`` > ``duplicate_pmcid`` > ``duplicate_content``).
+
+Near duplicates: MinHash signatures of word shingles of the normalised text, indexed with
+datasketch's ``MinHashLSH``; pairs above the Jaccard threshold are reported, and dropped on request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import numpy as np
+
+from biodivergence_dataset.records import Abstract, Section, article_uid_for
+
+KEY_LEVELS = ("doi", "pmid", "pmcid", "content")
+
+
+@dataclass(slots=True)
+class Draft:
+    """A normalised record on its way to becoming an ``Abstract`` (cheap to merge, validated once at the end)."""
+
+    source: str
+    origin: str
+    spec: str
+    title: str
+    text: str
+    sections: list[Section]
+    domain: str
+    pmid: Optional[str] = None
+    doi: Optional[str] = None
+    pmcid: Optional[str] = None
+    year: Optional[int] = None
+    journal: Optional[str] = None
+    mesh_terms: list[str] = field(default_factory=list)
+    merged_from: list[str] = field(default_factory=list)
+
+    def keys(self) -> list[tuple[str, str]]:
+        """``(level, key)`` for each identifier present, strongest first; the content key is always present."""
+        found = [(level, f"{level}:{value}") for level, value in
+                 (("doi", self.doi), ("pmid", self.pmid), ("pmcid", self.pmcid)) if value]
+        found.append(("content", article_uid_for(None, None, self.text)))
+        return found
+
+    def absorb(self, other: "Draft") -> bool:
+        """Merge ``other``'s metadata into this record; True if their identifiers disagreed."""
+        conflict = any(a and b and a != b for a, b in
+                       ((self.doi, other.doi), (self.pmid, other.pmid), (self.pmcid, other.pmcid)))
+        self.doi = self.doi or other.doi
+        self.pmid = self.pmid or other.pmid
+        self.pmcid = self.pmcid or other.pmcid
+        self.title = self.title or other.title
+        self.year = self.year or other.year
+        self.journal = self.journal or other.journal
+        self.mesh_terms = list(dict.fromkeys(self.mesh_terms + other.mesh_terms))
+        self.merged_from.extend(other.merged_from)
+        return conflict
+
+    def to_abstract(self) -> Abstract:
+        return Abstract.parse(
+            {
+                "article_uid": article_uid_for(self.doi, self.pmid, self.text),
+                "pmid": self.pmid, "doi": self.doi, "pmcid": self.pmcid,
+                "title": self.title, "text": self.text, "year": self.year, "journal": self.journal,
+                "domain": self.domain, "source": self.source, "mesh_terms": self.mesh_terms,
+                "sections": self.sections, "merged_from": self.merged_from,
+            },
+            where=self.origin,
+        )
+
+
+@dataclass
+class Merge:
+    """What happened to a record offered to the de-duplicator."""
+
+    reason: Optional[str]  # None: a new article; else ``duplicate_<level>``
+    absorbed: list[tuple[Draft, str]] = field(default_factory=list)  # earlier records joined by this one
+    conflict: bool = False
+
+
+class Deduplicator:
+    """Exact, hierarchical, transitive de-duplication with metadata merging (see module docstring)."""
+
+    def __init__(self) -> None:
+        self._records: dict[int, Draft] = {}
+        self._keys: dict[int, list[str]] = {}
+        self._index: dict[str, int] = {}
+        self._next = 0
+        self.identifier_conflicts = 0
+
+    def add(self, draft: Draft) -> Merge:
+        keys = draft.keys()
+        hits: dict[int, str] = {}
+        for level, key in keys:
+            rid = self._index.get(key)
+            if rid is not None:
+                hits.setdefault(rid, level)
+        if not hits:
+            rid = self._next
+            self._next += 1
+            self._records[rid], self._keys[rid] = draft, [k for _, k in keys]
+            for _, key in keys:
+                self._index[key] = rid
+            return Merge(None)
+        target = min(hits)
+        kept = self._records[target]
+        merge = Merge(f"duplicate_{_strongest(hits.values())}")
+        for rid in sorted(hits)[1:]:  # records this one shows to be the same article
+            other = self._records.pop(rid)
+            merge.conflict |= kept.absorb(other)
+            merge.absorbed.append((other, f"duplicate_{hits[rid]}"))
+            for key in self._keys.pop(rid):
+                self._index[key] = target
+                self._keys[target].append(key)
+        merge.conflict |= kept.absorb(draft)
+        for _, key in keys:
+            if self._index.setdefault(key, target) == target and key not in self._keys[target]:
+                self._keys[target].append(key)
+        self.identifier_conflicts += merge.conflict
+        return merge
+
+    def remove_pmids(self, pmids: set[str]) -> list[Draft]:
+        """Withdraw the records with these PMIDs (a PubMed DeleteCitation); returns them."""
+        removed = []
+        for rid in [rid for rid, d in self._records.items() if d.pmid in pmids]:
+            removed.append(self._records.pop(rid))
+            for key in self._keys.pop(rid):
+                del self._index[key]
+        return removed
+
+    def __iter__(self) -> Iterator[Draft]:
+        return iter(self._records.values())
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
+def _strongest(levels) -> str:
+    return min(levels, key=KEY_LEVELS.index)
+
+
+# ---------------------------------------------------------------------------------------------
+# near duplicates
+
+_MASK32 = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+_WORD_WEIGHTS = 64  # distinct random weights per byte position within a word (positions wrap)
+_BATCH = 2048
+
+
+class NearDuplicateFinder:
+    """MinHash signatures of word ``shingle``-grams + datasketch ``MinHashLSH``.
+
+    Signatures use one-permutation hashing with rotation densification (Li et al. 2012; Shrivastava
+    & Li 2014): each shingle is hashed once into one of ``num_perm`` bins, a bin keeps its minimum,
+    and an empty bin borrows from the next non-empty one. That costs one hash per shingle instead
+    of ``num_perm``, and is computed for a whole batch of texts with numpy. Hashing is deterministic:
+    a word hashes to the position-weighted sum of its UTF-8 bytes (random 64-bit weights, mod 2^64),
+    a shingle to an odd-weighted sum of its word hashes.
+    """
+
+    def __init__(self, threshold: float = 0.85, num_perm: int = 64, shingle: int = 3, seed: int = 1):
+        from datasketch import MinHashLSH
+
+        rng = np.random.default_rng(seed)
+
+        def draw(n: int) -> np.ndarray:
+            return rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
+
+        self._weights = draw(_WORD_WEIGHTS)
+        self._mix = draw(shingle) | np.uint64(1)
+        self._rotation = draw(1)[0] & _MASK32 | np.uint64(1)
+        self.threshold, self.num_perm, self.shingle, self.seed = threshold, num_perm, shingle, seed
+        self._lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+        self._signatures: dict[str, np.ndarray] = {}
+        self._order: dict[str, int] = {}
+
+    def signatures(self, texts: list[str]) -> np.ndarray:
+        """One signature row (``num_perm`` uint64 values below 2^32) per text."""
+        if len(texts) > _BATCH:
+            return np.vstack([self.signatures(texts[i:i + _BATCH]) for i in range(0, len(texts), _BATCH)])
+        doc, shingles = self._shingles(texts)
+        k = np.uint64(self.num_perm)
+        keys = np.sort((doc.astype(np.uint64) << np.uint64(40)) | ((shingles >> _SHIFT) % k << _SHIFT)
+                       | (shingles & _MASK32))
+        cell = keys >> _SHIFT  # (doc, bin), ascending; the first key of a cell holds its minimum
+        first = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]]))
+        sig = np.full((len(texts), self.num_perm), _MASK32, dtype=np.uint64)
+        sig[(cell[first] >> np.uint64(8)).astype(np.int64), (cell[first] & np.uint64(0xFF)).astype(np.int64)] = \
+            keys[first] & _MASK32
+        return self._densify(sig, sig != _MASK32)
+
+    def _shingles(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``(doc index, shingle hash)`` for every shingle of every text (a text shorter than a shingle: its words)."""
+        data = np.frombuffer("\n".join(t.replace("\n", " ") for t in texts).lower().encode("utf-8"), dtype=np.uint8)
+        idx = np.flatnonzero(data > 32)
+        starts = np.flatnonzero(np.concatenate([[True], idx[1:] - idx[:-1] != 1]))
+        first_byte = np.repeat(idx[starts], np.diff(starts, append=idx.size))
+        contrib = data[idx].astype(np.uint64) * self._weights[(idx - first_byte) & (_WORD_WEIGHTS - 1)]
+        words = np.add.reduceat(contrib, starts) if idx.size else np.zeros(0, dtype=np.uint64)
+        word_doc = np.searchsorted(np.flatnonzero(data == 10), idx[starts])
+        k = self.shingle
+        n = max(len(words) - k + 1, 0)
+        shingles = words[:n] * self._mix[0]
+        for i in range(1, k):
+            shingles = shingles + words[i:n + i] * self._mix[i]
+        valid = word_doc[:n] == word_doc[k - 1:k - 1 + n]
+        doc, shingles = word_doc[:n][valid], shingles[valid]
+        short = np.bincount(doc, minlength=len(texts)) == 0  # texts with fewer words than a shingle
+        if short.any():
+            take = short[word_doc]
+            doc, shingles = np.concatenate([doc, word_doc[take]]), np.concatenate([shingles, words[take]])
+        return doc, shingles
+
+    def _densify(self, sig: np.ndarray, filled: np.ndarray) -> np.ndarray:
+        """Fill empty bins from the next non-empty bin to the right (circularly), offset by distance."""
+        if filled.all():
+            return sig
+        k = self.num_perm
+        positions = np.where(np.hstack([filled, filled]), np.arange(2 * k), 2 * k)
+        nearest = np.minimum.accumulate(positions[:, ::-1], axis=1)[:, ::-1][:, :k]
+        nearest = np.where(nearest >= 2 * k, np.arange(k), nearest)  # a text without any shingle
+        distance = (nearest - np.arange(k)).astype(np.uint64)
+        rows = np.arange(sig.shape[0])[:, None]
+        return (sig[rows, nearest % k] + distance * self._rotation) & _MASK32
+
+    def jaccard(self, a: str, b: str) -> float:
+        """Estimated Jaccard similarity of two indexed keys."""
+        return float(np.mean(self._signatures[a] == self._signatures[b]))
+
+    def check(self, key: str, signature: np.ndarray, index: bool = True) -> Optional[str]:
+        """The earliest indexed key whose signature is a near duplicate of ``signature``; index ``key`` if asked."""
+        from datasketch import LeanMinHash
+
+        minhash = LeanMinHash(seed=self.seed, hashvalues=signature, scheme="legacy")  # 32-bit values
+        candidates = [c for c in self._lsh.query(minhash)
+                      if np.mean(self._signatures[c] == signature) >= self.threshold]
+        if index:
+            self._lsh.insert(key, minhash, check_duplication=False)
+            self._signatures[key] = signature
+            self._order[key] = len(self._order)
+        return min(candidates, key=self._order.__getitem__) if candidates else None

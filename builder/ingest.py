@@ -1,0 +1,314 @@
+"""Stage 1: ingest abstracts — read → normalise → assign domain → de-duplicate (paper §5.1, appendix G).
+
+``biodivergence ingest SOURCE… --out DIR`` reads every source (``FORMAT:PATH``, see
+:mod:`builder.sources`), normalises the text (:mod:`builder.normalise`), assigns a domain from the
+query packs or the pinned one (:mod:`builder.domains`), merges duplicates and reports near duplicates
+(:mod:`builder.dedup`), and writes a stage folder: Parquet shards of ``Abstract`` records,
+``stats.json`` (seen, kept, dropped by reason, by source, by domain, normalisation counts),
+``near_duplicates.jsonl``, ``manifest.json`` and ``_SUCCESS`` last. Re-running with the same
+sources (unchanged files) and parameters returns the existing statistics.
+
+Drop reasons: faults of the readers (``malformed``, ``truncated``, ``invalid_bytes``, ``empty_file``,
+``missing_id``, ``too_long``), ``no_abstract``, ``too_short``, ``out_of_domain``,
+``duplicate_doi|pmid|pmcid|content``, ``deleted_citation`` (PubMed DeleteCitation) and
+``near_duplicate`` (only with ``--drop-near-duplicates``). Every input record is counted once, so
+``seen == kept + dropped_total``. A fault names file and record position; without ``--strict`` the
+record is skipped and counted, with it the run stops before writing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from biodivergence_dataset import io
+from biodivergence_dataset.ontology import DOMAIN_NAMES
+from biodivergence_dataset.records import Abstract, RecordError
+
+from .dedup import Deduplicator, Draft, NearDuplicateFinder
+from .domains import DomainAssigner
+from .normalise import Normaliser
+from .sources import SourceSpec
+from .sources.base import MALFORMED, TOO_LONG, Deletion, Fault, RawRecord
+
+STAGE = "ingest"
+NEAR_DUPLICATES_FILE = "near_duplicates.jsonl"
+_MAX_FAULT_MESSAGES = 100
+
+logger = logging.getLogger(__name__)
+
+
+class IngestError(ValueError):
+    """A bad input record in ``--strict`` mode (the message names file and record)."""
+
+
+class IngestConfig(BaseModel):
+    """Parameters of the ingest stage (the ``ingest:`` section of a build config)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_chars: int = Field(50, ge=0, description="drop abstracts shorter than this after normalisation")
+    max_chars: int = Field(50_000, gt=0, description="a longer abstract is a fault (too_long)")
+    strict: bool = Field(False, description="stop at the first bad record instead of skipping it")
+    domain: Optional[str] = Field(None, description="pin every source without its own @domain to this domain")
+    min_domain_score: int = Field(2, ge=1, description="query-pack score needed to assign a domain")
+    querypacks: Optional[str] = Field(None, description="folder of query packs (default: builder/querypacks)")
+    near_duplicates: Literal["report", "drop", "off"] = "report"
+    near_duplicate_threshold: float = Field(0.85, gt=0.0, le=1.0)
+    num_perm: int = Field(64, ge=16, le=256, description="MinHash signature length")
+    shard_size: int = Field(io.DEFAULT_SHARD_SIZE, gt=0)
+    progress: bool = True
+
+    @field_validator("domain")
+    @classmethod
+    def _known_domain(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and value not in DOMAIN_NAMES:
+            raise ValueError(f"unknown domain {value!r}; expected one of {list(DOMAIN_NAMES)}")
+        return value
+
+
+Source = Union[str, dict, SourceSpec]
+
+
+# ---------------------------------------------------------------------------------------------
+# the stage as plain functions over records
+
+
+class _Counter:
+    """StageStats plus per-source bookkeeping and fault messages."""
+
+    def __init__(self, stats: io.StageStats, strict: bool):
+        self.stats, self.strict = stats, strict
+        self.by_source: dict[str, dict[str, Any]] = {}
+        self.faults: list[str] = []
+
+    def seen(self, spec: str) -> None:
+        self.stats.seen += 1
+        self._source(spec)["seen"] += 1
+
+    def drop(self, spec: str, reason: str) -> None:
+        self.stats.drop(reason)
+        dropped = self._source(spec)["dropped"]
+        dropped[reason] = dropped.get(reason, 0) + 1
+
+    def fault(self, spec: str, fault: Fault, counted: bool = False) -> None:
+        """Stop (strict) or skip and count a bad record; ``counted``: it was already counted as seen."""
+        if self.strict:
+            raise IngestError(f"{fault} (source {spec}; re-run without --strict to skip bad records)")
+        if len(self.faults) < _MAX_FAULT_MESSAGES:
+            logger.warning("skipped: %s", fault)
+            self.faults.append(str(fault))
+        if not counted:
+            self.seen(spec)
+        self.drop(spec, fault.reason)
+
+    def kept(self, draft: Draft) -> None:
+        self.stats.kept += 1
+        source = self._source(draft.spec)
+        source["kept"] += 1
+        source["by_domain"][draft.domain] = source["by_domain"].get(draft.domain, 0) + 1
+        self.stats.count("by_domain", draft.domain)
+
+    def _source(self, spec: str) -> dict[str, Any]:
+        return self.by_source.setdefault(spec, {"seen": 0, "kept": 0, "dropped": {}, "by_domain": {}})
+
+
+def prepare(
+    items: Iterable[tuple[str, Any]], config: IngestConfig, counter: _Counter,
+    normaliser: Normaliser, assigner: Optional[DomainAssigner],
+) -> Iterator[Union[Draft, Deletion]]:
+    """Faults, length checks, normalisation and domain assignment; yields Drafts (and Deletions)."""
+    for spec, item in items:
+        if isinstance(item, Fault):
+            counter.fault(spec, item)
+        elif isinstance(item, Deletion):
+            yield item
+        else:
+            draft = _draft(spec, item, config, counter, normaliser, assigner)
+            if draft is not None:
+                yield draft
+
+
+def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
+           normaliser: Normaliser, assigner: Optional[DomainAssigner]) -> Optional[Draft]:
+    size = len(raw.title) + sum(len(text) for _, text in raw.sections)
+    if size > config.max_chars:
+        counter.fault(spec, Fault(raw.path, raw.position, TOO_LONG,
+                                  f"{size} characters, more than max_chars={config.max_chars}"))
+        return None
+    counter.seen(spec)
+    if not any(text.strip() for _, text in raw.sections):
+        counter.drop(spec, "no_abstract")
+        return None
+    title, text, sections = normaliser.abstract(raw.title, raw.sections)
+    if len(text) < config.min_chars:
+        counter.drop(spec, "too_short")
+        return None
+    domain = raw.domain or config.domain or assigner.assign(title, text, raw.mesh_terms)
+    if domain is None:
+        counter.drop(spec, "out_of_domain")
+        return None
+    return Draft(
+        source=raw.source, origin=raw.origin, spec=spec, title=title, text=text, sections=sections,
+        domain=domain, pmid=raw.pmid, doi=raw.doi, pmcid=raw.pmcid, year=raw.year, journal=raw.journal,
+        mesh_terms=list(dict.fromkeys(raw.mesh_terms)), merged_from=[raw.origin],
+    )
+
+
+def deduplicate(drafts: Iterable[Union[Draft, Deletion]], counter: _Counter) -> Deduplicator:
+    """Merge exact duplicates and apply DeleteCitation blocks; returns the de-duplicated set."""
+    dedup = Deduplicator()
+    for draft in drafts:
+        if isinstance(draft, Deletion):
+            for removed in dedup.remove_pmids(set(draft.pmids)):
+                counter.drop(removed.spec, "deleted_citation")
+            continue
+        merge = dedup.add(draft)
+        if merge.reason:
+            counter.drop(draft.spec, merge.reason)
+        for other, reason in merge.absorbed:
+            counter.drop(other.spec, reason)
+    counter.stats.figures["identifier_conflicts"] = dedup.identifier_conflicts
+    return dedup
+
+
+def finish(
+    drafts: Iterable[Draft], config: IngestConfig, counter: _Counter, near_pairs: list[dict[str, Any]],
+) -> Iterator[Abstract]:
+    """Validate into Abstracts, find (and optionally drop) near duplicates, count what is kept."""
+    valid: list[tuple[Draft, Abstract]] = []
+    for draft in drafts:
+        try:
+            valid.append((draft, draft.to_abstract()))
+        except RecordError as exc:
+            counter.fault(draft.spec, Fault(draft.origin, 0, MALFORMED, str(exc)), counted=True)
+    finder, signatures = None, None
+    if config.near_duplicates != "off":
+        finder = NearDuplicateFinder(config.near_duplicate_threshold, config.num_perm)
+        signatures = finder.signatures([abstract.text for _, abstract in valid])
+    for i, (draft, abstract) in enumerate(valid):
+        if finder is not None:
+            twin = finder.check(abstract.article_uid, signatures[i])
+            if twin is not None:
+                near_pairs.append({"article_uid": abstract.article_uid, "near_duplicate_of": twin,
+                                   "jaccard": round(finder.jaccard(abstract.article_uid, twin), 3)})
+                if config.near_duplicates == "drop":
+                    counter.drop(draft.spec, "near_duplicate")
+                    continue
+        counter.kept(draft)
+        yield abstract
+
+
+def ingest(
+    sources: Iterable[SourceSpec], config: IngestConfig, stats: io.StageStats,
+    near_pairs: Optional[list[dict[str, Any]]] = None,
+) -> Iterator[Abstract]:
+    """The whole stage over in-memory records: yields the de-duplicated Abstracts, filling ``stats``."""
+    from tqdm import tqdm
+
+    counter = _Counter(stats, config.strict)
+    normaliser = Normaliser()
+    assigner = DomainAssigner.from_dir(config.querypacks, config.min_domain_score)
+    items = ((str(spec), item) for spec in sources for item in spec.items())
+    items = tqdm(items, desc="ingest", unit=" records", disable=None if config.progress else True)
+    dedup = deduplicate(prepare(items, config, counter, normaliser, assigner), counter)
+    yield from finish(dedup, config, counter, near_pairs if near_pairs is not None else [])
+    stats.counts["normalised"] = normaliser.changed
+    stats.figures["by_source"] = counter.by_source
+    stats.figures["faults"] = counter.faults
+    stats.figures["near_duplicate_pairs"] = len(near_pairs) if near_pairs is not None else None
+
+
+# ---------------------------------------------------------------------------------------------
+# stage folder
+
+
+def resolve_sources(sources: Iterable[Source], domain: Optional[str] = None) -> list[SourceSpec]:
+    """Parse sources; ``domain`` pins those without their own ``@domain``."""
+    specs = []
+    for source in sources:
+        spec = SourceSpec.parse(source)
+        if domain and not spec.domain:
+            spec = SourceSpec(spec.format, spec.path, domain, dict(spec.options))
+        specs.append(spec)
+    if not specs:
+        raise ValueError("no sources given")
+    return specs
+
+
+def _fingerprint(specs: list[SourceSpec]) -> list[list[Any]]:
+    """(path, size, mtime) of every input file, so a changed input makes the stage stale."""
+    out = []
+    for spec in specs:
+        for path in spec.files():
+            st = path.stat()
+            out.append([str(path.resolve()), st.st_size, st.st_mtime_ns])
+    return out
+
+
+def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig | dict | None = None) -> dict:
+    """Ingest ``sources`` into the stage folder ``out_dir``; returns the stats dict (resumable)."""
+    config = config if isinstance(config, IngestConfig) else IngestConfig.model_validate(config or {})
+    specs = resolve_sources(sources, config.domain)
+    out_dir = Path(out_dir)
+    params = {"sources": [str(s) for s in specs], "files": _fingerprint(specs),
+              "config": config.model_dump(exclude={"progress"})}
+    if io.stage_is_current(out_dir, params):
+        return io.read_stats(out_dir)
+    stats = io.StageStats(STAGE)
+    near_pairs: list[dict[str, Any]] = []
+    abstracts = list(ingest(specs, config, stats, near_pairs))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+    io.write_text_atomic(out_dir / NEAR_DUPLICATES_FILE, "".join(json.dumps(p) + "\n" for p in near_pairs))
+    io.write_manifest(out_dir, STAGE, [s.path for s in specs], params)
+    io.write_records(out_dir, abstracts, stats, shard_size=config.shard_size)
+    return stats.to_dict()
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sources", nargs="*", metavar="SOURCE",
+                        help="FORMAT:PATH[@domain] (PATH: file, directory or glob); formats: pubmed_xml, medline, "
+                             "europepmc_json, jsonl, csv, tsv, cord19, pubmedqa, pubtator, scifact_corpus; "
+                             "table options as csv[text=COLUMN,pmid=COLUMN]:PATH")
+    parser.add_argument("--sources-file", action="append", default=[], metavar="YAML",
+                        help="a YAML list of sources (e.g. builder/configs/shared_sources.yaml); repeatable")
+    parser.add_argument("--out", required=True, help="output stage folder")
+    parser.add_argument("--strict", action="store_true", help="stop at the first bad record")
+    parser.add_argument("--domain", choices=DOMAIN_NAMES, help="pin every source without its own @domain")
+    parser.add_argument("--drop-near-duplicates", action="store_true",
+                        help="drop MinHash near duplicates (default: only report them)")
+    parser.add_argument("--min-chars", type=int, default=IngestConfig.model_fields["min_chars"].default)
+    parser.add_argument("--min-domain-score", type=int,
+                        default=IngestConfig.model_fields["min_domain_score"].default)
+    parser.add_argument("--querypacks", help="folder of query packs (default: the packaged ones)")
+
+
+def read_sources_file(path: str | Path) -> list[Any]:
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a YAML list of sources")
+    return data
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    sources = list(args.sources) + [s for f in args.sources_file for s in read_sources_file(f)]
+    config = IngestConfig(
+        strict=args.strict, domain=args.domain, min_chars=args.min_chars, min_domain_score=args.min_domain_score,
+        querypacks=args.querypacks, near_duplicates="drop" if args.drop_near_duplicates else "report",
+    )
+    stats = run_stage(sources, args.out, config)
+    print(json.dumps({k: stats.get(k) for k in ("seen", "kept", "dropped", "by_domain")}, indent=2))
+    return 0

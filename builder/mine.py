@@ -1,0 +1,292 @@
+"""Stage: Claim → CandidatePair (paper §5.1, appendix G.4).
+
+Claims are embedded (all-MiniLM-L6-v2 by default, cached on disk by text hash), and each claim's
+top-k cosine neighbours are found **within its domain, never in its own article**, by blocked
+matrix products with a vectorised top-k (no loop over pairs). Neighbour links with similarity
+≥ ``min_similarity`` become candidate pairs, scored by :mod:`builder.scoring`; pairs with
+``combined ≥ min_combined`` are ranked (combined score descending, then pair id) and capped
+per domain. Output: CandidatePair shards with both abstracts' text, ``stats.json`` (pairs per
+domain, score distributions, embedding-cache counts, timings) and ``manifest.json``.
+
+CLI: ``biodivergence mine CLAIMS_DIR --out DIR [--abstracts DIR] [--model NAME]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from biodivergence_dataset import io, ontology
+from biodivergence_dataset.records import Abstract, CandidatePair, Claim, MiningScores, pair_id_for
+
+from . import scoring
+from .scoring import ScoringConfig
+from .claims import check_stage_input, input_fingerprint
+from .embeddings import DEFAULT_MODEL
+
+log = logging.getLogger(__name__)
+
+STAGE = "mine"
+SCORE_FIELDS = tuple(MiningScores.model_fields)
+#: Floats per block of the similarity matrix (bounds the memory of the neighbour search).
+_BLOCK_FLOATS = 1 << 24
+
+
+class MineConfig(BaseModel):
+    """Parameters of pair mining (a YAML ``mine:`` section maps onto this)."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: str = DEFAULT_MODEL
+    device: str = "cpu"
+    batch_size: int = Field(64, ge=1)
+    #: Embedding cache folder (default: ``<out>/embedding_cache``).
+    cache_dir: Optional[str] = None
+    #: Abstracts stage folder for the pairs' abstract text (default: the claims stage's manifest input).
+    abstracts_dir: Optional[str] = None
+    top_k: int = Field(10, ge=1)
+    min_similarity: float = 0.40
+    min_combined: float = 0.25
+    cap_per_domain: int = Field(10_000, ge=0)
+    drop_identical_text: bool = True
+    scoring: ScoringConfig = ScoringConfig()
+    shard_size: int = io.DEFAULT_SHARD_SIZE
+
+
+# --- neighbour search ---------------------------------------------------------------------------------
+def _group_ranges(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the [start, end) range of rows sharing its group (groups must be contiguous)."""
+    n = len(groups)
+    change = np.flatnonzero(np.diff(groups)) + 1
+    starts = np.concatenate(([0], change))
+    ends = np.concatenate((change, [n]))
+    if len(np.unique(groups)) != len(starts):
+        raise ValueError("rows of one group must be contiguous")
+    sizes = ends - starts
+    return np.repeat(starts, sizes), np.repeat(ends, sizes)
+
+
+def nearest_neighbours(emb: np.ndarray, groups: np.ndarray, k: int, block_rows: int | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` inner-product neighbours of every row among rows of *other* groups.
+
+    ``emb``: (n, d) float32, L2-normalised; ``groups``: (n,) ints, each group's rows contiguous.
+    Returns ``(indices, similarities)``, both (n, k'), k' = min(k, n − 1); sorted by similarity
+    descending then index; slots without a neighbour hold index −1 and similarity −inf.
+    """
+    n = len(emb)
+    kk = min(k, n - 1)
+    if kk <= 0:
+        return np.empty((n, 0), dtype=np.int64), np.empty((n, 0), dtype=np.float32)
+    g_start, g_end = _group_ranges(groups)
+    block_rows = block_rows or max(1, min(4096, _BLOCK_FLOATS // n))
+    out_idx = np.empty((n, kk), dtype=np.int64)
+    out_sim = np.empty((n, kk), dtype=np.float32)
+    for s in range(0, n, block_rows):
+        e = min(n, s + block_rows)
+        sims = emb[s:e] @ emb.T
+        # mask each row's own article: row r gets columns g_start[r] … g_end[r] − 1
+        lengths = g_end[s:e] - g_start[s:e]
+        rows = np.repeat(np.arange(e - s), lengths)
+        within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        sims[rows, np.repeat(g_start[s:e], lengths) + within] = -np.inf
+        part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
+        part_sims = np.take_along_axis(sims, part, axis=1)
+        order = np.lexsort((part, -part_sims), axis=1)
+        idx = np.take_along_axis(part, order, axis=1)
+        sim = np.take_along_axis(part_sims, order, axis=1)
+        idx[~np.isfinite(sim)] = -1
+        out_idx[s:e], out_sim[s:e] = idx, sim
+    return out_idx, out_sim
+
+
+def neighbour_pairs(indices: np.ndarray, sims: np.ndarray, min_similarity: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Undirected pairs ``(i < j, similarity)`` from neighbour lists, each pair once, similarity ≥ threshold;
+    also returns how many distinct neighbour links fell below the threshold."""
+    n, k = indices.shape
+    rows = np.repeat(np.arange(n), k)
+    cols, vals = indices.ravel(), sims.ravel()
+    valid = cols >= 0
+    rows, cols, vals = rows[valid], cols[valid], vals[valid]
+    lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
+    codes = lo.astype(np.int64) * n + hi
+    codes, first = np.unique(codes, return_index=True)
+    lo, hi, vals = lo[first], hi[first], vals[first]
+    keep = vals >= min_similarity
+    return lo[keep], hi[keep], vals[keep], int((~keep).sum())
+
+
+# --- scoring and ranking ------------------------------------------------------------------------------
+@dataclass
+class DomainResult:
+    pairs: list[tuple[float, str, int, int, MiningScores]]
+    dropped: dict[str, int]
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> DomainResult:
+    """Candidate pairs of one domain's claims (sorted by article), ranked and capped."""
+    groups = np.unique([c.article_uid for c in claims], return_inverse=True)[1]
+    indices, sims = nearest_neighbours(emb, groups, config.top_k)
+    lo, hi, vals, below = neighbour_pairs(indices, sims, config.min_similarity)
+    dropped = {"below_similarity": below, "identical_text": 0, "below_combined": 0, "over_domain_cap": 0}
+    features: dict[int, scoring.ClaimFeatures] = {}
+
+    def feats(k: int) -> scoring.ClaimFeatures:
+        if k not in features:
+            features[k] = scoring.claim_features(claims[k])
+        return features[k]
+
+    ranked = []
+    for i, j, sim in zip(lo.tolist(), hi.tolist(), vals.tolist()):
+        a, b = claims[i], claims[j]
+        if config.drop_identical_text and _normalised(a.sentence) == _normalised(b.sentence):
+            dropped["identical_text"] += 1
+            continue
+        scores = scoring.score_pair(feats(i), feats(j), min(1.0, sim), config.scoring)
+        if scores.combined_score < config.min_combined:
+            dropped["below_combined"] += 1
+            continue
+        ranked.append((-scores.combined_score, pair_id_for(a.claim_id, b.claim_id), i, j, scores))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    dropped["over_domain_cap"] = max(0, len(ranked) - config.cap_per_domain)
+    return DomainResult(ranked[:config.cap_per_domain], dropped)
+
+
+def _pair(claims: list[Claim], i: int, j: int, scores: MiningScores, pair_id: str, texts: dict[str, str]
+          ) -> CandidatePair:
+    a, b = sorted((claims[i], claims[j]), key=lambda c: c.claim_id)
+    return CandidatePair(pair_id=pair_id, domain=a.domain, claim_a=a, claim_b=b,
+                         abstract_a=texts.get(a.article_uid, ""), abstract_b=texts.get(b.article_uid, ""),
+                         scores=scores)
+
+
+# --- statistics ---------------------------------------------------------------------------------------
+def score_distribution(values: Iterable[float]) -> dict[str, float]:
+    v = np.asarray(list(values), dtype=np.float64)
+    if v.size == 0:
+        return {"n": 0}
+    q = np.percentile(v, [10, 50, 90])
+    return {"n": int(v.size), "min": round(float(v.min()), 4), "p10": round(float(q[0]), 4),
+            "median": round(float(q[1]), 4), "mean": round(float(v.mean()), 4), "p90": round(float(q[2]), 4),
+            "max": round(float(v.max()), 4)}
+
+
+# --- stage --------------------------------------------------------------------------------------------
+def _abstracts_dir(claims_dir: Path, config: MineConfig) -> Path | None:
+    if config.abstracts_dir:
+        path = Path(config.abstracts_dir)
+        if not path.is_dir():
+            raise FileNotFoundError(f"abstracts folder {path} does not exist")
+        return path
+    try:
+        inputs = io.read_manifest(claims_dir).get("inputs", [])
+    except FileNotFoundError:
+        return None
+    return Path(inputs[0]) if inputs and Path(inputs[0]).is_dir() else None
+
+
+def _abstract_texts(abstracts_dir: Path | None, needed: set[str]) -> dict[str, str]:
+    if abstracts_dir is None or not needed:
+        return {}
+    return {a.article_uid: a.text for a in io.read_records(abstracts_dir, Abstract) if a.article_uid in needed}
+
+
+def _by_domain(claims: Iterable[Claim]) -> dict[str, list[Claim]]:
+    out: dict[str, list[Claim]] = {}
+    for c in claims:
+        out.setdefault(c.domain, []).append(c)
+    return {d: sorted(out[d], key=lambda c: (c.article_uid, c.sentence_start, c.claim_id))
+            for d in ontology.DOMAIN_NAMES if d in out}
+
+
+def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | None = None) -> dict:
+    """Mine candidate pairs from a finished Claim stage folder into ``out_dir`` (resumable)."""
+    from .embeddings import embed_texts, embedding_dimension, load_encoder, open_cache
+
+    config = config or MineConfig()
+    claims_dir = check_stage_input(claims_dir, "claims")
+    out_dir = Path(out_dir)
+    abstracts_dir = _abstracts_dir(claims_dir, config)
+    params = {"config": config.model_dump(), "input": str(claims_dir.resolve()),
+              "input_shards": input_fingerprint(claims_dir), "abstracts": str(abstracts_dir) if abstracts_dir else None}
+    if io.stage_is_current(out_dir, params):
+        return io.read_stats(out_dir)
+    encoder = load_encoder(config.model, config.device)  # fails early on a bad model name or path
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+    io.write_manifest(out_dir, STAGE, [str(claims_dir)] + ([str(abstracts_dir)] if abstracts_dir else []), params)
+
+    stats = io.StageStats(STAGE)
+    timings = {"embed": 0.0, "search_and_score": 0.0}
+    cache = open_cache(config.cache_dir or out_dir / "embedding_cache", config.model, embedding_dimension(encoder))
+    results: dict[str, tuple[list[Claim], DomainResult]] = {}
+    for domain, claims in _by_domain(io.read_records(claims_dir, Claim)).items():
+        stats.seen += len(claims)
+        stats.count("claims_by_domain", domain, len(claims))
+        if len(claims) < 2 or len({c.article_uid for c in claims}) < 2:
+            log.warning("domain %s has %d claim(s) from %d article(s): no pairs possible", domain, len(claims),
+                        len({c.article_uid for c in claims}))
+            stats.count("domains_skipped", domain, len(claims))
+            continue
+        t0 = time.perf_counter()
+        emb = embed_texts([c.sentence for c in claims], encoder, cache, config.batch_size,
+                          show_progress=len(claims) > 5000)
+        t1 = time.perf_counter()
+        result = mine_domain(claims, emb, config)
+        timings["embed"] += t1 - t0
+        timings["search_and_score"] += time.perf_counter() - t1
+        for reason, n in result.dropped.items():
+            stats.drop(reason, n)
+        results[domain] = (claims, result)
+
+    needed = {claims[k].article_uid for claims, r in results.values() for p in r.pairs for k in (p[2], p[3])}
+    texts = _abstract_texts(abstracts_dir, needed)
+    pairs = [_pair(claims, i, j, scores, pid, texts)
+             for claims, r in results.values() for _, pid, i, j, scores in r.pairs]
+    for p in pairs:
+        stats.count("pairs_by_domain", p.domain)
+    stats.kept = len(pairs)
+    stats.figures.update({
+        "score_distribution": {f: score_distribution(getattr(p.scores, f) for p in pairs) for f in SCORE_FIELDS},
+        "embedding_cache": cache.stats.to_dict(),
+        "pairs_without_abstract_text": sum(1 for p in pairs if not p.abstract_a or not p.abstract_b),
+        "seconds": {k: round(v, 3) for k, v in timings.items()},
+    })
+    io.write_records(out_dir, pairs, stats, shard_size=config.shard_size)
+    return stats.to_dict()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    d = MineConfig()
+    parser.add_argument("claims_dir", metavar="CLAIMS_DIR", help="finished claims stage folder")
+    parser.add_argument("--out", required=True, help="output folder for CandidatePair shards")
+    parser.add_argument("--abstracts", default=None, help="abstracts stage folder (default: from the claims manifest)")
+    parser.add_argument("--model", default=d.model, help="sentence-transformers model name or folder")
+    parser.add_argument("--cache-dir", default=None, help="embedding cache folder (default: OUT/embedding_cache)")
+    parser.add_argument("--top-k", type=int, default=d.top_k)
+    parser.add_argument("--min-similarity", type=float, default=d.min_similarity)
+    parser.add_argument("--min-combined", type=float, default=d.min_combined)
+    parser.add_argument("--cap-per-domain", type=int, default=d.cap_per_domain)
+    parser.add_argument("--batch-size", type=int, default=d.batch_size)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = MineConfig(model=args.model, cache_dir=args.cache_dir, abstracts_dir=args.abstracts, top_k=args.top_k,
+                        min_similarity=args.min_similarity, min_combined=args.min_combined,
+                        cap_per_domain=args.cap_per_domain, batch_size=args.batch_size)
+    stats = run_stage(args.claims_dir, args.out, config)
+    print(f"mine: {stats['kept']} candidate pairs from {stats['seen']} claims "
+          f"({', '.join(f'{d}: {n}' for d, n in stats.get('pairs_by_domain', {}).items()) or 'none'}) -> {args.out}")
+    return 0

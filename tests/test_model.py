@@ -1,0 +1,267 @@
+"""The reference multi-task model on a tiny randomly initialised BERT (no download)."""
+
+import logging
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModel, AutoTokenizer, BertConfig
+
+from biodivergence_dataset import ontology
+from trainer import encoders
+from trainer.data import PairCollator, axis_pos_weight, class_weights, encode_rows, label_ids
+from trainer.features import DISAGREEMENT, FEATURE_NAMES, FEATURES, METADATA, feature_mask, feature_vector
+from trainer.modeling import MultiTaskConflictConfig, MultiTaskConflictModel, masked_cross_entropy
+from trainer.predict import decode
+
+N_AXES = len(ontology.AXIS_NAMES)
+TINY_BERT = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                       intermediate_size=64, max_position_embeddings=64)
+
+
+def tiny_model(seed: int = 0, **kwargs) -> MultiTaskConflictModel:
+    torch.manual_seed(seed)
+    config = MultiTaskConflictConfig(encoder_config=TINY_BERT.to_dict(), projection_dim=16, type_embed_dim=4,
+                                     num_cross_attention_heads=2, **kwargs)
+    return MultiTaskConflictModel(config)
+
+
+def batch(n: int = 4, length: int = 12, seed: int = 1) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    segments = torch.zeros(n, length, dtype=torch.long)
+    segments[:, 1:6], segments[:, 7:length - 1] = 1, 2
+    axis_labels = torch.zeros(n, N_AXES)
+    axis_labels[0, [1, 6]] = 1.0
+    axis_labels[1, 3] = 1.0
+    return {
+        "input_ids": torch.randint(1, 64, (n, length), generator=g),
+        "attention_mask": torch.ones(n, length, dtype=torch.long),
+        "pair_segments": segments,
+        "features": torch.rand(n, len(FEATURE_NAMES), generator=g),
+        "claim_types": torch.randint(0, len(ontology.CLAIM_TYPE_NAMES), (n, 2), generator=g),
+        "labels": torch.tensor([2, 2, 0, 1])[:n],
+        "axis_labels": axis_labels,
+        "confounder_labels": torch.tensor([6, 3, -100, -100])[:n],
+    }
+
+
+def inputs_only(b: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {k: v for k, v in b.items() if k not in ("labels", "axis_labels", "confounder_labels")}
+
+
+def test_forward_backward_reaches_every_module():
+    model = tiny_model()
+    out = model(**batch())
+    assert out.conflict_logits.shape == (4, len(ontology.CONFLICT_TYPE_NAMES))
+    assert out.axis_logits.shape == out.confounder_logits.shape == (4, N_AXES)
+    assert torch.isfinite(out.loss)
+    out.loss.backward()
+    for name in ("encoder.embeddings.word_embeddings.weight", "project.0.weight", "cross_attention.in_proj_weight",
+                 "type_embedding.weight", "fuse.0.weight", "conflict_head.weight", "axis_head.weight",
+                 "confounder_head.weight"):
+        grad = dict(model.named_parameters())[name].grad
+        assert grad is not None and grad.abs().sum() > 0, name
+
+
+def test_loss_is_the_weighted_sum_of_the_three_task_losses():
+    model = tiny_model(loss_weight_conflict_type=1.0, loss_weight_axes=1.0, loss_weight_confounder=0.3,
+                       class_weights=[1.0, 2.0, 0.5, 1.0, 1.0, 1.0], axis_pos_weight=[3.0] * N_AXES,
+                       constraint_mode="none").eval()
+    b = batch()
+    out = model(**b)
+    f = torch.nn.functional
+    expected = (
+        f.cross_entropy(out.conflict_logits, b["labels"], weight=torch.tensor([1.0, 2.0, 0.5, 1.0, 1.0, 1.0]))
+        + f.binary_cross_entropy_with_logits(out.axis_logits, b["axis_labels"], pos_weight=torch.full((N_AXES,), 3.0))
+        + 0.3 * f.cross_entropy(out.confounder_logits[:2], b["confounder_labels"][:2])
+    )
+    torch.testing.assert_close(out.loss, expected)
+
+
+def test_confounder_loss_ignores_absent_labels():
+    logits = torch.randn(4, N_AXES, requires_grad=True)
+    targets = torch.tensor([5, -100, 2, -100])
+    torch.testing.assert_close(masked_cross_entropy(logits, targets),
+                               torch.nn.functional.cross_entropy(logits[[0, 2]], targets[[0, 2]]))
+    none = masked_cross_entropy(logits, torch.full((4,), -100))
+    none.backward()
+    assert none.item() == 0.0 and logits.grad.abs().sum() == 0
+
+
+def test_all_absent_confounders_leave_confounder_head_untrained():
+    model = tiny_model()
+    b = batch()
+    b["confounder_labels"] = torch.full((4,), -100)
+    out = model(**b)
+    out.loss.backward()
+    assert torch.isfinite(out.loss)
+    assert model.confounder_head.weight.grad.abs().sum() == 0
+    reference = tiny_model(loss_weight_confounder=0.0)
+    torch.testing.assert_close(out.loss, reference(**b).loss)
+
+
+def _force_axes(model: MultiTaskConflictModel, present: list[int]) -> None:
+    """Make the axis head predict exactly ``present`` for every input."""
+    with torch.no_grad():
+        model.axis_head.weight.zero_()
+        model.axis_head.bias.fill_(-10.0)
+        model.axis_head.bias[present] = 10.0
+
+
+@torch.no_grad()
+def test_constraint_none_leaves_confounder_logits_unrestricted():
+    model = tiny_model(constraint_mode="none").eval()
+    _force_axes(model, [1])
+    out = model(**inputs_only(batch()))
+    assert (out.confounder_logits > -1e3).all()
+
+
+@torch.no_grad()
+def test_constraint_predicted_axes_restricts_to_predicted_axes():
+    model = tiny_model(constraint_mode="predicted_axes").eval()
+    _force_axes(model, [1, 9])
+    out = model(**inputs_only(batch()))
+    assert set(out.confounder_logits.argmax(-1).tolist()) <= {1, 9}
+    allowed = torch.zeros(N_AXES, dtype=torch.bool)
+    allowed[[1, 9]] = True
+    assert (out.confounder_logits[:, ~allowed] <= -1e3).all() and (out.confounder_logits[:, allowed] > -1e3).all()
+    _force_axes(model, [])  # nothing predicted: no restriction, and no confounder in the output records
+    out = model(**inputs_only(batch()))
+    assert (out.confounder_logits > -1e3).all()
+    records = decode(out.conflict_logits.numpy(), out.axis_logits.numpy(), out.confounder_logits.numpy(), "predicted_axes")
+    assert all(r["divergence_axes"] == [] and r["dominant_confounder"] == "" for r in records)
+
+
+@torch.no_grad()
+def test_constraint_gold_axes_conditions_on_and_restricts_to_gold_axes():
+    model = tiny_model(constraint_mode="gold_axes").eval()
+    b = batch()
+    with pytest.raises(ValueError, match="gold_axes"):
+        model(**inputs_only(b))
+    out = model(**inputs_only(b), axis_labels=b["axis_labels"])
+    assert set(out.confounder_logits[0].argmax().reshape(-1).tolist()) <= {1, 6}
+    assert out.confounder_logits[1].argmax().item() == 3
+    records = decode(out.conflict_logits.numpy(), out.axis_logits.numpy(), out.confounder_logits.numpy(),
+                     "gold_axes", gold_axes=b["axis_labels"].numpy())
+    assert records[1]["dominant_confounder"] == ontology.AXIS_NAMES[3]
+    assert records[2]["dominant_confounder"] == ""  # no gold axis
+    other = b["axis_labels"].clone()
+    other[0] = 0.0
+    other[0, 11] = 1.0
+    changed = model(**inputs_only(b), axis_labels=other)
+    assert changed.confounder_logits[0].argmax().item() == 11
+    torch.testing.assert_close(changed.conflict_logits, out.conflict_logits)  # only the confounder head sees gold axes
+
+
+@torch.no_grad()
+def test_save_and_load_give_identical_predictions(tmp_path):
+    model = tiny_model(constraint_mode="predicted_axes", disabled_feature_groups=[DISAGREEMENT]).eval()
+    b = inputs_only(batch())
+    model.save_pretrained(tmp_path)
+    for loaded in (MultiTaskConflictModel.from_pretrained(tmp_path), AutoModel.from_pretrained(tmp_path)):
+        assert isinstance(loaded, MultiTaskConflictModel)
+        loaded.eval()
+        assert loaded.config.disabled_feature_groups == [DISAGREEMENT]
+        before, after = model(**b), loaded(**b)
+        for key in ("conflict_logits", "axis_logits", "confounder_logits"):
+            assert torch.equal(before[key], after[key]), key
+
+
+@torch.no_grad()
+def test_disabled_feature_groups_are_ignored():
+    b = inputs_only(batch())
+    model = tiny_model(disabled_feature_groups=[METADATA]).eval()
+    groups = np.array([g for g, _ in FEATURES.values()])
+    scrambled = dict(b, features=b["features"].clone(), claim_types=(b["claim_types"] + 1) % len(ontology.CLAIM_TYPE_NAMES))
+    scrambled["features"][:, torch.from_numpy(groups == METADATA)] = 7.0
+    torch.testing.assert_close(model(**b).conflict_logits, model(**scrambled).conflict_logits)
+    scrambled["features"][:, torch.from_numpy(groups == DISAGREEMENT)] = 7.0
+    assert not torch.allclose(model(**b).conflict_logits, model(**scrambled).conflict_logits)
+
+
+def test_without_cross_attention_the_attention_block_is_unused():
+    model = tiny_model(use_cross_attention=False)
+    model(**batch()).loss.backward()
+    assert model.cross_attention.in_proj_weight.grad is None
+
+
+def test_single_task_trains_only_the_conflict_head():
+    model = tiny_model(tasks=["conflict_type"])
+    b = batch()
+    out = model(**b)
+    out.loss.backward()
+    torch.testing.assert_close(out.loss, torch.nn.functional.cross_entropy(out.conflict_logits, b["labels"]))
+    assert model.axis_head.weight.grad is None or model.axis_head.weight.grad.abs().sum() == 0
+
+
+def test_config_rejects_bad_settings():
+    with pytest.raises(ValueError, match="constraint_mode"):
+        MultiTaskConflictConfig(encoder_config=TINY_BERT.to_dict(), constraint_mode="oracle")
+    with pytest.raises(ValueError, match="feature groups"):
+        MultiTaskConflictConfig(encoder_config=TINY_BERT.to_dict(), disabled_feature_groups=["lexical"])
+    with pytest.raises(ValueError, match="class_weights"):
+        MultiTaskConflictConfig(encoder_config=TINY_BERT.to_dict(), class_weights=[1.0, 2.0])
+
+
+# -- inputs: features, tokenisation, collation ------------------------------------------------------------------
+
+ROW = {
+    "pair_id": "p1", "domain": "amr",
+    "claim_a_text": "Colistin did not reduce mortality in Greek ICU patients.",
+    "claim_b_text": "Colistin reduced mortality in Thai outpatients.",
+    "claim_a_type": "efficacy", "claim_b_type": "prognostic", "pub_year_a": 2010, "pub_year_b": 2020,
+    "similarity": 0.7, "disagreement": 0.9, "entity_overlap": 0.5, "type_compatibility": 1.0,
+    "year_penalty": 0.2, "combined_score": 0.8,
+    "conflict_type": ontology.CONTEXTUAL, "divergence_axes": ["geography", "clinical_setting"],
+    "dominant_confounder": "geography",
+}
+
+
+def test_feature_vector_reads_cues_and_metadata():
+    values = dict(zip(FEATURE_NAMES, feature_vector(ROW)))
+    assert values["similarity"] == pytest.approx(0.7) and values["disagreement"] == pytest.approx(0.9)
+    assert values["negation_a"] == 1.0 and values["negation_b"] == 0.0 and values["negation_mismatch"] == 1.0
+    assert values["polarity_mismatch"] == 1.0
+    assert values["same_claim_type"] == 0.0 and values["year_gap"] == pytest.approx(1.0) and values["domain_amr"] == 1.0
+    assert feature_mask([METADATA, DISAGREEMENT]) == [1.0 if FEATURES[n][0] == "comparison" else 0.0 for n in FEATURE_NAMES]
+
+
+def test_labels_and_imbalance_weights():
+    labels = label_ids(ROW)
+    assert labels["labels"] == ontology.CONFLICT_TYPE_NAMES.index(ontology.CONTEXTUAL)
+    assert [ontology.AXIS_NAMES[i] for i, v in enumerate(labels["axis_labels"]) if v] == ["geography", "clinical_setting"]
+    assert label_ids(dict(ROW, dominant_confounder=None))["confounder_labels"] == -100
+    rows = [ROW] * 3 + [dict(ROW, conflict_type=ontology.NO_CONFLICT, divergence_axes=[])]
+    weights = class_weights(rows)
+    assert weights[0] == pytest.approx(2.0) and weights[2] == pytest.approx(4 / 6) and weights[1] == 1.0
+    pos = axis_pos_weight(rows)
+    assert pos[ontology.AXIS_NAMES.index("geography")] == pytest.approx(1 / 3) and pos[0] == 1.0
+
+
+def test_encoding_marks_each_claims_tokens_and_collates():
+    tokenizer = AutoTokenizer.from_pretrained(encoders.packaged_minilm())
+    items = encode_rows([ROW, dict(ROW, claim_b_text="Yes.", pair_id="p2")], tokenizer, max_length=64)
+    first = items[0]
+    tokens = tokenizer.convert_ids_to_tokens(first["input_ids"])
+    claim_a = [t for t, s in zip(tokens, first["pair_segments"]) if s == 1]
+    claim_b = [t for t, s in zip(tokens, first["pair_segments"]) if s == 2]
+    assert tokenizer.convert_tokens_to_string(claim_a) == ROW["claim_a_text"].lower()
+    assert tokenizer.convert_tokens_to_string(claim_b) == ROW["claim_b_text"].lower()
+    assert first["pair_segments"][0] == 0 and first["pair_segments"][-1] == 0
+    collated = PairCollator(tokenizer)(items)
+    assert collated["input_ids"].shape == collated["pair_segments"].shape
+    assert collated["pair_segments"][1, len(items[1]["input_ids"]):].eq(0).all()
+    assert collated["features"].shape == (2, len(FEATURE_NAMES)) and collated["confounder_labels"].tolist() == [1, 1]
+
+
+def test_encoder_resolution_is_offline_and_explicit(tmp_path, caplog):
+    minilm = str(encoders.packaged_minilm())
+    with caplog.at_level(logging.WARNING, logger="trainer.encoders"):
+        assert encoders.resolve_encoder(None) == minilm
+    assert "not available offline" in caplog.text
+    assert encoders.resolve_encoder("sentence-transformers/all-MiniLM-L6-v2") == minilm
+    assert encoders.resolve_encoder(str(tmp_path)) == str(tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        encoders.resolve_encoder(str(tmp_path / "missing-model"))
+    with pytest.raises(FileNotFoundError, match="cannot be downloaded"):
+        encoders.resolve_encoder("dmis-lab/biobert-v1.1")

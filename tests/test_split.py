@@ -1,0 +1,365 @@
+"""Split stage: duplicate resolution, article-disjoint components, label-source rules, matched test, release I/O."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.cli import main
+from biodivergence_dataset.io import StageStats, write_records
+from biodivergence_dataset.records import Example, claim_id_for, pair_id_for
+from biodivergence_dataset.release import iter_examples, load_release, split_sizes
+from biodivergence_dataset.validate import validate_release
+from builder import split
+from builder.split import SplitConfig, apportion, matched_sample, split_pool
+
+LLM, HEURISTIC = ontology.ANNOTATOR_KINDS
+TRAIN, VALIDATION, TEST = ontology.SPLITS
+MATCHED = ontology.EXTRA_TEST_SPLITS[0]
+CLAIM = "Carbapenem resistance was {} in the cohort of {} (finding {})."
+
+
+def example(art_a: str, art_b: str, *, claim_a: int = 0, claim_b: int = 0, conflict: str = ontology.CONTEXTUAL,
+            kind: str = HEURISTIC, confidence: float = 0.6, domain: str = "amr") -> Example:
+    """An Example between claim ``claim_a`` of ``art_a`` and claim ``claim_b`` of ``art_b``."""
+    text_a, text_b = (CLAIM.format(("higher", "lower")[i % 2], art, i) for art, i in ((art_a, claim_a), (art_b, claim_b)))
+    ca = claim_id_for(art_a, 100 * claim_a, 100 * claim_a + len(text_a))
+    cb = claim_id_for(art_b, 100 * claim_b, 100 * claim_b + len(text_b))
+    axes = ["geography"] if conflict == ontology.CONTEXTUAL else []
+    return Example(
+        example_id=f"{pair_id_for(ca, cb)}-{kind}", pair_id=pair_id_for(ca, cb), domain=domain,
+        claim_a_id=ca, claim_b_id=cb, claim_a_text=text_a, claim_b_text=text_b, claim_a_type="prevalence",
+        claim_b_type="prevalence", article_uid_a=art_a, article_uid_b=art_b, abstract_a=text_a, abstract_b=text_b,
+        conflict_type=conflict, divergence_axes=axes, dominant_confounder=axes[0] if axes else None,
+        annotator_id=f"{kind}-test", annotator_kind=kind, confidence=confidence,
+    )
+
+
+def disjoint_pairs(n: int, domain: str = "amr", conflicts=(ontology.NO_CONFLICT, ontology.CONTEXTUAL), **kw):
+    """``n`` examples on ``2n`` distinct articles: every example is its own component."""
+    return [example(f"{domain}:{2 * i}", f"{domain}:{2 * i + 1}", conflict=conflicts[i % len(conflicts)],
+                    domain=domain, **kw) for i in range(n)]
+
+
+def ids(rows, kind: str) -> set[str]:
+    cols = {"article": ("article_uid_a", "article_uid_b"), "claim": ("claim_a_id", "claim_b_id"), "pair": ("pair_id",)}
+    return {getattr(r, c) for r in rows for c in cols[kind]}
+
+
+def assert_article_disjoint(splits) -> None:
+    """No article, claim or pair shared by two splits that must be disjoint (test and test_matched may share)."""
+    names = list(splits)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if {a, b} <= {TEST, MATCHED}:
+                continue
+            for kind in ("article", "claim", "pair"):
+                assert not ids(splits[a], kind) & ids(splits[b], kind), f"{kind} shared by {a} and {b}"
+
+
+def membership(result) -> dict[str, dict[str, list[str]]]:
+    return {c: {s: [e.pair_id for e in rows] for s, rows in splits.items()} for c, splits in result.configs.items()}
+
+
+# --- property tests on random article graphs ------------------------------------------------------------------
+
+@st.composite
+def article_graphs(draw):
+    """Random multi-domain article graphs; edges may repeat (duplicate pair_ids with other labels or annotators)."""
+    examples = []
+    for domain in draw(st.lists(st.sampled_from(ontology.DOMAIN_NAMES), min_size=1, max_size=3, unique=True)):
+        n_articles = draw(st.integers(2, 25))
+        edges = draw(st.lists(st.tuples(st.integers(0, n_articles - 1), st.integers(0, n_articles - 1),
+                                        st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=60))
+        for a, b, ca, cb in edges:
+            if a == b:
+                continue
+            examples.append(example(
+                f"{domain}:{a}", f"{domain}:{b}", claim_a=ca, claim_b=cb, domain=domain,
+                conflict=draw(st.sampled_from(ontology.CONFLICT_TYPE_NAMES)),
+                kind=draw(st.sampled_from(ontology.ANNOTATOR_KINDS)),
+                confidence=draw(st.floats(0.0, 1.0))))
+    return examples
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(article_graphs(), st.integers(0, 2**16))
+def test_primary_is_article_claim_and_pair_disjoint(examples, seed):
+    result = split_pool(examples, SplitConfig(seed=seed))
+    primary = result.configs["primary"]
+    assert_article_disjoint(primary)
+    assert {e.pair_id for e in primary[MATCHED]} <= {e.pair_id for e in primary[TEST]}
+    # every unique pair lands in exactly one split of each config unless it was dropped for a counted reason
+    placed = [e.pair_id for s in ontology.SPLITS for e in primary[s]]
+    assert len(placed) == len(set(placed))
+    unique = {e.pair_id for e in examples}
+    assert len(placed) + sum(result.report["dropped"].values()) - result.report["dropped"].get(
+        "duplicate_pair_id", 0) == len(unique)
+    pairlevel = [e.pair_id for s in ontology.SPLITS for e in result.configs["pairlevel"][s]]
+    assert len(pairlevel) == len(set(pairlevel))
+    # with LLM labels in the pool, evaluation splits hold LLM labels only
+    if any(e.annotator_kind == LLM for e in examples):
+        for config in ontology.CONFIGS:
+            for s in (VALIDATION, TEST):
+                assert all(e.annotator_kind == LLM for e in result.configs[config][s])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(article_graphs(), st.integers(0, 2**16), st.randoms(use_true_random=False))
+def test_split_is_deterministic_for_a_seed_whatever_the_input_order(examples, seed, rnd):
+    first = split_pool(examples, SplitConfig(seed=seed))
+    shuffled = list(examples)
+    rnd.shuffle(shuffled)
+    again = split_pool(shuffled, SplitConfig(seed=seed))
+    assert membership(first) == membership(again)
+    assert first.report == again.report
+
+
+def test_different_seeds_give_different_but_valid_splits():
+    examples = [e for d in ontology.DOMAIN_NAMES for e in disjoint_pairs(60, domain=d)]
+    a, b = (split_pool(examples, SplitConfig(seed=s)) for s in (1, 2))
+    assert membership(a) != membership(b)
+    assert_article_disjoint(a.configs["primary"])
+    assert_article_disjoint(b.configs["primary"])
+
+
+# --- duplicates and label sources ---------------------------------------------------------------------------------
+
+def test_duplicates_prefer_llm_copy_and_count_label_conflicts():
+    heuristic = example("pmid:1", "pmid:2", conflict=ontology.NO_CONFLICT, kind=HEURISTIC, confidence=0.9)
+    llm = example("pmid:2", "pmid:1", claim_a=0, claim_b=0, conflict=ontology.CONTEXTUAL, kind=LLM, confidence=0.3)
+    agreeing = [example("pmid:3", "pmid:4", confidence=c) for c in (0.5, 0.8)]
+    survivors, duplicated, conflicting = split.resolve_duplicates([heuristic, llm, *agreeing])
+    assert llm.pair_id == heuristic.pair_id  # order-independent pair id
+    by_pair = {e.pair_id: e for e in survivors}
+    assert by_pair[llm.pair_id].annotator_kind == LLM
+    assert by_pair[agreeing[0].pair_id].confidence == 0.8  # same kind: the more confident copy
+    assert (len(survivors), duplicated, conflicting) == (2, 2, 1)
+
+
+def test_heuristic_only_pool_uses_heuristic_labels_everywhere_and_says_so():
+    examples = disjoint_pairs(100, confidence=0.2)
+    result = split_pool(examples)
+    assert result.report["label_source"]["mode"] == "heuristic_only"
+    sizes = {s: len(r) for s, r in result.configs["primary"].items()}
+    assert sizes[TRAIN] + sizes[VALIDATION] + sizes[TEST] == 100  # low confidence is not filtered here
+    assert sizes[VALIDATION] == sizes[TEST] == 15
+    assert {s: len(result.configs["pairlevel"][s]) for s in ontology.SPLITS} == {TRAIN: 70, VALIDATION: 10, TEST: 20}
+
+
+def test_llm_pool_keeps_eval_splits_llm_only_and_tops_up_train_with_confident_heuristics():
+    llm = disjoint_pairs(40, kind=LLM, confidence=0.9)
+    strong = [example(f"h:{2 * i}", f"h:{2 * i + 1}", confidence=0.45) for i in range(30)]
+    weak = [example(f"w:{2 * i}", f"w:{2 * i + 1}", confidence=0.44) for i in range(20)]
+    result = split_pool(llm + strong + weak)
+    assert result.report["label_source"]["mode"] == "llm_eval_heuristic_topup"
+    assert result.report["dropped"]["heuristic_below_topup_confidence"] == 20
+    for config in ontology.CONFIGS:
+        splits = result.configs[config]
+        assert all(e.annotator_kind == LLM for s in (VALIDATION, TEST) for e in splits[s])
+        assert {e.pair_id for e in strong} <= {e.pair_id for e in splits[TRAIN]}
+        assert not {e.pair_id for e in weak} & {e.pair_id for s in splits.values() for e in s}
+    primary = result.configs["primary"]
+    assert len(primary[VALIDATION]) + len(primary[TEST]) == round(0.30 * 70)  # targets from LLM + top-up pool
+
+
+def test_heuristic_examples_in_an_eval_component_are_dropped_not_leaked():
+    # one component mixing an LLM and a heuristic pair (shared article x:1), plus many LLM singletons
+    mixed = [example("x:0", "x:1", kind=LLM, confidence=0.9), example("x:1", "x:2", confidence=0.9)]
+    filler = disjoint_pairs(200, kind=LLM, confidence=0.9)
+    for seed in range(25):
+        result = split_pool(mixed + filler, SplitConfig(seed=seed))
+        primary = result.configs["primary"]
+        assert_article_disjoint(primary)
+        where = {e.pair_id: s for s, rows in primary.items() if s != MATCHED for e in rows}
+        if where.get(mixed[0].pair_id) in (VALIDATION, TEST):
+            assert mixed[1].pair_id not in where
+            assert result.report["dropped"]["not_llm_labelled_in_eval_component"] == 1
+            break
+    else:
+        pytest.fail("the mixed component never went to an evaluation split in 25 seeds")
+
+
+# --- components ------------------------------------------------------------------------------------------------
+
+def test_components_follow_shared_articles_and_shared_claims():
+    chain = [example("a:1", "a:2"), example("a:2", "a:3"), example("a:3", "a:4")]
+    lone = [example("b:1", "b:2")]
+    comps = split.article_components(chain + lone)
+    assert sorted((c.size, c.articles) for c in comps) == [(1, 2), (3, 4)]
+
+
+def test_oversized_component_goes_to_train_and_is_reported():
+    hub = [example("hub:0", f"hub:{i}") for i in range(1, 41)]  # a 40-example star
+    small = disjoint_pairs(60)
+    result = split_pool(hub + small)
+    primary = result.configs["primary"]
+    assert {e.pair_id for e in hub} <= {e.pair_id for e in primary[TRAIN]}
+    assert result.report["components"]["oversized"] == [{"domain": "amr", "examples": 40, "articles": 41}]
+    assert result.report["components"]["largest"] == 40
+    assert_article_disjoint(primary)
+
+
+def test_primary_targets_70_15_15_per_domain_by_example_count():
+    rnd = random.Random(7)
+    examples = []
+    for d in ontology.DOMAIN_NAMES:  # components of 1–3 examples (paths over fresh articles)
+        art = 0
+        while len([e for e in examples if e.domain == d]) < 200:
+            size = rnd.choice([1, 1, 2, 3])
+            examples += [example(f"{d}:{art + k}", f"{d}:{art + k + 1}", domain=d) for k in range(size)]
+            art += size + 1
+    result = split_pool(examples)
+    for d in ontology.DOMAIN_NAMES:
+        counts = {s: sum(e.domain == d for e in result.configs["primary"][s]) for s in ontology.SPLITS}
+        total = sum(counts.values())
+        for s, ratio in SplitConfig().primary_ratios.items():
+            assert abs(counts[s] / total - ratio) <= 0.03, (d, counts)
+
+
+def test_pairlevel_is_stratified_by_conflict_type_within_domain():
+    examples = disjoint_pairs(300, conflicts=(ontology.NO_CONFLICT,) * 3 + (ontology.CONTEXTUAL,) * 2)
+    pairlevel = split_pool(examples).configs["pairlevel"]
+    for s, ratio in SplitConfig().pairlevel_ratios.items():
+        share = Counter(e.conflict_type for e in pairlevel[s])
+        assert len(pairlevel[s]) == round(300 * ratio)
+        assert abs(share[ontology.CONTEXTUAL] / len(pairlevel[s]) - 0.4) <= 0.02
+
+
+# --- matched test ------------------------------------------------------------------------------------------------
+
+def test_apportion_respects_caps_and_redistributes():
+    assert apportion(10, {"a": 0.5, "b": 0.5}) == {"a": 5, "b": 5}
+    assert apportion(10, {"a": 0.5, "b": 0.5}, {"a": 2, "b": 20}) == {"a": 2, "b": 8}
+    assert apportion(10, {"a": 1.0, "b": 0.0}, {"a": 4, "b": 3}) == {"a": 4, "b": 3}  # overflow to zero weight
+    assert apportion(7, {"a": 1, "b": 1, "c": 1}) == {"a": 3, "b": 2, "c": 2}
+    assert sum(apportion(1000, {"a": 0.7, "b": 0.15, "c": 0.15}).values()) == 1000
+
+
+def test_matched_sample_reaches_the_reference_mix_when_the_pool_allows():
+    pool = disjoint_pairs(100, conflicts=(ontology.NO_CONFLICT,) * 9 + (ontology.CONTEXTUAL,))  # 90 / 10
+    reference = split.distribution([ontology.NO_CONFLICT] * 6 + [ontology.CONTEXTUAL] * 4)  # 60 / 40
+    chosen, report = matched_sample(pool, reference, seed=1, max_tv=0.0, min_fraction=0.0)
+    counts = Counter(e.conflict_type for e in chosen)
+    assert counts == {ontology.NO_CONFLICT: 15, ontology.CONTEXTUAL: 10}
+    assert report["tv_distance"] == 0.0
+    assert report["tv_distance_before"] == pytest.approx(0.3)
+    assert {e.pair_id for e in chosen} <= {e.pair_id for e in pool}
+
+
+def test_matched_sample_trades_distance_for_size_with_min_fraction():
+    pool = disjoint_pairs(100, conflicts=(ontology.NO_CONFLICT,) * 9 + (ontology.CONTEXTUAL,))
+    reference = split.distribution([ontology.NO_CONFLICT] * 6 + [ontology.CONTEXTUAL] * 4)
+    chosen, report = matched_sample(pool, reference, seed=1, max_tv=0.0, min_fraction=0.5)
+    assert len(chosen) == 50
+    assert Counter(e.conflict_type for e in chosen)[ontology.CONTEXTUAL] == 10  # every contextual example used
+    assert 0.0 < report["tv_distance"] < report["tv_distance_before"]
+
+
+def test_matched_test_is_closer_to_pairlevel_test_than_primary_test():
+    rnd = random.Random(3)
+    examples = []
+    for i in range(400):  # hubs of contextual examples make primary test composition drift
+        conflict = ontology.CONTEXTUAL if rnd.random() < 0.3 else ontology.NO_CONFLICT
+        examples.append(example(f"amr:{rnd.randrange(300)}", f"amr:b{i}", conflict=conflict))
+    result = split_pool(examples)
+    report = result.report[MATCHED]
+    assert report["tv_distance"] <= report["tv_distance_before"]
+    assert report["size"] == len(result.configs["primary"][MATCHED]) > 0
+
+
+# --- stage I/O ------------------------------------------------------------------------------------------------
+
+def write_annotations(folder, examples, manifest=None):
+    write_records(folder, examples, StageStats("annotate", seen=len(examples), kept=len(examples)))
+    (folder / "annotation_manifest.json").write_text(json.dumps(manifest or {"provider": "heuristic"}))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def annotated(tmp_path_factory):
+    rnd = random.Random(11)
+    examples = []
+    for d in ontology.DOMAIN_NAMES[:3]:
+        for i in range(120):
+            examples.append(example(f"{d}:{rnd.randrange(150)}", f"{d}:x{i}", domain=d,
+                                    conflict=rnd.choice(ontology.EVALUABLE_CLASSES)))
+    return write_annotations(tmp_path_factory.mktemp("ann") / "annotations", examples), examples
+
+
+def test_run_stage_writes_a_valid_release_that_load_dataset_reads(annotated, tmp_path):
+    ann, examples = annotated
+    stats = split.run_stage(ann, tmp_path / "release")
+    rel = tmp_path / "release"
+    report = validate_release(rel)
+    assert report.ok, report.problems
+    sizes = split_sizes(rel)
+    assert sizes["primary"] == stats["primary_sizes"]
+    assert sum(sizes["pairlevel"].values()) == len({e.pair_id for e in examples})
+    ds = load_release(rel, "primary", cache_dir=str(tmp_path / "cache"))
+    assert set(ds) == {TRAIN, VALIDATION, TEST, MATCHED}
+    back = {s: list(iter_examples(rel, "primary", s)) for s in ds}
+    assert_article_disjoint(back)
+    manifest = json.loads((rel / "split_manifest.json").read_text())
+    assert manifest["label_source"]["mode"] == "heuristic_only"
+    assert manifest["seed"] == 42 and manifest["thresholds"]["heuristic_topup_min_confidence"] == 0.45
+    assert set(manifest["library_versions"]) == {"datasets", "pyarrow", "huggingface_hub", "biodivergence"}
+    assert manifest["per_domain_counts"]["primary"][TRAIN] == dict(Counter(e.domain for e in back[TRAIN]))
+    assert manifest[MATCHED]["size"] == sizes["primary"][MATCHED]
+    assert json.loads((rel / "annotation_manifest.json").read_text()) == {"provider": "heuristic"}
+    assert "test_matched" in (rel / "README.md").read_text()
+
+
+def test_run_stage_is_resumable_and_reruns_when_parameters_change(annotated, tmp_path):
+    ann, _ = annotated
+    rel = tmp_path / "release"
+    split.run_stage(ann, rel)
+    shard = sorted((rel / "primary").glob("train-*.parquet"))[0]
+    before = shard.stat().st_mtime_ns
+    split.run_stage(ann, rel)
+    assert shard.stat().st_mtime_ns == before  # up to date: nothing rewritten
+    split.run_stage(ann, rel, SplitConfig(seed=7))
+    assert json.loads((rel / "split_manifest.json").read_text())["seed"] == 7
+
+
+def test_several_annotation_runs_are_merged_with_llm_preferred(tmp_path):
+    base = disjoint_pairs(30)
+    relabelled = [e.model_copy(update={"annotator_kind": LLM, "annotator_id": "qwen", "confidence": 0.9,
+                                       "conflict_type": ontology.NO_CONFLICT}) for e in base[:20]]
+    a = write_annotations(tmp_path / "heuristic", base)
+    b = write_annotations(tmp_path / "llm", relabelled, {"provider": "ollama", "model": "qwen2.5:7b"})
+    split.run_stage([a, b], tmp_path / "release")
+    manifest = json.loads((tmp_path / "release" / "split_manifest.json").read_text())
+    assert manifest["duplicates"]["duplicate_pair_ids"] == 20
+    assert manifest["duplicates"]["label_conflicting_duplicates"] == 10  # half of the base pairs were contextual
+    assert manifest["label_source"]["mode"] == "llm_eval_heuristic_topup"
+    assert len(json.loads((tmp_path / "release" / "annotation_manifest.json").read_text())["runs"]) == 2
+    rows = [e for s in ontology.SPLITS for e in iter_examples(tmp_path / "release", "primary", s)]
+    assert Counter(e.annotator_kind for e in rows) == {LLM: 20, HEURISTIC: 10}
+
+
+def test_cli_split(annotated, tmp_path, capsys):
+    ann, _ = annotated
+    assert main(["split", str(ann), "--out", str(tmp_path / "rel"), "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "primary: train=" in out and "test_matched=" in out
+    assert validate_release(tmp_path / "rel").ok
+
+
+def test_unfinished_annotation_folder_is_refused(tmp_path):
+    (tmp_path / "ann").mkdir()
+    with pytest.raises(FileNotFoundError, match="_SUCCESS"):
+        split.run_stage(tmp_path / "ann", tmp_path / "rel")
+
+
+def test_bad_ratios_are_rejected():
+    with pytest.raises(ValueError, match="sum to 1"):
+        SplitConfig(primary_ratios={TRAIN: 0.8, VALIDATION: 0.15, TEST: 0.15})
+    with pytest.raises(ValueError, match="exactly the splits"):
+        SplitConfig(pairlevel_ratios={TRAIN: 0.9, TEST: 0.1})

@@ -1,0 +1,209 @@
+"""The baseline suite: which systems run, scoring each with the metric, and the results files.
+
+Each system is fitted on the train split and predicts the evaluated split (default ``test``);
+its predictions are written to ``predictions/<slug>.jsonl`` (metric input format, keyed by
+``pair_id``) and scored by the metric's plain scorer on the tasks it covers. ``results.json``
+holds one entry per system with every scalar score; ``results.md`` renders the paper's tables
+(Task 1 as Table 4, Tasks 2–3 as Table 5, Task 4 as Table 7, Task 5 as Table 8).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.io import write_json_atomic, write_text_atomic
+from biodivergence_dataset.tasks import task
+
+from ..metric import score
+from ..predict import read_jsonl, reference_record, write_jsonl
+from . import frequency, lexical, reconciliation, spans, transfer
+from .common import Record, Row, System
+
+log = logging.getLogger(__name__)
+
+RESULTS_JSON = "results.json"
+RESULTS_MD = "results.md"
+PREDICTIONS_DIR = "predictions"
+DEFAULT_SEED = 42
+
+#: (title, task, [(column header, metric key)]) — the paper's table columns.
+TABLES: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("Task 1 — conflict type (paper Table 4)", "conflict_type", (
+        ("Acc.", "conflict_type/accuracy"), ("Macro-F1", "conflict_type/macro_f1"),
+        ("W-F1", "conflict_type/weighted_f1"), ("κ", "conflict_type/kappa"), ("Ctx F1", "conflict_type/ctx_f1"),
+    )),
+    ("Task 2 — divergence axes (paper Table 5)", "axes", (
+        ("Micro-F1", "axes/micro_f1"), ("Macro-F1", "axes/macro_f1"), ("Prec.", "axes/micro_precision"),
+        ("Recall", "axes/micro_recall"), ("Exact", "axes/exact_match"), ("Primary-9 Micro-F1", "axes_primary/micro_f1"),
+    )),
+    ("Task 3 — dominant confounder (paper Table 5)", "confounder", (
+        ("Acc.", "confounder/accuracy"), ("n", "confounder/n"),
+    )),
+    ("Task 4 — reconciliation (paper Table 7)", "reconciliation", (
+        ("BLEU", "reconciliation/bleu"), ("ROUGE-L", "reconciliation/rouge_l"), ("SemSim", "reconciliation/semsim"),
+        ("Slot overlap", "reconciliation/slot_overlap"),
+    )),
+    ("Task 5 — claim-level evidence spans (paper Table 8)", "spans", (
+        ("IoU", "spans/iou"), ("Prec.", "spans/precision"), ("Recall", "spans/recall"), ("F1", "spans/f1"),
+    )),
+)
+
+#: task -> the record fields it scores (from the task declarations).
+_TASK_FIELDS: dict[str, tuple[str, ...]] = {t: task(t).target_fields for _, t, _ in TABLES}
+_HEADLINE = {key for _, _, columns in TABLES for _, key in columns}
+
+
+@dataclass
+class SuiteOptions:
+    """What to run beyond the always-available baselines."""
+
+    seed: int = DEFAULT_SEED
+    nli_models: list[str] = field(default_factory=list)
+    llm_specs: list[str] = field(default_factory=list)
+    llm_limit: int | None = None
+    dense_model: str | None = None
+    skip: list[str] = field(default_factory=list)
+    extra: dict[str, str] = field(default_factory=dict)  # results-table name -> predictions JSONL
+
+
+def standard_systems(seed: int = DEFAULT_SEED, dense_model: str | None = None) -> list[System]:
+    """Every baseline of paper Table 31 that needs no external model or server."""
+    return [
+        System("majority", "Majority class", "floor", ("conflict_type",), frequency.majority),
+        System("stratified-random", "Stratified random", "floor", ("conflict_type",), frequency.stratified_random(seed)),
+        System("most-frequent-axes", "Most-frequent axes / frequency confounder", "floor", ("axes", "confounder"),
+               frequency.most_frequent_axes),
+        System("lexical-gbt", "Lexical / slot-mismatch gradient boosting", "lexical", ("conflict_type",),
+               lexical.gradient_boosting(seed)),
+        System("per-axis-pipeline", "Independent per-axis classifiers → pipeline confounder", "lexical",
+               ("axes", "confounder"), lexical.per_axis_pipeline(seed)),
+        System("extractive-reconciliation", "Extractive reconciliation", "reconciliation", ("reconciliation",),
+               reconciliation.extractive),
+        System("template-predicted", "Template reconciliation (predicted fields)", "reconciliation", ("reconciliation",),
+               reconciliation.template_from("lexical-gbt", "per-axis-pipeline"), needs=("lexical-gbt", "per-axis-pipeline")),
+        System("template-gold", "Template reconciliation (gold fields; construction check)", "reconciliation",
+               ("reconciliation",), reconciliation.template_from_gold),
+        System("span-heuristic", "Lexical span heuristic", "spans", ("spans",), spans.heuristic),
+        System("bm25-spans", "BM25 clause retrieval", "spans", ("spans",), spans.bm25),
+        System("dense-spans", "Dense retrieval (MiniLM)", "spans", ("spans",), spans.dense(dense_model)),
+    ]
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in text.lower()).strip("-")
+
+
+def optional_systems(options: SuiteOptions) -> list[System]:
+    """NLI transfer and zero-shot LLM rows, one per model/server the user named."""
+    systems = [
+        System(f"nli-{_slug(Path(path).name)}", f"NLI transfer ({Path(path).name})", "transfer", ("conflict_type",),
+               transfer.nli_transfer(path))
+        for path in options.nli_models
+    ]
+    for spec in options.llm_specs:
+        llm = transfer.ZeroShotLLM(spec)
+        systems.append(System(f"llm-{_slug(llm.backend.model)}", f"Zero-shot {llm.backend.model}", "llm",
+                              tuple(_TASK_FIELDS), llm))
+    return systems
+
+
+def _restrict(record: Record, tasks: Sequence[str]) -> Record:
+    return {f: record[f] for t in tasks for f in _TASK_FIELDS[t]}
+
+
+def score_system(predictions: list[Record], references: list[Record], tasks: Sequence[str]) -> dict[str, float]:
+    """Scalar metric scores of one system on the tasks it covers (references keep every field: the
+    reconciliation's slot overlap reads the gold conflict type, axes and confounder)."""
+    scores = score([_restrict(p, tasks) for p in predictions], references)
+    return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _tasks_in(records: list[Record]) -> tuple[str, ...]:
+    return tuple(t for t, fields in _TASK_FIELDS.items() if all(f in records[0] for f in fields))
+
+
+def load_extra(path: str | Path, rows: Sequence[Row]) -> list[Record]:
+    """Predictions from a JSONL file (e.g. ``biodivergence predict``), ordered like ``rows`` by ``pair_id``."""
+    by_id = {r["pair_id"]: r for r in read_jsonl(path)}
+    missing = [r["pair_id"] for r in rows if r["pair_id"] not in by_id]
+    if missing:
+        raise ValueError(f"{path} has no prediction for {len(missing)} example(s), e.g. pair_id {missing[0]}")
+    return [by_id[r["pair_id"]] for r in rows]
+
+
+def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, options: SuiteOptions | None = None,
+              meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run, save and score every system; write ``results.json`` and ``results.md``; return the results."""
+    options = options or SuiteOptions()
+    out_dir = Path(out_dir)
+    references = [reference_record(r) for r in rows]
+    systems = [s for s in standard_systems(options.seed, options.dense_model) + optional_systems(options)
+               if s.slug not in options.skip]
+    outputs: dict[str, list[Record]] = {}
+    entries = []
+    for system in systems:
+        skipped = [n for n in system.needs if n not in outputs]
+        if skipped:
+            log.warning("skipping %s: it needs %s", system.slug, skipped)
+            continue
+        limit = options.llm_limit if system.family == "llm" and options.llm_limit else len(rows)
+        started = time.perf_counter()
+        predictions = system.predict(train, rows[:limit], outputs)
+        elapsed = time.perf_counter() - started
+        outputs[system.slug] = predictions
+        records = [{"pair_id": r["pair_id"], **_restrict(p, system.tasks)} for r, p in zip(rows, predictions)]
+        path = write_jsonl(out_dir / PREDICTIONS_DIR / f"{system.slug}.jsonl", records)
+        entry = _entry(system.slug, system.name, system.family, system.tasks, predictions, references[:limit], path, out_dir)
+        entry["seconds"] = round(elapsed, 2)
+        if isinstance(system.predict, transfer.ZeroShotLLM):
+            entry["failed_answers"] = system.predict.failures
+        entries.append(entry)
+        log.info("%s: %s", system.slug, {k: round(v, 4) for k, v in entry["scores"].items() if k in _HEADLINE})
+    for name, path in options.extra.items():
+        predictions = load_extra(path, rows)
+        tasks = _tasks_in(predictions)
+        entries.append(_entry(_slug(name), name, "external", tasks, predictions, references, Path(path), out_dir))
+    results = {**(meta or {}), "n": len(rows), "systems": entries}
+    write_json_atomic(out_dir / RESULTS_JSON, results)
+    write_text_atomic(out_dir / RESULTS_MD, render_markdown(results))
+    return results
+
+
+def _entry(slug: str, name: str, family: str, tasks: Sequence[str], predictions: list[Record],
+           references: list[Record], path: Path, out_dir: Path) -> dict[str, Any]:
+    relative = path.relative_to(out_dir) if path.is_relative_to(out_dir) else path
+    return {"system": name, "slug": slug, "family": family, "tasks": list(tasks), "n": len(predictions),
+            "predictions": str(relative), "scores": score_system(predictions, references, tasks)}
+
+
+def _cell(value: float | None, key: str) -> str:
+    if value is None:
+        return "—"
+    if key.endswith("/n"):
+        return str(int(value))
+    return "nan" if value != value else f"{value:.4f}"
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    """The paper-style tables of a results dict."""
+    lines = ["# BioDivergence baselines", ""]
+    described = {k: results[k] for k in ("release", "config", "split", "train_size") if k in results}
+    lines += [f"- {k}: {v}" for k, v in described.items()] + [f"- evaluated examples: {results['n']}", ""]
+    for title, task_name, columns in TABLES:
+        systems = [s for s in results["systems"] if task_name in s["tasks"]]
+        if not systems:
+            continue
+        lines += [f"## {title}", "", "| System | n | " + " | ".join(h for h, _ in columns) + " |",
+                  "|---|---|" + "---|" * len(columns)]
+        for s in systems:
+            cells = [_cell(s["scores"].get(key), key) for _, key in columns]
+            lines.append(f"| {s['system']} | {s['n']} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines.append(f"Labels: {', '.join(ontology.EVALUABLE_CLASSES)} are the evaluable classes of v1.0; "
+                 "Ctx F1 is the F1 of contextual_contradiction.")
+    return "\n".join(lines) + "\n"

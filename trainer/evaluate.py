@@ -1,0 +1,198 @@
+"""``biodivergence evaluate``: score a predictions JSONL against a release split.
+
+Prediction rows carry ``pair_id`` plus any task fields (``conflict_type``, ``divergence_axes``,
+``dominant_confounder``, ``reconciliation``, ``evidence_spans``). They are matched to the
+release's references by ``pair_id``; references without a prediction and predictions without
+a reference are reported, and the matched pairs are scored with the BioDivergence metric,
+loaded through ``evaluate.load`` from ``metrics/biodivergence`` exactly as users load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.io import write_json_atomic
+from biodivergence_dataset.tasks import load_tasks
+
+METRIC_DIR = Path(__file__).resolve().parent.parent / "metrics" / "biodivergence"
+#: How many unmatched ids the printed report lists (the JSON lists all of them).
+SHOWN_IDS = 5
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--predictions", required=True, type=Path, help="JSONL file: one object per pair with pair_id and task fields")
+    parser.add_argument("--release", required=True, type=Path, help="release folder (as written by `biodivergence split`)")
+    parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--out", type=Path, help="JSON report (default: PREDICTIONS with suffix .metrics.json)")
+    parser.add_argument("--metric", type=Path, default=METRIC_DIR, help="metric folder or script (default: %(default)s)")
+    parser.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap resamples for 95%% intervals")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument("--semsim-model", help="sentence-transformers name or path for SemSim (default: the metric's, all-MiniLM-L6-v2)")
+    parser.add_argument("--no-semsim", action="store_true", help="skip SemSim (no sentence-transformers model is loaded)")
+
+
+def task_fields() -> list[str]:
+    """The record fields the metric scores, from the task declaration."""
+    return [f for spec in load_tasks() for f in spec.target_fields]
+
+
+def read_predictions(path: Path) -> dict[str, dict[str, Any]]:
+    """``{pair_id: task fields}`` from a JSONL file; ValueError naming the line of a bad row."""
+    fields = task_fields()
+    out: dict[str, dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            pair_id = row.get("pair_id") if isinstance(row, dict) else None
+            if not isinstance(pair_id, str) or not pair_id:
+                raise ValueError(f"{path}:{number}: a prediction row needs a string pair_id")
+            if pair_id in out:
+                raise ValueError(f"{path}:{number}: duplicate pair_id {pair_id!r}")
+            out[pair_id] = {f: row[f] for f in fields if f in row}
+    return out
+
+
+def read_references(release: Path, config: str, split: str) -> dict[str, dict[str, Any]]:
+    """``{pair_id: task fields}`` of one release split, labels as names, no confounder as ""."""
+    from biodivergence_dataset.release import iter_rows
+
+    fields = task_fields()
+    out: dict[str, dict[str, Any]] = {}
+    for _, row in iter_rows(release, config, split):
+        record = {f: row[f] for f in fields}
+        record["dominant_confounder"] = record["dominant_confounder"] or ""
+        out[row["pair_id"]] = record
+    if not out:
+        raise ValueError(f"no rows for config {config!r}, split {split!r} in {release}")
+    return out
+
+
+def match(predictions: dict[str, Any], references: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """Matched ids (reference order), references without a prediction, predictions without a reference."""
+    matched = [i for i in references if i in predictions]
+    missing = [i for i in references if i not in predictions]
+    extra = [i for i in predictions if i not in references]
+    return matched, missing, extra
+
+
+def load_metric(path: Path):
+    import evaluate
+
+    return evaluate.load(str(path))
+
+
+# --- the printed report ----------------------------------------------------------------------------
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    cells = [header] + [[_fmt(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+            for row in cells]
+
+
+def _group(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Scores by key prefix: scalars, intervals, per-label values and the confusion matrix."""
+    groups: dict[str, dict[str, Any]] = {}
+    for key, value in scores.items():
+        prefix, metric, *rest = key.split("/")
+        group = groups.setdefault(prefix, {"scalars": {}, "intervals": {}, "labels": {}, "matrix": None})
+        if isinstance(value, list):
+            group["matrix"] = value
+        elif rest and rest[0] in ("ci_low", "ci_high"):
+            group["intervals"].setdefault(metric, {})[rest[0]] = value
+        elif rest:
+            group["labels"].setdefault(rest[0], {})[metric] = value
+        else:
+            group["scalars"][metric] = value
+    return groups
+
+
+def format_report(scores: dict[str, Any]) -> str:
+    """One table per task (and one for the primary-axis view)."""
+    titles = {spec.name: f"Task {spec.number}: {spec.title}" for spec in load_tasks()}
+    titles["axes_primary"] = f"{titles['axes']} (9 primary axes)"
+    lines: list[str] = []
+    for prefix, group in _group(scores).items():
+        lines += ["", f"{titles.get(prefix, prefix)}  [{prefix}]"]
+        with_ci = bool(group["intervals"])
+        header = ["metric", "value"] + (["95% CI"] if with_ci else [])
+        rows = []
+        for metric, value in group["scalars"].items():
+            ci = group["intervals"].get(metric)
+            rows.append([metric, value] + ([f"[{_fmt(ci['ci_low'])}, {_fmt(ci['ci_high'])}]" if ci else ""] if with_ci else []))
+        lines += _table(header, rows)
+        if group["labels"]:
+            metrics = list(dict.fromkeys(m for values in group["labels"].values() for m in values))
+            lines += [""] + _table(["label"] + metrics, [[label] + [v.get(m, "") for m in metrics]
+                                                         for label, v in group["labels"].items()])
+        if group["matrix"] is not None:
+            names = list(group["labels"])
+            lines += ["", "  confusion matrix (rows: reference, columns: prediction)"]
+            lines += _table(["reference"] + [f"#{i}" for i in range(len(names))],
+                            [[f"#{i} {name}"] + row for i, (name, row) in enumerate(zip(names, group["matrix"]))])
+    return "\n".join(lines)
+
+
+# --- the command -----------------------------------------------------------------------------------
+
+
+def _report_unmatched(kind: str, ids: list[str]) -> str:
+    shown = ", ".join(ids[:SHOWN_IDS]) + (", ..." if len(ids) > SHOWN_IDS else "")
+    return f"{len(ids)} {kind}: {shown}"
+
+
+def run(args: argparse.Namespace) -> int:
+    predictions = read_predictions(args.predictions)
+    references = read_references(args.release, args.config, args.split)
+    matched, missing, extra = match(predictions, references)
+    print(f"{len(matched)} of {len(references)} references of {args.config}/{args.split} have a prediction")
+    if missing:
+        print(_report_unmatched("references without a prediction (not scored)", missing))
+    if extra:
+        print(_report_unmatched("predictions whose pair_id is not in the split (ignored)", extra))
+    if not matched:
+        raise ValueError(f"no prediction in {args.predictions} matches a pair_id of {args.config}/{args.split}")
+    options: dict[str, Any] = {"bootstrap": args.bootstrap, "seed": args.seed}
+    if args.no_semsim or args.semsim_model:
+        options["semsim_model"] = None if args.no_semsim else args.semsim_model
+    metric = load_metric(args.metric)
+    scores = metric.compute(
+        predictions=[predictions[i] for i in matched], references=[references[i] for i in matched], **options
+    )
+    print(format_report(scores))
+    out = args.out or args.predictions.with_suffix(".metrics.json")
+    report = {
+        "predictions": str(args.predictions),
+        "release": str(args.release),
+        "config": args.config,
+        "split": args.split,
+        "n_references": len(references),
+        "n_predictions": len(predictions),
+        "n_scored": len(matched),
+        "missing_pair_ids": missing,
+        "extra_pair_ids": extra,
+        "bootstrap": args.bootstrap,
+        "seed": args.seed,
+        "metrics": {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in scores.items()},
+    }
+    write_json_atomic(out, report)
+    print(f"\nwrote {out}")
+    return 0

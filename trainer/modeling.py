@@ -1,0 +1,298 @@
+"""The reference multi-task model (paper §6.1, §6.3, appendix B, Table 32).
+
+``[CLS] claim_a [SEP] claim_b [SEP]`` → a transformer encoder → token states projected to 256
+dims → 8-head cross-attention between the two claims' tokens → fused with the [CLS] state,
+32-dim claim-type embeddings and the comparison features (``trainer.features``) into ``z`` →
+three heads: conflict type (softmax over 6), axes (sigmoid over 13) and the dominant
+confounder (softmax over 13 on ``[z; Â]``).
+
+Constraint modes for the confounder head (``config.constraint_mode``):
+
+* ``none`` — conditioned on the predicted axis probabilities ``Â``, no masking;
+* ``predicted_axes`` — conditioned on ``Â``; the returned logits are restricted to the axes
+  predicted present (``Â ≥ axis_threshold``; unrestricted when none is);
+* ``gold_axes`` — conditioned on the gold axis vector (``axis_labels`` must be given) and
+  restricted to the gold axes (the oracle analysis of paper Table 13).
+
+The confounder loss is always computed on the unrestricted logits, so a gold confounder
+outside the predicted axes cannot make it infinite; absent confounders (-100) are ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from huggingface_hub.dataclasses import strict
+from torch import nn
+from transformers import AutoConfig, AutoModel, PreTrainedConfig, PreTrainedModel
+from transformers import initialization as init
+from transformers.configuration_utils import SubConfigSpec
+from transformers.utils import ModelOutput
+
+from biodivergence_dataset import ontology
+
+from . import features as feature_defs
+
+CONSTRAINT_MODES: tuple[str, ...] = ("none", "predicted_axes", "gold_axes")
+TASKS: tuple[str, ...] = ("conflict_type", "axes", "confounder")
+IGNORE_INDEX = -100
+_POOLER_MODEL_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"})
+_NEG_INF = -1e4  # large enough to zero a softmax entry, small enough for fp16
+
+
+@strict(accept_kwargs=True)
+@dataclass(repr=False)
+class MultiTaskConflictConfig(PreTrainedConfig):
+    """Configuration of :class:`MultiTaskConflictModel`; ``encoder_config`` is the encoder's own config."""
+
+    model_type = "biodivergence-multitask"
+    sub_configs_defaults = {"encoder_config": SubConfigSpec(config_class=AutoConfig, model_type="bert")}
+
+    encoder_config: PreTrainedConfig | dict | None = None
+    encoder_name_or_path: str = ""
+    projection_dim: int = 256
+    type_embed_dim: int = 32
+    num_cross_attention_heads: int = 8
+    dropout: float = 0.1
+    use_cross_attention: bool = True
+    disabled_feature_groups: list[str] | None = None
+    feature_names: list[str] | None = None
+    tasks: list[str] | None = None
+    constraint_mode: Literal["none", "predicted_axes", "gold_axes"] = "predicted_axes"
+    axis_threshold: float = 0.5
+    max_length: int = 256
+    loss_weight_conflict_type: float = 1.0
+    loss_weight_axes: float = 1.0
+    loss_weight_confounder: float = 0.3
+    class_weights: list[float] | None = None
+    axis_pos_weight: list[float] | None = None
+    conflict_type_names: list[str] | None = None
+    axis_names: list[str] | None = None
+    claim_type_names: list[str] | None = None
+    initializer_range: float = 0.02
+
+    def __post_init__(self, **kwargs):
+        self.disabled_feature_groups = list(self.disabled_feature_groups or [])
+        self.feature_names = list(self.feature_names or feature_defs.FEATURE_NAMES)
+        self.tasks = list(self.tasks or TASKS)
+        self.conflict_type_names = list(self.conflict_type_names or ontology.CONFLICT_TYPE_NAMES)
+        self.axis_names = list(self.axis_names or ontology.AXIS_NAMES)
+        self.claim_type_names = list(self.claim_type_names or ontology.CLAIM_TYPE_NAMES)
+        if self.id2label is None:
+            self.id2label = dict(enumerate(self.conflict_type_names))
+            self.label2id = {n: i for i, n in enumerate(self.conflict_type_names)}
+        super().__post_init__(**kwargs)
+        self._check()
+
+    def _check(self) -> None:
+        if self.constraint_mode not in CONSTRAINT_MODES:
+            raise ValueError(f"constraint_mode must be one of {CONSTRAINT_MODES}, got {self.constraint_mode!r}")
+        unknown = set(self.tasks) - set(TASKS)
+        if unknown or "conflict_type" not in self.tasks:
+            raise ValueError(f"tasks must include 'conflict_type' and be among {TASKS}, got {self.tasks}")
+        feature_defs.feature_mask(self.disabled_feature_groups)  # validates the group names
+        if self.projection_dim % self.num_cross_attention_heads:
+            raise ValueError("projection_dim must be divisible by num_cross_attention_heads")
+        for name, values, n in (
+            ("class_weights", self.class_weights, len(self.conflict_type_names)),
+            ("axis_pos_weight", self.axis_pos_weight, len(self.axis_names)),
+        ):
+            if values is not None and len(values) != n:
+                raise ValueError(f"{name} has {len(values)} entries, expected {n}")
+
+
+@dataclass
+class MultiTaskOutput(ModelOutput):
+    """``loss`` (when labels are given) and the logits of the three heads."""
+
+    loss: torch.Tensor | None = None
+    conflict_logits: torch.Tensor | None = None
+    axis_logits: torch.Tensor | None = None
+    confounder_logits: torch.Tensor | None = None
+
+
+def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of ``states`` (B, L, D) over the positions where ``mask`` (B, L) is true."""
+    weights = mask.to(states.dtype).unsqueeze(-1)
+    return (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+
+
+def _segment_mask(pair_segments: torch.Tensor, segment: int) -> torch.Tensor:
+    """Positions of one claim; a row where the claim has no token falls back to [CLS] (never an empty key set)."""
+    mask = pair_segments == segment
+    empty = ~mask.any(dim=1)
+    if empty.any():
+        mask = mask.clone()
+        mask[empty, 0] = True
+    return mask
+
+
+class MultiTaskConflictModel(PreTrainedModel):
+    """Reference model for Tasks 1–3; see the module docstring."""
+
+    config_class = MultiTaskConflictConfig
+    base_model_prefix = "biodivergence"
+    main_input_name = "input_ids"
+    _supports_sdpa = True
+
+    def __init__(self, config: MultiTaskConflictConfig):
+        super().__init__(config)
+        d, p = config.encoder_config.hidden_size, config.projection_dim
+        n_axes, n_types = len(config.axis_names), len(config.claim_type_names)
+        self.encoder = _bare_encoder(config.encoder_config)
+        self.project = nn.Sequential(nn.Linear(d, p), nn.LayerNorm(p), nn.Dropout(config.dropout))
+        self.cross_attention = nn.MultiheadAttention(p, config.num_cross_attention_heads, dropout=config.dropout, batch_first=True)
+        self.cross_norm = nn.LayerNorm(p)
+        self.type_embedding = nn.Embedding(n_types, config.type_embed_dim)
+        n_features = len(config.feature_names)
+        fused_in = 5 * p + 2 * config.type_embed_dim + n_features
+        self.fuse = nn.Sequential(nn.Linear(fused_in, p), nn.GELU(), nn.Dropout(config.dropout))
+        self.conflict_head = nn.Linear(p, len(config.conflict_type_names))
+        self.axis_head = nn.Linear(p, n_axes)
+        self.confounder_head = nn.Linear(p + n_axes, n_axes)
+        self.register_buffer("feature_mask", self._feature_mask(), persistent=False)
+        self.post_init()
+
+    def _init_weights(self, module: nn.Module) -> None:
+        super()._init_weights(module)
+        if module is self:  # non-persistent buffers are re-created empty by from_pretrained
+            init.copy_(self.feature_mask, self._feature_mask())
+
+    def _feature_mask(self) -> torch.Tensor:
+        names = self.config.feature_names
+        if list(names) != list(feature_defs.FEATURE_NAMES):
+            raise ValueError(
+                f"this model was built with comparison features {names}; this code computes {list(feature_defs.FEATURE_NAMES)}"
+            )
+        return torch.tensor(feature_defs.feature_mask(self.config.disabled_feature_groups))
+
+    @classmethod
+    def from_encoder(cls, encoder_name_or_path: str, **config_kwargs) -> "MultiTaskConflictModel":
+        """A new model whose encoder weights come from ``encoder_name_or_path`` (heads freshly initialised)."""
+        encoder = AutoModel.from_pretrained(encoder_name_or_path)
+        config = MultiTaskConflictConfig(
+            encoder_config=encoder.config.to_dict(), encoder_name_or_path=str(encoder_name_or_path), **config_kwargs
+        )
+        model = cls(config)
+        weights = {k: v for k, v in encoder.state_dict().items() if not k.startswith("pooler.")}
+        model.encoder.load_state_dict(weights)
+        return model
+
+    # -- forward -----------------------------------------------------------------------------------------------
+
+    def _pair_states(self, tokens: torch.Tensor, pair_segments: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pooled states of claim a and claim b, each informed by the other claim when cross-attention is on."""
+        mask_a, mask_b = _segment_mask(pair_segments, 1), _segment_mask(pair_segments, 2)
+        if not self.config.use_cross_attention:
+            return masked_mean(tokens, mask_a), masked_mean(tokens, mask_b)
+        a_attends_b, _ = self.cross_attention(tokens, tokens, tokens, key_padding_mask=~mask_b, need_weights=False)
+        b_attends_a, _ = self.cross_attention(tokens, tokens, tokens, key_padding_mask=~mask_a, need_weights=False)
+        a = masked_mean(self.cross_norm(tokens + a_attends_b), mask_a)
+        b = masked_mean(self.cross_norm(tokens + b_attends_a), mask_b)
+        return a, b
+
+    def _type_embeddings(self, claim_types: torch.Tensor) -> torch.Tensor:
+        emb = self.type_embedding(claim_types).flatten(1)
+        if feature_defs.METADATA in self.config.disabled_feature_groups:
+            emb = torch.zeros_like(emb)
+        return emb
+
+    def _confounder_logits(
+        self, z: torch.Tensor, axis_logits: torch.Tensor, axis_labels: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(unrestricted logits, logits restricted by the constraint mode)."""
+        mode = self.config.constraint_mode
+        if mode == "gold_axes":
+            if axis_labels is None:
+                raise ValueError("constraint_mode 'gold_axes' needs axis_labels at inference time")
+            profile = axis_labels.to(z.dtype)
+        else:
+            profile = torch.sigmoid(axis_logits)
+        raw = self.confounder_head(torch.cat([z, profile], dim=-1))
+        if mode == "none":
+            return raw, raw
+        allowed = profile >= (0.5 if mode == "gold_axes" else self.config.axis_threshold)
+        allowed = allowed | ~allowed.any(dim=-1, keepdim=True)
+        return raw, raw.masked_fill(~allowed, _NEG_INF)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        pair_segments: torch.Tensor,
+        features: torch.Tensor,
+        claim_types: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        axis_labels: torch.Tensor | None = None,
+        confounder_labels: torch.Tensor | None = None,
+        **kwargs,
+    ) -> MultiTaskOutput:
+        encoder_inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            encoder_inputs["token_type_ids"] = token_type_ids
+        hidden = self.encoder(**encoder_inputs).last_hidden_state
+        tokens = self.project(hidden)
+        a, b = self._pair_states(tokens, pair_segments)
+        fused = torch.cat(
+            [tokens[:, 0], a, b, (a - b).abs(), a * b, self._type_embeddings(claim_types), features.to(tokens.dtype) * self.feature_mask],
+            dim=-1,
+        )
+        z = self.fuse(fused)
+        conflict_logits = self.conflict_head(z)
+        axis_logits = self.axis_head(z)
+        confounder_raw, confounder_logits = self._confounder_logits(z, axis_logits, axis_labels)
+        loss = None
+        if labels is not None:
+            loss = self.loss(conflict_logits, axis_logits, confounder_raw, labels, axis_labels, confounder_labels)
+        return MultiTaskOutput(
+            loss=loss, conflict_logits=conflict_logits, axis_logits=axis_logits, confounder_logits=confounder_logits
+        )
+
+    # -- loss --------------------------------------------------------------------------------------------------
+
+    def _weights(self, values: list[float] | None, like: torch.Tensor) -> torch.Tensor | None:
+        return None if values is None else torch.tensor(values, dtype=like.dtype, device=like.device)
+
+    def loss(
+        self,
+        conflict_logits: torch.Tensor,
+        axis_logits: torch.Tensor,
+        confounder_logits: torch.Tensor,
+        labels: torch.Tensor,
+        axis_labels: torch.Tensor | None,
+        confounder_labels: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """``λ_ct·CE_ct + λ_ax·BCE_ax + λ_dc·CE_dc`` over the configured tasks; absent confounders (-100) ignored."""
+        cfg = self.config
+        total = cfg.loss_weight_conflict_type * nn.functional.cross_entropy(
+            conflict_logits, labels, weight=self._weights(cfg.class_weights, conflict_logits)
+        )
+        if "axes" in cfg.tasks and axis_labels is not None:
+            total = total + cfg.loss_weight_axes * nn.functional.binary_cross_entropy_with_logits(
+                axis_logits, axis_labels.to(axis_logits.dtype), pos_weight=self._weights(cfg.axis_pos_weight, axis_logits)
+            )
+        if "confounder" in cfg.tasks and confounder_labels is not None:
+            total = total + cfg.loss_weight_confounder * masked_cross_entropy(confounder_logits, confounder_labels)
+        return total
+
+
+def _bare_encoder(encoder_config: PreTrainedConfig) -> PreTrainedModel:
+    """The encoder without its pooler where the architecture has one (unused weights break DDP)."""
+    if encoder_config.model_type in _POOLER_MODEL_TYPES:
+        return AutoModel.from_config(encoder_config, add_pooling_layer=False)
+    return AutoModel.from_config(encoder_config)
+
+
+def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over targets that are not -100; exactly 0 (with a gradient path) when all are."""
+    keep = targets != IGNORE_INDEX
+    if not keep.any():
+        return logits.sum() * 0.0
+    return nn.functional.cross_entropy(logits[keep], targets[keep])
+
+
+AutoConfig.register(MultiTaskConflictConfig.model_type, MultiTaskConflictConfig, exist_ok=True)
+AutoModel.register(MultiTaskConflictConfig, MultiTaskConflictModel, exist_ok=True)

@@ -1,0 +1,168 @@
+"""``biodivergence predict``: predictions of a trained reference model, in the metric's input format.
+
+One JSONL row per example, keyed by ``pair_id``::
+
+    {"pair_id": ..., "conflict_type": ..., "divergence_axes": [...], "dominant_confounder": "" | axis}
+
+The confounder is the head's arg-max among the axes the constraint mode allows (all axes
+under ``none``, the predicted axes under ``predicted_axes``, the gold axes under
+``gold_axes``), or ``""`` when that leaves no axis to choose from.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.io import write_text_atomic
+
+log = logging.getLogger(__name__)
+
+PREDICTION_FIELDS = ("pair_id", "conflict_type", "divergence_axes", "dominant_confounder")
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def decode(
+    conflict_logits: np.ndarray,
+    axis_logits: np.ndarray,
+    confounder_logits: np.ndarray,
+    constraint_mode: str,
+    axis_threshold: float = 0.5,
+    gold_axes: np.ndarray | None = None,
+) -> list[dict[str, Any]]:
+    """Label records (conflict type, axes, confounder) from the three heads' logits for a batch.
+
+    The confounder restriction is applied here as well as in the model, so raw logits decode the same way.
+    """
+    conflict = np.asarray(conflict_logits).argmax(-1)
+    axes = _sigmoid(np.asarray(axis_logits, dtype=np.float64)) >= axis_threshold
+    if constraint_mode == "none":
+        allowed = np.ones_like(axes)
+    elif constraint_mode == "gold_axes":
+        if gold_axes is None:
+            raise ValueError("constraint_mode 'gold_axes' needs the gold axes")
+        allowed = np.asarray(gold_axes) >= 0.5
+    else:
+        allowed = axes
+    confounder = np.where(allowed, np.asarray(confounder_logits, dtype=np.float64), -np.inf).argmax(-1)
+    records = []
+    for i in range(len(conflict)):
+        has_choice = bool(allowed[i].any())
+        records.append({
+            "conflict_type": ontology.CONFLICT_TYPE_NAMES[conflict[i]],
+            "divergence_axes": [a for a, on in zip(ontology.AXIS_NAMES, axes[i]) if on],
+            "dominant_confounder": ontology.AXIS_NAMES[confounder[i]] if has_choice else "",
+        })
+    return records
+
+
+def references_from_labels(labels: np.ndarray, axis_labels: np.ndarray, confounder_labels: np.ndarray) -> list[dict[str, Any]]:
+    """Metric reference records from the label tensors of ``trainer.data.label_ids``."""
+    return [
+        {
+            "conflict_type": ontology.CONFLICT_TYPE_NAMES[int(c)],
+            "divergence_axes": [a for a, on in zip(ontology.AXIS_NAMES, ax) if on >= 0.5],
+            "dominant_confounder": ontology.AXIS_NAMES[int(d)] if d >= 0 else "",
+        }
+        for c, ax, d in zip(labels, axis_labels, confounder_labels)
+    ]
+
+
+def reference_record(row: dict[str, Any]) -> dict[str, Any]:
+    """The metric reference of a decoded release row (all five task fields)."""
+    return {
+        "pair_id": row["pair_id"],
+        "conflict_type": row["conflict_type"],
+        "divergence_axes": list(row["divergence_axes"]),
+        "dominant_confounder": row.get("dominant_confounder") or "",
+        "reconciliation": row.get("reconciliation") or "",
+        "evidence_spans": [dict(s) for s in row.get("evidence_spans") or []],
+    }
+
+
+def load_model(model_dir: str | Path, constraint_mode: str | None = None):
+    """A trained model and its tokenizer, in eval mode; ``constraint_mode`` overrides the saved one."""
+    from transformers import AutoTokenizer
+
+    from .modeling import CONSTRAINT_MODES, MultiTaskConflictModel
+
+    model_dir = Path(model_dir)
+    if not (model_dir / "config.json").exists():
+        raise FileNotFoundError(f"{model_dir} is not a saved model folder (no config.json)")
+    model = MultiTaskConflictModel.from_pretrained(model_dir)
+    if constraint_mode is not None:
+        if constraint_mode not in CONSTRAINT_MODES:
+            raise ValueError(f"constraint mode must be one of {CONSTRAINT_MODES}, got {constraint_mode!r}")
+        model.config.constraint_mode = constraint_mode
+    model.eval()
+    return model, AutoTokenizer.from_pretrained(model_dir)
+
+
+def predict_rows(model, tokenizer, rows: Sequence[dict[str, Any]], batch_size: int = 32) -> list[dict[str, Any]]:
+    """Prediction records (with ``pair_id``) for decoded release rows."""
+    import torch
+
+    from .data import PairCollator, encode_rows
+
+    collate = PairCollator(tokenizer)
+    items = encode_rows(rows, tokenizer, model.config.max_length)
+    mode = model.config.constraint_mode
+    out: list[dict[str, Any]] = []
+    with torch.inference_mode():
+        for start in range(0, len(items), batch_size):
+            chunk = items[start:start + batch_size]
+            batch = collate(chunk)
+            gold = batch.pop("axis_labels")
+            for key in ("labels", "confounder_labels"):
+                batch.pop(key)
+            batch = {k: v.to(model.device) for k, v in batch.items()}
+            result = model(**batch, axis_labels=gold.to(model.device) if mode == "gold_axes" else None)
+            records = decode(
+                result.conflict_logits.float().cpu().numpy(), result.axis_logits.float().cpu().numpy(),
+                result.confounder_logits.float().cpu().numpy(), mode, model.config.axis_threshold, gold.numpy(),
+            )
+            out.extend({"pair_id": it["pair_id"], **rec} for it, rec in zip(chunk, records))
+    return out
+
+
+def write_jsonl(path: str | Path, records: Sequence[dict[str, Any]]) -> Path:
+    return write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+# -- CLI -----------------------------------------------------------------------------------------------------
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--model", required=True, help="folder written by `biodivergence train`")
+    parser.add_argument("--release", required=True, help="release folder")
+    parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--out", required=True, help="JSONL file to write")
+    parser.add_argument("--constraint-mode", default=None, help="override the saved mode: none, predicted_axes, gold_axes")
+    parser.add_argument("--batch-size", type=int, default=32)
+
+
+def run(args) -> int:
+    from .data import decoded_rows, load_splits
+
+    splits = load_splits(args.release, args.config)
+    if args.split not in splits:
+        raise ValueError(f"split {args.split!r} is not in {args.release} ({args.config}); it has {list(splits)}")
+    model, tokenizer = load_model(args.model, args.constraint_mode)
+    records = predict_rows(model, tokenizer, decoded_rows(splits[args.split]), args.batch_size)
+    path = write_jsonl(args.out, records)
+    print(f"wrote {len(records)} predictions to {path}")
+    return 0
