@@ -163,7 +163,7 @@ _SLOT_PATTERNS = {
                r"\d+(?:\.\d+)?e-?\d+)",
     "effect_size": r"(?:a?(?:HR|OR|RR|IRR)|SMD|MD|RD|hazard ratio|odds ratio|relative risk|risk ratio|rate ratio|"
                    r"mean difference|risk difference)\b[^0-9\n]{0,12}\d+(?:\.\d+)?(?:\s*[(\[;,]\s*95\s*%\s*"
-                   r"(?:CI|confidence interval)[^)\]]{0,40}[)\]]?)?|\d+(?:\.\d+)?-fold|\d+(?:\.\d+)?\s?%",
+                   r"(?:CI|confidence interval)[^)\];]{0,40}[)\]]?)?|\d+(?:\.\d+)?-fold|\d+(?:\.\d+)?\s?%",
     "intervention": r"(?:treatment|therapy|supplementation|administration|vaccination|exposure|prophylaxis|use|"
                     r"infusion|injection|intake|consumption|receiving|treated with|given|taking)\s+(?:with\s+|of\s+|"
                     r"to\s+)?" + _PHRASE,
@@ -215,14 +215,19 @@ _OUTCOME_AXIS = "endpoint_definition"
 _USED_AXES = tuple(ontology.axis(a).name for a in _ENTITY_AXES + tuple(a for _, a in _AXIS_SLOTS) + (_OUTCOME_AXIS,))
 
 
+_DIGITS_RE = re.compile(r"\d+(?:\.\d+)?")
+
+
 def claim_type_of(matches: dict[str, list[re.Match]]) -> str:
-    """The claim type whose ontology cues hit most often; ties go to the earlier type in the ontology;
-    no hit gives the default (factual) type. ``matches``: the analysis scan of the sentence."""
+    """The claim type with the most distinct ontology cues in the sentence (numbers ignored, so "12%" and
+    "40%" are one cue); ties go to the earlier type in the ontology; no cue gives the default (factual)
+    type. ``matches``: the scan of the sentence."""
     best, best_hits = ontology.DEFAULT_CLAIM_TYPE, 0
     for name in ontology.CLAIM_TYPE_NAMES:
-        hits = sum(1 for m in matches.get(_TYPE_PREFIX + name, ()) if m.group(0) not in _LOWERCASE_NON_CUES)
-        if hits > best_hits:
-            best, best_hits = name, hits
+        cues_found = {_DIGITS_RE.sub("0", m.group(0).lower()) for m in matches.get(_TYPE_PREFIX + name, ())
+                      if m.group(0) not in _LOWERCASE_NON_CUES}
+        if len(cues_found) > best_hits:
+            best, best_hits = name, len(cues_found)
     return best
 
 
@@ -231,7 +236,7 @@ def _head_phrase(phrase: str) -> str | None:
     out = []
     for word in phrase.split():
         w = word.strip(",;:.()[]").lower()
-        if not w or w in _STOP or w[0].isdigit():
+        if not w or w in _STOP or not any(c.isalpha() for c in w):
             break
         out.append(w)
         if len(out) == 4:

@@ -14,6 +14,7 @@ datasketch's ``MinHashLSH``; pairs above the Jaccard threshold are reported, and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Iterator, Optional
 
 import numpy as np
@@ -41,12 +42,16 @@ class Draft:
     journal: Optional[str] = None
     mesh_terms: list[str] = field(default_factory=list)
     merged_from: list[str] = field(default_factory=list)
+    content_key: str = ""
+
+    def __post_init__(self):
+        self.content_key = article_uid_for(None, None, self.text)
 
     def keys(self) -> list[tuple[str, str]]:
         """``(level, key)`` for each identifier present, strongest first; the content key is always present."""
         found = [(level, f"{level}:{value}") for level, value in
                  (("doi", self.doi), ("pmid", self.pmid), ("pmcid", self.pmcid)) if value]
-        found.append(("content", article_uid_for(None, None, self.text)))
+        found.append(("content", self.content_key))
         return found
 
     def absorb(self, other: "Draft") -> bool:
@@ -66,7 +71,8 @@ class Draft:
     def to_abstract(self) -> Abstract:
         return Abstract.parse(
             {
-                "article_uid": article_uid_for(self.doi, self.pmid, self.text),
+                "article_uid": article_uid_for(self.doi, self.pmid, self.text) if self.doi or self.pmid
+                else self.content_key,
                 "pmid": self.pmid, "doi": self.doi, "pmcid": self.pmcid,
                 "title": self.title, "text": self.text, "year": self.year, "journal": self.journal,
                 "domain": self.domain, "source": self.source, "mesh_terms": self.mesh_terms,
@@ -155,6 +161,15 @@ _WORD_WEIGHTS = 64  # distinct random weights per byte position within a word (p
 _BATCH = 2048
 
 
+@lru_cache(maxsize=None)
+def _lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
+    """datasketch's (bands, rows) for a threshold, computed once (it integrates error probabilities)."""
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    return lsh.b, lsh.r
+
+
 class NearDuplicateFinder:
     """MinHash signatures of word ``shingle``-grams + datasketch ``MinHashLSH``.
 
@@ -178,7 +193,7 @@ class NearDuplicateFinder:
         self._mix = draw(shingle) | np.uint64(1)
         self._rotation = draw(1)[0] & _MASK32 | np.uint64(1)
         self.threshold, self.num_perm, self.shingle, self.seed = threshold, num_perm, shingle, seed
-        self._lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+        self._lsh = MinHashLSH(num_perm=num_perm, params=_lsh_bands(threshold, num_perm))
         self._signatures: dict[str, np.ndarray] = {}
         self._order: dict[str, int] = {}
 

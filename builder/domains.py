@@ -175,17 +175,19 @@ class _Term:
 class DomainAssigner:
     """Assigns a domain to an abstract from query-pack terms (see module docstring).
 
-    Single-word terms are looked up by their surface forms in the set of text tokens; phrases and
-    truncated terms are confirmed with a regex over the token string, phrases only when their first
-    word occurs.
+    Single-word terms are looked up by their surface forms in the set of text tokens. A phrase is
+    tried only when every one of its words occurs, and then confirmed with a regex over the token
+    string; truncated terms always go to their regex. MeSH headings repeat across records, so each
+    heading's matches are cached.
     """
 
     packs: dict[str, QueryPack]
     min_score: int = 2
     _single: dict[bytes, _Term] = field(init=False, repr=False)
-    _phrases: dict[bytes, list[tuple[_Term, re.Pattern]]] = field(init=False, repr=False)
+    _phrases: dict[bytes, list[tuple[_Term, re.Pattern, tuple[frozenset[bytes], ...]]]] = field(init=False, repr=False)
     _truncated: list[tuple[_Term, re.Pattern]] = field(init=False, repr=False)
     _order: dict[str, int] = field(init=False, repr=False)
+    _headings: dict[str, frozenset[_Term]] = field(init=False, repr=False)
 
     def __post_init__(self):
         merged: dict[tuple[tuple[str, ...], bool], set[str]] = {}
@@ -195,7 +197,7 @@ class DomainAssigner:
                 toks = _term_tokens(term.rstrip("*"), prefix)
                 if toks:
                     merged.setdefault((toks, prefix), set()).add(domain)
-        self._single, self._phrases, self._truncated = {}, {}, []
+        self._single, self._phrases, self._truncated, self._headings = {}, {}, [], {}
         for (toks, prefix), domains in sorted(merged.items()):
             term = _Term(toks, prefix, tuple(sorted(domains, key=DOMAIN_NAMES.index)))
             if prefix and len(toks) == 1:
@@ -203,8 +205,10 @@ class DomainAssigner:
             elif len(toks) == 1:
                 self._single.update((form.encode(), term) for form in surface_forms(toks[0]))
             else:
-                for form in surface_forms(toks[0]):
-                    self._phrases.setdefault(form.encode(), []).append((term, term.pattern()))
+                whole = toks[:-1] if prefix else toks
+                forms = tuple(frozenset(f.encode() for f in surface_forms(t)) for t in whole)
+                for first in forms[0]:
+                    self._phrases.setdefault(first, []).append((term, term.pattern(), forms[1:]))
         self._order = {d: i for i, d in enumerate(DOMAIN_NAMES)}
 
     @classmethod
@@ -213,19 +217,31 @@ class DomainAssigner:
 
     def matches(self, text: str) -> set[_Term]:
         """The terms occurring in ``text``."""
-        return self._match(token_string(text))
-
-    def _match(self, tokens: bytes) -> set[_Term]:
+        tokens = token_string(text)
         present = set(tokens.split())
-        found = {self._single[t] for t in present.intersection(self._single)}
-        for first in present.intersection(self._phrases):
-            found.update(term for term, pattern in self._phrases[first] if pattern.search(tokens))
+        found = {self._single[t] for t in present if t in self._single}
+        for first in present:
+            for term, pattern, rest in self._phrases.get(first, ()):
+                if term not in found and all(not present.isdisjoint(f) for f in rest) and pattern.search(tokens):
+                    found.add(term)
         found.update(term for term, pattern in self._truncated if pattern.search(tokens))
+        return found
+
+    def mesh_matches(self, headings: Iterable[str]) -> set[_Term]:
+        """The terms matching any of the MeSH headings (no phrase spans two headings)."""
+        found: set[_Term] = set()
+        for heading in headings:
+            hit = self._headings.get(heading)
+            if hit is None:
+                if len(self._headings) > 100_000:
+                    self._headings.clear()
+                hit = self._headings[heading] = frozenset(self.matches(heading))
+            found |= hit
         return found
 
     def scores(self, title: str, text: str, mesh_terms: Iterable[str]) -> dict[str, tuple[int, int, int]]:
         """Domain -> ``(score, mesh points, distinct terms)`` for the domains with any match."""
-        mesh = self._match(b"\n".join(token_string(h) for h in mesh_terms))  # no phrase spans two headings
+        mesh = self.mesh_matches(mesh_terms)
         in_title = self.matches(title) - mesh if title else set()
         in_text = self.matches(text) - mesh - in_title
         totals: dict[str, list[int]] = {}

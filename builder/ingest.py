@@ -211,9 +211,11 @@ def ingest(
     """The whole stage over in-memory records: yields the de-duplicated Abstracts, filling ``stats``."""
     from tqdm import tqdm
 
+    sources = list(sources)
     counter = _Counter(stats, config.strict)
     normaliser = Normaliser()
-    assigner = DomainAssigner.from_dir(config.querypacks, config.min_domain_score)
+    pinned = config.domain is not None or all(spec.domain for spec in sources)
+    assigner = None if pinned else DomainAssigner.from_dir(config.querypacks, config.min_domain_score)
     items = ((str(spec), item) for spec in sources for item in spec.items())
     items = tqdm(items, desc="ingest", unit=" records", disable=None if config.progress else True)
     dedup = deduplicate(prepare(items, config, counter, normaliser, assigner), counter)

@@ -89,8 +89,8 @@ class Normaliser:
                 continue
             if parts:
                 offset += 1
-            if label:
-                spans.append(Section(label=label, start=offset, end=offset + len(body)))
+            if label:  # offsets are right by construction; Abstract validation checks them again
+                spans.append(Section.model_construct(label=label, start=offset, end=offset + len(body)))
             parts.append(body)
             offset += len(body)
         self.changed.update(touched)

@@ -96,9 +96,7 @@ def _antonym_signal(a: ClaimFeatures, b: ClaimFeatures) -> float:
 def _pivot_signal(a: ClaimFeatures, b: ClaimFeatures) -> float:
     """Negation, direction or quantity words present in one claim's wording but not the other's, weighted
     by how much wording the claims share (such a difference matters most between near-paraphrases)."""
-    if not (a.words ^ b.words) & _PIVOTS:
-        return 0.0
-    return len(a.words & b.words) / len(a.words | b.words)
+    return _word_overlap(a, b) if (a.words ^ b.words) & _PIVOTS else 0.0
 
 
 def _negation_signal(a: ClaimFeatures, b: ClaimFeatures) -> float:
@@ -110,10 +108,17 @@ def _negation_signal(a: ClaimFeatures, b: ClaimFeatures) -> float:
     return 0.0
 
 
+def _word_overlap(a: ClaimFeatures, b: ClaimFeatures) -> float:
+    union = a.words | b.words
+    return len(a.words & b.words) / len(union) if union else 0.0
+
+
 def _numeric_signal(a: ClaimFeatures, b: ClaimFeatures) -> float:
+    """Different numbers (disjoint: full, partly shared: half), weighted by shared wording: figures only
+    conflict between claims about the same thing."""
     if not a.numbers or not b.numbers or a.numbers == b.numbers:
         return 0.0
-    return 1.0 if not (a.numbers & b.numbers) else 0.5
+    return (1.0 if not (a.numbers & b.numbers) else 0.5) * _word_overlap(a, b)
 
 
 def _entity_mismatch_signal(a: ClaimFeatures, b: ClaimFeatures) -> float:

@@ -363,7 +363,7 @@ def place_components(
                 continue
             report = {"domain": domain, "examples": comp.size, "articles": comp.articles}
             if carve_oversized:
-                pieces, cut = carve(comp, max(1, largest_eval // 4), seed)
+                pieces, cut = carve(comp, max(1, largest_eval // 2), seed)
                 units.extend(pieces)
                 crossing.extend(cut)
                 report.update(carved_into=len(pieces), crossing_pairs=len(cut))

@@ -60,12 +60,14 @@ def test_most_frequent_axes_predicts_the_mean_number_of_top_axes():
 
 
 def test_slot_features_flag_differing_context_cues():
-    features = slot_features(row(GREEK, THAI))
-    geo = CUE_AXES.index("geography") * 4
-    setting = CUE_AXES.index("clinical_setting") * 4
-    assert features[geo:geo + 3] == [0.0, 0.0, 0.0]  # "Greek"/"Thai" are not country names in the lexicon
-    assert features[setting:setting + 3] == [1.0, 0.0, 1.0]  # ICU in claim a only
-    assert len(features) == len(slot_features(row(THAI, GREEK)))
+    a = "Colistin remained effective against Acinetobacter in ICU patients in Greece"
+    b = "Colistin failed against Acinetobacter in Thailand"
+    features = slot_features(row(a, b))
+    block = {axis: features[4 * i:4 * i + 3] for i, axis in enumerate(CUE_AXES)}
+    assert block["geography"] == [1.0, 1.0, 1.0]  # both name a country, different ones
+    assert block["clinical_setting"] == [1.0, 0.0, 1.0]  # ICU in claim a only
+    assert block["organism_strain_lineage"] == [1.0, 1.0, 0.0]  # same organism
+    assert len(features) == len(slot_features(row(b, a)))
 
 
 def test_per_axis_pipeline_picks_the_confounder_among_predicted_axes():

@@ -89,12 +89,12 @@ def article_graphs(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(article_graphs(), st.integers(0, 2**16))
-def test_primary_is_article_claim_and_pair_disjoint(examples, seed):
-    result = split_pool(examples, SplitConfig(seed=seed))
+@given(article_graphs(), st.integers(0, 2**16), st.sampled_from(["train", "carve"]))
+def test_primary_is_article_claim_and_pair_disjoint(examples, seed, oversized):
+    result = split_pool(examples, SplitConfig(seed=seed, oversized_components=oversized))
     primary = result.configs["primary"]
     assert_article_disjoint(primary)
-    assert {e.pair_id for e in primary[MATCHED]} <= {e.pair_id for e in primary[TEST]}
+    assert {e.pair_id for e in primary.get(MATCHED, [])} <= {e.pair_id for e in primary[TEST]}
     # every unique pair lands in exactly one split of each config unless it was dropped for a counted reason
     placed = [e.pair_id for s in ontology.SPLITS for e in primary[s]]
     assert len(placed) == len(set(placed))
@@ -111,12 +111,13 @@ def test_primary_is_article_claim_and_pair_disjoint(examples, seed):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(article_graphs(), st.integers(0, 2**16), st.randoms(use_true_random=False))
-def test_split_is_deterministic_for_a_seed_whatever_the_input_order(examples, seed, rnd):
-    first = split_pool(examples, SplitConfig(seed=seed))
+@given(article_graphs(), st.integers(0, 2**16), st.sampled_from(["train", "carve"]), st.randoms(use_true_random=False))
+def test_split_is_deterministic_for_a_seed_whatever_the_input_order(examples, seed, oversized, rnd):
+    config = SplitConfig(seed=seed, oversized_components=oversized)
+    first = split_pool(examples, config)
     shuffled = list(examples)
     rnd.shuffle(shuffled)
-    again = split_pool(shuffled, SplitConfig(seed=seed))
+    again = split_pool(shuffled, config)
     assert membership(first) == membership(again)
     assert first.report == again.report
 
@@ -204,6 +205,44 @@ def test_oversized_component_goes_to_train_and_is_reported():
     assert result.report["components"]["oversized"] == [{"domain": "amr", "examples": 40, "articles": 41}]
     assert result.report["components"]["largest"] == 40
     assert_article_disjoint(primary)
+
+
+def dense_clusters(n_clusters: int, size: int, bridges: int = 1, seed: int = 5):
+    """One giant component: dense clusters of articles (every pair linked) joined by a few bridge pairs."""
+    rnd = random.Random(seed)
+    examples = [example(f"amr:{c}-{i}", f"amr:{c}-{j}", conflict=rnd.choice(ontology.EVALUABLE_CLASSES))
+                for c in range(n_clusters) for i in range(size) for j in range(i + 1, size)]
+    for c in range(n_clusters - 1):
+        examples += [example(f"amr:{c}-{rnd.randrange(size)}", f"amr:{c + 1}-{rnd.randrange(size)}", claim_a=1,
+                             claim_b=1) for _ in range(bridges)]
+    return examples
+
+
+def test_carving_rescues_evaluation_splits_from_a_giant_component():
+    examples = dense_clusters(n_clusters=16, size=6)  # 16 × 15 pairs + 15 bridges
+    kept_whole = split_pool(examples)
+    assert {s: len(r) for s, r in kept_whole.configs["primary"].items() if s in (VALIDATION, TEST)} == {
+        VALIDATION: 0, TEST: 0}
+    with pytest.raises(ValueError, match="oversized_components: carve"):
+        split.check_nonempty(kept_whole)
+    carved = split_pool(examples, SplitConfig(oversized_components="carve"))
+    primary = carved.configs["primary"]
+    assert_article_disjoint(primary)
+    assert primary[VALIDATION] and primary[TEST]
+    (report,) = carved.report["components"]["oversized"]
+    assert report["carved_into"] == 16 and report["crossing_pairs"] == 15
+    placed = sum(len(primary[s]) for s in ontology.SPLITS)
+    assert placed + carved.report["dropped"]["crossing_carved_communities"] == len(examples)
+    assert placed >= 240  # at most the bridges between communities placed in different splits are lost
+
+
+def test_carve_finds_the_communities():
+    comp, = split.article_components(dense_clusters(n_clusters=3, size=8))
+    pieces, crossing = split.carve(comp, max_examples=40, seed=0)
+    assert sorted(p.size for p in pieces) == [28, 28, 28]  # 8 choose 2 pairs inside each cluster
+    assert len(crossing) == 2
+    assert {frozenset(a.split("-")[0] for a in p.article_ids) for p in pieces} == {
+        frozenset({f"amr:{c}"}) for c in range(3)}
 
 
 def test_primary_targets_70_15_15_per_domain_by_example_count():

@@ -74,8 +74,13 @@ class Token:
     end: int
 
 
+@lru_cache(maxsize=8192)
+def _tokenize(text: str) -> tuple[Token, ...]:
+    return tuple(Token(m.group(0), m.group(0).lower(), m.start(), m.end()) for m in _TOKEN.finditer(text))
+
+
 def tokenize(text: str) -> list[Token]:
-    return [Token(m.group(0), m.group(0).lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    return list(_tokenize(text))
 
 
 def _stem(word: str) -> str:
@@ -95,9 +100,14 @@ def content_stems(tokens: list[Token]) -> set[str]:
     return {_stem(t.low) for t in tokens if t.low not in _STOPWORDS and len(t.low) > 2 and not _is_marker(t)}
 
 
-def topic_overlap(a: list[Token], b: list[Token]) -> float:
+@lru_cache(maxsize=8192)
+def _content_stems_of(text: str) -> frozenset[str]:
+    return frozenset(content_stems(tokenize(text)))
+
+
+def topic_overlap(a_text: str, b_text: str) -> float:
     """Share of the smaller content-word set that the other claim repeats (0 when either has none)."""
-    sa, sb = content_stems(a), content_stems(b)
+    sa, sb = _content_stems_of(a_text), _content_stems_of(b_text)
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))
@@ -217,7 +227,7 @@ def find_opposition(a_text: str, b_text: str, ctx_a=(), ctx_b=()) -> tuple[Oppos
     ``ctx_a``/``ctx_b`` are character spans of context cues, whose numbers are not quantities.
     """
     a, b = tokenize(a_text), tokenize(b_text)
-    overlap = topic_overlap(a, b)
+    overlap = topic_overlap(a_text, b_text)
     ratio, only_a, only_b = _changed(a, b)
     aligned = ratio >= ALIGNED_RATIO and overlap >= TOPIC_MIN
     if aligned:
@@ -239,7 +249,8 @@ _VALUE_ALIASES = {
 def canonical_value(value: str) -> str:
     """Normalise a cue value so spelling and number variants compare equal ('Adults' = 'adult')."""
     v = " ".join(value.lower().replace("–", "-").strip(" .").split())
-    v = _VALUE_ALIASES.get(v, v)
+    if v in _VALUE_ALIASES:
+        return _VALUE_ALIASES[v]
     words = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in v.split()]
     return _VALUE_ALIASES.get(" ".join(words), " ".join(words))
 
@@ -266,6 +277,7 @@ class AxisReport:
     one_sided: list[str]
 
 
+@lru_cache(maxsize=8192)
 def _claim_hits(text: str) -> dict[str, list[cues.CueHit]]:
     out: dict[str, list[cues.CueHit]] = {}
     for hit in cues.axis_cues(text):
@@ -327,28 +339,41 @@ def _show(values: frozenset[str]) -> str:
 
 
 def _quote(tokens: list[Token]) -> str:
-    return " ".join(dict.fromkeys(t.text for t in tokens)) or "its wording"
+    return " ".join(dict.fromkeys(t.text for t in tokens))
 
 
-def _reconciliation(conflict: str, opp: Opposition | None, chosen: list[AxisDifference], missing: list[str]) -> str:
-    if conflict == ontology.NO_CONFLICT:
+def _cue_phrase(opp: Opposition) -> str:
+    """" ('reduces' vs 'does not reduce')"-style pointer to the words carrying the opposition."""
+    quoted = [f"'{q}'" for q in (_quote(opp.tokens_a), _quote(opp.tokens_b)) if q]
+    return f" ({' vs '.join(quoted)})" if quoted else ""
+
+
+def _shown(diff_values: frozenset[str], hits: list[cues.CueHit], text: str) -> str:
+    """The cue values as written in the claim when it carries them, else the normalised values."""
+    written = list(dict.fromkeys(text[h.start:h.end] for h in hits))
+    return ", ".join(written[:3]) if written else _show(diff_values)
+
+
+def _reconciliation(pair: CandidatePair, conflict: str, opp: Opposition | None, chosen: list[AxisDifference],
+                    missing: list[str]) -> str:
+    if conflict == ontology.NO_CONFLICT or opp is None:
         return "The claims are compatible: they do not assert opposite findings and can both hold."
-    cue_a, cue_b = (_quote(opp.tokens_a), _quote(opp.tokens_b)) if opp else ("", "")
+    cue = _cue_phrase(opp)
     if chosen:
         d = chosen[0]
-        return (f"Both claims can hold: they differ in {_title(d.axis)} (claim A: {_show(d.values_a)}; "
-                f"claim B: {_show(d.values_b)}), which plausibly explains the apparent disagreement "
-                f"('{cue_a}' vs '{cue_b}').")
+        return (f"Both claims can hold: they differ in {_title(d.axis)} (claim A: "
+                f"{_shown(d.values_a, d.hits_a, pair.claim_a.sentence)}; claim B: "
+                f"{_shown(d.values_b, d.hits_b, pair.claim_b.sentence)}), which plausibly explains the apparent "
+                f"disagreement{cue}.")
     if conflict == DIRECT:
-        return (f"Under matched conditions the claims assert opposite findings ('{cue_a}' vs '{cue_b}'); "
-                "they cannot both hold.")
+        return f"Under matched conditions the claims assert opposite findings{cue}; they cannot both hold."
     if conflict == INSUFFICIENT:
         return "The disagreement rests on weak or preliminary evidence; neither claim supports a firm judgement."
     if conflict == CONTROVERSY:
         return "The claims reflect an openly debated question on which the literature is divided."
     what = ", ".join(_title(a) for a in missing) or "study conditions"
-    return (f"The claims appear to disagree ('{cue_a}' vs '{cue_b}'), but the text does not state the "
-            f"{what} needed to tell whether their conditions match.")
+    return (f"The claims appear to disagree{cue}, but the text does not state the {what} needed to tell "
+            "whether their conditions match.")
 
 
 def _spans(tokens: list[Token], hits: list[cues.CueHit], claim_text: str, article_uid: str, role: str
@@ -380,7 +405,7 @@ class HeuristicAnnotator:
         opp, overlap, aligned = find_opposition(a_text, b_text, ctx_a, ctx_b)
         if opp is None:
             confidence = 0.75 if aligned else (0.65 if overlap < UNRELATED_MAX else 0.6)
-            return Labels(ontology.NO_CONFLICT, reconciliation=_reconciliation(ontology.NO_CONFLICT, None, [], []),
+            return Labels(ontology.NO_CONFLICT, reconciliation=_reconciliation(pair, ontology.NO_CONFLICT, None, [], []),
                           confidence=confidence, comparable=overlap >= UNRELATED_MAX)
         conflict, chosen, axes, confidence = self._classify(a_text, b_text, opp, report)
         spans = (_spans(opp.tokens_a, [h for d in chosen for h in d.hits_a], a_text, pair.claim_a.article_uid, ROLE_A)
@@ -390,7 +415,7 @@ class HeuristicAnnotator:
             conflict_type=conflict,
             divergence_axes=axes,
             dominant_confounder=chosen[0].axis if chosen else None,
-            reconciliation=_reconciliation(conflict, opp, chosen, report.one_sided),
+            reconciliation=_reconciliation(pair, conflict, opp, chosen, report.one_sided),
             evidence_spans=spans,
             confidence=round(min(0.95, max(0.05, confidence)), 3),
             comparable=True,

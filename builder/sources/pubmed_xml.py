@@ -97,7 +97,18 @@ def _elements(path: Path) -> Iterator[tuple]:
             yield None, (TRUNCATED, "file ends without </PubmedArticleSet> (truncated XML)"), line
 
 
+def _without_references(chunk: bytes) -> bytes:
+    """Drop ``PubmedData/ReferenceList`` (often most of a modern record's bytes, never used here)."""
+    start = chunk.find(b"<ReferenceList")
+    if start < 0:
+        return chunk
+    end = chunk.rfind(b"</ReferenceList>")
+    return chunk[:start] + chunk[end + len(b"</ReferenceList>"):] if end > start else chunk
+
+
 def _parse(tag: str, chunk: bytes, path: str, position: int, line: int) -> Item:
+    if tag == "PubmedArticle":
+        chunk = _without_references(chunk)
     try:
         element = etree.fromstring(chunk, _PARSER)
     except etree.XMLSyntaxError as exc:

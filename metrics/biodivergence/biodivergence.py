@@ -56,7 +56,14 @@ def _to_json(records):
 
 
 def _record_to_json(record):
-    return record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)
+    return record if isinstance(record, str) else json.dumps(record, ensure_ascii=False, default=_plain)
+
+
+def _plain(value):
+    """numpy scalars and arrays (e.g. ClassLabel ids from a Trainer) as plain Python values."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__} in a BioDivergence record")
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
