@@ -16,15 +16,15 @@ Run from the repository root: ``python benchmarks/ingest.py`` (writes benchmarks
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import platform
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -32,16 +32,23 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 ROOT = Path(__file__).resolve().parents[1]
 os.chdir(ROOT)  # the sources file's paths are relative to the repository root
 
-from lxml import etree  # noqa: E402
+from lxml import etree
 
-from biodivergence_dataset import io  # noqa: E402
-from builder.dedup import Deduplicator, NearDuplicateFinder  # noqa: E402
-from builder.domains import DomainAssigner  # noqa: E402
-from builder.ingest import (  # noqa: E402
-    IngestConfig, _Counter, deduplicate, ingest, prepare, read_sources_file, resolve_sources, run_stage,
+from biodivergence_dataset import io
+from builder.dedup import NearDuplicateFinder
+from builder.domains import DomainAssigner
+from builder.ingest import (
+    IngestConfig,
+    _Counter,
+    deduplicate,
+    ingest,
+    prepare,
+    read_sources_file,
+    resolve_sources,
+    run_stage,
 )
-from builder.normalise import Normaliser  # noqa: E402
-from builder.sources import RawRecord  # noqa: E402
+from builder.normalise import Normaliser
+from builder.sources import RawRecord
 
 SOURCES = ROOT / "builder" / "configs" / "shared_sources.yaml"
 RESULTS = ROOT / "benchmarks" / "results" / "ingest.json"
@@ -59,6 +66,17 @@ def cpu_best(fn: Callable[[], Any], repeats: int = REPEATS) -> tuple[float, Any]
         result = fn()
         best = min(best, time.process_time() - start)
     return best, result
+
+
+def calibration_seconds() -> float:
+    """CPU seconds of a fixed pure-Python loop (10^7 additions): compares machines and load levels."""
+    def loop() -> int:
+        total = 0
+        for i in range(10_000_000):
+            total += i
+        return total
+
+    return round(cpu_best(loop, repeats=2)[0], 3)
 
 
 def bare_lxml(paths: list[Path]) -> int:
@@ -107,7 +125,7 @@ def main() -> dict[str, Any]:
     xml_articles = bare_lxml(xml_files)
 
     def project_xml() -> int:
-        n, normaliser, dedup_ = 0, Normaliser(), Deduplicator()
+        n = 0
         for _ in range(XML_ROUNDS):
             stats_ = io.StageStats("x")
             for _ in ingest(xml_specs, config.model_copy(update={"domain": "genomics"}), stats_):
@@ -124,7 +142,7 @@ def main() -> dict[str, Any]:
     t_write = time.perf_counter() - start
     shutil.rmtree(out)
 
-    rate = lambda n, t: round(n / t, 1)  # noqa: E731
+    rate = lambda n, t: round(n / t, 1)
     results = {
         "corpus": {"sources": [str(s) for s in specs], "records_seen": seen, "abstracts_kept": stats.kept,
                    "xml_files": len(xml_files), "xml_articles": xml_articles},
@@ -147,6 +165,7 @@ def main() -> dict[str, Any]:
         "meets_target": seen / t_stage >= TARGET,
         "environment": {"python": platform.python_version(), "machine": platform.machine(),
                         "cpu_count": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2),
+                        "calibration_loop_cpu_seconds": calibration_seconds(),
                         "repeats": REPEATS, "timer": "time.process_time (best of repeats)"},
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -161,8 +180,10 @@ def _print(results: dict[str, Any]) -> None:
         for name, value in results[table].items():
             print(f"  {value:>12,.0f}  {name}")
     print(f"\nwith output folder: {results['stage_with_output_folder_wall_seconds']} s wall")
+    env = results["environment"]
     print(f"target {results['target_records_per_second']:,.0f}/s met: {results['meets_target']} "
-          f"(load average {results['environment']['load_average_1min']} on {os.cpu_count()} CPUs)")
+          f"(load average {env['load_average_1min']} on {env['cpu_count']} CPUs; "
+          f"calibration loop {env['calibration_loop_cpu_seconds']} s CPU)")
 
 
 if __name__ == "__main__":

@@ -84,6 +84,8 @@ def _rows(release_dir: Path, config: str, split: str, report: ValidationReport) 
                 ids[kind].update(getattr(ex, c) for c in columns)
     except (RecordError, ValueError) as exc:
         report.problems.append(str(exc))
+    if n == 0:
+        report.problems.append(f"{config}/{split}: empty split (datasets.load_dataset cannot read an empty split)")
     report.rows.setdefault(config, {})[split] = n
     return ids
 

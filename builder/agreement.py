@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Any, Hashable, Sequence
+from typing import Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import iter_rows, shard_paths, write_json_atomic
@@ -109,10 +110,10 @@ def agreement(dir_a: str | Path, dir_b: str | Path) -> dict[str, Any]:
 def format_report(report: dict[str, Any]) -> str:
     lines = [
         f"pairs: A {report['n_a']}, B {report['n_b']}, common {report['n_common']}",
-        f"raw agreement {report['raw_agreement']:.3f}   Cohen's kappa {report['kappa']:.3f}   "
-        f"conflict-vs-no-conflict kappa {report['conflict_vs_no_conflict_kappa']:.3f}",
-        f"axis-set Jaccard {report['axis_jaccard_mean']:.3f}   dominant confounder agreement "
-        f"{report['confounder_agreement']:.3f} on {report['confounder_pairs']} pairs",
+        (f"raw agreement {report['raw_agreement']:.3f}   Cohen's kappa {report['kappa']:.3f}   "
+         f"conflict-vs-no-conflict kappa {report['conflict_vs_no_conflict_kappa']:.3f}"),
+        (f"axis-set Jaccard {report['axis_jaccard_mean']:.3f}   dominant confounder agreement "
+         f"{report['confounder_agreement']:.3f} on {report['confounder_pairs']} pairs"),
         "",
         f"{'class':<38}{'n_A':>6}{'n_B':>6}{'agree':>7}{'rec B|A':>9}{'prec B|A':>9}{'Jacc':>7}{'kappa':>7}",
     ]

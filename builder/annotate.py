@@ -3,8 +3,8 @@
 ``biodivergence annotate PAIRS_DIR --out DIR --annotator SPEC [--concurrency N]`` with SPEC
 ``heuristic`` | ``openai:URL?model=NAME`` | ``ollama:URL?model=NAME``.
 
-Every finished pair is appended durably to ``annotations.jsonl`` and every server attempt to
-``raw_responses.jsonl`` as soon as it is answered, so a run killed mid-way and started again loses
+Every finished pair is appended durably to ``annotations.jsonl`` (heuristic results in batches)
+and every server attempt to ``raw_responses.jsonl`` as soon as it is answered, so a run killed mid-way and started again loses
 no pair and sends no answered pair again (an answer received but not yet recorded as a result is
 taken from ``raw_responses.jsonl``). Answers are validated and repaired (``builder.repair``);
 after the last failed attempt a pair falls back to the heuristic annotator, recorded as such in
@@ -18,26 +18,45 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
-    DEFAULT_SHARD_SIZE, MANIFEST_FILE, StageStats, append_jsonl, is_done, read_jsonl, read_manifest,
-    read_records, read_stats, stage_is_current, write_json_atomic, write_manifest, write_records,
+    DEFAULT_SHARD_SIZE,
+    MANIFEST_FILE,
+    StageStats,
+    append_jsonl,
+    is_done,
+    read_jsonl,
+    read_manifest,
+    read_records,
+    read_stats,
+    stage_is_current,
+    write_json_atomic,
+    write_manifest,
+    write_records,
 )
 from biodivergence_dataset.records import CandidatePair, Example
 
 from .annotators import (
-    AnnotatorSpec, BackendError, ChatBackend, HeuristicAnnotator, ServerUnreachable, make_backend,
-    parse_json_lenient, parse_spec,
+    AnnotatorSpec,
+    BackendError,
+    ChatBackend,
+    HeuristicAnnotator,
+    ServerUnreachable,
+    make_backend,
+    parse_json_lenient,
+    parse_spec,
 )
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
 from .repair import Labels, repair
@@ -50,6 +69,8 @@ ANNOTATION_MANIFEST_FILE = "annotation_manifest.json"
 PROVENANCE_FILE = "provenance.json"
 STATE_FILES = (ANNOTATIONS_FILE, RAW_FILE, FAILURES_FILE)
 LLM_KIND = ontology.check_label("annotator_kind", "llm")
+#: Heuristic results are cheap to redo, so they are made durable in batches (one fsync each).
+HEURISTIC_BATCH = 256
 #: How a pair got its labels.
 SOURCE_LLM, SOURCE_FALLBACK, SOURCE_HEURISTIC = "llm", "heuristic_fallback", "heuristic"
 
@@ -104,6 +125,15 @@ class _Log:
     def append(self, row: dict[str, Any]) -> None:
         with self._lock:
             append_jsonl(self.path, row)
+
+    def extend(self, rows: list[dict[str, Any]]) -> None:
+        """Append several rows with one flush + fsync."""
+        if not rows:
+            return
+        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 def _example(pair: CandidatePair, labels: Labels, annotator_id: str, kind: str, prompt_version: str) -> Example:
@@ -177,8 +207,6 @@ class PairAnnotator:
 
 
 def _load_pairs(pairs_dir: Path, config: AnnotateConfig, stats: StageStats) -> list[CandidatePair]:
-    if not is_done(pairs_dir):
-        raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
     pairs, seen = [], set()
     for pair in read_records(pairs_dir, CandidatePair):
         stats.seen += 1
@@ -317,6 +345,8 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     if stage_is_current(out_dir, params):
         return read_stats(out_dir)
     spec = parse_spec(config.annotator)
+    if not is_done(pairs_dir):
+        raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
     _prepare_out_dir(out_dir, params, config)
     write_manifest(out_dir, STAGE, [str(pairs_dir)], params)
     stats = StageStats(STAGE)
@@ -332,15 +362,18 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     try:
         todo = [p for p in pairs if p.pair_id not in rows]
         with _progress(len(todo), config.progress) as bar:
+            def record_many(outcomes: list[Outcome]) -> None:
+                batch = [o.row() for o in outcomes]
+                results.extend(batch)
+                rows.update((r["pair_id"], r) for r in batch)
+                bar.update(len(batch))
+
             def record(outcome: Outcome) -> None:
-                row = outcome.row()
-                results.append(row)
-                rows[outcome.pair_id] = row
-                bar.update(1)
+                record_many([outcome])
 
             if backend is None:
-                for pair in todo:
-                    record(annotator.heuristic_outcome(pair))
+                for start in range(0, len(todo), HEURISTIC_BATCH):
+                    record_many([annotator.heuristic_outcome(p) for p in todo[start:start + HEURISTIC_BATCH]])
             else:
                 answered = _answered(out_dir)
                 for pair in [p for p in todo if p.pair_id in answered]:

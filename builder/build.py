@@ -29,7 +29,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.io import SUCCESS_MARKER, STATS_FILE, write_text_atomic
+from biodivergence_dataset.io import STATS_FILE, SUCCESS_MARKER, write_text_atomic
 
 REPORT_FILE = "build_report.md"
 RELEASE = "release"

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from biodivergence_dataset.records import Abstract, Claim, Section, article_uid_for, claim_id_for
+from biodivergence_dataset.records import Abstract, Claim, MiningScores, Section, article_uid_for, claim_id_for
 
 from .claims import CONCLUSIONS, analyse_sentence
+from .embeddings import embed_texts
+from .scoring import ClaimFeatures, ScoringConfig, claim_features, score_pair
 
 SCIFACT_LABELLED = ("claims_train.jsonl", "claims_dev.jsonl")
 
@@ -160,6 +162,32 @@ def claim_from_text(article_uid: str, text: str, domain: str) -> Claim:
     return Claim(claim_id=claim_id_for(article_uid, 0, len(text)), article_uid=article_uid, domain=domain,
                  sentence=text, claim_type=a.claim_type, sentence_start=0, sentence_end=len(text),
                  negated=a.negated, hedged=a.hedged, entities=a.entities, slots=a.slots, confidence=1.0)
+
+
+def score_labelled_pairs(pairs: list[LabelledPair], encoder, config: ScoringConfig = ScoringConfig()
+                         ) -> list[MiningScores]:
+    """The miner's scores of each pair: cosine similarity of the embeddings plus :func:`scoring.score_pair`."""
+    texts = sorted({c.sentence for p in pairs for c in (p.claim_a, p.claim_b)})
+    vectors = dict(zip(texts, embed_texts(texts, encoder)))
+    features: dict[str, ClaimFeatures] = {}
+
+    def feats(claim: Claim) -> ClaimFeatures:
+        if claim.claim_id not in features:
+            features[claim.claim_id] = claim_features(claim)
+        return features[claim.claim_id]
+
+    return [score_pair(feats(p.claim_a), feats(p.claim_b),
+                       float(vectors[p.claim_a.sentence] @ vectors[p.claim_b.sentence]), config) for p in pairs]
+
+
+def disagreement_auc(pairs: list[LabelledPair], scores: list[MiningScores]) -> dict:
+    """ROC-AUC of each mining score for telling opposite-label pairs from same-label pairs."""
+    labels = [p.opposite for p in pairs]
+    return {
+        "pairs": len(pairs), "opposite_label_pairs": sum(labels), "same_label_pairs": len(labels) - sum(labels),
+        **{f"auc_{name}": round(roc_auc([getattr(s, name) for s in scores], labels), 4)
+           for name in ("disagreement", "combined_score", "similarity", "entity_overlap", "type_compatibility")},
+    }
 
 
 def roc_auc(scores: Iterable[float], positives: Iterable[bool]) -> float:

@@ -28,7 +28,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,20 +53,20 @@ class CollectConfig(BaseModel):
     api: Literal["pubmed", "europepmc"] = "pubmed"
     groups: list[str] = Field(default_factory=lambda: list(QUERY_GROUPS), description="query-pack groups to run")
     queries: list[str] = Field(default_factory=list, description="extra queries (PubMed syntax)")
-    query_domain: Optional[str] = Field(None, description="domain the extra queries are collected for")
+    query_domain: str | None = Field(None, description="domain the extra queries are collected for")
     max_per_query: int = Field(1000, gt=0)
     batch_size: int = Field(200, gt=0, le=10_000, description="PMIDs per efetch request")
     page_size: int = Field(1000, gt=0, le=1000, description="Europe PMC results per page")
-    rate: Optional[float] = Field(None, gt=0, description="requests per second (default: 3, or 10 with an NCBI key)")
+    rate: float | None = Field(None, gt=0, description="requests per second (default: 3, or 10 with an NCBI key)")
     retries: int = Field(5, ge=0)
     backoff: float = Field(1.0, ge=0, description="first retry delay in seconds, doubled each time")
     max_backoff: float = Field(60.0, ge=0)
     timeout: float = Field(60.0, gt=0)
-    email: Optional[str] = None
+    email: str | None = None
     tool: str = "biodivergence"
-    api_key: Optional[str] = None
-    base_url: Optional[str] = None
-    querypacks: Optional[str] = None
+    api_key: str | None = None
+    base_url: str | None = None
+    querypacks: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ class HttpClient:
         self._client.close()
 
 
-def _retry_after(response) -> Optional[float]:
+def _retry_after(response) -> float | None:
     value = response.headers.get("Retry-After")
     try:
         return float(value) if value is not None else None
@@ -146,10 +146,10 @@ class PubMedCollector:
         self.base = (config.base_url or NCBI_URL).rstrip("/") + "/"
         self.api_key = config.api_key or os.environ.get("NCBI_API_KEY")
 
-    def folder(self, domain: Optional[str]) -> Path:
+    def folder(self, domain: str | None) -> Path:
         return self.out_dir / "pubmed" / (domain or UNASSIGNED_DIR)
 
-    def collect(self, domain: Optional[str], query: str) -> dict[str, int]:
+    def collect(self, domain: str | None, query: str) -> dict[str, int]:
         folder = self.folder(domain)
         state = folder / "state"
         ledger = state / "fetched.txt"
@@ -216,10 +216,10 @@ class EuropePMCCollector:
         self.client, self.out_dir, self.config = client, out_dir, config
         self.base = (config.base_url or EUROPEPMC_URL).rstrip("/") + "/"
 
-    def folder(self, domain: Optional[str]) -> Path:
+    def folder(self, domain: str | None) -> Path:
         return self.out_dir / "europepmc" / (domain or UNASSIGNED_DIR)
 
-    def collect(self, domain: Optional[str], query: str) -> dict[str, int]:
+    def collect(self, domain: str | None, query: str) -> dict[str, int]:
         folder = self.folder(domain)
         slug = query_slug(query)
         ledger = folder / "state" / f"{slug}.jsonl"
@@ -261,7 +261,7 @@ class EuropePMCCollector:
 # stage
 
 
-def planned_queries(domains: list[str], config: CollectConfig) -> list[tuple[Optional[str], str]]:
+def planned_queries(domains: list[str], config: CollectConfig) -> list[tuple[str | None, str]]:
     """``(domain, query)`` to run: the chosen groups of each domain's pack, then the extra queries."""
     packs = load_packs(config.querypacks) if domains else {}
     unknown = [d for d in domains if d not in packs]

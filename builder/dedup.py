@@ -13,9 +13,9 @@ datasketch's ``MinHashLSH``; pairs above the Jaccard threshold are reported, and
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Iterator, Optional
+from functools import cache
 
 import numpy as np
 
@@ -35,11 +35,11 @@ class Draft:
     text: str
     sections: list[Section]
     domain: str
-    pmid: Optional[str] = None
-    doi: Optional[str] = None
-    pmcid: Optional[str] = None
-    year: Optional[int] = None
-    journal: Optional[str] = None
+    pmid: str | None = None
+    doi: str | None = None
+    pmcid: str | None = None
+    year: int | None = None
+    journal: str | None = None
     mesh_terms: list[str] = field(default_factory=list)
     merged_from: list[str] = field(default_factory=list)
     content_key: str = ""
@@ -54,7 +54,7 @@ class Draft:
         found.append(("content", self.content_key))
         return found
 
-    def absorb(self, other: "Draft") -> bool:
+    def absorb(self, other: Draft) -> bool:
         """Merge ``other``'s metadata into this record; True if their identifiers disagreed."""
         conflict = any(a and b and a != b for a, b in
                        ((self.doi, other.doi), (self.pmid, other.pmid), (self.pmcid, other.pmcid)))
@@ -86,7 +86,7 @@ class Draft:
 class Merge:
     """What happened to a record offered to the de-duplicator."""
 
-    reason: Optional[str]  # None: a new article; else ``duplicate_<level>``
+    reason: str | None  # None: a new article; else ``duplicate_<level>``
     absorbed: list[tuple[Draft, str]] = field(default_factory=list)  # earlier records joined by this one
     conflict: bool = False
 
@@ -161,7 +161,7 @@ _WORD_WEIGHTS = 64  # distinct random weights per byte position within a word (p
 _BATCH = 2048
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
     """datasketch's (bands, rows) for a threshold, computed once (it integrates error probabilities)."""
     from datasketch import MinHashLSH
@@ -250,7 +250,7 @@ class NearDuplicateFinder:
         """Estimated Jaccard similarity of two indexed keys."""
         return float(np.mean(self._signatures[a] == self._signatures[b]))
 
-    def check(self, key: str, signature: np.ndarray, index: bool = True) -> Optional[str]:
+    def check(self, key: str, signature: np.ndarray, index: bool = True) -> str | None:
         """The earliest indexed key whose signature is a near duplicate of ``signature``; index ``key`` if asked."""
         from datasketch import LeanMinHash
 

@@ -17,9 +17,9 @@ its tokens contiguously (``Neoplasms`` matches ``Breast Neoplasms``); a trailing
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
 
 import yaml
 
@@ -153,11 +153,6 @@ def lowered(text: str) -> str:
     return low
 
 
-def token_string(text: str) -> bytes:
-    """``b" tok1 tok2 … "``: the text's lower-cased alphanumeric tokens, single-spaced and space-padded."""
-    return b" " + b" ".join(lowered(text).encode("utf-8").translate(_TO_TOKENS).split()) + b" "
-
-
 @dataclass(frozen=True)
 class _Term:
     tokens: tuple[str, ...]  # stemmed; a truncated last token stays as written
@@ -165,7 +160,7 @@ class _Term:
     domains: tuple[str, ...]
 
     def pattern(self) -> re.Pattern:
-        """A regex for the term in a :func:`token_string` (any plural form of each word)."""
+        """A regex for the term in a token string ``b" tok1 tok2 … "`` (any plural form of each word)."""
         parts = [_form_pattern(t) for t in self.tokens[:-1]]
         parts.append(re.escape(self.tokens[-1]) + "[a-z0-9]*" if self.prefix else _form_pattern(self.tokens[-1]))
         return re.compile((" " + " ".join(parts) + " ").encode())
@@ -188,6 +183,8 @@ class DomainAssigner:
     _truncated: list[tuple[_Term, re.Pattern]] = field(init=False, repr=False)
     _order: dict[str, int] = field(init=False, repr=False)
     _headings: dict[str, frozenset[_Term]] = field(init=False, repr=False)
+    _single_keys: frozenset[bytes] = field(init=False, repr=False)
+    _phrase_keys: frozenset[bytes] = field(init=False, repr=False)
 
     def __post_init__(self):
         merged: dict[tuple[tuple[str, ...], bool], set[str]] = {}
@@ -209,22 +206,28 @@ class DomainAssigner:
                 forms = tuple(frozenset(f.encode() for f in surface_forms(t)) for t in whole)
                 for first in forms[0]:
                     self._phrases.setdefault(first, []).append((term, term.pattern(), forms[1:]))
+        self._single_keys, self._phrase_keys = frozenset(self._single), frozenset(self._phrases)
         self._order = {d: i for i, d in enumerate(DOMAIN_NAMES)}
 
     @classmethod
-    def from_dir(cls, pack_dir: str | Path | None = None, min_score: int = 2) -> "DomainAssigner":
+    def from_dir(cls, pack_dir: str | Path | None = None, min_score: int = 2) -> DomainAssigner:
         return cls(load_packs(pack_dir), min_score)
 
     def matches(self, text: str) -> set[_Term]:
         """The terms occurring in ``text``."""
-        tokens = token_string(text)
-        present = set(tokens.split())
-        found = {self._single[t] for t in present if t in self._single}
-        for first in present:
-            for term, pattern, rest in self._phrases.get(first, ()):
-                if term not in found and all(not present.isdisjoint(f) for f in rest) and pattern.search(tokens):
-                    found.add(term)
-        found.update(term for term, pattern in self._truncated if pattern.search(tokens))
+        words = lowered(text).encode("utf-8").translate(_TO_TOKENS).split()
+        present = set(words)
+        found = {self._single[t] for t in present.intersection(self._single_keys)}
+        tokens = None  # the token string, built only if a phrase or truncated term needs a regex
+        for first in present.intersection(self._phrase_keys):
+            for term, pattern, rest in self._phrases[first]:
+                if term not in found and all(not present.isdisjoint(f) for f in rest):
+                    tokens = tokens or b" " + b" ".join(words) + b" "
+                    if pattern.search(tokens):
+                        found.add(term)
+        if self._truncated:
+            tokens = tokens or b" " + b" ".join(words) + b" "
+            found.update(term for term, pattern in self._truncated if pattern.search(tokens))
         return found
 
     def mesh_matches(self, headings: Iterable[str]) -> set[_Term]:
@@ -254,7 +257,7 @@ class DomainAssigner:
                     t[2] += 1
         return {d: (t[0], t[1], t[2]) for d, t in totals.items()}
 
-    def assign(self, title: str, text: str, mesh_terms: Iterable[str] = ()) -> Optional[str]:
+    def assign(self, title: str, text: str, mesh_terms: Iterable[str] = ()) -> str | None:
         """The best domain, or None when no domain reaches ``min_score``."""
         scores = self.scores(title, text, mesh_terms)
         if not scores:

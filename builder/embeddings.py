@@ -59,17 +59,20 @@ def resolve_model(name_or_path: str) -> str:
     return name_or_path
 
 
-@lru_cache(maxsize=2)
 def load_encoder(name_or_path: str = DEFAULT_MODEL, device: str = "cpu"):
-    """A SentenceTransformer for ``name_or_path`` (see :func:`resolve_model`); cached per process."""
-    resolved = resolve_model(name_or_path)
+    """A SentenceTransformer for ``name_or_path`` (see :func:`resolve_model`); loaded once per process."""
+    return _load(resolve_model(name_or_path), device, name_or_path)
+
+
+@lru_cache(maxsize=2)
+def _load(resolved: str, device: str, requested: str):
     from sentence_transformers import SentenceTransformer
 
     try:
         return SentenceTransformer(resolved, device=device)
     except OSError as exc:
         raise RuntimeError(
-            f"cannot load embedding model {name_or_path!r}: it is not a local folder and is not in the "
+            f"cannot load embedding model {requested!r}: it is not a local folder and is not in the "
             f"Hugging Face cache (offline: {os.environ.get('HF_HUB_OFFLINE', '0')}); give a model folder path"
         ) from exc
 

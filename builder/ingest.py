@@ -21,8 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Optional, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -55,9 +56,9 @@ class IngestConfig(BaseModel):
     min_chars: int = Field(50, ge=0, description="drop abstracts shorter than this after normalisation")
     max_chars: int = Field(50_000, gt=0, description="a longer abstract is a fault (too_long)")
     strict: bool = Field(False, description="stop at the first bad record instead of skipping it")
-    domain: Optional[str] = Field(None, description="pin every source without its own @domain to this domain")
+    domain: str | None = Field(None, description="pin every source without its own @domain to this domain")
     min_domain_score: int = Field(2, ge=1, description="query-pack score needed to assign a domain")
-    querypacks: Optional[str] = Field(None, description="folder of query packs (default: builder/querypacks)")
+    querypacks: str | None = Field(None, description="folder of query packs (default: builder/querypacks)")
     near_duplicates: Literal["report", "drop", "off"] = "report"
     near_duplicate_threshold: float = Field(0.85, gt=0.0, le=1.0)
     num_perm: int = Field(64, ge=16, le=256, description="MinHash signature length")
@@ -66,13 +67,13 @@ class IngestConfig(BaseModel):
 
     @field_validator("domain")
     @classmethod
-    def _known_domain(cls, value: Optional[str]) -> Optional[str]:
+    def _known_domain(cls, value: str | None) -> str | None:
         if value is not None and value not in DOMAIN_NAMES:
             raise ValueError(f"unknown domain {value!r}; expected one of {list(DOMAIN_NAMES)}")
         return value
 
 
-Source = Union[str, dict, SourceSpec]
+Source = str | dict | SourceSpec
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,8 +121,8 @@ class _Counter:
 
 def prepare(
     items: Iterable[tuple[str, Any]], config: IngestConfig, counter: _Counter,
-    normaliser: Normaliser, assigner: Optional[DomainAssigner],
-) -> Iterator[Union[Draft, Deletion]]:
+    normaliser: Normaliser, assigner: DomainAssigner | None,
+) -> Iterator[Draft | Deletion]:
     """Faults, length checks, normalisation and domain assignment; yields Drafts (and Deletions)."""
     for spec, item in items:
         if isinstance(item, Fault):
@@ -135,7 +136,7 @@ def prepare(
 
 
 def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
-           normaliser: Normaliser, assigner: Optional[DomainAssigner]) -> Optional[Draft]:
+           normaliser: Normaliser, assigner: DomainAssigner | None) -> Draft | None:
     size = len(raw.title) + sum(len(text) for _, text in raw.sections)
     if size > config.max_chars:
         counter.fault(spec, Fault(raw.path, raw.position, TOO_LONG,
@@ -160,7 +161,7 @@ def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
     )
 
 
-def deduplicate(drafts: Iterable[Union[Draft, Deletion]], counter: _Counter) -> Deduplicator:
+def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter) -> Deduplicator:
     """Merge exact duplicates and apply DeleteCitation blocks; returns the de-duplicated set."""
     dedup = Deduplicator()
     for draft in drafts:
@@ -181,17 +182,18 @@ def finish(
     drafts: Iterable[Draft], config: IngestConfig, counter: _Counter, near_pairs: list[dict[str, Any]],
 ) -> Iterator[Abstract]:
     """Validate into Abstracts, find (and optionally drop) near duplicates, count what is kept."""
-    valid: list[tuple[Draft, Abstract]] = []
-    for draft in drafts:
-        try:
-            valid.append((draft, draft.to_abstract()))
-        except RecordError as exc:
-            counter.fault(draft.spec, Fault(draft.origin, 0, MALFORMED, str(exc)), counted=True)
+    drafts = list(drafts)
     finder, signatures = None, None
     if config.near_duplicates != "off":
         finder = NearDuplicateFinder(config.near_duplicate_threshold, config.num_perm)
-        signatures = finder.signatures([abstract.text for _, abstract in valid])
-    for i, (draft, abstract) in enumerate(valid):
+        signatures = finder.signatures([draft.text for draft in drafts])
+    for i, draft in enumerate(drafts):
+        try:
+            abstract = draft.to_abstract()
+        except RecordError as exc:
+            path, position = draft.origin.split(":", 1)[1].rsplit(":", 1)  # origin is source:path:position
+            counter.fault(draft.spec, Fault(path, int(position), MALFORMED, str(exc)), counted=True)
+            continue
         if finder is not None:
             twin = finder.check(abstract.article_uid, signatures[i])
             if twin is not None:
@@ -206,7 +208,7 @@ def finish(
 
 def ingest(
     sources: Iterable[SourceSpec], config: IngestConfig, stats: io.StageStats,
-    near_pairs: Optional[list[dict[str, Any]]] = None,
+    near_pairs: list[dict[str, Any]] | None = None,
 ) -> Iterator[Abstract]:
     """The whole stage over in-memory records: yields the de-duplicated Abstracts, filling ``stats``."""
     from tqdm import tqdm
@@ -230,7 +232,7 @@ def ingest(
 # stage folder
 
 
-def resolve_sources(sources: Iterable[Source], domain: Optional[str] = None) -> list[SourceSpec]:
+def resolve_sources(sources: Iterable[Source], domain: str | None = None) -> list[SourceSpec]:
     """Parse sources; ``domain`` pins those without their own ``@domain``."""
     specs = []
     for source in sources:
@@ -300,7 +302,7 @@ def read_sources_file(path: str | Path) -> list[Any]:
 
     data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a YAML list of sources")
+        raise ValueError(f"{path}: expected a YAML list of sources")  # noqa: TRY004 (the CLI reports ValueErrors)
     return data
 
 

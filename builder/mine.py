@@ -211,6 +211,22 @@ def _by_domain(claims: Iterable[Claim]) -> dict[str, list[Claim]]:
             for d in ontology.DOMAIN_NAMES if d in out}
 
 
+def _mineable_domains(claims: Iterable[Claim], stats: io.StageStats) -> dict[str, list[Claim]]:
+    """Claims by domain; a domain with fewer than two claims or articles is skipped, warned about and counted."""
+    out = {}
+    for domain, members in _by_domain(claims).items():
+        stats.seen += len(members)
+        stats.count("claims_by_domain", domain, len(members))
+        articles = len({c.article_uid for c in members})
+        if articles < 2:
+            log.warning("domain %s has %d claim(s) from %d article(s): no pairs possible", domain, len(members),
+                        articles)
+            stats.count("domains_skipped", domain, len(members))
+            continue
+        out[domain] = members
+    return out
+
+
 def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | None = None) -> dict:
     """Mine candidate pairs from a finished Claim stage folder into ``out_dir`` (resumable)."""
     from .embeddings import embed_texts, embedding_dimension, load_encoder, open_cache
@@ -229,27 +245,22 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     io.write_manifest(out_dir, STAGE, [str(claims_dir)] + ([str(abstracts_dir)] if abstracts_dir else []), params)
 
     stats = io.StageStats(STAGE)
-    timings = {"embed": 0.0, "search_and_score": 0.0}
+    domains = _mineable_domains(io.read_records(claims_dir, Claim), stats)
     cache = open_cache(config.cache_dir or out_dir / "embedding_cache", config.model, embedding_dimension(encoder))
+    t0 = time.perf_counter()
+    all_claims = [c for claims in domains.values() for c in claims]
+    emb = embed_texts([c.sentence for c in all_claims], encoder, cache, config.batch_size,
+                      show_progress=len(all_claims) > 5000)
+    t1 = time.perf_counter()
     results: dict[str, tuple[list[Claim], DomainResult]] = {}
-    for domain, claims in _by_domain(io.read_records(claims_dir, Claim)).items():
-        stats.seen += len(claims)
-        stats.count("claims_by_domain", domain, len(claims))
-        if len(claims) < 2 or len({c.article_uid for c in claims}) < 2:
-            log.warning("domain %s has %d claim(s) from %d article(s): no pairs possible", domain, len(claims),
-                        len({c.article_uid for c in claims}))
-            stats.count("domains_skipped", domain, len(claims))
-            continue
-        t0 = time.perf_counter()
-        emb = embed_texts([c.sentence for c in claims], encoder, cache, config.batch_size,
-                          show_progress=len(claims) > 5000)
-        t1 = time.perf_counter()
-        result = mine_domain(claims, emb, config)
-        timings["embed"] += t1 - t0
-        timings["search_and_score"] += time.perf_counter() - t1
+    offset = 0
+    for domain, claims in domains.items():
+        result = mine_domain(claims, emb[offset:offset + len(claims)], config)
+        offset += len(claims)
         for reason, n in result.dropped.items():
             stats.drop(reason, n)
         results[domain] = (claims, result)
+    timings = {"embed": t1 - t0, "search_and_score": time.perf_counter() - t1}
 
     needed = {claims[k].article_uid for claims, r in results.values() for p in r.pairs for k in (p[2], p[3])}
     texts = _abstract_texts(abstracts_dir, needed)

@@ -24,7 +24,6 @@ import html
 import re
 import unicodedata
 from collections import Counter
-from typing import Optional
 
 from biodivergence_dataset.records import Section
 
@@ -76,7 +75,7 @@ class Normaliser:
             text = _apply(text, _strip_citations, "citations", touched)
         return _apply(text, _collapse_whitespace, "whitespace", touched)
 
-    def abstract(self, title: str, sections: list[tuple[Optional[str], str]]) -> tuple[str, str, list[Section]]:
+    def abstract(self, title: str, sections: list[tuple[str | None, str]]) -> tuple[str, str, list[Section]]:
         """Normalise a record: ``(title, text, sections)`` with section offsets into ``text``."""
         touched: set[str] = set()
         title = self.clean(title, touched) if title else ""

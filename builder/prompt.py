@@ -42,8 +42,8 @@ def _axis_lines() -> list[str]:
 def system_prompt() -> str:
     """The v1 system prompt: task, the six classes, the 13 axes, the rules and the output format."""
     return "\n".join([
-        "You are an expert biomedical annotator. You compare two claims taken from two different "
-        "abstracts and decide why they diverge.",
+        ("You are an expert biomedical annotator. You compare two claims taken from two different "
+         "abstracts and decide why they diverge."),
         "",
         "Conflict types (choose exactly one):",
         *_class_lines(),
@@ -53,12 +53,11 @@ def system_prompt() -> str:
         "Divergence axes (choose zero or more):",
         *_axis_lines(),
         "",
-        f"Axis rule: {ontology.AXIS_SELECTION_RULE} Use an empty list for {ontology.NO_CONFLICT}. "
-        f"Use {ontology.LATENT_AXIS} only when a contextual driver is likely but not stated.",
-        "The dominant_confounder is the one axis from divergence_axes that best explains the "
-        "divergence, or null.",
-        "Evidence spans: copy short phrases verbatim from claim A (evidence_spans_a) and claim B "
-        "(evidence_spans_b) that carry the decisive cues. Never paraphrase a span.",
+        (f"Axis rule: {ontology.AXIS_SELECTION_RULE} Use an empty list for {ontology.NO_CONFLICT}. "
+         f"Use {ontology.LATENT_AXIS} only when a contextual driver is likely but not stated."),
+        "The dominant_confounder is the one axis from divergence_axes that best explains the divergence, or null.",
+        ("Evidence spans: copy short phrases verbatim from claim A (evidence_spans_a) and claim B "
+         "(evidence_spans_b) that carry the decisive cues. Never paraphrase a span."),
         "The reconciliation is one or two sentences explaining how both claims can hold, or why they cannot.",
         "confidence is a number between 0 and 1. comparable is false when the claims answer unrelated questions.",
         "",

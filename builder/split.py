@@ -35,7 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from biodivergence_dataset import __version__, ontology
 from biodivergence_dataset.io import (
-    StageStats, mark_done, read_manifest, read_records, read_stats, stage_is_current, write_json_atomic,
+    StageStats,
+    mark_done,
+    read_manifest,
+    read_records,
+    read_stats,
+    stage_is_current,
+    write_json_atomic,
     write_manifest,
 )
 from biodivergence_dataset.records import Example
@@ -125,7 +131,7 @@ def apportion(total: int, weights: Mapping[str, float], caps: Mapping[str, int] 
         w = {k: (caps[k] - alloc[k]) if use_room else weights[k] for k in active}
         norm = sum(w.values())
         exact = {k: remaining * w[k] / norm for k in active}
-        share = {k: int(math.floor(exact[k])) for k in active}
+        share = {k: math.floor(exact[k]) for k in active}
         for k in sorted(active, key=lambda k: (-(exact[k] - share[k]), k))[: remaining - sum(share.values())]:
             share[k] += 1
         full = {k for k in active if alloc[k] + share[k] >= caps[k]}

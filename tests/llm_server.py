@@ -12,32 +12,39 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import distribution
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
+from typing_extensions import Self
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_records
 from biodivergence_dataset.records import CandidatePair
 from builder.annotators.goldcheck import scifact_pairs
 
+#: shared/ sits beside the repository checkout.
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
-if not SCIFACT.exists():
-    SCIFACT = Path("/work/shared/data/scifact")
 HEALTHVER = SCIFACT.parent / "healthver"
 _CLAIM_LINE = re.compile(r"^Claim ([AB]) \([^)]*\): (.*)$", re.MULTILINE)
+
+
+@lru_cache(maxsize=2)
+def _scifact(with_abstracts: bool):
+    return scifact_pairs(SCIFACT, with_abstracts=with_abstracts)
 
 
 def real_pairs(n: int, with_abstracts: bool = True) -> list[CandidatePair]:
     """The first ``n`` distinct SciFact claim pairs as CandidatePair records."""
     out, seen = [], set()
-    for gold in scifact_pairs(SCIFACT, with_abstracts=with_abstracts):
+    for gold in _scifact(with_abstracts):
         if gold.pair.pair_id not in seen:
             seen.add(gold.pair.pair_id)
             out.append(gold.pair)
@@ -129,7 +136,7 @@ class FakeOllama:
             out[r["claims"]] = out.get(r["claims"], 0) + 1
         return out
 
-    def start(self) -> "FakeOllama":
+    def start(self) -> Self:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -223,10 +230,11 @@ class FakeOllama:
             server.shutdown()
             server.server_close()
 
-    def __enter__(self) -> "FakeOllama":
-        return self.start()
+    def __enter__(self) -> Self:
+        self.start()
+        return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from llm_server import FakeOllama, Reply, claims_in, real_pairs, write_pairs
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import is_done, read_jsonl, read_records
@@ -20,9 +21,8 @@ from biodivergence_dataset.records import Example
 from builder.annotate import AnnotateConfig, run_stage
 from builder.annotators import ServerUnreachable, parse_json_lenient, parse_spec
 from builder.prompt import PROMPT_VERSION, response_schema
-from llm_server import FakeOllama, Reply, claims_in, real_pairs, write_pairs
 
-FAST = dict(backoff_s=0.01, timeout_s=5.0, progress=False)
+FAST = {"backoff_s": 0.01, "timeout_s": 5.0, "progress": False}
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -107,6 +107,7 @@ def test_unfinished_input_folder_is_refused(tmp_path):
     (folder / "_SUCCESS").unlink()
     with pytest.raises(ValueError, match="not a finished stage"):
         run_stage(folder, tmp_path / "out", AnnotateConfig(progress=False))
+    assert not (tmp_path / "out").exists()
 
 
 # --------------------------------------------------------------------------- LLM path (fake Ollama)
@@ -193,9 +194,8 @@ def test_server_down_stops_the_run_and_the_same_command_resumes(pairs_dir, tmp_p
         return Reply(before=lambda: threading.Thread(target=server.stop).start()) if n == 6 else Reply()
 
     server.behaviour = die_after_five
-    with server:
-        with pytest.raises(ServerUnreachable, match="stopped answering"):
-            run_stage(pairs_dir, out, config)
+    with server, pytest.raises(ServerUnreachable, match="stopped answering"):
+        run_stage(pairs_dir, out, config)
     done = rows(out, "annotations.jsonl")
     assert 5 <= len(done) < 12 and not is_done(out) and not (out / "failures.jsonl").exists()
     revived = FakeOllama(port=server.port)

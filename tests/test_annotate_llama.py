@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
+from llm_server import chat_requests_served, llama_server, real_pairs, write_pairs
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import read_jsonl, read_records
 from biodivergence_dataset.records import Example
 from builder.annotate import AnnotateConfig, run_stage
 from builder.prompt import response_schema
-from llm_server import chat_requests_served, llama_server, real_pairs, write_pairs
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow

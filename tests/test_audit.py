@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_split import disjoint_pairs, example
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.card import write_card
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.release import write_config
 from builder import audit
-from test_split import disjoint_pairs, example
 
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

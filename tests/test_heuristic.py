@@ -4,12 +4,12 @@ expert-labelled pairs (SciFact, HealthVer) against the negation-mismatch baselin
 from __future__ import annotations
 
 import pytest
+from llm_server import HEALTHVER, SCIFACT
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Example
 from builder.annotators.goldcheck import gold_check, healthver_pairs, make_claim, make_pair, scifact_pairs
 from builder.annotators.heuristic import DIRECT, INSUFFICIENT, UNDERSPECIFIED, HeuristicAnnotator, canonical_value
-from llm_server import HEALTHVER, SCIFACT
 
 DOMAIN = ontology.DOMAIN_NAMES[0]
 H = HeuristicAnnotator()

@@ -9,11 +9,11 @@ import pytest
 from huggingface_hub import HfApi, constants
 from huggingface_hub.errors import RepositoryNotFoundError
 from huggingface_hub.hf_api import CommitInfo, GitRefInfo, GitRefs
+from release_factory import write_small_release
 
 from biodivergence_dataset import hub
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.hub import PushError, push_release
-from release_factory import write_small_release
 
 REPO, TAG = "biodiv-org/biodivergence", "v1.0"
 OID = "0123456789abcdef0123456789abcdef01234567"

@@ -235,3 +235,20 @@ def test_doi_case_and_jsonl_round_trip(tmp_path):
     (again,) = list(io.read_records(tmp_path / "c", Abstract))
     assert again.model_dump(exclude={"merged_from", "source"}) == abstract.model_dump(exclude={"merged_from", "source"})
     assert first["kept"] == 1
+
+
+def test_delete_citation_withdraws_earlier_records_only(tmp_path):
+    """A DeleteCitation removes a PMID seen before it (MEDLINE update order), not one that comes after."""
+    update = DATA / "pubmed_xml_ncbiutils" / "pubmed22n1115.xml"
+    deleted = next(i for i in SourceSpec.parse(f"pubmed_xml:{update}").items() if hasattr(i, "pmids")).pmids[0]
+    text = "A withdrawn citation whose abstract text is long enough to pass the minimum length check."
+    before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
+    before.write_text(json.dumps({"pmid": deleted, "text": text}) + "\n")
+    after.write_text(json.dumps({"pmid": deleted, "text": text + " Re-added."}) + "\n")
+    config = IngestConfig(progress=False, domain="genomics")
+    stats = run_stage([f"jsonl:{before}", f"pubmed_xml:{update}"], tmp_path / "a", config)
+    assert stats["dropped"]["deleted_citation"] == 1
+    assert deleted not in {a.pmid for a in io.read_records(tmp_path / "a", Abstract)}
+    stats = run_stage([f"pubmed_xml:{update}", f"jsonl:{after}"], tmp_path / "b", config)
+    assert "deleted_citation" not in stats["dropped"]
+    assert deleted in {a.pmid for a in io.read_records(tmp_path / "b", Abstract)}

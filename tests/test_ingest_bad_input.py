@@ -118,7 +118,7 @@ def _huge_csv(tmp_path: Path) -> Path:
     header, first, rest = rows.split("\n", 2)
     huge = ",".join(["x1", "", "PMC", "A huge abstract", "", "", "", "", '"' + "word " * 210_000 + '"'])
     path = tmp_path / "huge.csv"
-    path.write_text("\n".join([header, first, huge, rest]), encoding="utf-8")
+    path.write_text(f"{header}\n{first}\n{huge}\n{rest}", encoding="utf-8")
     return path
 
 

@@ -61,7 +61,7 @@ def test_pubmed_xml_delete_citation_and_gzip_match_plain():
     gz = items(f"pubmed_xml:{NCBIUTILS}/pubmed22n1313.xml.gz")
     deletions = [i for i in plain if isinstance(i, Deletion)]
     assert len(deletions) == 1 and len(deletions[0].pmids) > 500
-    strip = lambda xs: [(r.pmid, r.title, r.sections) for r in xs if isinstance(r, RawRecord)]  # noqa: E731
+    strip = lambda xs: [(r.pmid, r.title, r.sections) for r in xs if isinstance(r, RawRecord)]
     assert strip(plain) == strip(gz) and len(strip(plain)) == 4
     (deletion,) = [i for i in items(f"pubmed_xml:{NCBIUTILS}/pubmed22n1115.xml") if isinstance(i, Deletion)]
     assert len(deletion.pmids) == 34

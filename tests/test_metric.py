@@ -487,6 +487,15 @@ def test_evaluate_add_batch_over_several_batches(metric):
     assert metric.compute(bootstrap=50, seed=2, semsim_model=None) == expected
 
 
+def test_evaluate_accepts_numpy_label_ids(metric):
+    refs = [{"conflict_type": np.int64(2), "divergence_axes": np.array([1, 6])}, {"conflict_type": 0, "divergence_axes": []}]
+    preds = [{"conflict_type": "contextual_contradiction", "divergence_axes": ["geography", "disease_subtype"]},
+             {"conflict_type": "no_conflict", "divergence_axes": []}]
+    s = metric.compute(predictions=preds, references=refs)
+    assert (s["conflict_type/accuracy"], s["axes/exact_match"]) == (1.0, 1.0)
+    assert scoring.compute(preds, refs) == s
+
+
 def test_evaluate_errors_name_the_example(metric):
     with pytest.raises(ValueError, match=r"references\[1\]\.conflict_type: unknown label 'conflict'"):
         metric.compute(predictions=[{"conflict_type": "no_conflict"}] * 2,

@@ -359,7 +359,7 @@ def test_run_stage_is_resumable_and_reruns_when_parameters_change(annotated, tmp
     ann, _ = annotated
     rel = tmp_path / "release"
     split.run_stage(ann, rel)
-    shard = sorted((rel / "primary").glob("train-*.parquet"))[0]
+    shard = min((rel / "primary").glob("train-*.parquet"))
     before = shard.stat().st_mtime_ns
     split.run_stage(ann, rel)
     assert shard.stat().st_mtime_ns == before  # up to date: nothing rewritten
@@ -402,3 +402,16 @@ def test_bad_ratios_are_rejected():
         SplitConfig(primary_ratios={TRAIN: 0.8, VALIDATION: 0.15, TEST: 0.15})
     with pytest.raises(ValueError, match="exactly the splits"):
         SplitConfig(pairlevel_ratios={TRAIN: 0.9, TEST: 0.1})
+
+
+def test_validate_flags_an_empty_split_that_load_dataset_could_not_read(tmp_path):
+    from biodivergence_dataset.card import write_card
+    from biodivergence_dataset.release import write_config
+
+    rows = disjoint_pairs(4)
+    for config in ontology.CONFIGS:
+        write_config(tmp_path, config, {TRAIN: rows[:2], VALIDATION: rows[2:3], TEST: rows[3:] if config == "pairlevel"
+                                        else []})
+    write_card(tmp_path)
+    assert validate_release(tmp_path).problems == [
+        "primary/test: empty split (datasets.load_dataset cannot read an empty split)"]

@@ -24,6 +24,15 @@ def make_backend(spec: AnnotatorSpec, **settings: Any) -> ChatBackend | None:
 
 
 __all__ = [
-    "AnnotatorSpec", "BackendError", "ChatBackend", "HEURISTIC_ID", "HeuristicAnnotator", "OllamaBackend",
-    "OpenAIBackend", "ServerUnreachable", "make_backend", "parse_json_lenient", "parse_spec",
+    "HEURISTIC_ID",
+    "AnnotatorSpec",
+    "BackendError",
+    "ChatBackend",
+    "HeuristicAnnotator",
+    "OllamaBackend",
+    "OpenAIBackend",
+    "ServerUnreachable",
+    "make_backend",
+    "parse_json_lenient",
+    "parse_spec",
 ]

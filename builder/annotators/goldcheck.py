@@ -21,9 +21,10 @@ import json
 import sys
 import tokenize
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, claim_id_for, pair_id_for

@@ -45,10 +45,7 @@ MAX_AXES = 3
 CLAIM_VS_CLAIM, CLAIM_VS_ABSTRACT, ABSTRACT_VS_ABSTRACT = 3, 2, 1
 
 _STOPWORDS = frozenset(
-    "a an the of in on at to for from by with and or as is are was were be been being this that these those "
-    "it its their there than then which who whom whose what when where while into onto over under between "
-    "among during after before about against within without through via per both either each also such "
-    "can may might could would should will shall do does did has have had not no we our us".split()
+    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "as", "is", "are", "was", "were", "be", "been", "being", "this", "that", "these", "those", "it", "its", "their", "there", "than", "then", "which", "who", "whom", "whose", "what", "when", "where", "while", "into", "onto", "over", "under", "between", "among", "during", "after", "before", "about", "against", "within", "without", "through", "via", "per", "both", "either", "each", "also", "such", "can", "may", "might", "could", "would", "should", "will", "shall", "do", "does", "did", "has", "have", "had", "not", "no", "we", "our", "us"]
 )
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'/.][A-Za-z0-9]+)*%?")
 _NUMBER = re.compile(r"\d")
@@ -152,11 +149,11 @@ def _opposed_groups(pa: dict[str, dict[int, list[Token]]], pb: dict[str, dict[in
                     flip_a: int = 1, flip_b: int = 1) -> list[tuple[list[Token], list[Token]]]:
     """Groups where one side's net sign (times its negation flip) is the opposite of the other's."""
     found = []
-    for group in pa.keys() & pb.keys():
+    for group in sorted(pa.keys() & pb.keys()):
         sign_a = _net_sign(pa[group]) * flip_a
         sign_b = _net_sign(pb[group]) * flip_b
         if sign_a and sign_b and sign_a != sign_b:
-            found.append((sum(pa[group].values(), []), sum(pb[group].values(), [])))
+            found.append(([t for ts in pa[group].values() for t in ts], [t for ts in pb[group].values() for t in ts]))
     return found
 
 
@@ -309,9 +306,9 @@ def axis_report(pair: CandidatePair) -> AxisReport:
                 va, vb = (va, other_abs) if va else (other_abs, vb)
             elif not other_abs:
                 one_sided.append(axis)
-        elif axis in ontology.PRIMARY_AXIS_NAMES and abs_a.get(axis) and abs_b.get(axis):
-            if abs_a[axis].isdisjoint(abs_b[axis]):
-                strength, va, vb = ABSTRACT_VS_ABSTRACT, abs_a[axis], abs_b[axis]
+        elif (axis in ontology.PRIMARY_AXIS_NAMES and abs_a.get(axis) and abs_b.get(axis)
+              and abs_a[axis].isdisjoint(abs_b[axis])):
+            strength, va, vb = ABSTRACT_VS_ABSTRACT, abs_a[axis], abs_b[axis]
         if strength:
             diffs.append(AxisDifference(axis, strength, va, vb, ha, hb))
     diffs.sort(key=lambda d: (-d.strength, d.axis not in ontology.PRIMARY_AXIS_NAMES,
@@ -355,7 +352,7 @@ def _shown(diff_values: frozenset[str], hits: list[cues.CueHit], text: str) -> s
 
 
 def _reconciliation(pair: CandidatePair, conflict: str, opp: Opposition | None, chosen: list[AxisDifference],
-                    missing: list[str]) -> str:
+                    axes: list[str]) -> str:
     if conflict == ontology.NO_CONFLICT or opp is None:
         return "The claims are compatible: they do not assert opposite findings and can both hold."
     cue = _cue_phrase(opp)
@@ -371,20 +368,15 @@ def _reconciliation(pair: CandidatePair, conflict: str, opp: Opposition | None, 
         return "The disagreement rests on weak or preliminary evidence; neither claim supports a firm judgement."
     if conflict == CONTROVERSY:
         return "The claims reflect an openly debated question on which the literature is divided."
-    what = ", ".join(_title(a) for a in missing) or "study conditions"
+    what = ", ".join(_title(a) for a in axes if a != ontology.LATENT_AXIS) or "study conditions"
     return (f"The claims appear to disagree{cue}, but the text does not state the {what} needed to tell "
             "whether their conditions match.")
 
 
 def _spans(tokens: list[Token], hits: list[cues.CueHit], claim_text: str, article_uid: str, role: str
            ) -> list[EvidenceSpan]:
-    seen, out = set(), []
-    for start, end in sorted({(t.start, t.end) for t in tokens} | {(h.start, h.end) for h in hits}):
-        if (start, end) not in seen:
-            seen.add((start, end))
-            out.append(EvidenceSpan(article_uid=article_uid, text=claim_text[start:end], start=start, end=end,
-                                    role=role))
-    return out
+    return [EvidenceSpan(article_uid=article_uid, text=claim_text[start:end], start=start, end=end, role=role)
+            for start, end in sorted({(t.start, t.end) for t in tokens} | {(h.start, h.end) for h in hits})]
 
 
 def _any(regex: re.Pattern, *texts: str) -> bool:
@@ -405,8 +397,8 @@ class HeuristicAnnotator:
         opp, overlap, aligned = find_opposition(a_text, b_text, ctx_a, ctx_b)
         if opp is None:
             confidence = 0.75 if aligned else (0.65 if overlap < UNRELATED_MAX else 0.6)
-            return Labels(ontology.NO_CONFLICT, reconciliation=_reconciliation(pair, ontology.NO_CONFLICT, None, [], []),
-                          confidence=confidence, comparable=overlap >= UNRELATED_MAX)
+            return Labels(ontology.NO_CONFLICT, confidence=confidence, comparable=overlap >= UNRELATED_MAX,
+                          reconciliation=_reconciliation(pair, ontology.NO_CONFLICT, None, [], []))
         conflict, chosen, axes, confidence = self._classify(a_text, b_text, opp, report)
         spans = (_spans(opp.tokens_a, [h for d in chosen for h in d.hits_a], a_text, pair.claim_a.article_uid, ROLE_A)
                  + _spans(opp.tokens_b, [h for d in chosen for h in d.hits_b], b_text, pair.claim_b.article_uid,
@@ -415,7 +407,7 @@ class HeuristicAnnotator:
             conflict_type=conflict,
             divergence_axes=axes,
             dominant_confounder=chosen[0].axis if chosen else None,
-            reconciliation=_reconciliation(pair, conflict, opp, chosen, report.one_sided),
+            reconciliation=_reconciliation(pair, conflict, opp, chosen, axes),
             evidence_spans=spans,
             confidence=round(min(0.95, max(0.05, confidence)), 3),
             comparable=True,

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import glob
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 
 from . import europepmc, jsonl, medline, pubmed_xml, pubmedqa, pubtator, scifact, table
 from .base import Deletion, Fault, Item, RawRecord
 
-Reader = Callable[[Path, Optional[dict]], Iterator[Item]]
+Reader = Callable[[Path, dict | None], Iterator[Item]]
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class SourceSpec:
 
     format: str
     path: str
-    domain: Optional[str] = None
+    domain: str | None = None
     options: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -64,7 +65,7 @@ class SourceSpec:
                              f"expected one of {list(DOMAIN_NAMES)}")
 
     @classmethod
-    def parse(cls, spec: "str | dict[str, Any] | SourceSpec") -> "SourceSpec":
+    def parse(cls, spec: str | dict[str, Any] | SourceSpec) -> SourceSpec:
         if isinstance(spec, SourceSpec):
             return spec
         if isinstance(spec, dict):
@@ -113,7 +114,7 @@ class SourceSpec:
                 yield item
 
 
-def _options(text: Optional[str], spec: str) -> dict[str, str]:
+def _options(text: str | None, spec: str) -> dict[str, str]:
     if not text:
         return {}
     options = {}
@@ -125,4 +126,4 @@ def _options(text: Optional[str], spec: str) -> dict[str, str]:
     return options
 
 
-__all__ = ["FORMATS", "SourceSpec", "RawRecord", "Fault", "Deletion", "Item"]
+__all__ = ["FORMATS", "Deletion", "Fault", "Item", "RawRecord", "SourceSpec"]

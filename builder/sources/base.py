@@ -15,9 +15,10 @@ import io
 import json
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterator, Optional, Union
+from typing import IO, Any
 
 from biodivergence_dataset.ontology import SECTION_LABELS
 
@@ -35,15 +36,15 @@ class RawRecord:
     source: str
     path: str
     position: int
-    pmid: Optional[str] = None
-    doi: Optional[str] = None
-    pmcid: Optional[str] = None
+    pmid: str | None = None
+    doi: str | None = None
+    pmcid: str | None = None
     title: str = ""
-    sections: list[tuple[Optional[str], str]] = field(default_factory=list)
-    year: Optional[int] = None
-    journal: Optional[str] = None
+    sections: list[tuple[str | None, str]] = field(default_factory=list)
+    year: int | None = None
+    journal: str | None = None
     mesh_terms: list[str] = field(default_factory=list)
-    domain: Optional[str] = None
+    domain: str | None = None
 
     @property
     def where(self) -> str:
@@ -77,7 +78,7 @@ class Deletion:
     pmids: list[str]
 
 
-Item = Union[RawRecord, Fault, Deletion]
+Item = RawRecord | Fault | Deletion
 
 # Drop reasons of faults (shared by readers and the ingest stage).
 MALFORMED = "malformed"
@@ -93,14 +94,12 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 def open_binary(path: str | Path) -> IO[bytes]:
     """Open a file for reading bytes, transparently un-gzipping it (detected by its magic number)."""
-    fh = open(path, "rb")
-    if fh.peek(2)[:2] == _GZIP_MAGIC:
-        fh.close()
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return fh
+    with open(path, "rb") as fh:
+        gzipped = fh.read(2) == _GZIP_MAGIC
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")
 
 
-def open_text(path: str | Path, newline: Optional[str] = None) -> IO[str]:
+def open_text(path: str | Path, newline: str | None = None) -> IO[str]:
     """Open a (possibly gzipped) UTF-8 text file; undecodable bytes become lone surrogates.
 
     Readers check each record with :func:`has_invalid_bytes`, so one bad byte costs one record,
@@ -116,7 +115,7 @@ def file_is_empty(path: str | Path) -> bool:
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
-def has_invalid_bytes(*texts: Optional[str]) -> bool:
+def has_invalid_bytes(*texts: str | None) -> bool:
     return any(t and _SURROGATE.search(t) for t in texts)
 
 
@@ -140,7 +139,7 @@ _DIGITS = re.compile(r"\d+")
 _YEAR = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
 
 
-def clean_doi(value: Any) -> Optional[str]:
+def clean_doi(value: Any) -> str | None:
     """A bare DOI (``10.x/y``), lower-cased (DOIs are case-insensitive), or None."""
     if not value:
         return None
@@ -148,18 +147,17 @@ def clean_doi(value: Any) -> Optional[str]:
     return m.group(0).rstrip(".,;").lower() if m else None
 
 
-def clean_pmid(value: Any) -> Optional[str]:
+def clean_pmid(value: Any) -> str | None:
     """A PMID as a digit string without leading zeros, or None."""
     if value is None:
         return None
     text = str(value).strip()
-    if text.endswith(".0"):  # a PMID column read as float
-        text = text[:-2]
+    text = text.removesuffix(".0")  # a PMID column read as float
     m = _DIGITS.fullmatch(text.removeprefix("PMID:").strip())
     return str(int(m.group(0))) if m and int(m.group(0)) > 0 else None
 
 
-def clean_pmcid(value: Any) -> Optional[str]:
+def clean_pmcid(value: Any) -> str | None:
     """A PMCID as ``PMC<digits>``, or None."""
     if not value:
         return None
@@ -168,7 +166,7 @@ def clean_pmcid(value: Any) -> Optional[str]:
     return f"PMC{int(digits)}" if digits.isdigit() else None
 
 
-def parse_year(value: Any) -> Optional[int]:
+def parse_year(value: Any) -> int | None:
     """The first plausible year in ``value`` (``2018``, ``1978 Jul-Sep``, ``04-07-2020``)."""
     if value is None:
         return None
@@ -202,7 +200,7 @@ _LABEL_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
 _KNOWN_CATEGORIES = frozenset(SECTION_LABELS)
 
 
-def canonical_label(label: Optional[str], nlm_category: Optional[str] = None) -> str:
+def canonical_label(label: str | None, nlm_category: str | None = None) -> str:
     """Map a source's section label (and PubMed's NlmCategory, preferred) to ``SECTION_LABELS``."""
     if nlm_category and nlm_category.upper() in _KNOWN_CATEGORIES:
         return nlm_category.upper()
@@ -216,7 +214,7 @@ def canonical_label(label: Optional[str], nlm_category: Optional[str] = None) ->
 _INLINE_HEADING = re.compile(r"\b([A-Z][A-Z/&-]+(?:,? [A-Z][A-Z/&-]*){0,5}):\s+")
 
 
-def split_inline_sections(text: str) -> list[tuple[Optional[str], str]]:
+def split_inline_sections(text: str) -> list[tuple[str | None, str]]:
     """Split ``"BACKGROUND: … METHODS: …"`` into labelled sections.
 
     A heading is an upper-case phrase ending in a colon, at the start of the text or of a
@@ -243,7 +241,7 @@ def _starts_sentence(text: str, i: int) -> bool:
     return not before or before[-1] in ".!?)]\n\r"
 
 
-def labelled_or_plain(sections: list[tuple[Optional[str], str]]) -> list[tuple[Optional[str], str]]:
+def labelled_or_plain(sections: list[tuple[str | None, str]]) -> list[tuple[str | None, str]]:
     """If any section carries a label, give the unlabelled ones ``UNASSIGNED`` (keeps offsets complete)."""
     if any(label for label, _ in sections):
         return [(label or UNASSIGNED, text) for label, text in sections]

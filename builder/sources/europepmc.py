@@ -10,13 +10,30 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from .base import (
-    MALFORMED, MISSING_ID, READ_ERRORS, Fault, Item, RawRecord, canonical_label, clean_doi, clean_mesh,
-    clean_pmcid, clean_pmid, file_is_empty, has_invalid_bytes, invalid_bytes_fault, labelled_or_plain,
-    open_text, parse_year, split_inline_sections, stream_error_fault,
+    MALFORMED,
+    MISSING_ID,
+    READ_ERRORS,
+    Fault,
+    Item,
+    RawRecord,
+    canonical_label,
+    clean_doi,
+    clean_mesh,
+    clean_pmcid,
+    clean_pmid,
+    file_is_empty,
+    has_invalid_bytes,
+    invalid_bytes_fault,
+    labelled_or_plain,
+    open_text,
+    parse_year,
+    split_inline_sections,
+    stream_error_fault,
 )
 
 FORMAT = "europepmc_json"
@@ -72,7 +89,7 @@ def _record(result: Any, path: str, position: int) -> Item:
     )
 
 
-def _sections(abstract: str) -> list[tuple[Optional[str], str]]:
+def _sections(abstract: str) -> list[tuple[str | None, str]]:
     """Split on ``<h4>`` headings; plain abstracts may still carry ``BACKGROUND:``-style headings."""
     parts = _HEADING.split(abstract)
     if len(parts) == 1:
@@ -84,7 +101,7 @@ def _sections(abstract: str) -> list[tuple[Optional[str], str]]:
     return labelled_or_plain(sections)
 
 
-def _journal(result: dict) -> Optional[str]:
+def _journal(result: dict) -> str | None:
     info = result.get("journalInfo") or {}
     title = (info.get("journal") or {}).get("title") or result.get("journalTitle")
     return title.strip() if title else None

@@ -9,15 +9,31 @@ recomputed by de-duplication.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 
 from .base import (
-    MALFORMED, READ_ERRORS, Fault, Item, RawRecord, canonical_label, clean_doi, clean_mesh, clean_pmcid, clean_pmid,
-    file_is_empty, has_invalid_bytes, invalid_bytes_fault, labelled_or_plain, open_text, parse_year,
-    split_inline_sections, stream_error_fault,
+    MALFORMED,
+    READ_ERRORS,
+    Fault,
+    Item,
+    RawRecord,
+    canonical_label,
+    clean_doi,
+    clean_mesh,
+    clean_pmcid,
+    clean_pmid,
+    file_is_empty,
+    has_invalid_bytes,
+    invalid_bytes_fault,
+    labelled_or_plain,
+    open_text,
+    parse_year,
+    split_inline_sections,
+    stream_error_fault,
 )
 
 FORMAT = "jsonl"
@@ -72,7 +88,7 @@ def _record(line: str, path: str, position: int) -> Item:
     )
 
 
-def _sections(text: str, sections: Any) -> list[tuple[Optional[str], str]]:
+def _sections(text: str, sections: Any) -> list[tuple[str | None, str]]:
     """Cut ``text`` at the given section offsets (gaps become unlabelled parts)."""
     if not sections:
         return split_inline_sections(text)

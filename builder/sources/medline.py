@@ -7,12 +7,25 @@ indented by six spaces) separated by blank lines. Used tags: PMID, TI, AB, DP, J
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 from .base import (
-    MISSING_ID, READ_ERRORS, Fault, Item, RawRecord, clean_doi, clean_mesh, clean_pmcid, clean_pmid,
-    file_is_empty, has_invalid_bytes, invalid_bytes_fault, open_text, parse_year, split_inline_sections,
+    MISSING_ID,
+    READ_ERRORS,
+    Fault,
+    Item,
+    RawRecord,
+    clean_doi,
+    clean_mesh,
+    clean_pmcid,
+    clean_pmid,
+    file_is_empty,
+    has_invalid_bytes,
+    invalid_bytes_fault,
+    open_text,
+    parse_year,
+    split_inline_sections,
     stream_error_fault,
 )
 
@@ -61,7 +74,7 @@ def _record(fields: list[tuple[str, str]], path: str, position: int, line: int) 
     if has_invalid_bytes(*(v for _, v in fields)):
         return invalid_bytes_fault(path, position)
     first: dict[str, str] = {}
-    doi: Optional[str] = None
+    doi: str | None = None
     mesh: list[str] = []
     for tag, value in fields:
         first.setdefault(tag, value)

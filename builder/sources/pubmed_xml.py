@@ -11,15 +11,30 @@ that follows a digit (``10<sup>-5</sup>`` → ``10^-5``, also across a line brea
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 from lxml import etree
 
 from .base import (
-    MALFORMED, MISSING_ID, READ_ERRORS, TRUNCATED, Deletion, Fault, Item, RawRecord, canonical_label,
-    clean_doi, clean_mesh, clean_pmcid, clean_pmid, file_is_empty, invalid_bytes_fault, labelled_or_plain,
-    open_binary, parse_year,
+    MALFORMED,
+    MISSING_ID,
+    READ_ERRORS,
+    TRUNCATED,
+    Deletion,
+    Fault,
+    Item,
+    RawRecord,
+    canonical_label,
+    clean_doi,
+    clean_mesh,
+    clean_pmcid,
+    clean_pmid,
+    file_is_empty,
+    invalid_bytes_fault,
+    labelled_or_plain,
+    open_binary,
+    parse_year,
 )
 
 FORMAT = "pubmed_xml"
@@ -165,7 +180,7 @@ def _book(element: etree._Element, path: str, position: int) -> RawRecord:
     )
 
 
-def _article_ids(id_list: Optional[etree._Element]) -> dict[str, str]:
+def _article_ids(id_list: etree._Element | None) -> dict[str, str]:
     found: dict[str, str] = {}
     for aid in id_list.iterfind("ArticleId") if id_list is not None else ():
         kind = aid.get("IdType")
@@ -176,13 +191,13 @@ def _article_ids(id_list: Optional[etree._Element]) -> dict[str, str]:
     return {k: v for k, v in found.items() if v}
 
 
-def _year(date: Optional[etree._Element]) -> Optional[int]:
+def _year(date: etree._Element | None) -> int | None:
     if date is None:
         return None
     return parse_year(date.findtext("Year")) or parse_year(date.findtext("MedlineDate"))
 
 
-def _abstract(abstract: Optional[etree._Element]) -> list[tuple[Optional[str], str]]:
+def _abstract(abstract: etree._Element | None) -> list[tuple[str | None, str]]:
     if abstract is None:
         return []
     sections = []
@@ -194,7 +209,7 @@ def _abstract(abstract: Optional[etree._Element]) -> list[tuple[Optional[str], s
     return labelled_or_plain(sections)
 
 
-def flatten(element: Optional[etree._Element]) -> str:
+def flatten(element: etree._Element | None) -> str:
     """The text of an element with its inline markup flattened (``^`` before a superscript after a digit)."""
     if element is None:
         return ""

@@ -7,13 +7,29 @@ apart). ``QUESTION`` is not the title, so the title stays empty. The file is str
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .base import (
-    CONCLUSIONS, MALFORMED, MISSING_ID, READ_ERRORS, Fault, Item, JSONStreamError, RawRecord, canonical_label,
-    clean_mesh, clean_pmid, file_is_empty, has_invalid_bytes, invalid_bytes_fault, iter_json_object,
-    open_text, parse_year, stream_error_fault,
+    CONCLUSIONS,
+    MALFORMED,
+    MISSING_ID,
+    READ_ERRORS,
+    Fault,
+    Item,
+    JSONStreamError,
+    RawRecord,
+    canonical_label,
+    clean_mesh,
+    clean_pmid,
+    file_is_empty,
+    has_invalid_bytes,
+    invalid_bytes_fault,
+    iter_json_object,
+    open_text,
+    parse_year,
+    stream_error_fault,
 )
 
 FORMAT = "pubmedqa"

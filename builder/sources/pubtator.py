@@ -6,12 +6,22 @@ are ignored. The format carries no year, journal or DOI.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from .base import (
-    MISSING_ID, READ_ERRORS, Fault, Item, RawRecord, clean_pmid, file_is_empty, has_invalid_bytes,
-    invalid_bytes_fault, open_text, split_inline_sections, stream_error_fault,
+    MISSING_ID,
+    READ_ERRORS,
+    Fault,
+    Item,
+    RawRecord,
+    clean_pmid,
+    file_is_empty,
+    has_invalid_bytes,
+    invalid_bytes_fault,
+    open_text,
+    split_inline_sections,
+    stream_error_fault,
 )
 
 FORMAT = "pubtator"

@@ -13,12 +13,23 @@ import ast
 import csv
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 from .base import (
-    MALFORMED, READ_ERRORS, UNASSIGNED, Fault, Item, RawRecord, canonical_label, file_is_empty,
-    has_invalid_bytes, invalid_bytes_fault, labelled_or_plain, open_text, stream_error_fault,
+    MALFORMED,
+    READ_ERRORS,
+    UNASSIGNED,
+    Fault,
+    Item,
+    RawRecord,
+    canonical_label,
+    file_is_empty,
+    has_invalid_bytes,
+    invalid_bytes_fault,
+    labelled_or_plain,
+    open_text,
+    stream_error_fault,
 )
 from .table import resolve_columns
 
@@ -53,7 +64,7 @@ def read(path: Path, options: dict | None = None) -> Iterator[Item]:
         yield stream_error_fault(name, position + 1, exc)
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[str, Optional[list[str]]]]:
+def _csv_rows(path: Path) -> Iterator[tuple[str, list[str] | None]]:
     with open_text(path, newline="") as fh:
         rows = csv.reader(fh)
         columns = resolve_columns(next(rows, []), {"text": "abstract", "title": "title"})
@@ -61,7 +72,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[str, Optional[list[str]]]]:
             yield row[columns["title"]], parse_array_repr(row[columns["text"]])
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[str, Optional[list[str]]]]:
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, list[str] | None]]:
     with open_text(path) as fh:
         for line in fh:
             if line.strip():
@@ -70,7 +81,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, Optional[list[str]]]]:
                 yield row.get("title") or "", sentences if isinstance(sentences, list) else None
 
 
-def parse_array_repr(text: str) -> Optional[list[str]]:
+def parse_array_repr(text: str) -> list[str] | None:
     """The strings of a NumPy array print-out (``['a' 'b']``), or None if it is not one."""
     body = text.strip()
     if not (body.startswith("[") and body.endswith("]")):
@@ -82,9 +93,9 @@ def parse_array_repr(text: str) -> Optional[list[str]]:
     return out
 
 
-def sections_of(sentences: list[str]) -> list[tuple[Optional[str], str]]:
+def sections_of(sentences: list[str]) -> list[tuple[str | None, str]]:
     """Group sentences under the headings some of them start with; one unlabelled section if none."""
-    sections: list[tuple[Optional[str], list[str]]] = [(None, [])]
+    sections: list[tuple[str | None, list[str]]] = [(None, [])]
     for sentence in sentences:
         m = _LEADING_HEADING.match(sentence)
         label = canonical_label(m.group(1)) if m else UNASSIGNED

@@ -11,12 +11,25 @@ without one is identified by its content hash downstream.
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
 
 from .base import (
-    MALFORMED, READ_ERRORS, Fault, Item, RawRecord, clean_doi, clean_mesh, clean_pmcid, clean_pmid,
-    file_is_empty, has_invalid_bytes, invalid_bytes_fault, open_text, parse_year, split_inline_sections,
+    MALFORMED,
+    READ_ERRORS,
+    Fault,
+    Item,
+    RawRecord,
+    clean_doi,
+    clean_mesh,
+    clean_pmcid,
+    clean_pmid,
+    file_is_empty,
+    has_invalid_bytes,
+    invalid_bytes_fault,
+    open_text,
+    parse_year,
+    split_inline_sections,
     stream_error_fault,
 )
 
@@ -94,7 +107,7 @@ def resolve_columns(header: list[str], mapping: dict[str, str]) -> dict[str, int
 
 
 def _record(row: list[str], columns: dict[str, int], source: str, path: str, position: int) -> Item:
-    def cell(field: str) -> Optional[str]:
+    def cell(field: str) -> str | None:
         i = columns.get(field)
         return row[i].strip() if i is not None and i < len(row) and row[i].strip() else None
 

@@ -405,7 +405,7 @@ def _conflict_ids(values: list[Any], side: str) -> np.ndarray:
 def _axis_matrix(values: list[Any], side: str) -> np.ndarray:
     matrix = np.zeros((len(values), len(AXES)), dtype=bool)
     for i, axes in enumerate(values):
-        if not isinstance(axes, (list, tuple)):
+        if not isinstance(axes, (list, tuple, np.ndarray)):
             raise ValueError(f"{side}[{i}].divergence_axes: expected a list of axis names, got {axes!r}")
         for axis in axes:
             matrix[i, _label_id(axis, AXES, side, i, "divergence_axes")] = True

@@ -52,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm", action="append", default=[], metavar="SPEC",
                         help="zero-shot LLM server, openai:URL?model=NAME or ollama:URL?model=NAME (repeatable)")
     parser.add_argument("--llm-limit", type=int, default=None, help="send only the first N examples to each LLM")
+    parser.add_argument("--llm-max-abstract-chars", type=int, default=None,
+                        help="cut abstracts in the LLM prompt to N characters (default: the annotator's)")
     parser.add_argument("--dense-model", default=None, help="sentence-transformers model for dense span retrieval")
     parser.add_argument("--skip", action="append", default=[], metavar="SLUG", help="leave out a baseline (repeatable)")
     parser.add_argument("--add", action="append", default=[], type=_named_file, metavar="NAME=FILE",
@@ -61,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     options = SuiteOptions(seed=args.seed, nli_models=args.nli, llm_specs=args.llm, llm_limit=args.llm_limit,
+                           llm_max_abstract_chars=args.llm_max_abstract_chars,
                            dense_model=args.dense_model, skip=args.skip, extra=dict(args.add))
     results = run_baselines(args.release, args.out, args.config, args.split, options)
     print(f"scored {len(results['systems'])} systems on {results['n']} examples; "

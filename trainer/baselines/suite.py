@@ -66,6 +66,7 @@ class SuiteOptions:
     nli_models: list[str] = field(default_factory=list)
     llm_specs: list[str] = field(default_factory=list)
     llm_limit: int | None = None
+    llm_max_abstract_chars: int | None = None
     dense_model: str | None = None
     skip: list[str] = field(default_factory=list)
     extra: dict[str, str] = field(default_factory=dict)  # results-table name -> predictions JSONL
@@ -106,7 +107,7 @@ def optional_systems(options: SuiteOptions) -> list[System]:
         for path in options.nli_models
     ]
     for spec in options.llm_specs:
-        llm = transfer.ZeroShotLLM(spec)
+        llm = transfer.ZeroShotLLM(spec, max_abstract_chars=options.llm_max_abstract_chars)
         systems.append(System(f"llm-{_slug(llm.backend.model)}", f"Zero-shot {llm.backend.model}", "llm",
                               tuple(_TASK_FIELDS), llm))
     return systems

@@ -1,0 +1,108 @@
+"""Benchmark of the annotate stage; prints and writes benchmarks/results/annotate.json.
+
+- heuristic: pairs/s of the bare annotator call next to the full stage (durable log, Parquet, manifests);
+- gold check: the heuristic's confusion matrix and Cohen's κ (conflict vs no conflict) on SciFact
+  (519 pairs) and HealthVer (4,473 pairs), next to the negation-mismatch baseline;
+- llama.cpp: the OpenAI backend against ``python -m llama_cpp.server`` (SmolLM2-135M) with
+  concurrency 1 and 4 — pairs/s and the share of wall time the server was busy — and a re-run
+  over the finished folder, which must make zero server calls.
+
+Usage: python benchmarks/annotate.py [--llm-pairs 6] [--no-llm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from llm_server import HEALTHVER, SCIFACT, chat_requests_served, llama_server, write_pairs
+
+from builder.annotate import AnnotateConfig, run_stage
+from builder.annotators.goldcheck import gold_check, healthver_pairs, scifact_pairs
+from builder.annotators.heuristic import HeuristicAnnotator
+
+RESULTS = ROOT / "benchmarks" / "results" / "annotate.json"
+
+
+def heuristic_throughput(work: Path) -> dict:
+    gold = scifact_pairs(SCIFACT) + healthver_pairs(HEALTHVER)
+    pairs = list({g.pair.pair_id: g.pair for g in gold}.values())
+    annotator = HeuristicAnnotator()
+    t0 = time.perf_counter()
+    for p in pairs:
+        annotator.annotate(p)
+    bare = time.perf_counter() - t0
+    folder = write_pairs(work / "heuristic_pairs", pairs)
+    t0 = time.perf_counter()
+    run_stage(folder, work / "heuristic_out", AnnotateConfig(progress=False))
+    stage = time.perf_counter() - t0
+    return {"pairs": len(pairs), "annotator_call_pairs_per_s": round(len(pairs) / bare, 1),
+            "stage_pairs_per_s": round(len(pairs) / stage, 1), "stage_seconds": round(stage, 2)}
+
+
+def gold_checks() -> dict:
+    annotator = HeuristicAnnotator()
+    return {name: gold_check(gold, lambda p: annotator.annotate(p).conflict_type)
+            for name, gold in (("scifact", scifact_pairs(SCIFACT)), ("healthver", healthver_pairs(HEALTHVER)))}
+
+
+def llama_throughput(work: Path, n_pairs: int) -> dict:
+    pairs = list({g.pair.pair_id: g.pair for g in scifact_pairs(SCIFACT, with_abstracts=False)}.values())[:n_pairs]
+    folder = write_pairs(work / "llm_pairs", pairs)
+    out: dict = {"pairs": n_pairs, "model": "SmolLM2-135M-Instruct Q4_1", "max_tokens": 64,
+                 "response_format": "none"}
+    with llama_server(work / "llama.log") as url:
+        spec = f"openai:{url}?model=smollm2&response_format=none"
+        warm = AnnotateConfig(annotator=spec, max_tokens=64, max_attempts=1, timeout_s=600, progress=False)
+        run_stage(write_pairs(work / "warm_pairs", pairs[:1]), work / "warm", warm)  # loads the system prompt
+        for concurrency in (1, 4):
+            target = work / f"llm_c{concurrency}"
+            config = AnnotateConfig(annotator=spec, concurrency=concurrency, max_tokens=64, max_attempts=1,
+                                    timeout_s=600, progress=False)
+            stats = run_stage(folder, target, config)
+            out[f"concurrency_{concurrency}"] = {
+                "pairs_per_s": stats["pairs_per_s"], "elapsed_s": stats["elapsed_s"],
+                "server_busy_share": stats["server_busy_share"], "fallbacks": stats["fallbacks"],
+                "requests": stats["requests_this_run"]}
+        served = chat_requests_served(work / "llama.log")
+        rerun = run_stage(folder, work / "llm_c1", AnnotateConfig(annotator=spec, concurrency=1, max_tokens=64,
+                                                                  max_attempts=1, timeout_s=600, progress=False))
+        out["rerun_server_calls"] = chat_requests_served(work / "llama.log") - served
+        out["rerun_kept"] = rerun["kept"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--llm-pairs", type=int, default=6)
+    parser.add_argument("--no-llm", action="store_true")
+    args = parser.parse_args()
+    results: dict = {"load_average_at_start": os.getloadavg(), "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        results["heuristic"] = heuristic_throughput(work)
+        print("heuristic:", json.dumps(results["heuristic"]))
+        results["gold_check"] = gold_checks()
+        for name, report in results["gold_check"].items():
+            print(f"gold check {name}: {report['pairs']} pairs, kappa {report['kappa']:.3f} "
+                  f"(negation-mismatch baseline {report['baseline_negation_mismatch_kappa']:.3f}), "
+                  f"confusion {json.dumps(report['confusion'])}")
+        if not args.no_llm:
+            results["llama_cpp"] = llama_throughput(work, args.llm_pairs)
+            print("llama.cpp:", json.dumps(results["llama_cpp"]))
+    results["load_average_at_end"] = os.getloadavg()
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
