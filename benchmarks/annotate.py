@@ -55,26 +55,27 @@ def gold_checks() -> dict:
 
 
 def llama_throughput(work: Path, n_pairs: int) -> dict:
-    pairs = list({g.pair.pair_id: g.pair for g in scifact_pairs(SCIFACT, with_abstracts=False)}.values())[:n_pairs]
-    folder = write_pairs(work / "llm_pairs", pairs)
-    out: dict = {"pairs": n_pairs, "model": "SmolLM2-135M-Instruct Q4_1", "max_tokens": 64,
+    """Concurrency 1 and 4 on disjoint pair sets (no run profits from the other's prompt cache)."""
+    pairs = list({g.pair.pair_id: g.pair for g in scifact_pairs(SCIFACT, with_abstracts=False)}.values())
+    out: dict = {"pairs_per_run": n_pairs, "model": "SmolLM2-135M-Instruct Q4_1", "max_tokens": 64,
                  "response_format": "none"}
+
+    def config(spec: str, concurrency: int) -> AnnotateConfig:
+        return AnnotateConfig(annotator=spec, concurrency=concurrency, max_tokens=64, max_attempts=1,
+                              timeout_s=900, progress=False)
+
     with llama_server(work / "llama.log") as url:
         spec = f"openai:{url}?model=smollm2&response_format=none"
-        warm = AnnotateConfig(annotator=spec, max_tokens=64, max_attempts=1, timeout_s=600, progress=False)
-        run_stage(write_pairs(work / "warm_pairs", pairs[:1]), work / "warm", warm)  # loads the system prompt
-        for concurrency in (1, 4):
-            target = work / f"llm_c{concurrency}"
-            config = AnnotateConfig(annotator=spec, concurrency=concurrency, max_tokens=64, max_attempts=1,
-                                    timeout_s=600, progress=False)
-            stats = run_stage(folder, target, config)
+        run_stage(write_pairs(work / "warm_pairs", pairs[:1]), work / "warm", config(spec, 1))  # system prompt
+        for i, concurrency in enumerate((1, 4)):
+            folder = write_pairs(work / f"llm_pairs_{concurrency}", pairs[1 + i * n_pairs: 1 + (i + 1) * n_pairs])
+            stats = run_stage(folder, work / f"llm_c{concurrency}", config(spec, concurrency))
             out[f"concurrency_{concurrency}"] = {
                 "pairs_per_s": stats["pairs_per_s"], "elapsed_s": stats["elapsed_s"],
                 "server_busy_share": stats["server_busy_share"], "fallbacks": stats["fallbacks"],
                 "requests": stats["requests_this_run"]}
         served = chat_requests_served(work / "llama.log")
-        rerun = run_stage(folder, work / "llm_c1", AnnotateConfig(annotator=spec, concurrency=1, max_tokens=64,
-                                                                  max_attempts=1, timeout_s=600, progress=False))
+        rerun = run_stage(work / "llm_pairs_1", work / "llm_c1", config(spec, 1))
         out["rerun_server_calls"] = chat_requests_served(work / "llama.log") - served
         out["rerun_kept"] = rerun["kept"]
     return out

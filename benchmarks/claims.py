@@ -34,8 +34,8 @@ PAPER = {"abstract_yield": 0.691, "claims_per_abstract": 2.61,
                               "prevalence": 0.126, "causal": 0.098, "mechanistic": 0.072, "recommendation": 0.049}}
 
 sys.path.insert(0, str(ROOT))
-from biodivergence_dataset import io  # noqa: E402
-from builder import checks, claims, ingest  # noqa: E402
+from biodivergence_dataset import io
+from builder import checks, claims, ingest
 
 
 def extraction_throughput(abstracts: list) -> dict:

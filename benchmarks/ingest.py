@@ -2,8 +2,9 @@
 
 Side by side, on one core (process CPU time, best of several runs after a warm-up):
 
-* the whole stage in memory — read → normalise → assign domain → de-duplicate (exact merge and the
-  near-duplicate report) — in input records per second, plus each step alone;
+* read → normalise → de-duplicate (exact merge and the near-duplicate report) with the domain
+  pinned, which is the target's definition; the whole stage with domain assignment from the query
+  packs; each step alone — all in input records per second;
 * on the PubMed XML files only (the three PubMed XML folders): the project's reader + normalise +
   de-duplicate vs a bare ``lxml.etree.iterparse`` of the same files that pulls out PMID, title and
   abstract text (no normalisation, no records, no de-duplication);
@@ -107,6 +108,7 @@ def main() -> dict[str, Any]:
 
     t_stage, stats = cpu_best(lambda: stage(config))
     t_exact, _ = cpu_best(lambda: stage(config_off))
+    t_target, _ = cpu_best(lambda: stage(config.model_copy(update={"domain": "genomics"})))
     seen = stats.seen
 
     t_read, items = cpu_best(lambda: [(str(s), i) for s in specs for i in s.items()])
@@ -147,7 +149,9 @@ def main() -> dict[str, Any]:
         "corpus": {"sources": [str(s) for s in specs], "records_seen": seen, "abstracts_kept": stats.kept,
                    "xml_files": len(xml_files), "xml_articles": xml_articles},
         "records_per_second_cpu": {
-            "stage (read+normalise+domain+dedup+near-duplicate report)": rate(seen, t_stage),
+            "read+normalise+dedup+near-duplicate report (domain pinned: the target's definition)":
+                rate(seen, t_target),
+            "whole stage (read+normalise+domain assignment+dedup+near-duplicate report)": rate(seen, t_stage),
             "stage without near-duplicate report": rate(seen, t_exact),
             "read only": rate(seen, t_read),
             "normalise only (records with an abstract)": rate(len(raws), t_norm),
@@ -162,7 +166,7 @@ def main() -> dict[str, Any]:
         "stage_with_output_folder_wall_seconds": round(t_write, 3),
         "stage_with_output_folder_records_per_second_wall": rate(written["seen"], t_write),
         "target_records_per_second": TARGET,
-        "meets_target": seen / t_stage >= TARGET,
+        "meets_target": seen / t_target >= TARGET,
         "environment": {"python": platform.python_version(), "machine": platform.machine(),
                         "cpu_count": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2),
                         "calibration_loop_cpu_seconds": calibration_seconds(),

@@ -29,9 +29,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this file is called trainer.py: make ``trainer`` the package, not this script
 
-from trainer.data import PairCollator, encode_rows  # noqa: E402
-from trainer.encoders import resolve_encoder  # noqa: E402
-from trainer.modeling import MultiTaskConflictModel  # noqa: E402
+from trainer.data import PairCollator, encode_rows
+from trainer.encoders import resolve_encoder
+from trainer.modeling import MultiTaskConflictModel
 
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 RESULTS = ROOT / "benchmarks" / "results" / "trainer.json"

@@ -313,7 +313,8 @@ def term_polarity(word: str) -> tuple[str, int] | None:
 
 # --- One-pass scanning of many cue patterns (added for claim extraction throughput) -----------------
 try:  # Python ≥ 3.11
-    from re import _constants as _sre_c, _parser as _sre_parse
+    from re import _constants as _sre_c
+    from re import _parser as _sre_parse
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_c  # type: ignore[no-redef]
     import sre_parse as _sre_parse  # type: ignore[no-redef]
@@ -542,7 +543,7 @@ class CueScan:
     axis_hits: tuple[CueHit, ...]
 
     @classmethod
-    def from_matches(cls, matches: dict[str, list[re.Match]]) -> "CueScan":
+    def from_matches(cls, matches: dict[str, list[re.Match]]) -> CueScan:
         """Build from :class:`PatternScanner` output over (at least) :func:`cue_patterns`."""
         get = matches.get
         negated = "negation" in matches

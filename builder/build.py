@@ -7,10 +7,11 @@ and the release (``release/``); ``build_report.md`` summarises every stage's sta
 loading both configs with ``load_dataset``, validating the release and printing the split sizes and
 the leakage audit; it fails when ``primary`` leaks or the release does not validate.
 
-The config file is YAML with one section per stage whose keys go to that stage's config model::
+The config file is YAML with one section per stage whose keys go to that stage's config model
+(relative paths are relative to the working directory, normally the repository root)::
 
-    sources: ["pubmedqa:../shared/data/pubmedqa_pqal", …]    # FORMAT:PATH, relative to the working directory
-    sources_from: [builder/configs/shared_sources.yaml]     # YAML files with a `sources:` list
+    sources: ["pubmedqa:../shared/data/pubmedqa_pqal/ori_pqal.json", …]  # as `biodivergence ingest` takes them
+    sources_from: [builder/configs/shared_sources.yaml]  # YAML lists of sources
     ingest: {…}   claims: {…}   mine: {…}   annotate: {…}   split: {…}   audit: {…}
     card: {pretty_name: …, version: "1.0", repo_id: ORG/NAME}
 """

@@ -164,7 +164,7 @@ def claim_from_text(article_uid: str, text: str, domain: str) -> Claim:
                  negated=a.negated, hedged=a.hedged, entities=a.entities, slots=a.slots, confidence=1.0)
 
 
-def score_labelled_pairs(pairs: list[LabelledPair], encoder, config: ScoringConfig = ScoringConfig()
+def score_labelled_pairs(pairs: list[LabelledPair], encoder, config: ScoringConfig | None = None
                          ) -> list[MiningScores]:
     """The miner's scores of each pair: cosine similarity of the embeddings plus :func:`scoring.score_pair`."""
     texts = sorted({c.sentence for p in pairs for c in (p.claim_a, p.claim_b)})

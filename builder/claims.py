@@ -18,7 +18,6 @@ import argparse
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
@@ -183,13 +182,14 @@ _SCANNER = cues.PatternScanner({
     **_SLOT_PATTERNS,
 })
 _TOKEN_RE = re.compile(r"[A-Za-z0-9][\w\-']*")
-_SYMBOL_RE = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9\-]*[A-Z0-9][A-Za-z0-9\-]*(?![\w-])")
+_SYMBOL_RE = re.compile(r"(?<![\w-])[A-Za-z][a-z\-]*[A-Z0-9][A-Za-z0-9\-]*(?![\w-])")
 _DRUG_SUFFIXES = (
     "mab", "nib", "cillin", "mycin", "micin", "floxacin", "azole", "statin", "pril", "sartan", "olol", "vir",
     "cycline", "penem", "platin", "taxel", "rubicin", "parin", "dronate", "prazole", "triptan", "setron",
     "dipine", "gliptin", "glitazone", "formin", "bactam", "colistin", "aspirin", "cef",
 )
 _DISEASE_SUFFIXES = ("itis", "oma", "omas", "emia", "aemia", "osis", "pathy", "plasia")
+_WORD_FORM_SUFFIXES = _DRUG_SUFFIXES + _DISEASE_SUFFIXES
 _DISEASE_HEADS = frozenset({"cancer", "cancers", "carcinoma", "disease", "syndrome", "infection", "infections",
                             "tumor", "tumour", "tumors", "tumours", "disorder", "diabetes", "hypertension",
                             "sepsis", "pneumonia"})
@@ -283,15 +283,15 @@ def _symbol_entities(sentence: str) -> list[tuple[int, str]]:
 
 def _word_form_entities(sentence: str) -> list[tuple[int, str]]:
     """Drug names by INN stem (-mab, -floxacin, cef-…) and disease terms (-itis, -oma; '<word> cancer')."""
+    lower = sentence.lower()
+    words = _TOKEN_RE.findall(lower)
     out = []
-    words = _TOKEN_RE.findall(sentence.lower())
     for i, word in enumerate(words):
         if word in _DISEASE_HEADS:
             prev = words[i - 1] if i else None
             out.append(f"{prev} {word}" if prev and prev not in _STOP else word)
-        elif len(word) > 4 and (_is_drug(word) or word.endswith(_DISEASE_SUFFIXES)):
+        elif len(word) > 4 and (word.endswith(_WORD_FORM_SUFFIXES) or word.startswith("cef")):
             out.append(word)
-    lower = sentence.lower()
     return [(lower.find(w), w) for w in out]
 
 

@@ -156,8 +156,8 @@ def _strongest(levels) -> str:
 # near duplicates
 
 _MASK32 = np.uint64(0xFFFFFFFF)
-_SHIFT = np.uint64(32)
 _WORD_WEIGHTS = 64  # distinct random weights per byte position within a word (positions wrap)
+_SHIFT = np.uint64(32)
 _BATCH = 2048
 
 
@@ -214,7 +214,8 @@ class NearDuplicateFinder:
 
     def _shingles(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(doc index, shingle hash)`` for every shingle of every text (a text shorter than a shingle: its words)."""
-        data = np.frombuffer("\n".join(t.replace("\n", " ") for t in texts).lower().encode("utf-8"), dtype=np.uint8)
+        data = np.frombuffer("\n".join(t.replace("\n", " ") for t in texts).encode("utf-8"), dtype=np.uint8)
+        data = np.where((data >= 65) & (data <= 90), data + np.uint8(32), data)  # ASCII lower case
         idx = np.flatnonzero(data > 32)
         starts = np.flatnonzero(np.concatenate([[True], idx[1:] - idx[:-1] != 1]))
         first_byte = np.repeat(idx[starts], np.diff(starts, append=idx.size))

@@ -124,7 +124,7 @@ class EmbeddingCache:
     def folder(self) -> Path:
         return Path(self.root) / self.fingerprint
 
-    def load(self) -> "EmbeddingCache":
+    def load(self) -> EmbeddingCache:
         self.folder.mkdir(parents=True, exist_ok=True)
         for path in sorted(self.folder.glob("emb-*.npz")):
             try:

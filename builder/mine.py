@@ -27,9 +27,9 @@ from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim, MiningScores, pair_id_for
 
 from . import scoring
-from .scoring import ScoringConfig
 from .claims import check_stage_input, input_fingerprint
 from .embeddings import DEFAULT_MODEL
+from .scoring import ScoringConfig
 
 log = logging.getLogger(__name__)
 
@@ -271,6 +271,8 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     stats.kept = len(pairs)
     stats.figures.update({
         "score_distribution": {f: score_distribution(getattr(p.scores, f) for p in pairs) for f in SCORE_FIELDS},
+        "combined_score_by_domain": {d: score_distribution(p.scores.combined_score for p in pairs if p.domain == d)
+                                     for d in results},
         "embedding_cache": cache.stats.to_dict(),
         "pairs_without_abstract_text": sum(1 for p in pairs if not p.abstract_a or not p.abstract_b),
         "seconds": {k: round(v, 3) for k, v in timings.items()},

@@ -147,8 +147,9 @@ def disagreement_signals(a: ClaimFeatures, b: ClaimFeatures) -> dict[str, float]
     }
 
 
-def disagreement(a: ClaimFeatures, b: ClaimFeatures, weights: DisagreementWeights = DisagreementWeights()) -> float:
+def disagreement(a: ClaimFeatures, b: ClaimFeatures, weights: DisagreementWeights | None = None) -> float:
     """Noisy-OR of the weighted signals: 1 − Π(1 − w·s), in [0, 1]."""
+    weights = weights or _DEFAULT.disagreement
     keep = 1.0
     for name, signal in disagreement_signals(a, b).items():
         keep *= 1.0 - getattr(weights, name) * signal
@@ -173,7 +174,8 @@ class TypeCompatibility(BaseModel):
     different: float = 0.3
 
 
-def type_compatibility(type_a: str, type_b: str, levels: TypeCompatibility = TypeCompatibility()) -> float:
+def type_compatibility(type_a: str, type_b: str, levels: TypeCompatibility | None = None) -> float:
+    levels = levels or _DEFAULT.type_levels
     if type_a == type_b:
         return levels.same
     if ontology.DEFAULT_CLAIM_TYPE in (type_a, type_b):
@@ -191,7 +193,8 @@ class YearPenalty(BaseModel):
     cap: float = 0.1
 
 
-def year_penalty(year_a: Optional[int], year_b: Optional[int], params: YearPenalty = YearPenalty()) -> float:
+def year_penalty(year_a: int | None, year_b: int | None, params: YearPenalty | None = None) -> float:
+    params = params or _DEFAULT.year
     if year_a is None or year_b is None:
         return 0.0
     return min(params.cap, params.rate * max(0, abs(year_a - year_b) - params.grace))
@@ -211,15 +214,20 @@ class ScoringConfig(BaseModel):
     year: YearPenalty = YearPenalty()
 
 
-def combined(sim: float, dis: float, ent: float, typ: float, p_year: float, config: ScoringConfig = ScoringConfig()
+_DEFAULT = ScoringConfig()
+
+
+def combined(sim: float, dis: float, ent: float, typ: float, p_year: float, config: ScoringConfig | None = None
              ) -> float:
+    config = config or _DEFAULT
     return (config.w_similarity * sim + config.w_disagreement * dis + config.w_entity * ent
             + config.w_type * typ - p_year)
 
 
-def score_pair(a: ClaimFeatures, b: ClaimFeatures, similarity: float, config: ScoringConfig = ScoringConfig()
+def score_pair(a: ClaimFeatures, b: ClaimFeatures, similarity: float, config: ScoringConfig | None = None
                ) -> MiningScores:
     """All mining scores of a pair whose embedding cosine similarity is ``similarity``."""
+    config = config or _DEFAULT
     if not math.isfinite(similarity):
         raise ValueError(f"similarity must be finite, got {similarity}")
     dis = disagreement(a, b, config.disagreement)

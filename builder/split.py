@@ -282,8 +282,12 @@ def article_components(examples: Iterable[Example]) -> list[Component]:
 # carving components too large for validation/test (opt-in, beyond the paper)
 
 
-def _partition(graph, max_examples: int, seed: int) -> list[set[str]]:
-    """Recursively split an article graph into communities holding at most ``max_examples`` pairs each."""
+def _partition(graph, max_examples: int, seed: int) -> list[set[int]]:
+    """Recursively split an article graph into communities holding at most ``max_examples`` pairs each.
+
+    Nodes are integers: Louvain's result depends on set iteration order, which for strings changes
+    from one process to the next (hash randomisation) but for integers does not.
+    """
     import networkx as nx
     from networkx.algorithms.community import louvain_communities
 
@@ -294,7 +298,7 @@ def _partition(graph, max_examples: int, seed: int) -> list[set[str]]:
         start = min(graph)
         order = list(dict.fromkeys([start, *(v for _, v in nx.bfs_edges(graph, start)), *sorted(graph)]))
         parts = [set(order[: len(order) // 2]), set(order[len(order) // 2:])]
-    out: list[set[str]] = []
+    out: list[set[int]] = []
     for part in sorted(parts, key=min):
         out.extend(_partition(graph.subgraph(part), max_examples, seed))
     return out
@@ -308,18 +312,21 @@ def carve(component: Component, max_examples: int, seed: int) -> tuple[list[Comp
     """
     import networkx as nx
 
+    articles = sorted(component.article_ids)
+    node = {a: i for i, a in enumerate(articles)}
     graph = nx.Graph()
-    graph.add_nodes_from(sorted(component.article_ids))
-    weights = Counter(tuple(sorted((ex.article_uid_a, ex.article_uid_b))) for ex in component.examples)
+    graph.add_nodes_from(range(len(articles)))
+    weights = Counter(tuple(sorted((node[ex.article_uid_a], node[ex.article_uid_b]))) for ex in component.examples)
     graph.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(weights.items()))
     parts = _partition(graph, max_examples, seed)
-    piece_of = {a: i for i, part in enumerate(parts) for a in part}
+    piece_of = {articles[n]: i for i, part in enumerate(parts) for n in part}
     inside: dict[int, list[Example]] = defaultdict(list)
     crossing = []
     for ex in component.examples:
         i, j = piece_of[ex.article_uid_a], piece_of[ex.article_uid_b]
         (inside[i] if i == j else crossing).append(ex)
-    pieces = [Component(inside[i], component.domain, frozenset(part)) for i, part in enumerate(parts)]
+    pieces = [Component(inside[i], component.domain, frozenset(articles[n] for n in part))
+              for i, part in enumerate(parts)]
     return pieces, crossing
 
 
@@ -369,7 +376,7 @@ def place_components(
                 continue
             report = {"domain": domain, "examples": comp.size, "articles": comp.articles}
             if carve_oversized:
-                pieces, cut = carve(comp, max(1, largest_eval // 2), seed)
+                pieces, cut = carve(comp, largest_eval, seed)
                 units.extend(pieces)
                 crossing.extend(cut)
                 report.update(carved_into=len(pieces), crossing_pairs=len(cut))

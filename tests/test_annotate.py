@@ -282,3 +282,23 @@ def test_cli_annotate_and_agreement(pairs_dir, tmp_path, capsys):
     assert main(["agreement", str(tmp_path / "h"), str(tmp_path / "o")]) == 0
     assert "Cohen's kappa" in capsys.readouterr().out
     assert main(["annotate", str(pairs_dir), "--out", str(tmp_path / "x"), "--annotator", "nope"]) == 1
+
+
+def test_repair_fixes_offsets_maps_synonyms_and_normalises_labels():
+    from builder.repair import repair
+
+    pair = real_pairs(1)[0]
+    a = pair.claim_a.sentence
+    word = a.split()[1]
+    answer = {"conflict_type": "Contextual Contradiction", "divergence_axes": "Geography; sample type",
+              "dominant_confounder": "Specimen", "confidence": "85%", "comparable": True,
+              "evidence_spans_a": [{"text": word, "start": 0}, {"text": a[:5], "start": 0}, word],
+              "evidence_spans_b": ["   "], "extra": 1}
+    labels, repairs = repair(answer, pair)
+    assert labels.conflict_type == ontology.CONTEXTUAL
+    assert labels.divergence_axes == [ontology.AXIS_NAMES[1], ontology.AXIS_NAMES[10]]
+    assert labels.dominant_confounder == ontology.AXIS_NAMES[10] and labels.confidence == 0.85
+    assert [(s.text, s.start) for s in labels.evidence_spans] == [(word, a.find(word)), (a[:5], 0)]
+    assert repairs == {"conflict_type_normalised": 1, "axes_not_a_list": 1, "axis_synonym_mapped": 2,
+                       "confounder_synonym_mapped": 1, "span_offsets_fixed": 1, "span_duplicate_removed": 1,
+                       "span_dropped_empty": 1, "unknown_keys_ignored": 1}

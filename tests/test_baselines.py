@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 import torch
+from trainer_release import write_scifact_release
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
 from biodivergence_dataset import ontology, release
@@ -17,7 +18,6 @@ from trainer.baselines.lexical import CUE_AXES, per_axis_pipeline, slot_features
 from trainer.baselines.suite import RESULTS_JSON, RESULTS_MD, standard_systems
 from trainer.encoders import packaged_minilm
 from trainer.predict import read_jsonl, reference_record
-from trainer_release import write_scifact_release
 
 SIZES = {"train": 40, "test": 12}
 
@@ -154,7 +154,7 @@ def suite_run(tmp_path_factory):
 
 
 def test_suite_writes_scored_predictions_for_every_baseline(suite_run):
-    rel, out, rows = suite_run
+    _, out, rows = suite_run
     results = json.loads((out / RESULTS_JSON).read_text())
     slugs = [s["slug"] for s in results["systems"]]
     assert slugs == [s.slug for s in standard_systems()] + ["reference-model"]

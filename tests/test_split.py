@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections import Counter
 
@@ -218,6 +219,17 @@ def dense_clusters(n_clusters: int, size: int, bridges: int = 1, seed: int = 5):
     return examples
 
 
+def ring_graph(n_articles: int, n_examples: int, seed: int = 3) -> list[Example]:
+    """One component with weak community structure: each pair links articles close on a ring."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n_examples):
+        a = rnd.randrange(n_articles)
+        b = (a + rnd.randrange(1, 40)) % n_articles
+        out.append(example(f"amr:{a}", f"amr:{b}", claim_a=rnd.randrange(3), claim_b=rnd.randrange(3)))
+    return out
+
+
 def test_carving_rescues_evaluation_splits_from_a_giant_component():
     examples = dense_clusters(n_clusters=16, size=6)  # 16 × 15 pairs + 15 bridges
     kept_whole = split_pool(examples)
@@ -234,6 +246,23 @@ def test_carving_rescues_evaluation_splits_from_a_giant_component():
     placed = sum(len(primary[s]) for s in ontology.SPLITS)
     assert placed + carved.report["dropped"]["crossing_carved_communities"] == len(examples)
     assert placed >= 240  # at most the bridges between communities placed in different splits are lost
+
+
+def test_carved_split_is_identical_across_processes():
+    """Louvain must not depend on per-process string hashing: same seed, same split in any interpreter."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import hashlib, json; from test_split import ring_graph; from builder.split import SplitConfig, "
+            "split_pool; r = split_pool(ring_graph(300, 1500), "
+            "SplitConfig(oversized_components='carve')); print(hashlib.sha1(json.dumps({c: {s: [e.pair_id for e in v] "
+            "for s, v in sp.items()} for c, sp in r.configs.items()}).encode()).hexdigest())")
+    tests_dir = Path(__file__).resolve().parent
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tests_dir,
+                              env={**os.environ, "PYTHONHASHSEED": str(h), "PYTHONPATH": str(tests_dir)}).stdout
+               for h in (1, 2)}
+    assert len(digests) == 1
 
 
 def test_carve_finds_the_communities():

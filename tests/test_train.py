@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+from trainer_release import write_scifact_release
 from transformers import EvalPrediction
 
 from biodivergence_dataset import ontology, release
@@ -12,9 +13,16 @@ from biodivergence_dataset.cli import main
 from trainer import metric
 from trainer.features import DISAGREEMENT, METADATA
 from trainer.predict import read_jsonl, reference_record
-from trainer.train import (ABLATIONS, BEST_METRIC, RESULTS_FILE, TrainSettings, _training_arguments,
-                           make_compute_metrics, model_config_kwargs, summarise)
-from trainer_release import write_scifact_release
+from trainer.train import (
+    ABLATIONS,
+    BEST_METRIC,
+    RESULTS_FILE,
+    TrainSettings,
+    _training_arguments,
+    make_compute_metrics,
+    model_config_kwargs,
+    summarise,
+)
 
 SIZES = {"train": 40, "validation": 12, "test": 12}
 

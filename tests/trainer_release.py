@@ -56,8 +56,8 @@ def claim_pairs() -> list[tuple[dict, dict, str, bool]]:
     """``(claim, claim, evidence doc id, labels differ)`` for every two claims judged on one abstract."""
     by_doc: dict[str, list[tuple[dict, str]]] = {}
     for claim in _claims():
-        for doc, annotations in claim["evidence"].items():
-            by_doc.setdefault(doc, []).append((claim, annotations[0]["label"]))
+        for doc, evidence in claim["evidence"].items():
+            by_doc.setdefault(doc, []).append((claim, evidence[0]["label"]))
     pairs = []
     for doc in sorted(by_doc):
         for (a, la), (b, lb) in combinations(sorted(by_doc[doc], key=lambda x: x[0]["id"]), 2):

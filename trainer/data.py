@@ -13,8 +13,9 @@ folder, ClassLabel features from its README). Each row becomes
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.features import decode_row

@@ -40,7 +40,7 @@ def _cached_locally(repo_id: str) -> bool:
 
     try:
         snapshot_download(repo_id, local_files_only=True)
-    except Exception:  # any miss (not cached, offline, bad id) means "not available here"
+    except (OSError, ValueError):  # not cached (LocalEntryNotFoundError) or not a valid repo id
         return False
     return True
 

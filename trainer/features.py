@@ -10,7 +10,8 @@ type embedding. Every feature belongs to one group so the ablations of paper Tab
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from biodivergence_dataset import cues, ontology
 

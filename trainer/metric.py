@@ -16,10 +16,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from functools import lru_cache
+from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 ENV_VAR = "BIODIVERGENCE_METRIC"
 _MODULE_NAME = "biodivergence_metric_scoring"
@@ -33,7 +34,7 @@ def metric_dir() -> Path:
     return path
 
 
-@lru_cache(maxsize=None)
+@cache
 def _scoring(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(_MODULE_NAME, path / "scoring.py")
     module = importlib.util.module_from_spec(spec)

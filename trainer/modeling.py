@@ -48,7 +48,7 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     """Configuration of :class:`MultiTaskConflictModel`; ``encoder_config`` is the encoder's own config."""
 
     model_type = "biodivergence-multitask"
-    sub_configs_defaults = {"encoder_config": SubConfigSpec(config_class=AutoConfig, model_type="bert")}
+    sub_configs_defaults = {"encoder_config": SubConfigSpec(config_class=AutoConfig, model_type="bert")}  # noqa: RUF012
 
     encoder_config: PreTrainedConfig | dict | None = None
     encoder_name_or_path: str = ""
@@ -169,9 +169,10 @@ class MultiTaskConflictModel(PreTrainedModel):
         return torch.tensor(feature_defs.feature_mask(self.config.disabled_feature_groups))
 
     @classmethod
-    def from_encoder(cls, encoder_name_or_path: str, **config_kwargs) -> "MultiTaskConflictModel":
+    def from_encoder(cls, encoder_name_or_path: str, **config_kwargs) -> MultiTaskConflictModel:
         """A new model whose encoder weights come from ``encoder_name_or_path`` (heads freshly initialised)."""
         encoder = AutoModel.from_pretrained(encoder_name_or_path)
+        config_kwargs.setdefault("pad_token_id", getattr(encoder.config, "pad_token_id", None))
         config = MultiTaskConflictConfig(
             encoder_config=encoder.config.to_dict(), encoder_name_or_path=str(encoder_name_or_path), **config_kwargs
         )

@@ -18,9 +18,10 @@ import logging
 import shutil
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic

@@ -17,7 +17,7 @@ from biodivergence_dataset import ontology
 
 from .suite import RESULTS_JSON, RESULTS_MD, SuiteOptions, run_suite, standard_systems
 
-__all__ = ["SuiteOptions", "run_baselines", "run_suite", "standard_systems", "add_arguments", "run"]
+__all__ = ["SuiteOptions", "add_arguments", "run", "run_baselines", "run_suite", "standard_systems"]
 
 
 def run_baselines(release_dir: str | Path, out_dir: str | Path, config: str = ontology.DEFAULT_CONFIG,

@@ -9,8 +9,8 @@ two claim-type one-hots. The per-axis and confounder classifiers add TF-IDF of t
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Mapping, Sequence
 
 import numpy as np
 

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from biodivergence_dataset import cues, ontology
 

@@ -10,7 +10,7 @@ clause of the evaluated split) or by cosine similarity of MiniLM sentence embedd
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

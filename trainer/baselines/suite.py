@@ -10,10 +10,12 @@ holds one entry per system with every scalar score; ``results.md`` renders the p
 from __future__ import annotations
 
 import logging
+import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
@@ -187,7 +189,7 @@ def _cell(value: float | None, key: str) -> str:
         return "—"
     if key.endswith("/n"):
         return str(int(value))
-    return "nan" if value != value else f"{value:.4f}"
+    return "nan" if math.isnan(value) else f"{value:.4f}"
 
 
 def render_markdown(results: dict[str, Any]) -> str:

@@ -18,7 +18,8 @@ never as a heuristic label; the number of such failures is reported.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
