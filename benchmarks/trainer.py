@@ -119,8 +119,11 @@ def main() -> None:
     parser.add_argument("--encoder", default="minilm")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--out", default=str(RESULTS))
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
 

@@ -367,17 +367,27 @@ def run_stage(release_dir: str | Path, config: AuditConfig | None = None) -> dic
     if stage_is_current(marker, params):
         return _read_json(release_dir / AUDIT_FILE)
     (marker / "_SUCCESS").unlink(missing_ok=True)
-    result = audit_release(release_dir)
-    write_json_atomic(release_dir / AUDIT_FILE, result["audit"])
-    write_json_atomic(release_dir / STATS_FILE, result["stats"])
-    if config.plots:
-        write_plots(release_dir, result, config.dpi)
-    write_card(release_dir)
+    with _progress(3 if config.plots else 2) as bar:
+        result = audit_release(release_dir)
+        write_json_atomic(release_dir / AUDIT_FILE, result["audit"])
+        write_json_atomic(release_dir / STATS_FILE, result["stats"])
+        bar.update()
+        if config.plots:
+            write_plots(release_dir, result, config.dpi)
+            bar.update()
+        write_card(release_dir)
+        bar.update()
     write_json_atomic(marker / "stats.json", {"stage": STAGE, "ok": result["audit"]["ok"],
                                               "leaks": result["audit"]["leaks"]})
     write_manifest(marker, STAGE, [str(release_dir)], params)
     mark_done(marker)
     return result["audit"]
+
+
+def _progress(steps: int):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=steps, desc="audit (tables, plots, card)", unit="step", leave=False)
 
 
 def format_audit(audit: Mapping[str, Any]) -> str:

@@ -7,7 +7,7 @@ sources pinned to their domain. Layout::
 
     OUT/pubmed/<domain>/efetch-<hash>.xml        efetch bodies (PubmedArticleSet)
     OUT/pubmed/<domain>/state/<query>.json       the query's PMIDs from esearch
-    OUT/pubmed/<domain>/state/fetched.txt        PMIDs already fetched (append-only, fsync'ed)
+    OUT/pubmed/<domain>/state/fetched.jsonl      PMIDs already fetched, per efetch file (append-only, fsync'ed)
     OUT/europepmc/<domain>/<query>-page-NNNNN.json   search pages (resultType=core)
     OUT/europepmc/<domain>/state/<query>.jsonl       one line per saved page: cursor, next cursor, count
 
@@ -51,7 +51,8 @@ class CollectConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     api: Literal["pubmed", "europepmc"] = "pubmed"
-    groups: list[str] = Field(default_factory=lambda: list(QUERY_GROUPS), description="query-pack groups to run")
+    groups: list[Literal[QUERY_GROUPS]] = Field(default_factory=lambda: list(QUERY_GROUPS),  # type: ignore[valid-type]
+                                                description="query-pack groups to run")
     queries: list[str] = Field(default_factory=list, description="extra queries (PubMed syntax)")
     query_domain: str | None = Field(None, description="domain the extra queries are collected for")
     max_per_query: int = Field(1000, gt=0)
@@ -152,11 +153,13 @@ class PubMedCollector:
     def collect(self, domain: str | None, query: str) -> dict[str, int]:
         folder = self.folder(domain)
         state = folder / "state"
-        ledger = state / "fetched.txt"
-        fetched = set(ledger.read_text().split()) if ledger.exists() else set()
+        ledger = state / "fetched.jsonl"
+        fetched = {pmid for row in io.read_jsonl(ledger) for pmid in row["ids"]}
         ids_file = state / f"{query_slug(query)}.json"
         cached = json.loads(ids_file.read_text()) if ids_file.exists() else None
-        if cached is not None and all(i in fetched for i in cached["ids"]):
+        wanted = min(self.config.max_per_query, _ESEARCH_MAX)
+        if cached is not None and all(i in fetched for i in cached["ids"]) \
+                and len(cached["ids"]) >= min(cached["count"], wanted):
             return {"ids": len(cached["ids"]), "fetched": 0, "skipped": len(cached["ids"])}
         search = self._esearch(query)
         io.write_json_atomic(ids_file, {"query": query, "count": search["count"], "ids": search["ids"]})
@@ -166,11 +169,9 @@ class PubMedCollector:
             batch = todo[start:start + self.config.batch_size]
             body = self._efetch(search, batch)
             batch_ids = [pmid for _, pmid in batch]
-            io.write_text_atomic(folder / f"efetch-{query_slug(','.join(batch_ids))}.xml", body)
-            with open(ledger, "a", encoding="utf-8") as fh:
-                fh.write("\n".join(batch_ids) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+            name = f"efetch-{query_slug(','.join(batch_ids))}.xml"
+            io.write_text_atomic(folder / name, body)
+            io.append_jsonl(ledger, {"file": name, "ids": batch_ids})  # after the body: a kill re-fetches
         return {"ids": len(ids), "fetched": len(todo), "skipped": len(ids) - len(todo)}
 
     def _params(self, **params: Any) -> dict[str, Any]:
@@ -226,7 +227,7 @@ class EuropePMCCollector:
         ledger.parent.mkdir(parents=True, exist_ok=True)
         pages = list(io.read_jsonl(ledger))
         collected = sum(p["count"] for p in pages)
-        if pages and pages[-1].get("done"):
+        if pages and pages[-1]["exhausted"] or collected >= self.config.max_per_query:
             return {"ids": collected, "fetched": 0, "skipped": collected}
         cursor, skipped, fetched = (pages[-1]["next_cursor"] if pages else "*"), collected, 0
         epmc_query = to_europepmc(query)
@@ -241,18 +242,18 @@ class EuropePMCCollector:
                 raise RuntimeError(f"Europe PMC search {epmc_query!r}: unexpected response "
                                    f"{response.text[:200]!r}") from exc
             next_cursor = page.get("nextCursorMark")
-            done = not results or not next_cursor or next_cursor == cursor
+            exhausted = not results or not next_cursor or next_cursor == cursor
             number = len(pages) + 1
             if results:
                 io.write_text_atomic(folder / f"{slug}-page-{number:05d}.json", response.text)
             collected += len(results)
             fetched += len(results)
-            done = done or collected >= self.config.max_per_query
-            entry = {"page": number, "cursor": cursor, "next_cursor": next_cursor, "count": len(results), "done": done}
+            entry = {"page": number, "cursor": cursor, "next_cursor": next_cursor, "count": len(results),
+                     "exhausted": exhausted}
             io.append_jsonl(ledger, entry)
             pages.append(entry)
             cursor = next_cursor
-            if done:
+            if exhausted:
                 break
         return {"ids": collected, "fetched": fetched, "skipped": skipped}
 

@@ -29,7 +29,8 @@ class Draft:
     """A normalised record on its way to becoming an ``Abstract`` (cheap to merge, validated once at the end)."""
 
     source: str
-    origin: str
+    path: str
+    position: int
     spec: str
     title: str
     text: str
@@ -78,7 +79,7 @@ class Draft:
                 "domain": self.domain, "source": self.source, "mesh_terms": self.mesh_terms,
                 "sections": self.sections, "merged_from": self.merged_from,
             },
-            where=self.origin,
+            where=f"{self.path}: record {self.position}",
         )
 
 

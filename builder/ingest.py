@@ -155,7 +155,7 @@ def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
         counter.drop(spec, "out_of_domain")
         return None
     return Draft(
-        source=raw.source, origin=raw.origin, spec=spec, title=title, text=text, sections=sections,
+        source=raw.source, path=raw.path, position=raw.position, spec=spec, title=title, text=text, sections=sections,
         domain=domain, pmid=raw.pmid, doi=raw.doi, pmcid=raw.pmcid, year=raw.year, journal=raw.journal,
         mesh_terms=list(dict.fromkeys(raw.mesh_terms)), merged_from=[raw.origin],
     )
@@ -191,8 +191,7 @@ def finish(
         try:
             abstract = draft.to_abstract()
         except RecordError as exc:
-            path, position = draft.origin.split(":", 1)[1].rsplit(":", 1)  # origin is source:path:position
-            counter.fault(draft.spec, Fault(path, int(position), MALFORMED, str(exc)), counted=True)
+            counter.fault(draft.spec, Fault(draft.path, draft.position, MALFORMED, str(exc)), counted=True)
             continue
         if finder is not None:
             twin = finder.check(abstract.article_uid, signatures[i])
@@ -214,6 +213,7 @@ def ingest(
     from tqdm import tqdm
 
     sources = list(sources)
+    near_pairs = near_pairs if near_pairs is not None else []
     counter = _Counter(stats, config.strict)
     normaliser = Normaliser()
     pinned = config.domain is not None or all(spec.domain for spec in sources)
@@ -221,11 +221,11 @@ def ingest(
     items = ((str(spec), item) for spec in sources for item in spec.items())
     items = tqdm(items, desc="ingest", unit=" records", disable=None if config.progress else True)
     dedup = deduplicate(prepare(items, config, counter, normaliser, assigner), counter)
-    yield from finish(dedup, config, counter, near_pairs if near_pairs is not None else [])
+    yield from finish(dedup, config, counter, near_pairs)
     stats.counts["normalised"] = normaliser.changed
     stats.figures["by_source"] = counter.by_source
     stats.figures["faults"] = counter.faults
-    stats.figures["near_duplicate_pairs"] = len(near_pairs) if near_pairs is not None else None
+    stats.figures["near_duplicate_pairs"] = len(near_pairs) if config.near_duplicates != "off" else None
 
 
 # ---------------------------------------------------------------------------------------------

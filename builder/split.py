@@ -6,7 +6,10 @@ conflict type inside each domain.
 ``primary`` (article-disjoint, paper appendix M): duplicate ``pair_id``s are resolved (LLM copies
 preferred over heuristic ones; label-conflicting duplicates counted), articles linked by any shared
 pair (or claim) form connected components, and whole components are placed per domain at 70/15/15
-by example count. Components too large for validation/test go to train and are reported.
+by example count. Components too large for validation/test go to train and are reported; with
+``oversized_components: carve`` (beyond the paper, for small corpora whose article graph percolates
+into one component per domain) they are cut into Louvain communities of articles instead, placed
+like components, and the pairs that end up between two splits are dropped and counted.
 
 ``test_matched`` (extra split of ``primary``): drawn from the article-disjoint test pool with a
 conflict-type mix as close as the pool allows to the ``pairlevel`` test, so that a score gap between
@@ -72,8 +75,9 @@ class SplitConfig(BaseModel):
     #: Heuristic labels below this confidence are not used to top up train when an LLM annotator was used.
     heuristic_topup_min_confidence: float = Field(0.45, ge=0.0, le=1.0)
     matched_test: bool = True
-    #: ``test_matched`` is as large as possible with a total variation distance to the pairlevel test ≤ this …
-    matched_max_tv: float = Field(0.02, ge=0.0, le=1.0)
+    #: ``test_matched`` is as large as possible while its total variation distance to the pairlevel test
+    #: exceeds the unavoidable one (classes the pool lacks) by at most this …
+    matched_tolerance: float = Field(0.002, ge=0.0, le=1.0)
     #: … but never smaller than this fraction of the article-disjoint test pool.
     matched_min_fraction: float = Field(0.5, ge=0.0, le=1.0)
 
@@ -156,6 +160,8 @@ class Pool:
 
     examples: list[Example]
     llm_used: bool
+    #: Unique annotated pairs per domain, before any label-source filtering.
+    labelled: Counter = field(default_factory=Counter)
     duplicate_pair_ids: int = 0
     label_conflicting_duplicates: int = 0
     dropped: Counter = field(default_factory=Counter)
@@ -197,6 +203,7 @@ def prepare_pool(examples: Iterable[Example], topup_min_confidence: float) -> Po
     examples = list(examples)
     unique, duplicated, conflicting = resolve_duplicates(examples)
     pool = Pool(unique, llm_used=any(ex.annotator_kind == LLM for ex in unique),
+                labelled=Counter(ex.domain for ex in unique),
                 duplicate_pair_ids=duplicated, label_conflicting_duplicates=conflicting)
     pool.dropped["duplicate_pair_id"] = len(examples) - len(unique)
     if pool.llm_used:
@@ -448,21 +455,24 @@ def pairlevel_split(
 
 
 def matched_sample(
-    pool: Sequence[Example], reference: Mapping[str, float], seed: int, max_tv: float, min_fraction: float,
+    pool: Sequence[Example], reference: Mapping[str, float], seed: int, tolerance: float, min_fraction: float,
 ) -> tuple[list[Example], dict[str, Any]]:
-    """The largest subset of ``pool`` whose conflict-type mix is within ``max_tv`` of ``reference``.
+    """The largest subset of ``pool`` whose conflict-type mix is as close as the pool allows to ``reference``.
 
-    For a sample of ``n`` rows the best reachable distance is ``Σ_c max(0, p_c − available_c / n)``,
-    which grows with ``n``; take the largest ``n`` within ``max_tv`` but at least ``min_fraction`` of
-    the pool, allocate classes by water-filling and draw each class in seeded order.
+    For a sample of ``n`` rows the best reachable total variation distance is
+    ``Σ_c max(0, p_c − available_c / n)``; it grows with ``n`` from the unavoidable distance (the mass
+    of classes the pool lacks). Take the largest ``n`` within ``tolerance`` of the unavoidable distance,
+    but at least ``min_fraction`` of the pool; allocate classes by water-filling and draw each class in
+    seeded order.
     """
     available = Counter(ex.conflict_type for ex in pool)
 
     def best_tv(n: int) -> float:
         return sum(max(0.0, reference.get(c, 0.0) - available[c] / n) for c in ontology.CONFLICT_TYPE_NAMES)
 
+    unavoidable = sum(reference.get(c, 0.0) for c in ontology.CONFLICT_TYPE_NAMES if not available[c])
     floor = min(len(pool), math.ceil(min_fraction * len(pool)))
-    n = max([k for k in range(1, len(pool) + 1) if best_tv(k) <= max_tv + 1e-12], default=0)
+    n = max([k for k in range(1, len(pool) + 1) if best_tv(k) <= unavoidable + tolerance + 1e-12], default=0)
     n = max(n, floor)
     counts = apportion(n, {c: reference.get(c, 0.0) for c in ontology.CONFLICT_TYPE_NAMES},
                        {c: available[c] for c in ontology.CONFLICT_TYPE_NAMES})
@@ -475,8 +485,9 @@ def matched_sample(
         "pool": "primary/test (article-disjoint from train and validation)",
         "pool_size": len(pool),
         "size": len(chosen),
-        "max_tv": max_tv,
+        "tolerance": tolerance,
         "min_fraction": min_fraction,
+        "tv_distance_unavoidable": round(unavoidable, 4),
         "tv_distance_before": round(total_variation(distribution(ex.conflict_type for ex in pool), reference), 4),
         "tv_distance": round(total_variation(distribution(ex.conflict_type for ex in chosen), reference), 4),
         "counts": {c: counts[c] for c in ontology.CONFLICT_TYPE_NAMES if counts[c] or reference.get(c)},
@@ -512,11 +523,12 @@ def split_pool(examples: Iterable[Example], config: SplitConfig | None = None) -
     if config.matched_test:
         reference = distribution(ex.conflict_type for ex in pairlevel_splits[TEST])
         matched, report[MATCHED] = matched_sample(
-            primary_splits[TEST], reference, config.seed, config.matched_max_tv, config.matched_min_fraction)
+            primary_splits[TEST], reference, config.seed, config.matched_tolerance, config.matched_min_fraction)
         if matched:  # an empty split cannot be loaded; the report still says why
             primary_splits[MATCHED] = matched
     sizes = [c.size for c in components]
     report.update({
+        "labelled_per_domain": dict(sorted(pool.labelled.items())),
         "label_source": pool.label_source,
         "duplicates": {"examples_read": len(pool.examples) + sum(pool.dropped.values()),
                        "duplicate_pair_ids": pool.duplicate_pair_ids,
@@ -595,12 +607,13 @@ def _domain_counts(stats: Mapping[str, Any]) -> dict[str, int]:
     return {}
 
 
-#: Funnel column for each upstream stage name (as recorded in its manifest).
-FUNNEL_COLUMNS = {"ingest": "abstracts", "claims": "claims", "mine": "candidates", "annotate": "labelled"}
+#: Funnel column for each upstream stage name (as recorded in its manifest); "labelled" (unique annotated
+#: pairs) is counted by the split itself, so that several annotation runs over one pool count once.
+FUNNEL_COLUMNS = {"ingest": "abstracts", "claims": "claims", "mine": "candidates"}
 
 
 def upstream_funnel(annotation_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, int]], list[str]]:
-    """Per-domain abstracts / claims / candidates / labelled read from the stages' stats, and the sources."""
+    """Per-domain abstracts / claims / candidates read from the upstream stages' stats, and the sources."""
     funnel: dict[str, dict[str, int]] = defaultdict(dict)
     sources: list[str] = []
     for run in annotation_dirs:
@@ -609,14 +622,13 @@ def upstream_funnel(annotation_dirs: Sequence[Path]) -> tuple[dict[str, dict[str
             if column is None or not (folder / "stats.json").exists():
                 continue
             for domain, n in _domain_counts(read_stats(folder)).items():
-                if column == "labelled":
-                    funnel[domain][column] = funnel[domain].get(column, 0) + n
-                else:
-                    funnel[domain][column] = n
+                funnel[domain][column] = n
             if stage == "ingest":
                 params = read_manifest(folder).get("params", {})
                 sources = list(params.get("sources") or read_manifest(folder).get("inputs", []))
-    return {d: funnel[d] for d in ontology.DOMAIN_NAMES if d in funnel}, sources
+    columns = list(FUNNEL_COLUMNS.values())
+    ordered = {d: {c: funnel[d][c] for c in columns if c in funnel[d]} for d in ontology.DOMAIN_NAMES if d in funnel}
+    return ordered, sources
 
 
 def library_versions() -> dict[str, str]:
@@ -674,6 +686,8 @@ def run_stage(
     result = split_pool(examples, config)
     check_nonempty(result)
     funnel, sources = upstream_funnel(dirs)
+    for domain, n in result.report["labelled_per_domain"].items():
+        funnel.setdefault(domain, {})["labelled"] = n
     for config_name, splits in result.configs.items():
         write_config(release_dir, config_name, splits)
     write_json_atomic(release_dir / SPLIT_MANIFEST, {
@@ -682,10 +696,11 @@ def run_stage(
         "seed": config.seed,
         "ratios": {"primary": config.primary_ratios, "pairlevel": config.pairlevel_ratios},
         "thresholds": {"heuristic_topup_min_confidence": config.heuristic_topup_min_confidence,
-                       "matched_max_tv": config.matched_max_tv, "matched_min_fraction": config.matched_min_fraction},
+                       "matched_tolerance": config.matched_tolerance,
+                       "matched_min_fraction": config.matched_min_fraction},
         "sources": {"annotations": [d.name for d in dirs], "abstracts": sources},
         "sizes": {c: {s: len(rows) for s, rows in splits.items()} for c, splits in result.configs.items()},
-        **{k: v for k, v in result.report.items() if k != "label_source"},
+        **{k: v for k, v in result.report.items() if k not in ("label_source", "labelled_per_domain")},
         "funnel_per_domain": funnel,
         "library_versions": library_versions(),
     })

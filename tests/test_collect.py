@@ -180,9 +180,9 @@ def test_pubmed_partial_batches_post_ids(server, tmp_path):
     state, url = server
     state.reset()
     out = tmp_path / "raw"
-    ledger = out / "pubmed" / "genomics" / "state" / "fetched.txt"
+    ledger = out / "pubmed" / "genomics" / "state" / "fetched.jsonl"
     ledger.parent.mkdir(parents=True)
-    ledger.write_text("\n".join(state.ids[::2]) + "\n")  # every other PMID already fetched
+    io.append_jsonl(ledger, {"file": "earlier.xml", "ids": state.ids[::2]})  # every other PMID already fetched
     stats = run_stage([], out, fast(url, api="pubmed", queries=["measles[tiab]"], query_domain="genomics",
                                     batch_size=50))
     assert sorted(state.efetch_ids) == sorted(state.ids[1::2]) and stats["kept"] == 43
@@ -213,6 +213,10 @@ def test_europepmc_cursor_paging_with_faults_and_resume(server, tmp_path):
 
     result = ingest(read_sources_file(out / "sources.yaml"), tmp_path / "abstracts", IngestConfig(progress=False))
     assert result["seen"] == 100 and result["kept"] == 21 and result["by_domain"] == {"oncology": 21}
+
+    state.reset()  # a larger limit continues from the last cursor instead of starting over
+    more = run_stage([], out, config.model_copy(update={"max_per_query": 150}))
+    assert state.requests["search"] == 2 and more["kept"] == 50 and len(list(folder.glob("*-page-*.json"))) == 6
 
 
 def test_http_client_rate_limit_and_retry_after(server):

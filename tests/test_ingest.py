@@ -93,7 +93,7 @@ def test_domain_assignment_weights_and_ties():
 
 
 def draft(text: str, spec: str = "s", **ids) -> Draft:
-    return Draft(source="t", origin=f"t:{spec}:1", spec=spec, title="", text=text, sections=[], domain="amr",
+    return Draft(source="t", path=spec, position=1, spec=spec, title="", text=text, sections=[], domain="amr",
                  merged_from=[f"t:{spec}:1"], **ids)
 
 

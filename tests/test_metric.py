@@ -199,15 +199,18 @@ def test_reconciliation_hand_case():
     refs = [
         {"conflict_type": "contextual_contradiction", "divergence_axes": ["disease_subtype"],
          "dominant_confounder": "disease_subtype", "reconciliation": "the cat sat on the mat"},
-        {"conflict_type": "no_conflict", "divergence_axes": [], "dominant_confounder": "", "reconciliation": "cats sitting"},
-        {"conflict_type": "no_conflict", "divergence_axes": [], "dominant_confounder": "", "reconciliation": ""},  # not scored
+        {"conflict_type": "no_conflict", "divergence_axes": [], "dominant_confounder": "",
+         "reconciliation": "cats sitting"},
+        {"conflict_type": "no_conflict", "divergence_axes": [], "dominant_confounder": "",
+         "reconciliation": ""},  # not scored
     ]
     preds = [{"reconciliation": "the cat sat; a Disease Subtype difference"},
              {"reconciliation": "cat sits"},
              {"reconciliation": "anything"}]
     s = scoring.compute(preds, refs, semsim_model=None)
     assert s["reconciliation/n"] == 2
-    # ROUGE-L: LCS "the cat sat" = 3 of 7 predicted and 6 reference tokens -> F 2*3/13; stemmed: cats sitting == cat sits
+    # ROUGE-L: LCS "the cat sat" = 3 of 7 predicted and 6 reference tokens -> F 2*3/13;
+    # stemmed, "cats sitting" equals "cat sits"
     assert s["reconciliation/rouge_l"] == pytest.approx((6 / 13 + 1.0) / 2)
     # slots: {contextual_contradiction, disease_subtype} -> 1/2 named ; {no_conflict} -> 0 named
     assert s["reconciliation/slot_overlap"] == pytest.approx((1 / 2 + 0) / 2)
@@ -270,7 +273,7 @@ def test_a_task_is_scored_only_when_both_sides_carry_its_field():
     "preds, refs, message",
     [
         ([{"conflict_type": "no_conflict"}, {}], [{"conflict_type": "no_conflict"}] * 2,
-         r"predictions\[1\] has no 'conflict_type'"),
+         r"predictions\[1\]: no 'conflict_type' although other predictions have it"),
         ([{"conflict_type": "no_conflict"}], [{"conflict_type": "no_conflict"}] * 2, "1 predictions but 2 references"),
         ([], [], "no examples"),
         (["no_conflict"], [{"conflict_type": "no_conflict"}], r"predictions\[0\]: expected a mapping"),
@@ -358,6 +361,20 @@ def test_axes_match_sklearn(rows):
     assert same(s["axes/exact_match"], skm.accuracy_score(true, pred))
     per_axis = skm.f1_score(true, pred, average=None, **kw)
     assert all(same(s[f"axes/f1/{a}"], per_axis[i]) for i, a in enumerate(scoring.AXES))
+
+
+ROUGE_WORDS = ["the", "cat", "cats", "sat", "sitting", "sits", "MIC", "2", "mg/L", "ICU's", "resistance",
+               "resistant", "-", ".", "Colistin", "isolates", "isolated"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(ROUGE_WORDS), max_size=40), st.lists(st.sampled_from(ROUGE_WORDS), max_size=40))
+def test_rouge_l_equals_rouge_score(prediction_words, reference_words):
+    from rouge_score import rouge_scorer
+
+    prediction, reference = " ".join(prediction_words), " ".join(reference_words)
+    expected = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True).score(reference, prediction)["rougeL"].fmeasure
+    assert scoring.rouge_l(prediction, reference) == expected
 
 
 def random_records(seed: int, n: int) -> tuple[list[dict], list[dict]]:
@@ -488,7 +505,8 @@ def test_evaluate_add_batch_over_several_batches(metric):
 
 
 def test_evaluate_accepts_numpy_label_ids(metric):
-    refs = [{"conflict_type": np.int64(2), "divergence_axes": np.array([1, 6])}, {"conflict_type": 0, "divergence_axes": []}]
+    refs = [{"conflict_type": np.int64(2), "divergence_axes": np.array([1, 6])},
+            {"conflict_type": 0, "divergence_axes": []}]
     preds = [{"conflict_type": "contextual_contradiction", "divergence_axes": ["geography", "disease_subtype"]},
              {"conflict_type": "no_conflict", "divergence_axes": []}]
     s = metric.compute(predictions=preds, references=refs)

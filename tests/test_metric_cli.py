@@ -65,7 +65,8 @@ def test_evaluate_matches_by_pair_id_and_reports_unmatched_ids(release, tmp_path
     metrics = report["metrics"]
     assert metrics["conflict_type/accuracy"] == pytest.approx(4 / 5)
     assert metrics["conflict_type/ctx_f1"] == pytest.approx(2 / 3)  # tp p0, fn p1
-    assert metrics["axes/micro_precision"] == pytest.approx(2 / 3) and metrics["axes/micro_recall"] == pytest.approx(2 / 3)
+    assert metrics["axes/micro_precision"] == pytest.approx(2 / 3)
+    assert metrics["axes/micro_recall"] == pytest.approx(2 / 3)
     assert (metrics["confounder/accuracy"], metrics["confounder/n"]) == (pytest.approx(1 / 2), 2)
     assert not any(k.startswith(("reconciliation/", "spans/")) for k in metrics)  # predictions lack those fields
     out = capsys.readouterr().out

@@ -313,7 +313,7 @@ def test_apportion_respects_caps_and_redistributes():
 def test_matched_sample_reaches_the_reference_mix_when_the_pool_allows():
     pool = disjoint_pairs(100, conflicts=(ontology.NO_CONFLICT,) * 9 + (ontology.CONTEXTUAL,))  # 90 / 10
     reference = split.distribution([ontology.NO_CONFLICT] * 6 + [ontology.CONTEXTUAL] * 4)  # 60 / 40
-    chosen, report = matched_sample(pool, reference, seed=1, max_tv=0.0, min_fraction=0.0)
+    chosen, report = matched_sample(pool, reference, seed=1, tolerance=0.0, min_fraction=0.0)
     counts = Counter(e.conflict_type for e in chosen)
     assert counts == {ontology.NO_CONFLICT: 15, ontology.CONTEXTUAL: 10}
     assert report["tv_distance"] == 0.0
@@ -324,10 +324,19 @@ def test_matched_sample_reaches_the_reference_mix_when_the_pool_allows():
 def test_matched_sample_trades_distance_for_size_with_min_fraction():
     pool = disjoint_pairs(100, conflicts=(ontology.NO_CONFLICT,) * 9 + (ontology.CONTEXTUAL,))
     reference = split.distribution([ontology.NO_CONFLICT] * 6 + [ontology.CONTEXTUAL] * 4)
-    chosen, report = matched_sample(pool, reference, seed=1, max_tv=0.0, min_fraction=0.5)
+    chosen, report = matched_sample(pool, reference, seed=1, tolerance=0.0, min_fraction=0.5)
     assert len(chosen) == 50
     assert Counter(e.conflict_type for e in chosen)[ontology.CONTEXTUAL] == 10  # every contextual example used
     assert 0.0 < report["tv_distance"] < report["tv_distance_before"]
+
+
+def test_classes_missing_from_the_pool_do_not_shrink_the_matched_sample():
+    pool = disjoint_pairs(100, conflicts=(ontology.NO_CONFLICT,) * 3 + (ontology.CONTEXTUAL,))  # 75 / 25
+    reference = split.distribution([ontology.NO_CONFLICT] * 740 + [ontology.CONTEXTUAL] * 250
+                                   + ["unresolved_scientific_controversy"] * 10)
+    chosen, report = matched_sample(pool, reference, seed=1, tolerance=0.0, min_fraction=0.0)
+    assert report["tv_distance_unavoidable"] == 0.01
+    assert len(chosen) >= 98 and report["tv_distance"] <= 0.011
 
 
 def test_matched_test_is_closer_to_pairlevel_test_than_primary_test():

@@ -25,16 +25,21 @@ SHOWN_IDS = 5
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--predictions", required=True, type=Path, help="JSONL file: one object per pair with pair_id and task fields")
-    parser.add_argument("--release", required=True, type=Path, help="release folder (as written by `biodivergence split`)")
+    parser.add_argument("--predictions", required=True, type=Path,
+                        help="JSONL file: one object per pair with pair_id and task fields")
+    parser.add_argument("--release", required=True, type=Path,
+                        help="release folder (as written by `biodivergence split`)")
     parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
     parser.add_argument("--split", default="test")
     parser.add_argument("--out", type=Path, help="JSON report (default: PREDICTIONS with suffix .metrics.json)")
-    parser.add_argument("--metric", type=Path, default=METRIC_DIR, help="metric folder or script (default: %(default)s)")
+    parser.add_argument("--metric", type=Path, default=METRIC_DIR,
+                        help="metric folder or script (default: %(default)s)")
     parser.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap resamples for 95%% intervals")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    parser.add_argument("--semsim-model", help="sentence-transformers name or path for SemSim (default: the metric's, all-MiniLM-L6-v2)")
-    parser.add_argument("--no-semsim", action="store_true", help="skip SemSim (no sentence-transformers model is loaded)")
+    parser.add_argument("--semsim-model",
+                        help="sentence-transformers name or path for SemSim (default: the metric's all-MiniLM-L6-v2)")
+    parser.add_argument("--no-semsim", action="store_true",
+                        help="skip SemSim (no sentence-transformers model is loaded)")
 
 
 def task_fields() -> list[str]:
@@ -137,7 +142,8 @@ def format_report(scores: dict[str, Any]) -> str:
         rows = []
         for metric, value in group["scalars"].items():
             ci = group["intervals"].get(metric)
-            rows.append([metric, value] + ([f"[{_fmt(ci['ci_low'])}, {_fmt(ci['ci_high'])}]" if ci else ""] if with_ci else []))
+            interval = f"[{_fmt(ci['ci_low'])}, {_fmt(ci['ci_high'])}]" if ci else ""
+            rows.append([metric, value] + ([interval] if with_ci else []))
         lines += _table(header, rows)
         if group["labels"]:
             metrics = list(dict.fromkeys(m for values in group["labels"].values() for m in values))

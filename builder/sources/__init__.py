@@ -23,7 +23,7 @@ from typing import Any
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 
 from . import europepmc, jsonl, medline, pubmed_xml, pubmedqa, pubtator, scifact, table
-from .base import Deletion, Fault, Item, RawRecord
+from .base import EMPTY_FILE, READ_ERRORS, Deletion, Fault, Item, RawRecord, stream_error_fault
 
 Reader = Callable[[Path, dict | None], Iterator[Item]]
 
@@ -105,13 +105,25 @@ class SourceSpec:
         return found
 
     def items(self) -> Iterator[Item]:
-        """Every record, fault and deletion of every file, records pinned to the source's domain if set."""
+        """Every record, fault and deletion of every file, records pinned to the source's domain if set.
+
+        An empty file, or a stream that breaks off (truncated gzip, I/O error), is a Fault; the
+        records read before it are kept.
+        """
         read = FORMATS[self.format].reader
         for path in self.files():
-            for item in read(path, self.options):
-                if self.domain and isinstance(item, RawRecord):
-                    item.domain = self.domain
-                yield item
+            if path.stat().st_size == 0:
+                yield Fault(str(path), 1, EMPTY_FILE, "empty file")
+                continue
+            position = 0
+            try:
+                for item in read(path, self.options):
+                    position = item.position
+                    if self.domain and isinstance(item, RawRecord):
+                        item.domain = self.domain
+                    yield item
+            except READ_ERRORS as exc:
+                yield stream_error_fault(str(path), position + 1, exc)
 
 
 def _options(text: str | None, spec: str) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """What every reader yields, and the small helpers they share.
 
-A reader is a generator ``read(path, options) -> Iterator[Item]`` over one file. It yields a
+A reader is a generator ``read(path, options) -> Iterator[Item]`` over one non-empty file (the
+registry reports empty files and streams that break off, e.g. a truncated gzip). It yields a
 :class:`RawRecord` per article (text still raw: markup, entities, odd whitespace), a
 :class:`Fault` for a record (or a whole file) it cannot read, and a :class:`Deletion` for a
 PubMed ``DeleteCitation`` block. Faults are yielded, not raised, so that a reader can skip one
@@ -47,10 +48,6 @@ class RawRecord:
     domain: str | None = None
 
     @property
-    def where(self) -> str:
-        return f"{self.path}: record {self.position}"
-
-    @property
     def origin(self) -> str:
         """``source:path:position``, as listed in ``Abstract.merged_from``."""
         return f"{self.source}:{self.path}:{self.position}"
@@ -87,7 +84,6 @@ INVALID_BYTES = "invalid_bytes"
 EMPTY_FILE = "empty_file"
 MISSING_ID = "missing_id"
 TOO_LONG = "too_long"
-FAULT_REASONS = (MALFORMED, TRUNCATED, INVALID_BYTES, EMPTY_FILE, MISSING_ID, TOO_LONG)
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -108,10 +104,6 @@ def open_text(path: str | Path, newline: str | None = None) -> IO[str]:
     return io.TextIOWrapper(open_binary(path), encoding="utf-8-sig", errors="surrogateescape", newline=newline)
 
 
-def file_is_empty(path: str | Path) -> bool:
-    return Path(path).stat().st_size == 0
-
-
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
@@ -125,7 +117,8 @@ def invalid_bytes_fault(path: str, position: int) -> Fault:
 
 def stream_error_fault(path: str, position: int, exc: BaseException) -> Fault:
     """A fault for an exception raised while reading the file itself (truncated gzip, I/O error)."""
-    return Fault(path, position, TRUNCATED, f"file ends or breaks off here ({type(exc).__name__}: {exc})")
+    return Fault(path, position, TRUNCATED,
+                 f"file ends or breaks off after record {position - 1} ({type(exc).__name__}: {exc})")
 
 
 #: Exceptions raised by a truncated or corrupt (gzip) stream.

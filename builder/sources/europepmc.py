@@ -17,7 +17,6 @@ from typing import Any
 from .base import (
     MALFORMED,
     MISSING_ID,
-    READ_ERRORS,
     Fault,
     Item,
     RawRecord,
@@ -26,14 +25,12 @@ from .base import (
     clean_mesh,
     clean_pmcid,
     clean_pmid,
-    file_is_empty,
     has_invalid_bytes,
     invalid_bytes_fault,
     labelled_or_plain,
     open_text,
     parse_year,
     split_inline_sections,
-    stream_error_fault,
 )
 
 FORMAT = "europepmc_json"
@@ -44,17 +41,11 @@ _HEADING = re.compile(r"<h[1-6][^>]*>(.*?)</h[1-6]>", re.IGNORECASE | re.DOTALL)
 
 def read(path: Path, options: dict | None = None) -> Iterator[Item]:
     name = str(path)
-    if file_is_empty(path):
-        yield Fault(name, 1, "empty_file", "empty file")
-        return
     try:
         with open_text(path) as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
         yield Fault(name, 1, MALFORMED, f"line {exc.lineno}: malformed or truncated JSON: {exc.msg}")
-        return
-    except READ_ERRORS as exc:
-        yield stream_error_fault(name, 1, exc)
         return
     pages = data if isinstance(data, list) else [data]
     position = 0

@@ -17,7 +17,6 @@ from biodivergence_dataset.ontology import DOMAIN_NAMES
 
 from .base import (
     MALFORMED,
-    READ_ERRORS,
     Fault,
     Item,
     RawRecord,
@@ -26,14 +25,12 @@ from .base import (
     clean_mesh,
     clean_pmcid,
     clean_pmid,
-    file_is_empty,
     has_invalid_bytes,
     invalid_bytes_fault,
     labelled_or_plain,
     open_text,
     parse_year,
     split_inline_sections,
-    stream_error_fault,
 )
 
 FORMAT = "jsonl"
@@ -42,19 +39,13 @@ PATTERNS = ("*.jsonl", "*.jsonl.gz", "*.ndjson")
 
 def read(path: Path, options: dict | None = None) -> Iterator[Item]:
     name = str(path)
-    if file_is_empty(path):
-        yield Fault(name, 1, "empty_file", "empty file")
-        return
     position = 0
-    try:
-        with open_text(path) as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                position += 1
-                yield _record(line, name, position)
-    except READ_ERRORS as exc:
-        yield stream_error_fault(name, position + 1, exc)
+    with open_text(path) as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            position += 1
+            yield _record(line, name, position)
 
 
 def _record(line: str, path: str, position: int) -> Item:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from .base import (
     MISSING_ID,
-    READ_ERRORS,
     Fault,
     Item,
     RawRecord,
@@ -20,13 +19,11 @@ from .base import (
     clean_mesh,
     clean_pmcid,
     clean_pmid,
-    file_is_empty,
     has_invalid_bytes,
     invalid_bytes_fault,
     open_text,
     parse_year,
     split_inline_sections,
-    stream_error_fault,
 )
 
 FORMAT = "medline"
@@ -35,17 +32,9 @@ PATTERNS = ("*.txt", "*.medline", "*.nbib", "*.txt.gz")
 
 def read(path: Path, options: dict | None = None) -> Iterator[Item]:
     name = str(path)
-    if file_is_empty(path):
-        yield Fault(name, 1, "empty_file", "empty file")
-        return
-    position = 0
-    try:
-        with open_text(path) as fh:
-            for fields, line in _blocks(fh):
-                position += 1
-                yield _record(fields, name, position, line)
-    except READ_ERRORS as exc:
-        yield stream_error_fault(name, position + 1, exc)
+    with open_text(path) as fh:
+        for position, (fields, line) in enumerate(_blocks(fh), 1):
+            yield _record(fields, name, position, line)
 
 
 def _blocks(lines) -> Iterator[tuple[list[tuple[str, str]], int]]:

@@ -19,7 +19,6 @@ from lxml import etree
 from .base import (
     MALFORMED,
     MISSING_ID,
-    READ_ERRORS,
     TRUNCATED,
     Deletion,
     Fault,
@@ -30,7 +29,6 @@ from .base import (
     clean_mesh,
     clean_pmcid,
     clean_pmid,
-    file_is_empty,
     invalid_bytes_fault,
     labelled_or_plain,
     open_binary,
@@ -50,20 +48,11 @@ _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=Tru
 def read(path: Path, options: dict | None = None) -> Iterator[Item]:
     """Yield one RawRecord per article, a Deletion per DeleteCitation block, Faults for bad parts."""
     name = str(path)
-    if file_is_empty(path):
-        yield Fault(name, 1, "empty_file", "empty file")
-        return
-    position = 0
-    try:
-        for tag, chunk, line in _elements(path):
-            position += 1
-            if tag is None:  # a problem with the file itself, reported by _elements
-                yield Fault(name, position, chunk[0], f"line {line}: {chunk[1]}")
-                return
-            yield _parse(tag, chunk, name, position, line)
-    except READ_ERRORS as exc:
-        yield Fault(name, position + 1, TRUNCATED, f"file ends or breaks off after record {position} "
-                                                   f"({type(exc).__name__}: {exc})")
+    for position, (tag, chunk, line) in enumerate(_elements(path), 1):
+        if tag is None:  # a problem with the file itself, reported by _elements
+            yield Fault(name, position, chunk[0], f"line {line}: {chunk[1]}")
+            return
+        yield _parse(tag, chunk, name, position, line)
 
 
 def _elements(path: Path) -> Iterator[tuple]:

@@ -15,7 +15,6 @@ from .base import (
     CONCLUSIONS,
     MALFORMED,
     MISSING_ID,
-    READ_ERRORS,
     Fault,
     Item,
     JSONStreamError,
@@ -23,13 +22,11 @@ from .base import (
     canonical_label,
     clean_mesh,
     clean_pmid,
-    file_is_empty,
     has_invalid_bytes,
     invalid_bytes_fault,
     iter_json_object,
     open_text,
     parse_year,
-    stream_error_fault,
 )
 
 FORMAT = "pubmedqa"
@@ -38,9 +35,6 @@ PATTERNS = ("*.json", "*.json.gz")
 
 def read(path: Path, options: dict | None = None) -> Iterator[Item]:
     name = str(path)
-    if file_is_empty(path):
-        yield Fault(name, 1, "empty_file", "empty file")
-        return
     position = 0
     try:
         with open_text(path) as fh:
@@ -49,8 +43,6 @@ def read(path: Path, options: dict | None = None) -> Iterator[Item]:
                 yield _record(key, value, name, position)
     except JSONStreamError as exc:
         yield Fault(name, position + 1, MALFORMED, f"after record {position}: {exc}")
-    except READ_ERRORS as exc:
-        yield stream_error_fault(name, position + 1, exc)
 
 
 def _record(key: str, value: Any, path: str, position: int) -> Item:

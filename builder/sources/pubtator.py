@@ -11,17 +11,14 @@ from pathlib import Path
 
 from .base import (
     MISSING_ID,
-    READ_ERRORS,
     Fault,
     Item,
     RawRecord,
     clean_pmid,
-    file_is_empty,
     has_invalid_bytes,
     invalid_bytes_fault,
     open_text,
     split_inline_sections,
-    stream_error_fault,
 )
 
 FORMAT = "pubtator"
@@ -30,17 +27,9 @@ PATTERNS = ("*.txt", "*.pubtator", "*.PubTator", "*.txt.gz")
 
 def read(path: Path, options: dict | None = None) -> Iterator[Item]:
     name = str(path)
-    if file_is_empty(path):
-        yield Fault(name, 1, "empty_file", "empty file")
-        return
-    position = 0
-    try:
-        with open_text(path) as fh:
-            for doc_id, title, abstract, line in _documents(fh):
-                position += 1
-                yield _record(doc_id, title, abstract, name, position, line)
-    except READ_ERRORS as exc:
-        yield stream_error_fault(name, position + 1, exc)
+    with open_text(path) as fh:
+        for position, (doc_id, title, abstract, line) in enumerate(_documents(fh), 1):
+            yield _record(doc_id, title, abstract, name, position, line)
 
 
 def _documents(lines) -> Iterator[tuple[str, str, str, int]]:

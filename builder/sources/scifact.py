@@ -18,18 +18,15 @@ from pathlib import Path
 
 from .base import (
     MALFORMED,
-    READ_ERRORS,
     UNASSIGNED,
     Fault,
     Item,
     RawRecord,
     canonical_label,
-    file_is_empty,
     has_invalid_bytes,
     invalid_bytes_fault,
     labelled_or_plain,
     open_text,
-    stream_error_fault,
 )
 from .table import resolve_columns
 
@@ -42,9 +39,6 @@ _LEADING_HEADING = re.compile(r"([A-Z][A-Z/&-]+(?: (?:AND|OF|[A-Z][A-Z/&-]+))*)\
 
 def read(path: Path, options: dict | None = None) -> Iterator[Item]:
     name = str(path)
-    if file_is_empty(path):
-        yield Fault(name, 1, "empty_file", "empty file")
-        return
     rows = _jsonl_rows(path) if ".jsonl" in path.name else _csv_rows(path)
     position = 0
     try:
@@ -60,8 +54,6 @@ def read(path: Path, options: dict | None = None) -> Iterator[Item]:
                 yield RawRecord(FORMAT, name, position, title=title, sections=sections)
     except (csv.Error, json.JSONDecodeError) as exc:
         yield Fault(name, position + 1, MALFORMED, f"malformed row: {exc}")
-    except READ_ERRORS as exc:
-        yield stream_error_fault(name, position + 1, exc)
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[str, list[str] | None]]:

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from .base import (
     MALFORMED,
-    READ_ERRORS,
     Fault,
     Item,
     RawRecord,
@@ -24,13 +23,11 @@ from .base import (
     clean_mesh,
     clean_pmcid,
     clean_pmid,
-    file_is_empty,
     has_invalid_bytes,
     invalid_bytes_fault,
     open_text,
     parse_year,
     split_inline_sections,
-    stream_error_fault,
 )
 
 FIELDS = ("text", "title", "pmid", "doi", "pmcid", "year", "journal", "mesh")
@@ -67,9 +64,6 @@ def reader_for(fmt: str):
 
 def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str]) -> Iterator[Item]:
     name = str(path)
-    if file_is_empty(path):
-        yield Fault(name, 1, "empty_file", "empty file")
-        return
     position = 0
     try:
         with open_text(path, newline="") as fh:
@@ -85,8 +79,6 @@ def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str])
                 yield _record(row, columns, source, name, position)
     except csv.Error as exc:
         yield Fault(name, position + 1, MALFORMED, f"malformed {source.upper()}: {exc}")
-    except READ_ERRORS as exc:
-        yield stream_error_fault(name, position + 1, exc)
 
 
 def resolve_columns(header: list[str], mapping: dict[str, str]) -> dict[str, int]:

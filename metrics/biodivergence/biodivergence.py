@@ -15,7 +15,8 @@ from .scoring import compute as score
 
 _CITATION = """\
 @article{hossain2026biodivergence,
-  title   = {BioDivergence: A Benchmark and Evaluation Framework for Hidden Contextual Contradictions in Biomedical Abstracts},
+  title   = {BioDivergence: A Benchmark and Evaluation Framework for Hidden Contextual Contradictions
+             in Biomedical Abstracts},
   author  = {Hossain, Elias and Jennifer, Sanjeda Sara and Bushra, Sabera Akter and Yousefi, Niloofar},
   journal = {arXiv preprint arXiv:2606.11208},
   year    = {2026}
@@ -43,7 +44,8 @@ Returns:
     `reconciliation/rouge_l`, `spans/f1` (see the metric card for every key).
 Examples:
     >>> metric = evaluate.load("biodivergence")
-    >>> metric.compute(predictions=[{"conflict_type": "no_conflict"}], references=[{"conflict_type": "no_conflict"}])["conflict_type/accuracy"]
+    >>> records = [{"conflict_type": "no_conflict"}]
+    >>> metric.compute(predictions=records, references=records)["conflict_type/accuracy"]
     1.0
 """
 
@@ -75,7 +77,9 @@ class Biodivergence(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
             reference_urls=["https://arxiv.org/abs/2606.11208"],
         )
 

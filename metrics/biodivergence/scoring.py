@@ -29,11 +29,13 @@ False
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -269,7 +271,7 @@ def slot_overlap(text: str, slots: set[str]) -> float:
 
     >>> slot_overlap("Disease subtype and geography explain it.", {"disease_subtype", "geography", "study_design"})
     0.6666666666666666
-    >>> slot_overlap("A contextual_contradiction over the year / time period.", {"contextual_contradiction", "year_time_period"})
+    >>> slot_overlap("contextual_contradiction; Year / time period", {"contextual_contradiction", "year_time_period"})
     1.0
     """
     normalised = _normalise(text)
@@ -311,7 +313,7 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     for token in b:
         u = v & masks.get(token, 0)
         v = ((v + u) | (v - u)) & full
-    return len(a) - bin(v).count("1")
+    return len(a) - v.bit_count()
 
 
 def rouge_l(prediction: str, reference: str) -> float:
@@ -414,8 +416,13 @@ def _column(records: Sequence[Mapping[str, Any]], side: str, name: str) -> list[
         return None
     if not all(present):
         i = present.index(False)
-        raise ValueError(f"{side}[{i}] has no {name!r} although other {side} do; give it on every example or on none")
+        raise _invalid(side, i, f"no {name!r} although other {side} have it; give it on every example or on none")
     return [record[name] for record in records]
+
+
+def _invalid(side: str, i: int, problem: str, name: str = "") -> ValueError:
+    """An input error naming the example (``predictions[3].conflict_type: ...``)."""
+    return ValueError(f"{side}[{i}]{'.' + name if name else ''}: {problem}")
 
 
 def _label_id(value: Any, vocab: Sequence[str], side: str, i: int, name: str) -> int:
@@ -424,7 +431,7 @@ def _label_id(value: Any, vocab: Sequence[str], side: str, i: int, name: str) ->
         return vocab.index(value)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < len(vocab):
         return int(value)
-    raise ValueError(f"{side}[{i}].{name}: unknown label {value!r}; expected one of {list(vocab)}")
+    raise _invalid(side, i, f"unknown label {value!r}; expected one of {list(vocab)}", name)
 
 
 def _conflict_ids(values: list[Any], side: str) -> np.ndarray:
@@ -435,7 +442,7 @@ def _axis_matrix(values: list[Any], side: str) -> np.ndarray:
     matrix = np.zeros((len(values), len(AXES)), dtype=bool)
     for i, axes in enumerate(values):
         if not isinstance(axes, (list, tuple, np.ndarray)):
-            raise ValueError(f"{side}[{i}].divergence_axes: expected a list of axis names, got {axes!r}")
+            raise _invalid(side, i, f"expected a list of axis names, got {axes!r}", "divergence_axes")
         for axis in axes:
             matrix[i, _label_id(axis, AXES, side, i, "divergence_axes")] = True
     return matrix
@@ -454,7 +461,7 @@ def _texts(values: list[Any], side: str) -> list[str]:
     """Reconciliation texts; None reads as ""."""
     for i, v in enumerate(values):
         if v is not None and not isinstance(v, str):
-            raise ValueError(f"{side}[{i}].reconciliation: expected a string, got {v!r}")
+            raise _invalid(side, i, f"expected a string, got {v!r}", "reconciliation")
     return [v or "" for v in values]
 
 
@@ -465,7 +472,7 @@ def _spans(values: list[Any], side: str) -> list[Counter]:
         spans = spans or []
         for span in spans:
             if not isinstance(span, Mapping) or not isinstance(span.get("text"), str):
-                raise ValueError(f"{side}[{i}].evidence_spans: expected {{text, start, end, role}} objects, got {span!r}")
+                raise _invalid(side, i, f"expected {{text, start, end, role}} objects, got {span!r}", "evidence_spans")
             _label_id(span.get("role"), SPAN_ROLES, side, i, "evidence_spans.role")
         out.append(span_tokens(spans))
     return out
@@ -475,7 +482,8 @@ def _slots(reference: Mapping[str, Any], i: int) -> set[str]:
     """The structured slots of one reference: its conflict type, axes and confounder names."""
     slots: set[str] = set()
     if "conflict_type" in reference:
-        slots.add(CONFLICT_TYPES[_label_id(reference["conflict_type"], CONFLICT_TYPES, "references", i, "conflict_type")])
+        conflict = _label_id(reference["conflict_type"], CONFLICT_TYPES, "references", i, "conflict_type")
+        slots.add(CONFLICT_TYPES[conflict])
     for axis in reference.get("divergence_axes") or ():
         slots.add(AXES[_label_id(axis, AXES, "references", i, "divergence_axes")])
     confounder = _confounder_ids([reference.get("dominant_confounder")], "references")[0]
@@ -496,7 +504,6 @@ class ScoredTask:
     are computed once and not bootstrapped (BLEU).
     """
 
-    name: str
     rows: np.ndarray
     score: Callable[[np.ndarray], dict[str, Any]]
     fixed: dict[str, Any] = field(default_factory=dict)
@@ -506,13 +513,9 @@ class ScoredTask:
         return {**self.score(np.ones(len(self.rows), dtype=np.int64)), **self.fixed}
 
 
-def _all_rows(n: int) -> np.ndarray:
-    return np.arange(n)
-
-
 def _conflict_task(pred: list[Any], ref: list[Any], **_: Any) -> ScoredTask:
     y_pred, y_true = _conflict_ids(pred, "predictions"), _conflict_ids(ref, "references")
-    return ScoredTask("conflict_type", _all_rows(len(ref)), lambda w: conflict_type_scores(y_true, y_pred, w))
+    return ScoredTask(np.arange(len(ref)), lambda w: conflict_type_scores(y_true, y_pred, w))
 
 
 def _axes_task(pred: list[Any], ref: list[Any], **_: Any) -> ScoredTask:
@@ -522,7 +525,7 @@ def _axes_task(pred: list[Any], ref: list[Any], **_: Any) -> ScoredTask:
     def score(w: np.ndarray) -> dict[str, Any]:
         return {**axes_scores(t, p, w), **axes_scores(tp, pp, w, PRIMARY_AXES, "axes_primary")}
 
-    return ScoredTask("axes", _all_rows(len(ref)), score)
+    return ScoredTask(np.arange(len(ref)), score)
 
 
 def _confounder_task(pred: list[Any], ref: list[Any], **_: Any) -> ScoredTask:
@@ -533,7 +536,7 @@ def _confounder_task(pred: list[Any], ref: list[Any], **_: Any) -> ScoredTask:
     def score(w: np.ndarray) -> dict[str, Any]:
         return {"confounder/accuracy": _mean(correct, w), "confounder/n": int(w.sum())}
 
-    return ScoredTask("confounder", rows, score)
+    return ScoredTask(rows, score)
 
 
 def _reconciliation_task(
@@ -548,7 +551,8 @@ def _reconciliation_task(
     slots = np.array([slot_overlap(h, s) if s else 0.0 for h, s in zip(hyps, slot_sets)])
     similarity = None
     if semsim_model is not None:
-        model = load_semsim_model(semsim_model) if isinstance(semsim_model, str) else semsim_model
+        named = isinstance(semsim_model, (str, os.PathLike))
+        model = load_semsim_model(str(semsim_model)) if named else semsim_model
         similarity = semsim(hyps, golds, model)
 
     def score(w: np.ndarray) -> dict[str, Any]:
@@ -561,7 +565,7 @@ def _reconciliation_task(
             out["reconciliation/semsim"] = _mean(similarity, w)
         return out
 
-    return ScoredTask("reconciliation", rows, score, {"reconciliation/bleu": _bleu(hyps, golds) if hyps else float("nan")})
+    return ScoredTask(rows, score, {"reconciliation/bleu": _bleu(hyps, golds) if hyps else float("nan")})
 
 
 def _spans_task(pred: list[Any], ref: list[Any], **_: Any) -> ScoredTask:
@@ -578,7 +582,7 @@ def _spans_task(pred: list[Any], ref: list[Any], **_: Any) -> ScoredTask:
             "spans/f1": _mean(f1, w),
         }
 
-    return ScoredTask("spans", rows, score)
+    return ScoredTask(rows, score)
 
 
 _BUILDERS: dict[str, Callable[..., ScoredTask]] = {
@@ -607,14 +611,15 @@ def prepare(
     for side, records in (("predictions", predictions), ("references", references)):
         for i, record in enumerate(records):
             if not isinstance(record, Mapping):
-                raise ValueError(f"{side}[{i}]: expected a mapping of task fields, got {type(record).__name__}")
+                raise _invalid(side, i, f"expected a mapping of task fields, got {type(record).__name__}")
     tasks = []
     for name, field_name in TASK_FIELDS.items():
         pred, ref = _column(predictions, "predictions", field_name), _column(references, "references", field_name)
         if pred is not None and ref is not None:
             tasks.append(_BUILDERS[name](pred, ref, references=references, semsim_model=semsim_model))
     if not tasks:
-        raise ValueError(f"no task can be scored: predictions and references share none of {list(TASK_FIELDS.values())}")
+        fields = list(TASK_FIELDS.values())
+        raise ValueError(f"no task can be scored: predictions and references share none of {fields}")
     return tasks
 
 
