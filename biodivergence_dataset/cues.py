@@ -148,34 +148,6 @@ def words(text: str) -> list[str]:
 
 
 # --- Lexical contradiction cues (added for pair mining; see builder/scoring.py) -----------------------
-#: Word pairs of opposite meaning; a pair whose claims differ by such a pair is a contradiction cue
-#: (the antonymy feature of de Marneffe et al., "Finding Contradictions in Text", 2008).
-ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
-    ("increase", "decrease"), ("increased", "decreased"), ("increases", "decreases"),
-    ("increasing", "decreasing"), ("increase", "reduce"), ("increased", "reduced"), ("increases", "reduces"),
-    ("higher", "lower"), ("high", "low"), ("greater", "smaller"), ("greater", "lesser"), ("more", "less"),
-    ("more", "fewer"), ("most", "least"), ("longer", "shorter"), ("long", "short"), ("larger", "smaller"),
-    ("large", "small"), ("raise", "lower"), ("raised", "lowered"), ("rise", "fall"), ("rises", "falls"),
-    ("gain", "loss"), ("improved", "worsened"), ("improves", "worsens"), ("improve", "worsen"),
-    ("better", "worse"), ("superior", "inferior"), ("positive", "negative"), ("positively", "negatively"),
-    ("present", "absent"), ("presence", "absence"), ("with", "without"), ("effective", "ineffective"),
-    ("efficacious", "inefficacious"), ("beneficial", "harmful"), ("benefit", "harm"), ("safe", "unsafe"),
-    ("protective", "detrimental"), ("resistant", "susceptible"), ("resistance", "susceptibility"),
-    ("resistant", "sensitive"), ("sensitive", "insensitive"), ("activates", "inhibits"),
-    ("activated", "inhibited"), ("activation", "inhibition"), ("promotes", "suppresses"),
-    ("promoted", "suppressed"), ("enhances", "reduces"), ("enhanced", "reduced"), ("induces", "prevents"),
-    ("induced", "prevented"), ("upregulated", "downregulated"), ("up-regulated", "down-regulated"),
-    ("upregulation", "downregulation"), ("agonist", "antagonist"), ("benign", "malignant"),
-    ("early", "late"), ("earlier", "later"), ("common", "rare"), ("frequent", "infrequent"),
-    ("frequent", "rare"), ("major", "minor"), ("significant", "insignificant"),
-    ("significant", "non-significant"), ("significant", "nonsignificant"), ("associated", "unassociated"),
-    ("related", "unrelated"), ("necessary", "unnecessary"), ("sufficient", "insufficient"),
-    ("adequate", "inadequate"), ("able", "unable"), ("likely", "unlikely"), ("efficient", "inefficient"),
-    ("stable", "unstable"), ("favourable", "unfavourable"), ("favorable", "unfavorable"),
-    ("accurate", "inaccurate"), ("consistent", "inconsistent"), ("all", "none"), ("always", "never"),
-    ("accelerates", "delays"), ("accelerated", "delayed"), ("shortens", "prolongs"),
-    ("shortened", "prolonged"), ("elevated", "reduced"), ("elevated", "decreased"), ("gained", "lost"),
-)
 CONTRAST_PHRASES = (
     "however", "in contrast", "by contrast", "contrary to", "contrasts with", "conflicting", "inconsistent with",
     "controversial", "contradictory", "discordant", "discrepant", "paradoxically", "unlike", "whereas",
@@ -195,10 +167,6 @@ QUANTIFIER_WORDS = (
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "non-", "dis", "anti", "anti-")
 
 _CONTRAST_RE = _phrase_regex(CONTRAST_PHRASES)
-_ANTONYMS: dict[str, frozenset[str]] = {}
-for _a, _b in ANTONYM_PAIRS:
-    _ANTONYMS[_a] = _ANTONYMS.get(_a, frozenset()) | {_b}
-    _ANTONYMS[_b] = _ANTONYMS.get(_b, frozenset()) | {_a}
 #: A number, fraction or percentage that is not part of an identifier (``IL-6``, ``COVID-19``, ``CD4``).
 _NUMBER_RE = re.compile(r"(?<![\w.\-/])\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:[.,]\d+)?)?(?:\s?%)?(?![\w\-])")
 _YEAR_RE = re.compile(r"^(?:19[5-9]\d|20[0-3]\d)$")
@@ -207,11 +175,6 @@ _YEAR_RE = re.compile(r"^(?:19[5-9]\d|20[0-3]\d)$")
 def has_contrast(text: str) -> bool:
     """A contrast or conflict marker ('however', 'in contrast', 'conflicting', …)."""
     return bool(_CONTRAST_RE.search(text))
-
-
-def antonyms(word: str) -> frozenset[str]:
-    """Words of opposite meaning to ``word`` (lower-case) from :data:`ANTONYM_PAIRS`."""
-    return _ANTONYMS.get(word, frozenset())
 
 
 def negated_forms(word: str) -> frozenset[str]:
@@ -223,10 +186,13 @@ def negated_forms(word: str) -> frozenset[str]:
 
 
 def opposite_words(words_a: frozenset[str], words_b: frozenset[str]) -> bool:
-    """True when a word of ``words_a`` and a word of ``words_b`` are antonyms or one negates the other by
-    a prefix (compare the words that differ between two claims)."""
-    return any(antonyms(w) & words_b or negated_forms(w) & words_b for w in words_a) or any(
-        negated_forms(w) & words_a for w in words_b)
+    """True when a word of ``words_a`` and a word of ``words_b`` are opposed terms (same group of
+    :data:`OPPOSED_TERMS`, opposite signs: "enhances" / "suppresses") or one negates the other by a prefix
+    ("effective" / "ineffective"). Meant for the words that differ between two claims."""
+    signs_b = {hit for hit in map(_cached_term_polarity, words_b) if hit}
+    if any(hit and (hit[0], -hit[1]) in signs_b for hit in map(_cached_term_polarity, words_a)):
+        return True
+    return any(negated_forms(w) & words_b for w in words_a) or any(negated_forms(w) & words_a for w in words_b)
 
 
 def numbers(text: str) -> frozenset[str]:
@@ -297,6 +263,11 @@ _NEGATION_SET = frozenset(NEGATION_WORDS)
 def is_negation_word(word: str) -> bool:
     w = word.lower()
     return w in _NEGATION_SET or w.endswith("n't")
+
+
+@lru_cache(maxsize=200_000)
+def _cached_term_polarity(word: str) -> tuple[str, int] | None:
+    return term_polarity(word)
 
 
 def term_polarity(word: str) -> tuple[str, int] | None:

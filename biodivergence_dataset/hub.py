@@ -82,7 +82,8 @@ def plan_push(release_dir: str | Path, repo_id: str, tag: str, private: bool = F
             "delete_patterns": list(DELETE_PATTERNS),
         }, detail=f"  one commit with {len(plan.files)} files, {plan.total_bytes:,} bytes:\n{listing}"),
         Operation("create_tag", {"repo_id": repo_id, "repo_type": REPO_TYPE, "tag": tag,
-                                 "tag_message": f"BioDivergence release {tag}", "revision": "<commit of upload_folder>"}),
+                                 "tag_message": f"BioDivergence release {tag}",
+                                 "revision": "<commit of upload_folder>"}),
     ]
     return plan
 

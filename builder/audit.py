@@ -33,7 +33,8 @@ TRAIN, VALIDATION, TEST = ontology.SPLITS
 TEST_FAMILY = frozenset({TEST, *ontology.EXTRA_TEST_SPLITS})
 COLUMNS = ("pair_id", "domain", "claim_a_id", "claim_b_id", "claim_a_text", "claim_b_text", "article_uid_a",
            "article_uid_b", "abstract_a", "abstract_b", "conflict_type", "divergence_axes", "dominant_confounder")
-IDENTITIES = {"article": ("article_uid_a", "article_uid_b"), "claim": ("claim_a_id", "claim_b_id"), "pair": ("pair_id",)}
+IDENTITIES = {"article": ("article_uid_a", "article_uid_b"), "claim": ("claim_a_id", "claim_b_id"),
+              "pair": ("pair_id",)}
 
 
 class AuditConfig(BaseModel):
@@ -104,7 +105,7 @@ def leakage(splits: Mapping[str, Rows]) -> Leakage:
     train_articles = _ids(train, "article")
     either, both = article_overlap(test, train_articles)
     test_pairs = {_claim_pair_text(r) for r in test}
-    train_pairs = {_claim_pair_text(r) for r in train}
+    in_train = len(test_pairs & {_claim_pair_text(r) for r in train})
     pair_ids = len(_ids(train, "pair") & _ids(test, "pair"))
     shared = shared_between_splits(splits)
     counts: dict[str, Any] = {
@@ -113,7 +114,7 @@ def leakage(splits: Mapping[str, Rows]) -> Leakage:
         "test_rows_either_article_in_train": either,
         "test_rows_both_articles_in_train": both,
         "distinct_test_claim_pairs": len(test_pairs),
-        "distinct_test_claim_pairs_in_train": len(test_pairs & train_pairs),
+        "distinct_test_claim_pairs_in_train": in_train,
         "overlapping_pair_ids_train_test": pair_ids,
         **{f"{kind}s_shared_across_splits": n for kind, n in shared.items()},
     }
@@ -122,7 +123,7 @@ def leakage(splits: Mapping[str, Rows]) -> Leakage:
         "train / validation / test": " / ".join(str(len(splits.get(s, []))) for s in ontology.SPLITS),
         "test rows with either article in train": _pct(either, len(test)),
         "test rows with both articles in train": _pct(both, len(test)),
-        "distinct test claim pairs also in train": f"{counts['distinct_test_claim_pairs_in_train']} / {len(test_pairs)}",
+        "distinct test claim pairs also in train": f"{in_train} / {len(test_pairs)}",
         "overlapping pair_ids (train ∩ test)": pair_ids,
     }
     for extra in (VALIDATION, *ontology.EXTRA_TEST_SPLITS):
@@ -213,7 +214,8 @@ def per_domain(funnel: Mapping[str, Mapping[str, int]], by_config: Mapping[str, 
         if any(row.values()):
             out[domain] = row
     if out:
-        out["total"] = {k: sum(r.get(k, 0) for r in out.values()) for k in dict.fromkeys(k for r in out.values() for k in r)}
+        columns = dict.fromkeys(k for r in out.values() for k in r)
+        out["total"] = {k: sum(r.get(k, 0) for r in out.values()) for k in columns}
     return out
 
 
@@ -271,19 +273,21 @@ def plot_axis_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Pat
     return _save(fig, path, dpi)
 
 
-def plot_component_sizes(sizes: Sequence[int], path: Path, dpi: int) -> Path:
-    """How many components of each size the primary article graph has (log scales)."""
+def plot_component_sizes(series: Mapping[str, Sequence[int]], path: Path, dpi: int) -> Path:
+    """Rank–size plot of article-graph components (examples per component, largest first), one line per graph."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    counts = Counter(sizes)
-    xs = sorted(counts)
-    ax.scatter(xs, [counts[x] for x in xs], s=18)
-    if xs:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-    ax.set_xlabel("examples in component")
-    ax.set_ylabel("components")
-    ax.set_title(f"primary: article-graph components (n={len(sizes)}, largest={max(sizes, default=0)})")
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for label, sizes in series.items():
+        ranked = sorted(sizes, reverse=True)
+        if ranked:
+            ax.step(range(1, len(ranked) + 1), ranked, where="post", marker=".",
+                    label=f"{label} ({len(ranked)} components, largest {ranked[0]})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("component rank")
+    ax.set_ylabel("examples in component")
+    ax.set_title("primary: article-graph components")
+    ax.legend(fontsize=8)
     return _save(fig, path, dpi)
 
 
@@ -322,6 +326,7 @@ def audit_release(release_dir: str | Path) -> dict[str, Any]:
     by_config = {c: config_stats(splits) for c, splits in configs.items()}
     primary_rows = [r for s in ontology.SPLITS for r in configs.get(ontology.DEFAULT_CONFIG, {}).get(s, [])]
     sizes = component_sizes(primary_rows)
+    pool_sizes = [int(k) for k, v in manifest.get("components", {}).get("size_histogram", {}).items() for _ in range(v)]
     audit = {
         "leakage": {c: lk.display for c, lk in leaks.items()},
         "counts": {c: lk.counts for c, lk in leaks.items()},
@@ -340,7 +345,8 @@ def audit_release(release_dir: str | Path) -> dict[str, Any]:
         "duplicates": manifest.get("duplicates", {}),
         "label_source": manifest.get("label_source", {}),
     }
-    return {"audit": audit, "stats": stats, "component_sizes": sizes}
+    series = {"annotated pool, before the split": pool_sizes, "released primary splits": sizes}
+    return {"audit": audit, "stats": stats, "component_sizes": {k: v for k, v in series.items() if v}}
 
 
 def write_plots(release_dir: Path, result: Mapping[str, Any], dpi: int) -> list[Path]:
@@ -397,7 +403,8 @@ def format_audit(audit: Mapping[str, Any]) -> str:
     width = max((len(s) for s in stats), default=10)
     lines = [f"{'statistic':<{width}}  " + "  ".join(f"{v:>18}" for v in variants)]
     for stat in stats:
-        lines.append(f"{stat:<{width}}  " + "  ".join(f"{str(audit['leakage'][v].get(stat, '–')):>18}" for v in variants))
+        cells = (str(audit["leakage"][v].get(stat, "–")) for v in variants)
+        lines.append(f"{stat:<{width}}  " + "  ".join(f"{c:>18}" for c in cells))
     matched = audit.get(ontology.EXTRA_TEST_SPLITS[0])
     if matched:
         lines.append(f"{ontology.EXTRA_TEST_SPLITS[0]}: {matched['size']} rows, conflict-type TV distance to "

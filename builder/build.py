@@ -250,7 +250,8 @@ def render_report(outcome: Outcome, config_path: Path) -> str:
         lines += _table(["domain", *columns], [[d, *(row.get(c, "") for c in columns)] for d, row in funnel.items()])
     lines += ["", "## Splits (read back with load_dataset)", ""]
     splits = list(dict.fromkeys(s for c in outcome.sizes.values() for s in c))
-    lines += _table(["config", *splits], [[c, *(sizes.get(s, "–") for s in splits)] for c, sizes in outcome.sizes.items()])
+    rows = [[c, *(sizes.get(s, "–") for s in splits)] for c, sizes in outcome.sizes.items()]
+    lines += _table(["config", *splits], rows)
     lines += ["", "## Leakage audit", "", "```", format_audit(outcome.audit), "```", "",
               "## Validation", ""]
     lines += [f"- {p}" for p in outcome.problems] or ["`biodivergence validate`: OK"]

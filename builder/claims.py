@@ -83,7 +83,7 @@ _CUE_GROUPS: tuple[tuple[str, float, int, str], ...] = (
      r"prognostic|protective|safe|well tolerated|higher|lower|greater|increased|decreased|reduced|improved)"),
     ("statistic", 1.0, 2,
      r"p\s*(?:value\s*)?(?:[<>=≤≥]|&lt;)\s*0?\.\d+|95\s*%\s*(?:CI|confidence interval)|\d+(?:\.\d+)?\s?%|"
-     r"a?(?:HR|OR|RR|IRR)|hazard ratio|odds ratio|relative risk|risk ratio|\d+(?:\.\d+)?-fold|"
+     r"(?-i:a?(?:HR|OR|RR|IRR))|hazard ratio|odds ratio|relative risk|risk ratio|\d+(?:\.\d+)?-fold|"
      r"significant(?:ly)?|r\s*=\s*-?0?\.\d+"),
     ("comparative", 0.5, 1, r"than|compared (?:with|to)|versus|vs\.?|relative to|between (?:the )?groups"),
     ("null", 1.0, 1, cues.LEXICON_PATTERNS["no_difference"]),
@@ -160,7 +160,7 @@ _PHRASE = r"([A-Za-z0-9][\w\-/']*(?:\s+[\w\-/']+){0,4})"
 _SLOT_PATTERNS = {
     "p_value": r"p\s*(?:-?value\s*)?(?:[<>=≤≥]|&lt;|&gt;)\s*=?\s*(?:\d*\.\d+(?:\s*[x×]\s*10\s*[-−]\s*\d+)?|"
                r"\d+(?:\.\d+)?e-?\d+)",
-    "effect_size": r"(?:a?(?:HR|OR|RR|IRR)|SMD|MD|RD|hazard ratio|odds ratio|relative risk|risk ratio|rate ratio|"
+    "effect_size": r"(?:(?-i:a?(?:HR|OR|RR|IRR)|SMD|MD|RD)|hazard ratio|odds ratio|relative risk|risk ratio|rate ratio|"
                    r"mean difference|risk difference)\b[^0-9\n]{0,12}\d+(?:\.\d+)?(?:\s*[(\[;,]\s*95\s*%\s*"
                    r"(?:CI|confidence interval)[^)\];]{0,40}[)\]]?)?|\d+(?:\.\d+)?-fold|\d+(?:\.\d+)?\s?%",
     "intervention": r"(?:treatment|therapy|supplementation|administration|vaccination|exposure|prophylaxis|use|"

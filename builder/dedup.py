@@ -178,8 +178,9 @@ class NearDuplicateFinder:
     & Li 2014): each shingle is hashed once into one of ``num_perm`` bins, a bin keeps its minimum,
     and an empty bin borrows from the next non-empty one. That costs one hash per shingle instead
     of ``num_perm``, and is computed for a whole batch of texts with numpy. Hashing is deterministic:
-    a word hashes to the position-weighted sum of its UTF-8 bytes (random 64-bit weights, mod 2^64),
-    a shingle to an odd-weighted sum of its word hashes.
+    a word (a run of non-whitespace bytes, ASCII lower-cased) hashes to the position-weighted sum of
+    its UTF-8 bytes (random 32-bit weights, mod 2^32), a shingle to an odd-weighted sum of its word
+    hashes (mod 2^64).
     """
 
     def __init__(self, threshold: float = 0.85, num_perm: int = 64, shingle: int = 3, seed: int = 1):
@@ -190,7 +191,7 @@ class NearDuplicateFinder:
         def draw(n: int) -> np.ndarray:
             return rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
 
-        self._weights = draw(_WORD_WEIGHTS)
+        self._weights = (draw(_WORD_WEIGHTS) & _MASK32).astype(np.uint32)
         self._mix = draw(shingle) | np.uint64(1)
         self._rotation = draw(1)[0] & _MASK32 | np.uint64(1)
         self.threshold, self.num_perm, self.shingle, self.seed = threshold, num_perm, shingle, seed
@@ -203,14 +204,11 @@ class NearDuplicateFinder:
         if len(texts) > _BATCH:
             return np.vstack([self.signatures(texts[i:i + _BATCH]) for i in range(0, len(texts), _BATCH)])
         doc, shingles = self._shingles(texts)
-        k = np.uint64(self.num_perm)
-        keys = np.sort((doc.astype(np.uint64) << np.uint64(40)) | ((shingles >> _SHIFT) % k << _SHIFT)
-                       | (shingles & _MASK32))
-        cell = keys >> _SHIFT  # (doc, bin), ascending; the first key of a cell holds its minimum
-        first = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]]))
-        sig = np.full((len(texts), self.num_perm), _MASK32, dtype=np.uint64)
-        sig[(cell[first] >> np.uint64(8)).astype(np.int64), (cell[first] & np.uint64(0xFF)).astype(np.int64)] = \
-            keys[first] & _MASK32
+        k = self.num_perm
+        cell = doc.astype(np.int64) * k + ((shingles >> _SHIFT) % np.uint64(k)).astype(np.int64)  # (text, bin)
+        sig = np.full(len(texts) * k, _MASK32, dtype=np.uint64)
+        np.minimum.at(sig, cell, shingles & _MASK32)
+        sig = sig.reshape(len(texts), k)
         return self._densify(sig, sig != _MASK32)
 
     def _shingles(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -220,8 +218,8 @@ class NearDuplicateFinder:
         idx = np.flatnonzero(data > 32)
         starts = np.flatnonzero(np.concatenate([[True], idx[1:] - idx[:-1] != 1]))
         first_byte = np.repeat(idx[starts], np.diff(starts, append=idx.size))
-        contrib = data[idx].astype(np.uint64) * self._weights[(idx - first_byte) & (_WORD_WEIGHTS - 1)]
-        words = np.add.reduceat(contrib, starts) if idx.size else np.zeros(0, dtype=np.uint64)
+        contrib = data[idx].astype(np.uint32) * self._weights[(idx - first_byte) & (_WORD_WEIGHTS - 1)]
+        words = (np.add.reduceat(contrib, starts) if idx.size else np.zeros(0, dtype=np.uint32)).astype(np.uint64)
         word_doc = np.searchsorted(np.flatnonzero(data == 10), idx[starts])
         k = self.shingle
         n = max(len(words) - k + 1, 0)

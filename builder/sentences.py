@@ -31,6 +31,17 @@ HEADING = re.compile(r"([A-Z][A-Za-z]+(?: (?:and|AND|&) [A-Z][A-Za-z]+| [A-Z]{2,
 _MAX_HEADING_WORDS = 4
 
 
+_SPLIT_DECIMAL = re.compile(r"(?<![\w.])(?:0\.\s+\d|\d+\.\s+(?:0\d*|\d+\s?%))")
+
+
+def _is_split_decimal(text: str, end: int) -> bool:
+    """A decimal written with a space after its point, as tokenised corpora do: "0. 5", "1. 09%", "3. 5 %"."""
+    start = end - 1
+    while start > 0 and text[start - 1].isdigit():
+        start -= 1
+    return start < end - 1 and bool(_SPLIT_DECIMAL.match(text, start))
+
+
 def _is_abbreviation(text: str, end: int) -> bool:
     """True when the punctuation ending at ``end`` closes an abbreviation rather than a sentence."""
     window = text[max(0, end - 20):end]
@@ -60,7 +71,7 @@ def split_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple
     for para in _paragraphs(text, start, end):
         cursor = para[0]
         for m in _BOUNDARY.finditer(text, para[0], para[1]):
-            if _is_abbreviation(text, m.end()):
+            if _is_abbreviation(text, m.end()) or _is_split_decimal(text, m.end()):
                 continue
             span = _trimmed(text, cursor, m.end())
             if span:

@@ -42,6 +42,8 @@ def abstracts_dir(tmp_path_factory, pubmedqa) -> Path:
      ["Results are shown in Fig. 2 and No. 3 of the series.", "p53 was lower (OR 0.5, p=.03)."]),
     ("Levels of vitamin D. Patients improved! Did they? Yes, e.g. in BRCA1 carriers.",
      ["Levels of vitamin D.", "Patients improved!", "Did they?", "Yes, e.g. in BRCA1 carriers."]),
+    ("The odds ratio was 0. 5 (CI 0. 3 to 0. 8) and 1. 09% carried it. In 2005. 25 patients died.",
+     ["The odds ratio was 0. 5 (CI 0. 3 to 0. 8) and 1. 09% carried it.", "In 2005.", "25 patients died."]),
 ])
 def test_splitter_survives_biomedical_text(text, expected):
     assert sentences.split(text) == expected
@@ -81,7 +83,8 @@ def test_section_labels_map_to_nlm_categories():
 # --- one-pass cue scanning ----------------------------------------------------------------------------
 def test_scanner_equals_finditer_and_single_cue_functions_on_real_sentences(pubmedqa):
     sents = [s for a in pubmedqa[:60] for s in sentences.split(a.text)]
-    sents += ["ſtrain İstanbul 1٣5 mg， p\u2009<\u20090.05 in KPC ß-lactam", "ﬂuconazole 12\u00a0% p < .01 OR 2.1"]
+    sents += ["ſtrain İstanbul 1٣5 mg， p\u2009<\u20090.05 in KPC ß-lactam", "HR 0.5 hr 2 aOR 1.2",
+              "ﬂuconazole 12\u00a0% p < .01 OR 2.1 or 3"]
     scanner = claims._SCANNER
     for s in sents:
         found = scanner.scan(s)

@@ -3,6 +3,7 @@ cases for every task, property tests against scikit-learn, and the evaluate adap
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import math
 import sys
@@ -85,6 +86,24 @@ def test_label_lists_equal_the_ontology():
     assert scoring.PRIMARY_AXES == ontology.PRIMARY_AXIS_NAMES
     assert scoring.CONTEXTUAL == ontology.CONTEXTUAL
     assert scoring.SPAN_ROLES == ontology.SPAN_ROLES
+
+
+def imports(path: Path) -> list[ast.Import | ast.ImportFrom]:
+    return [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def top_level_names(nodes: list[ast.Import | ast.ImportFrom]) -> set[str]:
+    names = {a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import) for a in n.names}
+    return names | {n.module.split(".")[0] for n in nodes if isinstance(n, ast.ImportFrom) and n.level == 0}
+
+
+def test_metric_folder_stands_alone():
+    ours = {"biodivergence_dataset", "builder", "trainer"}
+    for script in METRIC_DIR.glob("*.py"):
+        assert not top_level_names(imports(script)) & ours, script.name
+    assert not top_level_names(imports(METRIC_DIR / "scoring.py")) & {"evaluate", "datasets"}
+    # evaluate's import scanner reads one module per import line
+    assert all(len(n.names) == 1 for n in imports(METRIC_DIR / "biodivergence.py") if isinstance(n, ast.Import))
 
 
 def test_tasks_and_headline_keys_follow_the_task_declaration():

@@ -29,7 +29,8 @@ CLAIM = "Carbapenem resistance was {} in the cohort of {} (finding {})."
 def example(art_a: str, art_b: str, *, claim_a: int = 0, claim_b: int = 0, conflict: str = ontology.CONTEXTUAL,
             kind: str = HEURISTIC, confidence: float = 0.6, domain: str = "amr") -> Example:
     """An Example between claim ``claim_a`` of ``art_a`` and claim ``claim_b`` of ``art_b``."""
-    text_a, text_b = (CLAIM.format(("higher", "lower")[i % 2], art, i) for art, i in ((art_a, claim_a), (art_b, claim_b)))
+    text_a, text_b = (CLAIM.format(("higher", "lower")[i % 2], art, i)
+                      for art, i in ((art_a, claim_a), (art_b, claim_b)))
     ca = claim_id_for(art_a, 100 * claim_a, 100 * claim_a + len(text_a))
     cb = claim_id_for(art_b, 100 * claim_b, 100 * claim_b + len(text_b))
     axes = ["geography"] if conflict == ontology.CONTEXTUAL else []

@@ -19,8 +19,10 @@ from trainer.train import (
     RESULTS_FILE,
     TrainSettings,
     _training_arguments,
+    best_evaluation,
     make_compute_metrics,
     model_config_kwargs,
+    subsample,
     summarise,
 )
 
@@ -157,3 +159,17 @@ def test_summary_reports_mean_and_sample_std_over_seeds():
     summary = summarise(runs, "test")
     assert summary["conflict_type/ctx_f1"]["mean"] == pytest.approx(0.5)
     assert summary["conflict_type/ctx_f1"]["std"] == pytest.approx(0.1)
+
+
+def test_validation_scores_are_those_of_the_kept_checkpoint():
+    history = [{"loss": 2.0, "epoch": 1.0}]
+    history += [{f"eval_{BEST_METRIC}": f1, "eval_conflict_type/ctx_f1": ctx, "eval_loss": 1.0, "eval_runtime": 3.0,
+                 "epoch": e} for e, (f1, ctx) in enumerate([(0.2, 0.1), (0.4, 0.3), (0.4, 0.5), (0.3, 0.2)], 1)]
+    assert best_evaluation(history) == {BEST_METRIC: 0.4, "conflict_type/ctx_f1": 0.3, "loss": 1.0}
+
+
+def test_short_schedules_sample_the_same_training_rows_for_every_seed():
+    rows = [{"i": i} for i in range(100)]
+    assert subsample(rows, None) is rows and subsample(rows, 500) is rows
+    sample = subsample(rows, 10)
+    assert len(sample) == 10 and sample == subsample(rows, 10) and len({r["i"] for r in sample}) == 10

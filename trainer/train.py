@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 import shutil
 import statistics
 import time
@@ -69,6 +70,7 @@ class TrainSettings:
     constraint_mode: str = "predicted_axes"
     ablation: str = "full"
     class_weighting: bool = True
+    max_train_examples: int | None = None
     extra_config: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -176,15 +178,33 @@ def train_seed(
         "epochs_run": trainer.state.epoch,
         "best_validation_macro_f1": trainer.state.best_metric,
         "train_runtime_s": round(runtime, 2),
+        "validation": best_evaluation(trainer.state.log_history),
     }
-    for name in ("validation", "test"):
-        if name in encoded:
-            metrics = trainer.evaluate(eval_dataset=encoded[name], metric_key_prefix=name)
-            result[name] = {k.removeprefix(f"{name}_"): v for k, v in metrics.items()}
+    if "test" in encoded:
+        result["test"] = _reported(trainer.evaluate(eval_dataset=encoded["test"], metric_key_prefix="test"), "test")
     if trainer.is_world_process_zero():
         trainer.save_model(str(out_dir))
         shutil.rmtree(checkpoints, ignore_errors=True)
     return result
+
+
+def _reported(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
+    """The reported metric keys (and the loss) of a Trainer metrics dict, without the split prefix."""
+    keys = [*reported_keys(), "loss"]
+    return {key: metrics[f"{prefix}_{key}"] for key in keys if f"{prefix}_{key}" in metrics}
+
+
+def best_evaluation(log_history: list[dict[str, Any]]) -> dict[str, float]:
+    """Validation metrics of the checkpoint Trainer kept (the first evaluation with the best macro-F1)."""
+    evaluations = [h for h in log_history if f"eval_{BEST_METRIC}" in h]
+    return _reported(max(evaluations, key=lambda h: h[f"eval_{BEST_METRIC}"]), "eval")
+
+
+def subsample(rows: list[dict[str, Any]], n: int | None, seed: int = 0) -> list[dict[str, Any]]:
+    """``n`` training rows drawn without replacement (the same rows for every training seed), or all rows."""
+    if n is None or n >= len(rows):
+        return rows
+    return random.Random(seed).sample(rows, n)
 
 
 def summarise(runs: list[dict[str, Any]], split: str) -> dict[str, dict[str, float | None]]:
@@ -219,6 +239,7 @@ def train(
     if missing:
         raise ValueError(f"{release_dir} ({config}) lacks the split(s) {sorted(missing)} needed for training")
     splits = {name: decoded_rows(datasets[name]) for name in ("train", "validation", "test") if name in datasets}
+    splits["train"] = subsample(splits["train"], settings.max_train_examples)
     resolved = resolve_encoder(encoder)
     runs = []
     for seed in seeds:
@@ -262,6 +283,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         choices=["none", "predicted_axes", "gold_axes"])
     parser.add_argument("--ablation", default="full", choices=list(ABLATIONS), help="paper Table 12 variant")
     parser.add_argument("--no-class-weights", action="store_true", help="turn off class weights and axis pos_weight")
+    parser.add_argument("--max-train-examples", type=int, default=None,
+                        help="train on a fixed random sample of N training rows (short schedules on CPU)")
     parser.add_argument("--out", required=True, help="model folder to write")
 
 
@@ -270,6 +293,7 @@ def settings_from_args(args: argparse.Namespace) -> TrainSettings:
         epochs=args.epochs, learning_rate=args.lr, batch_size=args.batch_size, eval_batch_size=args.eval_batch_size,
         patience=args.patience, max_length=args.max_length, loss_weights=tuple(args.loss_weights),
         constraint_mode=args.constraint_mode, ablation=args.ablation, class_weighting=not args.no_class_weights,
+        max_train_examples=args.max_train_examples,
     )
 
 
