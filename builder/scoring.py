@@ -2,10 +2,11 @@
 
 ``combined = w_sim·sim + w_dis·dis + w_ent·ent + w_type·type − p_year`` (defaults 0.35 / 0.35 /
 0.15 / 0.10). The disagreement score is a noisy-OR of general contradiction signals in the
-tradition of de Marneffe et al. (2008): polarity reversal, negation mismatch, opposite
-directions of effect, antonyms among the words that differ between the claims, numeric
-mismatch, negation/direction/quantity words present on one side only, entity substitution,
-conflicting context values on an ontology axis, and explicit contrast markers. Per-claim work is done once (:func:`claim_features`); a pair costs a few set
+tradition of de Marneffe et al. (2008): polarity reversal, negation mismatch, opposite directions
+of effect, opposed terms (``cues.OPPOSED_TERMS``, or a negating prefix) among the words that
+differ between the claims, negation/direction/quantity words present on one side only, numeric
+mismatch, entity substitution, conflicting context values on an ontology axis, and explicit
+contrast markers. Per-claim work is done once (:func:`claim_features`); a pair costs a few set
 operations. The same functions serve the annotator and the reference model's features.
 """
 

@@ -260,10 +260,12 @@ def test_carved_split_is_identical_across_processes():
             "SplitConfig(oversized_components='carve')); print(hashlib.sha1(json.dumps({c: {s: [e.pair_id for e in v] "
             "for s, v in sp.items()} for c, sp in r.configs.items()}).encode()).hexdigest())")
     tests_dir = Path(__file__).resolve().parent
-    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tests_dir,
-                              env={**os.environ, "PYTHONHASHSEED": str(h), "PYTHONPATH": str(tests_dir)}).stdout
-               for h in (1, 2)}
-    assert len(digests) == 1
+    runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tests_dir,
+                             env={**os.environ, "PYTHONHASHSEED": str(h), "PYTHONPATH": str(tests_dir)})
+            for h in (1, 2)]
+    digests = [run.communicate(timeout=120)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0]
+    assert digests[0] == digests[1] and len(digests[0].strip()) == 40
 
 
 def test_carve_finds_the_communities():

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.tasks import task
@@ -119,10 +121,32 @@ def _restrict(record: Record, tasks: Sequence[str]) -> Record:
     return {f: record[f] for t in tasks for f in _TASK_FIELDS[t]}
 
 
-def score_system(predictions: list[Record], references: list[Record], tasks: Sequence[str]) -> dict[str, float]:
+class CachedEncoder:
+    """The metric's SemSim model with embeddings memoised by text, so the references are encoded
+    once for all reconciliation systems (same model, same ``encode`` arguments, same numbers)."""
+
+    def __init__(self, model: Any = None):
+        self._model = model
+        self._cache: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
+        if self._model is None:
+            from ..metric import scoring_module
+
+            self._model = scoring_module().load_semsim_model()
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            self._cache.update(zip(missing, self._model.encode(missing, **kwargs)))
+        return np.stack([self._cache[t] for t in texts])
+
+
+def score_system(predictions: list[Record], references: list[Record], tasks: Sequence[str],
+                 semsim_model: Any = None) -> dict[str, float]:
     """Scalar metric scores of one system on the tasks it covers (references keep every field: the
-    reconciliation's slot overlap reads the gold conflict type, axes and confounder)."""
-    scores = score([_restrict(p, tasks) for p in predictions], references)
+    reconciliation's slot overlap reads the gold conflict type, axes and confounder). ``semsim_model``
+    defaults to the metric's own."""
+    kwargs = {} if semsim_model is None else {"semsim_model": semsim_model}
+    scores = score([_restrict(p, tasks) for p in predictions], references, **kwargs)
     return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
@@ -149,6 +173,7 @@ def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, op
                if s.slug not in options.skip]
     outputs: dict[str, list[Record]] = {}
     entries = []
+    encoder = CachedEncoder()
     for system in systems:
         skipped = [n for n in system.needs if n not in outputs]
         if skipped:
@@ -161,7 +186,8 @@ def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, op
         outputs[system.slug] = predictions
         records = [{"pair_id": r["pair_id"], **_restrict(p, system.tasks)} for r, p in zip(rows, predictions)]
         path = write_jsonl(out_dir / PREDICTIONS_DIR / f"{system.slug}.jsonl", records)
-        entry = _entry(system.slug, system.name, system.family, system.tasks, predictions, references[:limit], path, out_dir)
+        entry = _entry(system.slug, system.name, system.family, system.tasks, predictions, references[:limit], path,
+                       out_dir, encoder)
         entry["seconds"] = round(elapsed, 2)
         if isinstance(system.predict, transfer.ZeroShotLLM):
             entry["failed_answers"] = system.predict.failures
@@ -170,7 +196,8 @@ def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, op
     for name, path in options.extra.items():
         predictions = load_extra(path, rows)
         tasks = _tasks_in(predictions)
-        entries.append(_entry(_slug(name), name, "external", tasks, predictions, references, Path(path), out_dir))
+        entries.append(_entry(_slug(name), name, "external", tasks, predictions, references, Path(path), out_dir,
+                              encoder))
     results = {**(meta or {}), "n": len(rows), "systems": entries}
     write_json_atomic(out_dir / RESULTS_JSON, results)
     write_text_atomic(out_dir / RESULTS_MD, render_markdown(results))
@@ -178,10 +205,10 @@ def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, op
 
 
 def _entry(slug: str, name: str, family: str, tasks: Sequence[str], predictions: list[Record],
-           references: list[Record], path: Path, out_dir: Path) -> dict[str, Any]:
+           references: list[Record], path: Path, out_dir: Path, encoder: CachedEncoder) -> dict[str, Any]:
     relative = path.relative_to(out_dir) if path.is_relative_to(out_dir) else path
     return {"system": name, "slug": slug, "family": family, "tasks": list(tasks), "n": len(predictions),
-            "predictions": str(relative), "scores": score_system(predictions, references, tasks)}
+            "predictions": str(relative), "scores": score_system(predictions, references, tasks, encoder)}
 
 
 def _cell(value: float | None, key: str) -> str:
