@@ -4,6 +4,7 @@ import json
 import os
 from collections import Counter
 
+import numpy as np
 import pytest
 import torch
 from trainer_release import write_scifact_release
@@ -15,7 +16,7 @@ from trainer import metric
 from trainer.baselines import frequency, reconciliation, spans, transfer
 from trainer.baselines.common import clauses
 from trainer.baselines.lexical import CUE_AXES, per_axis_pipeline, slot_features
-from trainer.baselines.suite import RESULTS_JSON, RESULTS_MD, standard_systems
+from trainer.baselines.suite import RESULTS_JSON, RESULTS_MD, CachedEncoder, standard_systems
 from trainer.encoders import packaged_minilm
 from trainer.predict import read_jsonl, reference_record
 
@@ -179,3 +180,20 @@ def test_suite_markdown_has_the_paper_tables(suite_run):
     for title in ("Table 4", "Table 5", "Table 7", "Table 8"):
         assert title in text
     assert "| Majority class | 12 |" in text and "| Reference model | 12 |" in text
+
+
+def test_semsim_embeddings_are_computed_once_per_text():
+    class Counting:
+        def __init__(self):
+            self.seen = []
+
+        def encode(self, texts, **kwargs):
+            self.seen += list(texts)
+            return np.array([[len(t), kwargs["scale"]] for t in texts], dtype=float)
+
+    model = Counting()
+    cached = CachedEncoder(model)
+    first = cached.encode(["a", "bb", "a"], scale=2)
+    second = cached.encode(["bb", "ccc"], scale=2)
+    assert model.seen == ["a", "bb", "ccc"]
+    assert first.tolist() == [[1, 2], [2, 2], [1, 2]] and second.tolist() == [[2, 2], [3, 2]]

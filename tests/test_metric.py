@@ -345,7 +345,7 @@ def same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(class_ids)
 def test_conflict_type_matches_sklearn(pairs):
     y_true, y_pred = (np.array(x) for x in zip(*pairs))
@@ -367,7 +367,7 @@ def test_conflict_type_matches_sklearn(pairs):
         assert s[f"conflict_type/support/{name}"] == support[i]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(axis_rows)
 def test_axes_match_sklearn(rows):
     true, pred = (np.array(x, dtype=bool) for x in zip(*rows))
@@ -386,7 +386,7 @@ ROUGE_WORDS = ["the", "cat", "cats", "sat", "sitting", "sits", "MIC", "2", "mg/L
                "resistant", "-", ".", "Colistin", "isolates", "isolated"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(ROUGE_WORDS), max_size=40), st.lists(st.sampled_from(ROUGE_WORDS), max_size=40))
 def test_rouge_l_equals_rouge_score(prediction_words, reference_words):
     from rouge_score import rouge_scorer
@@ -413,7 +413,7 @@ def random_records(seed: int, n: int) -> tuple[list[dict], list[dict]]:
     return [record() for _ in range(n)], [record() for _ in range(n)]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.lists(st.integers(0, 3), min_size=12, max_size=12))
 def test_bootstrap_weights_equal_duplicated_examples(seed, weights):
     """Scoring with multiplicity weights is the same as scoring the examples repeated that often."""
