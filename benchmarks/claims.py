@@ -75,9 +75,14 @@ def pubmedqa_conclusion_share() -> dict:
     stats = io.StageStats("claims")
     found = list(claims.iter_claims(abstracts, claims.ClaimsConfig(), stats))
     in_conclusion = sum(c.section == claims.CONCLUSIONS for c in found)
+    units = [u for a in abstracts for u in claims.sentence_units(a)]
+    conclusion_sentences = sum(u.section == claims.CONCLUSIONS for u in units)
     return {"abstracts": len(abstracts), "claims": len(found), "claims_in_long_answer": in_conclusion,
             "share_in_long_answer": round(in_conclusion / len(found), 4),
             "share_elsewhere": round(1 - in_conclusion / len(found), 4),
+            "sentences_in_long_answer": conclusion_sentences, "sentences_elsewhere": len(units) - conclusion_sentences,
+            "claim_rate_long_answer": round(in_conclusion / conclusion_sentences, 4),
+            "claim_rate_elsewhere": round((len(found) - in_conclusion) / (len(units) - conclusion_sentences), 4),
             "claims_by_section": dict(stats.counts["claims_by_section"]),
             "abstract_yield": stats.figures["abstract_yield"], "claims_per_abstract": stats.figures["claims_per_abstract"]}
 
@@ -132,7 +137,8 @@ if __name__ == "__main__":
                                     for k, v in s["claim_type_share"].items()))
     q = out["pubmedqa_long_answer"]
     print(f"PubMedQA: {q['share_in_long_answer']:.1%} of {q['claims']} claims in LONG_ANSWER, "
-          f"{q['share_elsewhere']:.1%} elsewhere")
+          f"{q['share_elsewhere']:.1%} elsewhere; {q['claim_rate_long_answer']:.1%} of LONG_ANSWER sentences "
+          f"are claims vs {q['claim_rate_elsewhere']:.1%} of the other sentences")
     r = out["scifact_evidence_recall"]
     print(f"SciFact: recall of expert evidence sentences {r['recall']:.1%} ({r['recalled']}/{r['evidence_sentences']})")
     print(json.dumps({"written": str(RESULTS)}))

@@ -10,7 +10,8 @@
 Claims come from the shared corpus (``benchmarks/claims.py`` builds it: ingest → claims), taken in
 claim-id order (a hash order, so every subset mixes domains and articles).
 
-Run: ``python benchmarks/mining.py [N]`` (default N=1000; writes benchmarks/results/mining.json).
+Both sides run with the model already loaded and warmed up. Run: ``python benchmarks/mining.py [N]``
+(default N=750; writes benchmarks/results/mining.json).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from biodivergence_dataset.records import Claim
 from builder import checks, claims, embeddings, mine
 
 WORK = claims_bench.WORK / "mining"
+REPEATS_AT_4N = 2
 
 
 def corpus_claims() -> tuple[list[Claim], Path]:
@@ -55,12 +57,17 @@ def timed_stage(subset: list[Claim], abstracts_dir: Path, name: str) -> tuple[fl
     return time.perf_counter() - w0, time.process_time() - c0, stats
 
 
-def bare_encode(texts: list[str]) -> float:
-    """Wall seconds of SentenceTransformer.encode on ``texts`` (model already loaded, same settings)."""
+def run_summary(size: int, wall: float, cpu: float, stats: dict) -> dict:
+    return {"claims": size, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
+            "claims_per_second": round(size / wall, 1), "pairs": stats["kept"], "stage_seconds": stats["seconds"]}
+
+
+def bare_encode(texts: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of SentenceTransformer.encode on ``texts`` (model loaded, same settings)."""
     model = embeddings.load_encoder()
-    w0 = time.perf_counter()
+    c0, w0 = time.process_time(), time.perf_counter()
     model.encode(texts, batch_size=mine.MineConfig().batch_size, normalize_embeddings=True, convert_to_numpy=True)
-    return time.perf_counter() - w0
+    return time.perf_counter() - w0, time.process_time() - c0
 
 
 def scifact_check() -> dict:
@@ -73,16 +80,19 @@ def main(n: int) -> dict:
     if len(found) < 4 * n:
         raise SystemExit(f"only {len(found)} claims in the shared corpus; choose N ≤ {len(found) // 4}")
     embeddings.load_encoder().encode([c.sentence for c in found[:64]])  # load and warm up: both sides timed warm
-    sizes = {"N": n, "2N": 2 * n, "4N": 4 * n}
-    runs = {}
-    for label, size in sizes.items():
-        wall, cpu, stats = timed_stage(found[:size], abstracts_dir, label)
-        runs[label] = {"claims": size, "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
-                       "claims_per_second": round(size / wall, 1), "pairs": stats["kept"],
-                       "stage_seconds": stats["seconds"]}
     texts = [c.sentence for c in found[:4 * n]]
-    encode_wall = bare_encode(texts)
-    stage_rate = runs["4N"]["claims_per_second"]
+    runs = {label: run_summary(size, *timed_stage(found[:size], abstracts_dir, label))
+            for label, size in (("N", n), ("2N", 2 * n))}
+    # at 4N the stage and a bare encode alternate (encode, stage, encode, stage, encode) and the best of each
+    # is kept, so that drifting machine load does not favour either side
+    stage_4n, encodes = [], [bare_encode(texts)]
+    for _ in range(REPEATS_AT_4N):
+        stage_4n.append(timed_stage(found[:4 * n], abstracts_dir, "4N"))
+        encodes.append(bare_encode(texts))
+    runs["4N"] = run_summary(4 * n, *stage_4n[0])  # scaling: one run per size, like N and 2N
+    best = run_summary(4 * n, *min(stage_4n, key=lambda r: r[0]))
+    encode_wall, encode_cpu = min(w for w, _ in encodes), min(c for _, c in encodes)
+    stage_rate = best["claims_per_second"]
     encode_rate = round(len(texts) / encode_wall, 1)
     result = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
@@ -90,7 +100,9 @@ def main(n: int) -> dict:
         "model": embeddings.DEFAULT_MODEL,
         "throughput_at_4N": {"claims": len(texts), "stage_claims_per_second": stage_rate,
                              "bare_encode_claims_per_second": encode_rate,
-                             "stage_vs_bare_encode": round(stage_rate / encode_rate, 3), "goal": 0.85},
+                             "stage_vs_bare_encode": round(stage_rate / encode_rate, 3),
+                             "stage_vs_bare_encode_cpu_time": round(encode_cpu / best["cpu_seconds"], 3),
+                             "goal": 0.85},
         "scaling": {**runs, "2N_over_N": round(runs["2N"]["wall_seconds"] / runs["N"]["wall_seconds"], 3),
                     "4N_over_2N": round(runs["4N"]["wall_seconds"] / runs["2N"]["wall_seconds"], 3), "goal": 2.3},
         "scifact_pairs": scifact_check(),
@@ -102,10 +114,11 @@ def main(n: int) -> dict:
 
 
 if __name__ == "__main__":
-    out = main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)
+    out = main(int(sys.argv[1]) if len(sys.argv) > 1 else 750)
     t, s, a = out["throughput_at_4N"], out["scaling"], out["scifact_pairs"]
     print(f"mining stage {t['stage_claims_per_second']} claims/s vs bare encode {t['bare_encode_claims_per_second']}"
-          f" claims/s on {t['claims']} claims: {t['stage_vs_bare_encode']:.0%} (goal 85%)")
+          f" claims/s on {t['claims']} claims: {t['stage_vs_bare_encode']:.0%} of wall-time throughput,"
+          f" {t['stage_vs_bare_encode_cpu_time']:.0%} of CPU-time throughput (goal 85%)")
     print(f"wall time N/2N/4N: {s['N']['wall_seconds']} / {s['2N']['wall_seconds']} / {s['4N']['wall_seconds']} s;"
           f" doubling costs {s['2N_over_N']}× and {s['4N_over_2N']}× (goal ≤ 2.3×)")
     print(f"SciFact ({a['opposite_label_pairs']} opposite vs {a['same_label_pairs']} same-label pairs): ROC-AUC "
