@@ -27,7 +27,7 @@ METRIC_DIR = ROOT / "metrics" / "biodivergence"
 CLAIMS = [ROOT.parent / "shared" / "data" / "scifact" / f"claims_{s}.jsonl" for s in ("train", "dev", "test")]
 RESULTS = ROOT / "benchmarks" / "results" / "metric.json"
 N = 2500
-REPEATS = 3
+REPEATS = 5
 TARGET_SECONDS = 2.0
 # Paper Table 18, legacy test column.
 CLASS_COUNTS = [1782, 7, 676, 11, 0, 24]

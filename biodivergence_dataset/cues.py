@@ -294,6 +294,7 @@ _PREFIX_LENGTHS = (6, 5, 4, 3, 2, 1)  # the longest that keeps a pattern's prefi
 _MAX_PREFIXES = 20_000
 _MAX_CLASS = 64
 _MAX_WINDOWS = 200_000
+_HEAD = 3  # characters looked at first at each word start
 
 
 def canonical(text: str) -> str:
@@ -404,7 +405,9 @@ class PatternScanner:
     without a match are left out of the result): every match of
     such a pattern starts a word and with one of its literal prefixes, so the regex is only tried where a
     word starts with one of them (one dict look-up per word instead of one alternation attempt per
-    character and pattern). Patterns without a literal prefix are scanned in full.
+    character and pattern). Patterns without a literal prefix are scanned in full. Look-ups go through
+    two memos: the first ``_HEAD`` characters at a word start tell whether any prefix can begin there
+    (most words: no), and only then the full window is looked up.
     """
 
     def __init__(self, patterns: dict[str, str]):
@@ -425,6 +428,21 @@ class PatternScanner:
         charset += r"\d" * ("0" in firsts) + r"\s" * (" " in firsts)
         self._starts = re.compile(r"(?<![\w-])[" + charset + "]", re.IGNORECASE) if charset else None
         self._window_names: dict[str, tuple[str, ...]] = {}
+        # canonical heads that some prefix starts with, or that start with a (short) prefix
+        self._hot_heads = {p[:_HEAD] for p in self._by_prefix}
+        self._head_memo: dict[str, bool] = {}
+
+    def _is_hot(self, head: str) -> bool:
+        """Whether a word starting with ``head`` may start a match (memoised per head)."""
+        hot = self._head_memo.get(head)
+        if hot is None:
+            if len(self._head_memo) > _MAX_WINDOWS:
+                self._head_memo.clear()
+            key = canonical(head)
+            hot = len(key) < _HEAD or key in self._hot_heads or any(
+                key[:k] in self._by_prefix for k in range(1, _HEAD))
+            self._head_memo[head] = hot
+        return hot
 
     def _names_for(self, window: str) -> tuple[str, ...]:
         """Pattern names with a prefix that starts ``window`` (memoised per window)."""
@@ -440,8 +458,12 @@ class PatternScanner:
     def scan(self, text: str) -> dict[str, list[re.Match]]:
         candidates: dict[str, list[int]] = {}
         memo, width = self._window_names, max(self._lengths, default=1)
+        heads, is_hot = self._head_memo, self._is_hot
         for m in self._starts.finditer(text) if self._starts else ():
             p = m.start()
+            head = text[p:p + _HEAD]
+            if not (heads.get(head) or (head not in heads and is_hot(head))):
+                continue
             window = text[p:p + width]
             names = memo.get(window)
             if names is None:

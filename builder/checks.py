@@ -37,7 +37,7 @@ def pubmedqa_abstracts(path: str | Path, domain: str | None = None) -> list[Abst
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     out = []
     for pmid, rec in data.items():
-        parts = list(zip(rec["LABELS"], rec["CONTEXTS"])) + [(CONCLUSIONS, rec["LONG_ANSWER"])]
+        parts = list(zip(rec["LABELS"], rec["CONTEXTS"], strict=True)) + [(CONCLUSIONS, rec["LONG_ANSWER"])]
         text, sections = _join_sections(parts)
         out.append(Abstract(
             article_uid=article_uid_for(None, pmid, text), pmid=pmid, title=rec["QUESTION"], text=text,
@@ -168,7 +168,7 @@ def score_labelled_pairs(pairs: list[LabelledPair], encoder, config: ScoringConf
                          ) -> list[MiningScores]:
     """The miner's scores of each pair: cosine similarity of the embeddings plus :func:`scoring.score_pair`."""
     texts = sorted({c.sentence for p in pairs for c in (p.claim_a, p.claim_b)})
-    vectors = dict(zip(texts, embed_texts(texts, encoder)))
+    vectors = dict(zip(texts, embed_texts(texts, encoder), strict=True))
     features: dict[str, ClaimFeatures] = {}
 
     def feats(claim: Claim) -> ClaimFeatures:

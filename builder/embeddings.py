@@ -188,7 +188,7 @@ def embed_texts(texts: Sequence[str], encoder: Any, cache: EmbeddingCache | None
     stats = cache.stats if cache is not None else CacheStats()
     stats.texts += len(texts)
     missing: dict[bytes, str] = {}
-    for key, text in zip(keys, texts):
+    for key, text in zip(keys, texts, strict=True):
         if key not in missing and (cache is None or cache.get(key) is None):
             missing[key] = text
     stats.unique_texts += len(set(keys))
@@ -198,7 +198,7 @@ def embed_texts(texts: Sequence[str], encoder: Any, cache: EmbeddingCache | None
                                  convert_to_numpy=True, show_progress_bar=show_progress).astype(np.float32)
         if cache is not None:
             cache.add(list(missing), vectors)
-        fresh = dict(zip(missing, vectors))
+        fresh = dict(zip(missing, vectors, strict=True))
         stats.embedded += len(missing)
     stats.from_cache += len(set(keys)) - len(missing)
     out = np.empty((len(texts), dim), dtype=np.float32)

@@ -149,7 +149,7 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> Dom
         return features[k]
 
     ranked = []
-    for i, j, sim in zip(lo.tolist(), hi.tolist(), vals.tolist()):
+    for i, j, sim in zip(lo.tolist(), hi.tolist(), vals.tolist(), strict=True):
         a, b = claims[i], claims[j]
         if config.drop_identical_text and _normalised(a.sentence) == _normalised(b.sentence):
             dropped["identical_text"] += 1

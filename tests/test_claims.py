@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -57,7 +58,7 @@ def test_split_spans_are_ordered_trimmed_offsets(parts):
     text = " ".join(parts)
     spans = sentences.split_spans(text)
     assert [text[s:e] for s, e in spans] == parts
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
 
 
 @pytest.mark.parametrize("text, heading", [

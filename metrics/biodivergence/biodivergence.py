@@ -51,14 +51,14 @@ Examples:
 
 
 def _to_json(records):
-    """Records as JSON strings (strings pass through unchanged); None stays None."""
-    if records is None:
-        return None
-    return [_record_to_json(r) for r in records]
+    """Records as JSON strings; strings pass through unchanged and None stays None."""
+    return None if records is None else [_record_to_json(r) for r in records]
 
 
 def _record_to_json(record):
-    return record if isinstance(record, str) else json.dumps(record, ensure_ascii=False, default=_plain)
+    if record is None or isinstance(record, str):
+        return record
+    return json.dumps(record, ensure_ascii=False, default=_plain)
 
 
 def _plain(value):
@@ -89,9 +89,7 @@ class Biodivergence(evaluate.Metric):
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one prediction and one reference record (dicts or JSON strings)."""
-        prediction = None if prediction is None else _record_to_json(prediction)
-        reference = None if reference is None else _record_to_json(reference)
-        super().add(prediction=prediction, reference=reference, **kwargs)
+        super().add(prediction=_record_to_json(prediction), reference=_record_to_json(reference), **kwargs)
 
     def _compute(self, predictions, references, **kwargs):
         return score([json.loads(p) for p in predictions], [json.loads(r) for r in references], **kwargs)
