@@ -77,3 +77,12 @@ def test_ollama_answers_are_repaired_and_unparseable_ones_counted(small_release,
 def test_llm_spec_must_name_a_server():
     with pytest.raises(ValueError, match="openai: or ollama:"):
         ZeroShotLLM("heuristic")
+
+
+def test_a_server_that_stops_answering_ends_the_run(small_release):
+    rows = _rows(small_release)
+    fake = FakeOllama(behaviour=lambda n, body: Reply(before=fake.stop) if n == 2 else Reply())
+    with fake, pytest.raises(RuntimeError, match="stopped answering"):
+        ZeroShotLLM(fake.spec())([], rows[:3], {})
+    with pytest.raises(RuntimeError, match="not usable"):
+        ZeroShotLLM(fake.spec())([], rows[:1], {})  # the preflight check finds nothing listening

@@ -12,7 +12,6 @@ under ``none``, the predicted axes under ``predicted_axes``, the gold axes under
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,6 @@ import numpy as np
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_text_atomic
-
-log = logging.getLogger(__name__)
-
-PREDICTION_FIELDS = ("pair_id", "conflict_type", "divergence_axes", "dominant_confounder")
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ import shutil
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,6 @@ class TrainSettings:
     ablation: str = "full"
     class_weighting: bool = True
     max_train_examples: int | None = None
-    extra_config: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.ablation not in ABLATIONS:
@@ -91,7 +90,6 @@ def model_config_kwargs(settings: TrainSettings, train_rows: list[dict[str, Any]
         kwargs["class_weights"] = class_weights(train_rows)
         kwargs["axis_pos_weight"] = axis_pos_weight(train_rows)
     kwargs.update(ABLATIONS[settings.ablation])
-    kwargs.update(settings.extra_config)
     return kwargs
 
 

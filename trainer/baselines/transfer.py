@@ -98,22 +98,29 @@ class ZeroShotLLM:
         self.failures = 0
 
     def answer(self, row: Row) -> Record:
-        from builder.annotators import BackendError, parse_json_lenient
+        """The repaired answer for one row; a server that stops answering ends the run (RuntimeError)."""
+        from builder.annotators import BackendError, ServerUnreachable, parse_json_lenient
         from builder.prompt import DEFAULT_MAX_ABSTRACT_CHARS, build_messages, response_schema
         from builder.repair import repair
 
         pair = candidate_pair(row)
         messages = build_messages(pair, self.max_abstract_chars or DEFAULT_MAX_ABSTRACT_CHARS)
-        answer: dict[str, Any] = {}
+        answer: dict[str, Any] | None = None
         for attempt in range(1, self.attempts + 1):
             try:
                 answer = parse_json_lenient(self.backend.complete(messages, response_schema()).content)
                 break
-            except (BackendError, ValueError) as exc:
+            except BackendError as exc:
+                if exc.kind == "unreachable":
+                    raise ServerUnreachable(f"{self.backend.url} stopped answering: {exc.detail}") from exc
                 log.warning("pair %s attempt %d: %s", row["pair_id"], attempt, exc)
-        else:
+                if not exc.retryable:
+                    break
+            except ValueError as exc:
+                log.warning("pair %s attempt %d: %s", row["pair_id"], attempt, exc)
+        if answer is None:
             self.failures += 1
-        labels, _ = repair(answer, pair)
+        labels, _ = repair(answer or {}, pair)
         return _labels_record(labels)
 
     def __call__(self, train: Sequence[Row], rows: Sequence[Row], previous: Mapping[str, list[Record]]) -> list[Record]:
