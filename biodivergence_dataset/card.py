@@ -58,7 +58,7 @@ class CardMeta:
     )
 
     @classmethod
-    def load(cls, release_dir: str | Path) -> "CardMeta":
+    def load(cls, release_dir: str | Path) -> CardMeta:
         path = Path(release_dir) / META_FILE
         if not path.exists():
             return cls()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from . import ontology
 
@@ -116,7 +116,7 @@ class CueHit:
     end: int
 
 
-@lru_cache(maxsize=None)
+@cache
 def _axis_regex(axis_name: str) -> re.Pattern | None:
     patterns = ontology.axis(axis_name).cue_patterns
     if not patterns:
@@ -211,20 +211,20 @@ def numbers(text: str) -> frozenset[str]:
 #: ("enhances" / "suppresses"). Negation words are kept out: they are counted separately.
 OPPOSED_TERMS: dict[str, tuple[str, str]] = {
     "effect": (
-        r"increas\w*|higher|high|greater|more|elevat\w*|rais(?:e|es|ed|ing)|ris(?:e|es|ing)|rose|gain\w*|"
+        (r"increas\w*|higher|high|greater|more|elevat\w*|rais(?:e|es|ed|ing)|ris(?:e|es|ing)|rose|gain\w*|"
         r"up-?regulat\w*|enhanc\w*|augment\w*|boost\w*|amplif\w*|accumulat\w*|exceed\w*|"
         r"activat\w*|stimulat\w*|promot\w*|induc\w*|facilitat\w*|potentiat\w*|trigger\w*|accelerat\w*|"
-        r"enabl\w*|agonist\w*|caus(?:e|es|ed|ing)|driv(?:e|es|en|ing)|drove",
-        r"decreas\w*|lower|low|reduc\w*|less|fewer|diminish\w*|declin\w*|down-?regulat\w*|attenuat\w*|"
+        r"enabl\w*|agonist\w*|caus(?:e|es|ed|ing)|driv(?:e|es|en|ing)|drove"),
+        (r"decreas\w*|lower|low|reduc\w*|less|fewer|diminish\w*|declin\w*|down-?regulat\w*|attenuat\w*|"
         r"lessen\w*|deplet\w*|loss|los(?:e|es|t|ing)|drop(?:s|ped|ping)?|fall|falls|fell|minimi[sz]\w*|"
         r"inhibit\w*|suppress\w*|repress\w*|block\w*|prevent\w*|abolish\w*|imped\w*|delay\w*|slow\w*|"
-        r"hinder\w*|abrogat\w*|impair\w*|disrupt\w*|antagoni\w*|arrest\w*",
+        r"hinder\w*|abrogat\w*|impair\w*|disrupt\w*|antagoni\w*|arrest\w*"),
     ),
     "valence": (
-        r"improv\w*|benefi\w*|better|best|favou?rabl\w*|effective\w*|efficac\w*|success\w*|safe|safer|"
-        r"safely|helpful|protect\w*|superior|advantage\w*|useful|outperform\w*",
-        r"worse\w*|worst|harm\w*|detriment\w*|deleterious|ineffective\w*|unfavou?rabl\w*|unsuccessful|"
-        r"unsafe|dangerous|useless|inferior|disadvantage\w*|damag\w*|underperform\w*",
+        (r"improv\w*|benefi\w*|better|best|favou?rabl\w*|effective\w*|efficac\w*|success\w*|safe|safer|"
+        r"safely|helpful|protect\w*|superior|advantage\w*|useful|outperform\w*"),
+        (r"worse\w*|worst|harm\w*|detriment\w*|deleterious|ineffective\w*|unfavou?rabl\w*|unsuccessful|"
+        r"unsafe|dangerous|useless|inferior|disadvantage\w*|damag\w*|underperform\w*"),
     ),
     "necessity": (
         r"necessar\w*|requir\w*|essential|indispensabl\w*|critical|crucial|important|needed",

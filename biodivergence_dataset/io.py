@@ -11,10 +11,11 @@ import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Type, TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -120,7 +121,7 @@ class ShardWriter:
         self.written += len(self._buffer)
         self._buffer = []
 
-    def __enter__(self) -> "ShardWriter":
+    def __enter__(self) -> ShardWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -139,7 +140,7 @@ def iter_rows(stage_dir: str | os.PathLike, prefix: str = "part") -> Iterator[tu
             yield f"{path}:{i}", row
 
 
-def read_records(stage_dir: str | os.PathLike, model: Type[R], prefix: str = "part") -> Iterator[R]:
+def read_records(stage_dir: str | os.PathLike, model: type[R], prefix: str = "part") -> Iterator[R]:
     """Yield validated records from a stage folder; a bad row raises RecordError naming file and row."""
     for where, row in iter_rows(stage_dir, prefix):
         yield model.parse(row, where=where)

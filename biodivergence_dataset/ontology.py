@@ -144,10 +144,10 @@ AXES: tuple[Axis, ...] = (
         "Age, severity, comorbidity, treatment history.",
         "Paediatric and adult cases show different effects.",
         True,
-        (r"children|child|paediatric|pediatric|infants?|neonates?|newborns?|adolescents?|adults?|"
+        ((r"children|child|paediatric|pediatric|infants?|neonates?|newborns?|adolescents?|adults?|"
          r"elderly|older adults|aged \d+|women|men|pregnan\w+|postmenopausal|veterans?|"
          r"smokers?|obese|diabetic|hiv-infected|immunocompromised|healthy volunteers?|"
-         r"treatment-na[iï]ve|previously treated|high-risk|low-risk|critically ill",),
+         r"treatment-na[iï]ve|previously treated|high-risk|low-risk|critically ill"),),
     ),
     Axis(
         "geography", "Geography",
@@ -163,9 +163,9 @@ AXES: tuple[Axis, ...] = (
         "Year ranges, pre/post policy shifts.",
         "A treatment appears effective in older cohorts but not in later ones.",
         True,
-        (r"(?:19[5-9]\d|20[0-3]\d)(?:\s*(?:-|–|to|and)\s*(?:19[5-9]\d|20[0-3]\d))?|"
+        ((r"(?:19[5-9]\d|20[0-3]\d)(?:\s*(?:-|–|to|and)\s*(?:19[5-9]\d|20[0-3]\d))?|"
          r"pre-pandemic|post-pandemic|before the pandemic|during the pandemic|"
-         r"pre-vaccine|post-vaccine|era|decade|over time|temporal trend",),
+         r"pre-vaccine|post-vaccine|era|decade|over time|temporal trend"),),
     ),
     Axis(
         "assay_measurement_protocol", "Assay / measurement protocol",
@@ -173,11 +173,11 @@ AXES: tuple[Axis, ...] = (
         "MIC method, PCR platform, calibration language.",
         "Broth microdilution and disk diffusion yield different conclusions.",
         True,
-        (r"pcr|rt-pcr|qpcr|elisa|western blot|immunohistochemistry|ihc|flow cytometry|"
+        ((r"pcr|rt-pcr|qpcr|elisa|western blot|immunohistochemistry|ihc|flow cytometry|"
          r"sequencing|whole-genome sequencing|ngs|microarray|mass spectrometry|maldi-tof|"
          r"broth microdilution|disk diffusion|disc diffusion|e-test|etest|agar dilution|mic|"
          r"culture|microscopy|ct scan|mri|pet|ultrasound|questionnaire|self-report\w*|"
-         r"assay|immunoassay|biopsy-based|point-of-care test",),
+         r"assay|immunoassay|biopsy-based|point-of-care test"),),
     ),
     Axis(
         "study_design", "Study design",
@@ -185,10 +185,10 @@ AXES: tuple[Axis, ...] = (
         "Randomized, retrospective, cohort, case-control.",
         "A trial and a chart review disagree on efficacy.",
         True,
-        (r"randomi[sz]ed|controlled trial|rct|double-blind|single-blind|open-label|placebo|"
+        ((r"randomi[sz]ed|controlled trial|rct|double-blind|single-blind|open-label|placebo|"
          r"retrospective|prospective|cohort study|case-control|cross-sectional|"
          r"meta-analysis|systematic review|observational|case series|case report|"
-         r"in vitro|in vivo|animal model|mouse model|murine|pilot study|phase (?:i|ii|iii|iv|1|2|3|4)\b",),
+         r"in vitro|in vivo|animal model|mouse model|murine|pilot study|phase (?:i|ii|iii|iv|1|2|3|4)\b"),),
     ),
     Axis(
         "dosage_intervention", "Dosage / intervention",
@@ -196,9 +196,9 @@ AXES: tuple[Axis, ...] = (
         "Dose, duration, route, combination therapy.",
         "Low-dose therapy succeeds while standard-dose therapy fails.",
         False,
-        (r"\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/l|ml)\b|low-dose|high-dose|"
+        ((r"\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/l|ml)\b|low-dose|high-dose|"
          r"standard-dose|once daily|twice daily|weekly|monotherapy|combination therapy|"
-         r"intravenous|oral|subcutaneous|intramuscular|regimen|loading dose",),
+         r"intravenous|oral|subcutaneous|intramuscular|regimen|loading dose"),),
     ),
     Axis(
         "disease_subtype", "Disease subtype",
@@ -206,11 +206,11 @@ AXES: tuple[Axis, ...] = (
         "Molecular subtype, tumour stage, severity class.",
         "A biomarker is prognostic in one subtype but not another.",
         True,
-        (r"stage (?:0|i{1,3}v?|iv|[1-4])[abc]?\b|grade \d|early-stage|advanced|metastatic|"
+        ((r"stage (?:0|i{1,3}v?|iv|[1-4])[abc]?\b|grade \d|early-stage|advanced|metastatic|"
          r"localized|triple-negative|her2-positive|her2-negative|er-positive|hormone receptor|"
          r"luminal [ab]|small cell|non-small cell|nsclc|sclc|adenocarcinoma|squamous|"
          r"type 1|type 2|acute|chronic|mild|moderate|severe|refractory|relapsed|recurrent|"
-         r"subtype|phenotype|latent|active tuberculosis|uncomplicated|complicated",),
+         r"subtype|phenotype|latent|active tuberculosis|uncomplicated|complicated"),),
     ),
     Axis(
         "organism_strain_lineage", "Organism strain / lineage",
@@ -218,12 +218,12 @@ AXES: tuple[Axis, ...] = (
         "Strain names, lineages, clades, serovars.",
         "A drug is active against one lineage but not another.",
         True,
-        (r"strains?|lineages?|clades?|serotypes?|serovars?|genotypes?|variants? of concern|"
+        ((r"strains?|lineages?|clades?|serotypes?|serovars?|genotypes?|variants? of concern|"
          r"st\d+|cc\d+|mrsa|mssa|vre|esbl|kpc|ndm-\d|oxa-\d+|carbapenem-resistant|"
          r"multidrug-resistant|mdr|xdr|omicron|delta|alpha variant|h1n1|h3n2|h5n1|"
          r"e\. coli|escherichia coli|klebsiella|pseudomonas|acinetobacter|staphylococcus|"
          r"streptococcus|enterococcus|salmonella|mycobacterium|plasmodium|candida|"
-         r"sars-cov-2|hiv-1|hiv-2|hepatitis [abc]|influenza [ab]",),
+         r"sars-cov-2|hiv-1|hiv-2|hepatitis [abc]|influenza [ab]"),),
     ),
     Axis(
         "gene_mutation_molecular_background", "Gene / mutation / molecular background",
@@ -231,10 +231,10 @@ AXES: tuple[Axis, ...] = (
         "Mutation names, alleles, expression signatures.",
         "A target works in wild-type tumours but not mutant tumours.",
         False,
-        (r"mutations?|mutant|wild-type|wild type|alleles?|polymorphisms?|snps?|"
+        ((r"mutations?|mutant|wild-type|wild type|alleles?|polymorphisms?|snps?|"
          r"[A-Z]{1,2}\d{2,4}[A-Z]\b|egfr|kras|braf|tp53|brca[12]|alk|her2|pik3ca|idh[12]|"
          r"mecA|blaCTX-M|mcr-\d|apoe|hla-[a-z]+\d*|gene expression|methylation|"
-         r"amplification|deletion|fusion|copy number",),
+         r"amplification|deletion|fusion|copy number"),),
     ),
     Axis(
         "clinical_setting", "Clinical setting",
@@ -242,10 +242,10 @@ AXES: tuple[Axis, ...] = (
         "ICU, outpatient, inpatient, screening.",
         "A rule works in ICU patients but not in outpatient screening.",
         True,
-        (r"icu|intensive care|inpatients?|outpatients?|hospitali[sz]ed|emergency department|"
+        ((r"icu|intensive care|inpatients?|outpatients?|hospitali[sz]ed|emergency department|"
          r"primary care|community|nursing homes?|long-term care|tertiary|university hospital|"
          r"teaching hospital|surgical ward|screening|ambulatory|home-based|hospital-acquired|"
-         r"community-acquired|nosocomial|clinic",),
+         r"community-acquired|nosocomial|clinic"),),
     ),
     Axis(
         "sample_source", "Sample source",
@@ -253,9 +253,9 @@ AXES: tuple[Axis, ...] = (
         "Blood, tissue, swab, stool, plasma.",
         "A biomarker is measured in tissue in one study and in plasma in another.",
         False,
-        (r"blood|serum|plasma|urine|stool|feces|faeces|sputum|saliva|swabs?|nasopharyngeal|"
+        ((r"blood|serum|plasma|urine|stool|feces|faeces|sputum|saliva|swabs?|nasopharyngeal|"
          r"cerebrospinal fluid|csf|tissue|biopsy|biopsies|bronchoalveolar|bal fluid|"
-         r"isolates from|wastewater|environmental samples?|milk|skin|wound",),
+         r"isolates from|wastewater|environmental samples?|milk|skin|wound"),),
     ),
     Axis(
         "endpoint_definition", "Endpoint definition",
@@ -263,10 +263,10 @@ AXES: tuple[Axis, ...] = (
         "Survival window, relapse definition, response criterion.",
         "One study uses overall survival and another progression-free survival.",
         True,
-        (r"overall survival|progression-free survival|disease-free survival|event-free|"
+        ((r"overall survival|progression-free survival|disease-free survival|event-free|"
          r"mortality|all-cause|\d+-day|\d+-year|\d+-month|response rate|complete response|"
          r"remission|relapse|recurrence|readmission|length of stay|quality of life|"
-         r"clinical cure|microbiological cure|time to|endpoint|primary outcome|secondary outcome",),
+         r"clinical cure|microbiological cure|time to|endpoint|primary outcome|secondary outcome"),),
     ),
     Axis(
         "unknown_latent_factor", "Unknown latent factor",
@@ -282,8 +282,8 @@ CLAIM_TYPES: tuple[ClaimType, ...] = (
     ClaimType("factual", "A descriptive statement of an observed fact.", ()),
     ClaimType(
         "efficacy", "An intervention improves or fails to improve an outcome.",
-        (r"efficac\w*|effective|ineffective|improv\w+|reduc\w+|benefit\w*|superior|inferior|"
-         r"non-inferior|treatment with|therapy|response to",),
+        ((r"efficac\w*|effective|ineffective|improv\w+|reduc\w+|benefit\w*|superior|inferior|"
+         r"non-inferior|treatment with|therapy|response to"),),
     ),
     ClaimType(
         "prognostic", "A factor predicts a future outcome.",

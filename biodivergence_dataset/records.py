@@ -8,7 +8,7 @@ and the field.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -65,14 +65,14 @@ class Section(_Record):
 
 class Abstract(_Record):
     article_uid: str = Field(min_length=1)
-    pmid: Optional[str] = None
-    doi: Optional[str] = None
-    pmcid: Optional[str] = None
+    pmid: str | None = None
+    doi: str | None = None
+    pmcid: str | None = None
     title: str = ""
     text: str = Field(min_length=1)
-    year: Optional[int] = None
-    journal: Optional[str] = None
-    domain: Optional[str] = None
+    year: int | None = None
+    journal: str | None = None
+    domain: str | None = None
     source: str = ""
     mesh_terms: list[str] = Field(default_factory=list)
     sections: list[Section] = Field(default_factory=list)
@@ -101,16 +101,16 @@ def article_uid_for(doi: str | None, pmid: str | None, text: str) -> str:
 class ClaimSlots(_Record):
     """Structured content of a claim (paper Table 26); every slot is optional text."""
 
-    intervention: Optional[str] = None
-    outcome: Optional[str] = None
-    population: Optional[str] = None
-    direction: Optional[str] = None
-    effect_size: Optional[str] = None
-    p_value: Optional[str] = None
-    setting: Optional[str] = None
-    geography: Optional[str] = None
-    period: Optional[str] = None
-    organism: Optional[str] = None
+    intervention: str | None = None
+    outcome: str | None = None
+    population: str | None = None
+    direction: str | None = None
+    effect_size: str | None = None
+    p_value: str | None = None
+    setting: str | None = None
+    geography: str | None = None
+    period: str | None = None
+    organism: str | None = None
 
 
 class Claim(_Record):
@@ -122,14 +122,14 @@ class Claim(_Record):
     claim_type: str
     sentence_start: int = Field(ge=0)
     sentence_end: int = Field(ge=0)
-    section: Optional[str] = None
+    section: str | None = None
     negated: bool = False
     hedged: bool = False
     entities: list[str] = Field(default_factory=list)
     slots: ClaimSlots = Field(default_factory=ClaimSlots)
     confidence: float = Field(ge=0.0, le=1.0)
-    pub_year: Optional[int] = None
-    journal: Optional[str] = None
+    pub_year: int | None = None
+    journal: str | None = None
 
     _check_domain = field_validator("domain")(_label("domain"))
     _check_type = field_validator("claim_type")(_label("claim_type"))
@@ -218,8 +218,8 @@ class Example(_Record):
     article_uid_b: str
     abstract_a: str = ""
     abstract_b: str = ""
-    pub_year_a: Optional[int] = None
-    pub_year_b: Optional[int] = None
+    pub_year_a: int | None = None
+    pub_year_b: int | None = None
     journal_a: str = ""
     journal_b: str = ""
     similarity: float = 0.0
@@ -230,7 +230,7 @@ class Example(_Record):
     combined_score: float = 0.0
     conflict_type: str
     divergence_axes: list[str] = Field(default_factory=list)
-    dominant_confounder: Optional[str] = None
+    dominant_confounder: str | None = None
     reconciliation: str = ""
     evidence_spans: list[EvidenceSpan] = Field(default_factory=list)
     annotator_id: str
@@ -254,7 +254,7 @@ class Example(_Record):
         return self
 
     @classmethod
-    def from_pair(cls, pair: CandidatePair, **labels: Any) -> "Example":
+    def from_pair(cls, pair: CandidatePair, **labels: Any) -> Example:
         """Combine a mined pair with annotation fields (conflict_type, axes, annotator, …)."""
         a, b, s = pair.claim_a, pair.claim_b, pair.scores
         return cls(

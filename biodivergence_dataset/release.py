@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict

@@ -18,9 +18,9 @@ import itertools
 import json
 import tokenize
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from biodivergence_dataset.records import Abstract, Claim, MiningScores, Section, article_uid_for, claim_id_for
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,11 +63,11 @@ class ClaimsConfig(BaseModel):
     min_score: float = 2.0
     min_words: int = 5
     max_words: int = 80
-    max_claims_per_abstract: Optional[int] = Field(10, ge=1)
+    max_claims_per_abstract: int | None = Field(10, ge=1)
     filtered_sections: list[str] = Field(default_factory=lambda: [BACKGROUND, OBJECTIVE, METHODS])
     section_bonus: dict[str, float] = Field(default_factory=lambda: {RESULTS: 1.0, CONCLUSIONS: 1.5})
     #: Domain given to abstracts that have none (None: such abstracts are dropped and counted).
-    default_domain: Optional[str] = None
+    default_domain: str | None = None
     shard_size: int = io.DEFAULT_SHARD_SIZE
 
 
@@ -76,43 +76,43 @@ class ClaimsConfig(BaseModel):
 #: case-insensitively.
 _CUE_GROUPS: tuple[tuple[str, float, int, str], ...] = (
     ("result", 1.0, 2,
-     r"found|finds?|show(?:s|ed|n)?|demonstrat\w+|reveal(?:s|ed)?|observed|identified|confirm(?:s|ed)|"
+     (r"found|finds?|show(?:s|ed|n)?|demonstrat\w+|reveal(?:s|ed)?|observed|identified|confirm(?:s|ed)|"
      r"indicat(?:e|es|ed)|resulted in|yielded|achieved|(?:was|were|is|are) (?:\w+ly )?(?:associated|correlated|"
      r"linked|related|resistant|susceptible|sensitive|effective|ineffective|superior|inferior|similar|"
      r"comparable|different|common|prevalent|present|absent|elevated|detected|positive|negative|predictive|"
-     r"prognostic|protective|safe|well tolerated|higher|lower|greater|increased|decreased|reduced|improved)"),
+     r"prognostic|protective|safe|well tolerated|higher|lower|greater|increased|decreased|reduced|improved)")),
     ("statistic", 1.0, 2,
-     r"p\s*(?:value\s*)?(?:[<>=≤≥]|&lt;)\s*0?\.\d+|95\s*%\s*(?:CI|confidence interval)|\d+(?:\.\d+)?\s?%|"
+     (r"p\s*(?:value\s*)?(?:[<>=≤≥]|&lt;)\s*0?\.\d+|95\s*%\s*(?:CI|confidence interval)|\d+(?:\.\d+)?\s?%|"
      r"(?-i:a?(?:HR|OR|RR|IRR))|hazard ratio|odds ratio|relative risk|risk ratio|\d+(?:\.\d+)?-fold|"
-     r"significant(?:ly)?|r\s*=\s*-?0?\.\d+"),
+     r"significant(?:ly)?|r\s*=\s*-?0?\.\d+")),
     ("comparative", 0.5, 1, r"than|compared (?:with|to)|versus|vs\.?|relative to|between (?:the )?groups"),
     ("null", 1.0, 1, cues.LEXICON_PATTERNS["no_difference"]),
     ("direction", 0.5, 1, cues.LEXICON_PATTERNS["increase"] + "|" + cues.LEXICON_PATTERNS["decrease"]),
     ("conclusion", 1.5, 1,
-     r"in conclusion|we conclude|(?:these|our|present) (?:results|findings|data|observations|studies|study)"
+     (r"in conclusion|we conclude|(?:these|our|present) (?:results|findings|data|observations|studies|study)"
      r"(?: \w+)? (?:suggest|indicate|show|demonstrate|support|provide|confirm|reveal)\w*|taken together|"
-     r"this (?:study|work|trial|analysis) (?:shows|demonstrates|indicates|suggests|provides|confirms)"),
+     r"this (?:study|work|trial|analysis) (?:shows|demonstrates|indicates|suggests|provides|confirms)")),
     ("methods", -2.0, 1,
-     r"we (?:\w+ly )?(?:performed|conducted|enrolled|recruited|reviewed|analy[sz]ed|used|collected|measured|"
+     (r"we (?:\w+ly )?(?:performed|conducted|enrolled|recruited|reviewed|analy[sz]ed|used|collected|measured|"
      r"included|designed|developed|searched|randomi[sz]ed|evaluated|assessed|examined|investigated|studied|"
      r"compared|selected|obtained|calculated|applied|estimated|surveyed|interviewed|followed)|"
      r"(?:was|were) (?:\w+ly )?(?:enrolled|recruited|randomi[sz]ed|randomly assigned|included|collected|assigned|"
      r"measured|obtained|performed|used|calculated|analy[sz]ed|reviewed|assessed|evaluated|administered|"
      r"followed up|divided|stratified|allocated|recorded|extracted|surveyed|interviewed|screened|sampled|"
      r"retrieved|defined|estimated|compared|examined|investigated|determined by|carried out)|"
-     r"using (?:a|an|the)|data (?:were|was) (?:obtained|collected|analy[sz]ed)"),
+     r"using (?:a|an|the)|data (?:were|was) (?:obtained|collected|analy[sz]ed)")),
     ("objective", -2.5, 1,
-     r"(?:aims?|purpose|objectives?|goals?) of|we aimed|we sought|we hypothesi[sz]ed|"
+     (r"(?:aims?|purpose|objectives?|goals?) of|we aimed|we sought|we hypothesi[sz]ed|"
      r"this (?:study|trial|work|analysis) (?:aimed|aims|was designed|sought|investigates|evaluates|examines|"
      r"assesses|describes)|this (?:paper|article|report|review) (?:presents|describes|reports|summari[sz]es|"
      r"reviews|discusses)|^to (?:assess|evaluate|determine|investigate|examine|compare|identify|"
      r"describe|explore|characteri[sz]e|estimate)|we (?:investigated|examined|evaluated|assessed|asked|tested) "
-     r"(?:whether|if|how)"),
+     r"(?:whether|if|how)")),
     ("background", -1.5, 1,
-     r"little is known|(?:remains?|is|are|was) (?:still )?(?:unclear|unknown|poorly understood|controversial|"
+     (r"little is known|(?:remains?|is|are|was) (?:still )?(?:unclear|unknown|poorly understood|controversial|"
      r"debated|not well)|(?:has|have) been (?:\w+ly )?(?:reported|described|shown|suggested|proposed|implicated)|"
      r"(?:is|are) (?:a|an|the) (?:major|common|leading|important|serious|significant|growing|global)|"
-     r"previous (?:studies|reports|work|research)|prior (?:work|studies)|we summari[sz]e"),
+     r"previous (?:studies|reports|work|research)|prior (?:work|studies)|we summari[sz]e")),
 )
 _SCORE_PREFIX = "score:"
 _CUE_WEIGHT = {_SCORE_PREFIX + name: (weight, cap) for name, weight, cap, _ in _CUE_GROUPS}
@@ -150,10 +150,7 @@ _TYPE_PREFIX = "type:"
 #: Cue matches that are ordinary function words when lower-case (the odds-ratio cue "OR" vs "or").
 _LOWERCASE_NON_CUES = frozenset({"or"})
 _STOP = frozenset(
-    "a an the of in on at to for from by with without and or but than as was were is are be been being has "
-    "have had that which who whom this these those its their our his her it they we there after before "
-    "during between among within versus vs compared when while whereas not no nor all both each "
-    "into over under per via only also".split()
+    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "without", "and", "or", "but", "than", "as", "was", "were", "is", "are", "be", "been", "being", "has", "have", "had", "that", "which", "who", "whom", "this", "these", "those", "its", "their", "our", "his", "her", "it", "they", "we", "there", "after", "before", "during", "between", "among", "within", "versus", "vs", "compared", "when", "while", "whereas", "not", "no", "nor", "all", "both", "each", "into", "over", "under", "per", "via", "only", "also"]
 )
 _PHRASE = r"([A-Za-z0-9][\w\-/']*(?:\s+[\w\-/']+){0,4})"
 #: Slot patterns (whole words, case-insensitive); the first capture group holds the slot phrase.

@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,9 +48,9 @@ class MineConfig(BaseModel):
     device: str = "cpu"
     batch_size: int = Field(64, ge=1)
     #: Embedding cache folder (default: ``<out>/embedding_cache``).
-    cache_dir: Optional[str] = None
+    cache_dir: str | None = None
     #: Abstracts stage folder for the pairs' abstract text (default: the claims stage's manifest input).
-    abstracts_dir: Optional[str] = None
+    abstracts_dir: str | None = None
     top_k: int = Field(10, ge=1)
     min_similarity: float = 0.40
     min_combined: float = 0.25

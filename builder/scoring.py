@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -25,9 +24,7 @@ from biodivergence_dataset.records import Claim, MiningScores
 _WORD_RE = re.compile(r"[a-z][a-z\-']*|n't")
 #: Words too common to carry meaning when comparing the wording of two claims.
 _FUNCTION_WORDS = frozenset(
-    "a an the of in on at to for from by and or but as was were is are be been being has have had that which "
-    "this these those it its their our we there than with among between into over under per via also both "
-    "each such may might can could study studies patients patient group groups results result".split()
+    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "and", "or", "but", "as", "was", "were", "is", "are", "be", "been", "being", "has", "have", "had", "that", "which", "this", "these", "those", "it", "its", "their", "our", "we", "there", "than", "with", "among", "between", "into", "over", "under", "per", "via", "also", "both", "each", "such", "may", "might", "can", "could", "study", "studies", "patients", "patient", "group", "groups", "results", "result"]
 )
 _NEGATORS = frozenset(cues.NEGATION_WORDS) | {"n't"}
 #: Words whose presence on one side only of a pair tends to flip or change what the claim asserts.
@@ -41,14 +38,14 @@ class ClaimFeatures:
     words: frozenset[str]
     negated: bool
     hedged: bool
-    direction: Optional[str]
+    direction: str | None
     polarity: int
     contrast: bool
     entities: frozenset[str]
     numbers: frozenset[str]
     context: dict[str, frozenset[str]]
     claim_type: str
-    year: Optional[int]
+    year: int | None
 
 
 def claim_features(claim: Claim) -> ClaimFeatures:

@@ -11,7 +11,7 @@ below (``et al.``, ``vs.``, ``i.e.``, ``Fig.`` …) are never boundaries.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 #: Words that end with a period without ending the sentence (compared lower-case, no period).
 ABBREVIATIONS = frozenset({

@@ -30,9 +30,10 @@ import hashlib
 import json
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -97,7 +98,7 @@ class SplitConfig(BaseModel):
 
 def seeded_rank(seed: int, key: str) -> str:
     """A deterministic pseudo-random sort key for ``key`` under ``seed``."""
-    return hashlib.sha1(f"{seed}|{key}".encode("utf-8")).hexdigest()
+    return hashlib.sha1(f"{seed}|{key}".encode()).hexdigest()
 
 
 def _preference(ex: Example) -> tuple:
@@ -641,8 +642,12 @@ def library_versions() -> dict[str, str]:
 
 
 def _annotation_manifest(annotation_dirs: Sequence[Path]) -> dict[str, Any] | None:
+    """The annotation runs' manifests for the release; local paths are cut to folder names (the card is public)."""
     manifests = [json.loads((d / ANNOTATION_MANIFEST).read_text(encoding="utf-8"))
                  for d in annotation_dirs if (d / ANNOTATION_MANIFEST).exists()]
+    for manifest in manifests:
+        if "queue" in manifest:
+            manifest["queue"] = Path(manifest["queue"]).name
     if not manifests:
         return None
     return manifests[0] if len(manifests) == 1 else {"runs": manifests}

@@ -78,7 +78,9 @@ def test_funnel_and_manifests_trace_back_to_the_sources(small_build):
     assert total["labelled"] == annotate["kept"]
     assert total["primary_pairs"] + sum(manifest["dropped"].values()) == annotate["kept"]
     assert total["pairlevel_pairs"] == annotate["kept"]
-    assert (release / "annotation_manifest.json").exists()
+    annotation = json.loads((release / "annotation_manifest.json").read_text())
+    assert annotation["queue"] == "pairs"  # the folder name only: the card is published
+    assert str(root) not in (release / "README.md").read_text()
     assert sorted(p.name for p in (release / "plots").glob("*.png")) == [
         "axes_by_split.png", "component_sizes.png", "conflict_type_by_split.png"]
 
@@ -117,6 +119,30 @@ def test_rerun_after_an_interrupted_split_finishes_the_release(small_build):
     # the split is redone; its output is identical, so the audit of it still holds
     assert [s.status for s in outcome.steps] == ["up to date"] * 4 + ["ran", "up to date"]
     assert outcome.ok and outcome.sizes == first.sizes
+
+
+def test_a_built_release_trains_predicts_and_scores_through_the_cli(small_build, tmp_path):
+    """The user journey on a release the pipeline produced: train (short schedule) → predict → evaluate."""
+    release = small_build[0] / "work" / "release"
+    model, preds = tmp_path / "model", tmp_path / "preds.jsonl"
+    assert main(["train", "--release", str(release), "--encoder", "minilm", "--epochs", "1",
+                 "--max-train-examples", "32", "--max-length", "64", "--out", str(model)]) == 0
+    results = json.loads((model / "train_results.json").read_text())
+    assert results["split_sizes"]["train"] == 32 and results["runs"][0]["epochs_run"] == 1
+    assert main(["predict", "--model", str(model), "--release", str(release), "--out", str(preds)]) == 0
+    rows = [json.loads(line) for line in preds.read_text().splitlines()]
+    test = load_dataset(str(release), "primary", split="test", cache_dir=str(tmp_path / "cache"))
+    assert [r["pair_id"] for r in rows] == test["pair_id"]
+    assert {r["conflict_type"] for r in rows} <= set(ontology.CONFLICT_TYPE_NAMES)
+    report_path = tmp_path / "report.json"
+    assert main(["evaluate", "--predictions", str(preds), "--release", str(release), "--no-semsim",
+                 "--out", str(report_path)]) == 0
+    report = json.loads(report_path.read_text())
+    assert report["n_scored"] == len(rows)
+    assert 0.0 <= report["metrics"]["conflict_type/macro_f1"] <= 1.0
+    assert report["metrics"]["conflict_type/accuracy"] == pytest.approx(
+        sum(r["conflict_type"] == ontology.CONFLICT_TYPE_NAMES[c] for r, c in zip(rows, test["conflict_type"]))
+        / len(rows))
 
 
 def test_config_errors_name_the_section(tmp_path):

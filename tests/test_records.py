@@ -1,7 +1,7 @@
 import pytest
+from release_factory import make_example
 
 from biodivergence_dataset.records import Abstract, RecordError, article_uid_for, pair_id_for
-from release_factory import make_example
 
 
 def test_pair_id_is_order_independent_and_stable():

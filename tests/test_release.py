@@ -4,13 +4,13 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from datasets import ClassLabel, get_dataset_config_names, load_dataset
+from release_factory import make_example, make_splits, write_small_release
 
 from biodivergence_dataset import ontology, release
 from biodivergence_dataset.card import CardMeta, card_yaml, size_category
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.io import write_text_atomic
 from biodivergence_dataset.validate import validate_release
-from release_factory import make_example, make_splits, write_small_release
 
 # Hub vocabularies (huggingface.js tasks + dataset card spec) for the values our card uses.
 HUB_TASK_CATEGORIES = {"text-classification", "token-classification", "text-generation", "question-answering",
@@ -137,9 +137,8 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path):
         pass
 
     from biodivergence_dataset.io import atomic_path
-    with pytest.raises(Boom):
-        with atomic_path(target) as tmp:
-            tmp.write_text("half")
-            raise Boom
+    with pytest.raises(Boom), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise Boom
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.txt"]

@@ -12,7 +12,7 @@ from biodivergence_dataset import ontology, release
 from biodivergence_dataset.cli import main
 from trainer import metric
 from trainer.features import DISAGREEMENT, METADATA
-from trainer.predict import read_jsonl, reference_record
+from trainer.predict import AXIS_THRESHOLD_GRID, read_jsonl, reference_record, tune_axis_threshold
 from trainer.train import (
     ABLATIONS,
     BEST_METRIC,
@@ -63,6 +63,8 @@ def test_train_writes_model_and_results(trained, scifact_release):
         assert results["summary"]["test"][key] == {"mean": run["test"][key], "std": None}
     saved = json.loads((trained / "config.json").read_text())
     assert saved["max_length"] == 64 and saved["constraint_mode"] == "predicted_axes"
+    assert run["axis_threshold"] in AXIS_THRESHOLD_GRID and saved["axis_threshold"] == run["axis_threshold"]
+    assert 0.0 <= run["validation_axes_micro_f1_at_threshold"] <= 1.0
     assert len(saved["class_weights"]) == len(ontology.CONFLICT_TYPE_NAMES)
 
 
@@ -93,6 +95,35 @@ def test_predict_with_gold_axes_restricts_confounders_to_gold(trained, scifact_r
     for p in read_jsonl(out):
         axes = gold[p["pair_id"]]["divergence_axes"]
         assert (p["dominant_confounder"] in axes) if axes else p["dominant_confounder"] == ""
+
+
+def test_axis_threshold_override_changes_only_the_axes(trained, scifact_release, tmp_path):
+    low, high = tmp_path / "low.jsonl", tmp_path / "high.jsonl"
+    for path, threshold in ((low, "0.01"), (high, "0.99")):
+        assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--split", "test",
+                     "--axis-threshold", threshold, "--out", str(path)]) == 0
+    low_rows, high_rows = read_jsonl(low), read_jsonl(high)
+    assert [r["conflict_type"] for r in low_rows] == [r["conflict_type"] for r in high_rows]
+    assert sum(len(r["divergence_axes"]) for r in low_rows) > sum(len(r["divergence_axes"]) for r in high_rows)
+    assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--axis-threshold", "1.5",
+                 "--out", str(tmp_path / "bad.jsonl")]) != 0
+
+
+def test_axis_threshold_tuning_picks_the_best_micro_f1_nearest_one_half():
+    logit = lambda p: np.log(p / (1 - p))
+    gold = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 0], [0, 0, 0]])
+    # positives at 0.32, negatives at 0.12: every threshold in (0.12, 0.32] is perfect; 0.30 is nearest 0.5
+    probs = np.where(gold == 1, 0.32, 0.12)
+    assert tune_axis_threshold(logit(probs), gold) == (0.3, 1.0)
+    # a negative at 0.62: above 0.62 nothing is found; at 0.30 two tp and one fp
+    probs[2, 2] = 0.62
+    assert tune_axis_threshold(logit(probs), gold) == (0.3, pytest.approx(0.8))
+    # a positive at 0.72 as well: 0.65 / 0.70 give F1 2/3, 0.35–0.60 give 1/2, 0.15–0.30 still 0.8
+    probs[0, 0] = 0.72
+    assert tune_axis_threshold(logit(probs), gold) == (0.3, pytest.approx(0.8))
+    probs[1, 1] = 0.72  # now 0.65 / 0.70 find both positives and no fp
+    assert tune_axis_threshold(logit(probs), gold) == (0.65, 1.0)
+    assert tune_axis_threshold(logit(np.full((2, 3), 0.2)), np.zeros((2, 3))) == (0.5, 0.0)
 
 
 def test_train_refuses_a_release_without_card_or_validation(tmp_path, capsys):

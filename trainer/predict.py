@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,30 @@ def decode(
     return records
 
 
+#: Candidate axis thresholds (0.05 … 0.95) searched on validation after training.
+AXIS_THRESHOLD_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(1, 20))
+
+
+def tune_axis_threshold(axis_logits: np.ndarray, axis_labels: np.ndarray,
+                        grid: Sequence[float] = AXIS_THRESHOLD_GRID) -> tuple[float, float]:
+    """(threshold, micro-F1): the grid threshold with the best axis micro-F1 on held-out labels.
+
+    Ties go to the threshold nearest 0.5. Class-weighted BCE with capped ``pos_weight`` leaves the
+    probabilities of rare axes below 0.5 for most of training, so a fixed 0.5 can predict no axis at all.
+    """
+    probs = _sigmoid(np.asarray(axis_logits, dtype=np.float64))
+    gold = np.asarray(axis_labels) >= 0.5
+    best: tuple[float, float] | None = None
+    for threshold in sorted(grid, key=lambda t: abs(t - 0.5)):
+        pred = probs >= threshold
+        tp = int((pred & gold).sum())
+        denominator = 2 * tp + int((pred & ~gold).sum()) + int((~pred & gold).sum())
+        f1 = 2 * tp / denominator if denominator else 0.0
+        if best is None or f1 > best[1]:
+            best = (threshold, f1)
+    return best
+
+
 def references_from_labels(labels: np.ndarray, axis_labels: np.ndarray, confounder_labels: np.ndarray) -> list[dict[str, Any]]:
     """Metric reference records from the label tensors of ``trainer.data.label_ids``."""
     return [
@@ -84,8 +109,8 @@ def reference_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def load_model(model_dir: str | Path, constraint_mode: str | None = None):
-    """A trained model and its tokenizer, in eval mode; ``constraint_mode`` overrides the saved one."""
+def load_model(model_dir: str | Path, constraint_mode: str | None = None, axis_threshold: float | None = None):
+    """A trained model and its tokenizer, in eval mode; ``constraint_mode`` / ``axis_threshold`` override the saved ones."""
     from transformers import AutoTokenizer
 
     from .modeling import CONSTRAINT_MODES, MultiTaskConflictModel
@@ -98,35 +123,62 @@ def load_model(model_dir: str | Path, constraint_mode: str | None = None):
         if constraint_mode not in CONSTRAINT_MODES:
             raise ValueError(f"constraint mode must be one of {CONSTRAINT_MODES}, got {constraint_mode!r}")
         model.config.constraint_mode = constraint_mode
+    if axis_threshold is not None:
+        if not 0.0 < axis_threshold < 1.0:
+            raise ValueError(f"axis threshold must be in (0, 1), got {axis_threshold}")
+        model.config.axis_threshold = axis_threshold
     model.eval()
     return model, AutoTokenizer.from_pretrained(model_dir)
 
 
-def predict_rows(model, tokenizer, rows: Sequence[dict[str, Any]], batch_size: int = 32) -> list[dict[str, Any]]:
-    """Prediction records (with ``pair_id``) for decoded release rows."""
+@dataclass
+class HeadOutputs:
+    """The three heads' logits for a list of rows, with the rows' gold axes (for ``gold_axes`` and tuning)."""
+
+    pair_ids: list[str]
+    conflict: np.ndarray
+    axes: np.ndarray
+    confounder: np.ndarray
+    gold_axes: np.ndarray
+
+    def decode(self, constraint_mode: str, axis_threshold: float) -> list[dict[str, Any]]:
+        """Prediction records keyed by ``pair_id``."""
+        records = decode(self.conflict, self.axes, self.confounder, constraint_mode, axis_threshold, self.gold_axes)
+        return [{"pair_id": pid, **rec} for pid, rec in zip(self.pair_ids, records)]
+
+
+def head_outputs(model, tokenizer, rows: Sequence[dict[str, Any]], batch_size: int = 32) -> HeadOutputs:
+    """Run the model over decoded release rows in batches and collect the heads' logits."""
     import torch
+    from tqdm.auto import tqdm
 
     from .data import PairCollator, encode_rows
 
+    if not rows:
+        raise ValueError("no rows to predict")
     collate = PairCollator(tokenizer)
     items = encode_rows(rows, tokenizer, model.config.max_length)
-    mode = model.config.constraint_mode
-    out: list[dict[str, Any]] = []
+    gold_mode = model.config.constraint_mode == "gold_axes"
+    parts: dict[str, list[np.ndarray]] = {"conflict": [], "axes": [], "confounder": [], "gold_axes": []}
     with torch.inference_mode():
-        for start in range(0, len(items), batch_size):
-            chunk = items[start:start + batch_size]
-            batch = collate(chunk)
+        for start in tqdm(range(0, len(items), batch_size), desc="predict", unit="batch", disable=len(items) <= batch_size):
+            batch = collate(items[start:start + batch_size])
             gold = batch.pop("axis_labels")
             for key in ("labels", "confounder_labels"):
                 batch.pop(key)
             batch = {k: v.to(model.device) for k, v in batch.items()}
-            result = model(**batch, axis_labels=gold.to(model.device) if mode == "gold_axes" else None)
-            records = decode(
-                result.conflict_logits.float().cpu().numpy(), result.axis_logits.float().cpu().numpy(),
-                result.confounder_logits.float().cpu().numpy(), mode, model.config.axis_threshold, gold.numpy(),
-            )
-            out.extend({"pair_id": it["pair_id"], **rec} for it, rec in zip(chunk, records))
-    return out
+            result = model(**batch, axis_labels=gold.to(model.device) if gold_mode else None)
+            parts["conflict"].append(result.conflict_logits.float().cpu().numpy())
+            parts["axes"].append(result.axis_logits.float().cpu().numpy())
+            parts["confounder"].append(result.confounder_logits.float().cpu().numpy())
+            parts["gold_axes"].append(gold.numpy())
+    return HeadOutputs([it["pair_id"] for it in items], **{k: np.concatenate(v) for k, v in parts.items()})
+
+
+def predict_rows(model, tokenizer, rows: Sequence[dict[str, Any]], batch_size: int = 32) -> list[dict[str, Any]]:
+    """Prediction records (with ``pair_id``) for decoded release rows, decoded as the model's config says."""
+    outputs = head_outputs(model, tokenizer, rows, batch_size)
+    return outputs.decode(model.config.constraint_mode, model.config.axis_threshold)
 
 
 def write_jsonl(path: str | Path, records: Sequence[dict[str, Any]]) -> Path:
@@ -148,6 +200,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--split", default="test")
     parser.add_argument("--out", required=True, help="JSONL file to write")
     parser.add_argument("--constraint-mode", default=None, help="override the saved mode: none, predicted_axes, gold_axes")
+    parser.add_argument("--axis-threshold", type=float, default=None,
+                        help="override the saved axis threshold (training tunes it on validation)")
     parser.add_argument("--batch-size", type=int, default=32)
 
 
@@ -157,7 +211,7 @@ def run(args) -> int:
     splits = load_splits(args.release, args.config)
     if args.split not in splits:
         raise ValueError(f"split {args.split!r} is not in {args.release} ({args.config}); it has {list(splits)}")
-    model, tokenizer = load_model(args.model, args.constraint_mode)
+    model, tokenizer = load_model(args.model, args.constraint_mode, args.axis_threshold)
     records = predict_rows(model, tokenizer, decoded_rows(splits[args.split]), args.batch_size)
     path = write_jsonl(args.out, records)
     print(f"wrote {len(records)} predictions to {path}")

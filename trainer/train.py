@@ -2,7 +2,8 @@
 
 AdamW, lr 2e-5, weight decay 0.01, 8 epochs, 10% warmup, grad-norm 1.0, batch 16 / 32,
 evaluation every epoch with early stopping (patience 3) on the metric's conflict-type
-macro-F1, best checkpoint restored at the end. Train-split class weights and axis
+macro-F1, best checkpoint restored at the end; the axis threshold of that model is then tuned
+on validation (``predict.tune_axis_threshold``) and saved in its config. Train-split class weights and axis
 ``pos_weight`` are computed here and saved in the model config. Accelerate runs underneath
 Trainer, so the same code runs under ``accelerate launch -m trainer.train --release … --out …``.
 
@@ -170,6 +171,7 @@ def train_seed(
     started = time.perf_counter()
     trainer.train()
     runtime = time.perf_counter() - started
+    threshold, threshold_f1 = calibrate_axis_threshold(trainer, encoded["validation"])
     result: dict[str, Any] = {
         "seed": seed,
         "model_dir": str(out_dir),
@@ -177,6 +179,8 @@ def train_seed(
         "best_validation_macro_f1": trainer.state.best_metric,
         "train_runtime_s": round(runtime, 2),
         "validation": best_evaluation(trainer.state.log_history),
+        "axis_threshold": threshold,
+        "validation_axes_micro_f1_at_threshold": threshold_f1,
     }
     if "test" in encoded:
         result["test"] = _reported(trainer.evaluate(eval_dataset=encoded["test"], metric_key_prefix="test"), "test")
@@ -184,6 +188,19 @@ def train_seed(
         trainer.save_model(str(out_dir))
         shutil.rmtree(checkpoints, ignore_errors=True)
     return result
+
+
+def calibrate_axis_threshold(trainer, validation) -> tuple[float, float]:
+    """Tune the kept model's axis threshold on validation (``tune_axis_threshold``), store it in the model
+    config and make the trainer's metrics decode with it; returns (threshold, validation micro-F1)."""
+    from .predict import tune_axis_threshold
+
+    output = trainer.predict(validation, metric_key_prefix="calibration")
+    threshold, f1 = tune_axis_threshold(output.predictions[1], output.label_ids[1])
+    config = trainer.model.config
+    config.axis_threshold = threshold
+    trainer.compute_metrics = make_compute_metrics(config.constraint_mode, threshold)
+    return threshold, f1
 
 
 def _reported(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
