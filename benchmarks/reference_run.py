@@ -16,7 +16,8 @@ on the demo release. The committed results file is a CPU-budget run, recorded wi
     python benchmarks/reference_run.py --release build/demo/release --max-train-examples 4000 \\
         --max-length 128 --epochs 3
 
-Writes ``--out`` (models, predictions, baselines) and ``benchmarks/results/reference_run.{json,md}``.
+Writes ``--out`` (models, predictions, baselines) and ``benchmarks/results/reference_run.{json,md}``;
+the committed ``benchmarks/results/baselines_demo.{md,json}`` is that run's baseline folder (all five tasks).
 """
 
 from __future__ import annotations
@@ -78,6 +79,12 @@ def score_predictions(path: Path, references: dict[str, dict[str, Any]], metric)
     gold = [{f: references[r["pair_id"]][f] for f in fields} for r in rows]
     scores = metric.compute(predictions=predictions, references=gold, semsim_model=None)
     return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def shown_path(path: str | Path) -> str:
+    """A path relative to the repository when it lies inside it (results files are committed)."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def mean_std(values: list[float]) -> dict[str, float | None]:
@@ -172,15 +179,15 @@ def main() -> None:
                 for slug, name in RIVALS.items()]
     report = {
         "benchmark": "reference model (mean ± std over seeds) vs the baseline suite",
-        "release": str(args.release), "config": "primary", "split": args.split, "n_evaluated": len(references),
-        "encoder": trained[0]["encoder"], "seeds": args.seeds,
+        "release": shown_path(args.release), "config": "primary", "split": args.split, "n_evaluated": len(references),
+        "encoder": shown_path(trained[0]["encoder"]), "seeds": args.seeds,
         "settings": asdict(settings), "train_examples": args.max_train_examples or baselines["train_size"],
         "train_seconds": train_seconds, "wall_seconds": round(time.perf_counter() - started, 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "runs": runs,
+        "runs": [{**run, "model_dir": shown_path(run["model_dir"])} for run in runs],
         "per_seed_test": {v: {str(k): scores for k, scores in by_seed.items()} for v, by_seed in per_seed.items()},
         "table": table, "ctx_f1_verdicts": verdicts,
-        "baselines_results": str(args.out / "baselines" / RESULTS_JSON),
+        "baselines_results": shown_path(args.out / "baselines" / RESULTS_JSON),
     }
     write_json_atomic(args.results.with_suffix(".json"), report)
     write_text_atomic(args.results.with_suffix(".md"), render(report))
