@@ -40,8 +40,9 @@ sys.path.insert(0, str(ROOT))
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from trainer.baselines import run_baselines
 from trainer.baselines.suite import RESULTS_JSON
-from trainer.evaluate import METRIC_DIR, load_metric, read_references
-from trainer.predict import head_outputs, load_model, tune_axis_threshold, write_jsonl
+from trainer.data import decoded_rows, load_splits
+from trainer.evaluate import METRIC_DIR, load_metric
+from trainer.predict import head_outputs, load_model, reference_record, write_jsonl
 from trainer.train import PAPER_SEEDS, RESULTS_FILE, TrainSettings, train
 
 RESULTS = ROOT / "benchmarks" / "results" / "reference_run"
@@ -71,13 +72,11 @@ def train_seed_once(release: Path, out: Path, encoder: str, seed: int, settings:
     return train(release, folder, encoder, (seed,), settings=settings)
 
 
-def score_predictions(path: Path, references: dict[str, dict[str, Any]], metric) -> dict[str, float]:
-    """Tasks 1–3 scores of a predictions file through the evaluate module."""
-    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+def score_predictions(records: list[dict[str, Any]], references: list[dict[str, Any]], metric) -> dict[str, float]:
+    """Tasks 1–3 scores of prediction records (in reference order) through the evaluate module."""
     fields = ("conflict_type", "divergence_axes", "dominant_confounder")
-    predictions = [{f: r[f] for f in fields} for r in rows]
-    gold = [{f: references[r["pair_id"]][f] for f in fields} for r in rows]
-    scores = metric.compute(predictions=predictions, references=gold, semsim_model=None)
+    scores = metric.compute(predictions=[{f: r[f] for f in fields} for r in records],
+                            references=[{f: r[f] for f in fields} for r in references], semsim_model=None)
     return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
@@ -148,20 +147,16 @@ def main() -> None:
     train_seconds = sum(r["train_runtime_s"] for r in runs)
 
     metric = load_metric(METRIC_DIR)
-    references = read_references(args.release, "primary", args.split)
-    splits = _release_rows(args.release, ("validation", args.split))
+    rows = decoded_rows(load_splits(args.release, "primary")[args.split])
+    references = [reference_record(r) for r in rows]
     per_seed: dict[str, dict[int, dict[str, float]]] = {variant: {} for variant in VARIANTS}
     for seed, run in zip(args.seeds, runs):
         model, tokenizer = load_model(run["model_dir"])
-        if "axis_threshold" not in run:  # trained before training tuned it: tune the same way now
-            validation = head_outputs(model, tokenizer, splits["validation"])
-            run["axis_threshold"], run["validation_axes_micro_f1_at_threshold"] = tune_axis_threshold(
-                validation.axes, validation.gold_axes)
-        outputs = head_outputs(model, tokenizer, splits[args.split])
+        outputs = head_outputs(model, tokenizer, rows)
         for variant, threshold in (("fixed", 0.5), ("tuned", run["axis_threshold"])):
             records = outputs.decode(model.config.constraint_mode, threshold)
-            path = write_jsonl(args.out / f"predictions-seed-{seed}-{variant}.jsonl", records)
-            per_seed[variant][seed] = score_predictions(path, references, metric)
+            write_jsonl(args.out / f"predictions-seed-{seed}-{variant}.jsonl", records)
+            per_seed[variant][seed] = score_predictions(records, references, metric)
             print(f"seed {seed}, axis threshold {threshold}: "
                   + json.dumps({k: round(per_seed[variant][seed][k], 4) for _, k in COLUMNS}))
     reference = {variant: {key: mean_std([s[key] for s in scores.values()]) for _, key in COLUMNS}
@@ -192,14 +187,6 @@ def main() -> None:
     write_json_atomic(args.results.with_suffix(".json"), report)
     write_text_atomic(args.results.with_suffix(".md"), render(report))
     print(render(report))
-
-
-def _release_rows(release: Path, names: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    """Decoded rows of primary splits (the model needs texts, claim types and mining scores)."""
-    from trainer.data import decoded_rows, load_splits
-
-    datasets = load_splits(release, "primary")
-    return {name: decoded_rows(datasets[name]) for name in names}
 
 
 if __name__ == "__main__":

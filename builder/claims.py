@@ -150,7 +150,10 @@ _TYPE_PREFIX = "type:"
 #: Cue matches that are ordinary function words when lower-case (the odds-ratio cue "OR" vs "or").
 _LOWERCASE_NON_CUES = frozenset({"or"})
 _STOP = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "without", "and", "or", "but", "than", "as", "was", "were", "is", "are", "be", "been", "being", "has", "have", "had", "that", "which", "who", "whom", "this", "these", "those", "its", "their", "our", "his", "her", "it", "they", "we", "there", "after", "before", "during", "between", "among", "within", "versus", "vs", "compared", "when", "while", "whereas", "not", "no", "nor", "all", "both", "each", "into", "over", "under", "per", "via", "only", "also"]
+    "a an the of in on at to for from by with without and or but than as was were is are be been being has "  # noqa: SIM905 (a word list reads best as words)
+    "have had that which who whom this these those its their our his her it they we there after before "
+    "during between among within versus vs compared when while whereas not no nor all both each "
+    "into over under per via only also".split()
 )
 _PHRASE = r"([A-Za-z0-9][\w\-/']*(?:\s+[\w\-/']+){0,4})"
 #: Slot patterns (whole words, case-insensitive); the first capture group holds the slot phrase.

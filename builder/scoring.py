@@ -24,7 +24,9 @@ from biodivergence_dataset.records import Claim, MiningScores
 _WORD_RE = re.compile(r"[a-z][a-z\-']*|n't")
 #: Words too common to carry meaning when comparing the wording of two claims.
 _FUNCTION_WORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "and", "or", "but", "as", "was", "were", "is", "are", "be", "been", "being", "has", "have", "had", "that", "which", "this", "these", "those", "it", "its", "their", "our", "we", "there", "than", "with", "among", "between", "into", "over", "under", "per", "via", "also", "both", "each", "such", "may", "might", "can", "could", "study", "studies", "patients", "patient", "group", "groups", "results", "result"]
+    "a an the of in on at to for from by and or but as was were is are be been being has have had that which "  # noqa: SIM905 (a word list reads best as words)
+    "this these those it its their our we there than with among between into over under per via also both "
+    "each such may might can could study studies patients patient group groups results result".split()
 )
 _NEGATORS = frozenset(cues.NEGATION_WORDS) | {"n't"}
 #: Words whose presence on one side only of a pair tends to flip or change what the claim asserts.

@@ -72,14 +72,15 @@ def tune_axis_threshold(axis_logits: np.ndarray, axis_labels: np.ndarray,
     Ties go to the threshold nearest 0.5. Class-weighted BCE with capped ``pos_weight`` leaves the
     probabilities of rare axes below 0.5 for most of training, so a fixed 0.5 can predict no axis at all.
     """
+    from .metric import scoring_module
+
+    axes_scores = scoring_module().axes_scores  # the metric's own Task 2 definition
     probs = _sigmoid(np.asarray(axis_logits, dtype=np.float64))
     gold = np.asarray(axis_labels) >= 0.5
+    labels = [str(i) for i in range(gold.shape[1])]
     best: tuple[float, float] | None = None
     for threshold in sorted(grid, key=lambda t: abs(t - 0.5)):
-        pred = probs >= threshold
-        tp = int((pred & gold).sum())
-        denominator = 2 * tp + int((pred & ~gold).sum()) + int((~pred & gold).sum())
-        f1 = 2 * tp / denominator if denominator else 0.0
+        f1 = axes_scores(gold, probs >= threshold, labels=labels)["axes/micro_f1"]
         if best is None or f1 > best[1]:
             best = (threshold, f1)
     return best

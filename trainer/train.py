@@ -195,7 +195,8 @@ def calibrate_axis_threshold(trainer, validation) -> tuple[float, float]:
     config and make the trainer's metrics decode with it; returns (threshold, validation micro-F1)."""
     from .predict import tune_axis_threshold
 
-    output = trainer.predict(validation, metric_key_prefix="calibration")
+    trainer.compute_metrics = None  # only the logits are needed here
+    output = trainer.predict(validation)
     threshold, f1 = tune_axis_threshold(output.predictions[1], output.label_ids[1])
     config = trainer.model.config
     config.axis_threshold = threshold
