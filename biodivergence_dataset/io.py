@@ -29,12 +29,29 @@ STATS_FILE = "stats.json"
 DEFAULT_SHARD_SIZE = 50_000
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it where /proc allows (os.umask is not thread-safe)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike):
-    """Yield a temporary path beside ``path``; rename it over ``path`` only if the block succeeds."""
+    """Yield a temporary path beside ``path``; rename it over ``path`` only if the block succeeds.
+
+    The file gets the mode a plain ``open`` would give it (0666 minus the umask), not mkstemp's 0600.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~current_umask())
     os.close(fd)
     try:
         yield Path(tmp)

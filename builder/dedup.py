@@ -6,6 +6,9 @@ else a PMID, else a PMCID, else the content hash of the normalised text. Matchin
 duplicates merge into the earliest record: missing identifiers, title, year and journal are filled
 in, MeSH headings united, and every input listed in ``merged_from``. The drop reason names the
 strongest shared key (``duplicate_doi`` > ``duplicate_pmid`` > ``duplicate_pmcid`` > ``duplicate_content``).
+Two records that share an identifier but whose texts disagree (less than half of the shorter text's
+word pairs in common) are not merged: which text is right cannot be told, so both are excluded with
+reason ``identifier_conflict`` (and so is any later record with that identifier).
 
 Near duplicates: MinHash signatures of word shingles of the normalised text, indexed with
 datasketch's ``MinHashLSH``; pairs above the Jaccard threshold are reported, and dropped on request.
@@ -16,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import pairwise
 
 import numpy as np
 
@@ -83,13 +87,30 @@ class Draft:
         )
 
 
+IDENTIFIER_CONFLICT = "identifier_conflict"
+#: Texts under one identifier agree when at least this share of the shorter one's word pairs is in the other.
+_TEXT_AGREEMENT = 0.5
+
+
+def _word_pairs(text: str) -> set[tuple[str, str]]:
+    words = text.lower().split()
+    return set(pairwise(words)) or {(w, "") for w in words}
+
+
+def texts_disagree(a: str, b: str) -> bool:
+    """True when two texts filed under one identifier are not the same abstract (markup aside)."""
+    pa, pb = _word_pairs(a), _word_pairs(b)
+    return len(pa & pb) < _TEXT_AGREEMENT * min(len(pa), len(pb))
+
+
 @dataclass
 class Merge:
     """What happened to a record offered to the de-duplicator."""
 
-    reason: str | None  # None: a new article; else ``duplicate_<level>``
-    absorbed: list[tuple[Draft, str]] = field(default_factory=list)  # earlier records joined by this one
+    reason: str | None  # None: a new article; else ``duplicate_<level>`` or ``identifier_conflict``
+    absorbed: list[tuple[Draft, str]] = field(default_factory=list)  # earlier records joined (or excluded) by this one
     conflict: bool = False
+    conflict_key: str | None = None  # the identifier two different texts share
 
 
 class Deduplicator:
@@ -99,6 +120,7 @@ class Deduplicator:
         self._records: dict[int, Draft] = {}
         self._keys: dict[int, list[str]] = {}
         self._index: dict[str, int] = {}
+        self._conflicted: dict[int, str] = {}  # excluded record id -> the identifier in conflict
         self._next = 0
         self.identifier_conflicts = 0
 
@@ -116,6 +138,9 @@ class Deduplicator:
             for _, key in keys:
                 self._index[key] = rid
             return Merge(None)
+        conflict = self._text_conflict(draft, hits)
+        if conflict is not None:
+            return self._exclude(draft, conflict)
         target = min(hits)
         kept = self._records[target]
         merge = Merge(f"duplicate_{_strongest(hits.values())}")
@@ -131,6 +156,28 @@ class Deduplicator:
             if self._index.setdefault(key, target) == target and key not in self._keys[target]:
                 self._keys[target].append(key)
         self.identifier_conflicts += merge.conflict
+        return merge
+
+    def _text_conflict(self, draft: Draft, hits: dict[int, str]) -> int | None:
+        """The record id that shares an identifier with ``draft`` but not its text (or is already excluded)."""
+        for rid, level in sorted(hits.items()):
+            if rid in self._conflicted or (level != "content" and texts_disagree(self._records[rid].text, draft.text)):
+                return rid
+        return None
+
+    def _exclude(self, draft: Draft, rid: int) -> Merge:
+        """Exclude ``draft`` and record ``rid`` (if still kept); their identifiers stay taken."""
+        merge = Merge(IDENTIFIER_CONFLICT, conflict=True)
+        keys = draft.keys()
+        if rid not in self._conflicted:
+            other = self._records.pop(rid)
+            ids = {k for _, k in keys} & set(self._keys[rid])
+            self._conflicted[rid] = min(ids, key=lambda k: KEY_LEVELS.index(k.split(":", 1)[0]))
+            merge.absorbed.append((other, IDENTIFIER_CONFLICT))
+        merge.conflict_key = self._conflicted[rid]
+        for _, key in keys:
+            self._index.setdefault(key, rid)
+        self.identifier_conflicts += 1
         return merge
 
     def remove_pmids(self, pmids: set[str]) -> list[Draft]:
@@ -201,6 +248,8 @@ class NearDuplicateFinder:
 
     def signatures(self, texts: list[str]) -> np.ndarray:
         """One signature row (``num_perm`` uint64 values below 2^32) per text."""
+        if not texts:
+            return np.zeros((0, self.num_perm), dtype=np.uint64)
         if len(texts) > _BATCH:
             return np.vstack([self.signatures(texts[i:i + _BATCH]) for i in range(0, len(texts), _BATCH)])
         doc, shingles = self._shingles(texts)

@@ -5,12 +5,13 @@
 query packs or the pinned one (:mod:`builder.domains`), merges duplicates and reports near duplicates
 (:mod:`builder.dedup`), and writes a stage folder: Parquet shards of ``Abstract`` records,
 ``stats.json`` (seen, kept, dropped by reason, by source, by domain, normalisation counts),
-``near_duplicates.jsonl``, ``manifest.json`` and ``_SUCCESS`` last. Re-running with the same
+``near_duplicates.jsonl``, ``identifier_conflicts.jsonl`` (records excluded because one identifier
+names two different texts), ``manifest.json`` and ``_SUCCESS`` last. Re-running with the same
 sources (unchanged files) and parameters returns the existing statistics.
 
 Drop reasons: faults of the readers (``malformed``, ``truncated``, ``invalid_bytes``, ``empty_file``,
 ``missing_id``, ``too_long``), ``no_abstract``, ``too_short``, ``out_of_domain``,
-``duplicate_doi|pmid|pmcid|content``, ``deleted_citation`` (PubMed DeleteCitation) and
+``duplicate_doi|pmid|pmcid|content``, ``identifier_conflict``, ``deleted_citation`` (PubMed DeleteCitation) and
 ``near_duplicate`` (only with ``--drop-near-duplicates``). Every input record is counted once, so
 ``seen == kept + dropped_total``. A fault names file and record position; without ``--strict`` the
 record is skipped and counted, with it the run stops before writing anything.
@@ -31,7 +32,7 @@ from biodivergence_dataset import io
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 from biodivergence_dataset.records import Abstract, RecordError
 
-from .dedup import Deduplicator, Draft, NearDuplicateFinder
+from .dedup import IDENTIFIER_CONFLICT, Deduplicator, Draft, NearDuplicateFinder
 from .domains import DomainAssigner
 from .normalise import Normaliser
 from .sources import SourceSpec
@@ -39,6 +40,7 @@ from .sources.base import MALFORMED, TOO_LONG, Deletion, Fault, RawRecord
 
 STAGE = "ingest"
 NEAR_DUPLICATES_FILE = "near_duplicates.jsonl"
+CONFLICTS_FILE = "identifier_conflicts.jsonl"
 _MAX_FAULT_MESSAGES = 100
 
 logger = logging.getLogger(__name__)
@@ -87,6 +89,7 @@ class _Counter:
         self.stats, self.strict = stats, strict
         self.by_source: dict[str, dict[str, Any]] = {}
         self.faults: list[str] = []
+        self.excluded: list[dict[str, Any]] = []
 
     def seen(self, spec: str) -> None:
         self.stats.seen += 1
@@ -107,6 +110,11 @@ class _Counter:
         if not counted:
             self.seen(spec)
         self.drop(spec, fault.reason)
+
+    def exclude(self, identifier: str, drafts: list[Draft]) -> None:
+        """Keep the records excluded for an identifier conflict, with the identifier and reason."""
+        self.excluded.extend({"identifier": identifier, "reason": IDENTIFIER_CONFLICT, "origin": d.merged_from[0],
+                              "title": d.title, "text": d.text} for d in drafts)
 
     def kept(self, draft: Draft) -> None:
         self.stats.kept += 1
@@ -174,7 +182,15 @@ def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter) -> Dedupl
             counter.drop(draft.spec, merge.reason)
         for other, reason in merge.absorbed:
             counter.drop(other.spec, reason)
+        if merge.reason == IDENTIFIER_CONFLICT:
+            counter.exclude(merge.conflict_key, [other for other, _ in merge.absorbed] + [draft])
     counter.stats.figures["identifier_conflicts"] = dedup.identifier_conflicts
+    ids = sorted({row["identifier"] for row in counter.excluded})
+    counter.stats.figures["identifier_conflict_ids"] = ids[:_MAX_FAULT_MESSAGES]
+    if ids:
+        shown = ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
+        logger.warning("%d identifier(s) name different texts; their records are excluded as %s (listed in %s): %s",
+                       len(ids), IDENTIFIER_CONFLICT, CONFLICTS_FILE, shown)
     return dedup
 
 
@@ -207,9 +223,13 @@ def finish(
 
 def ingest(
     sources: Iterable[SourceSpec], config: IngestConfig, stats: io.StageStats,
-    near_pairs: list[dict[str, Any]] | None = None,
+    near_pairs: list[dict[str, Any]] | None = None, excluded: list[dict[str, Any]] | None = None,
 ) -> Iterator[Abstract]:
-    """The whole stage over in-memory records: yields the de-duplicated Abstracts, filling ``stats``."""
+    """The whole stage over in-memory records: yields the de-duplicated Abstracts, filling ``stats``.
+
+    ``near_pairs`` and ``excluded`` (if given) receive the near-duplicate pairs and the records
+    excluded for identifier conflicts.
+    """
     from tqdm import tqdm
 
     sources = list(sources)
@@ -225,11 +245,17 @@ def ingest(
     stats.counts["normalised"] = normaliser.changed
     stats.figures["by_source"] = counter.by_source
     stats.figures["faults"] = counter.faults
+    if excluded is not None:
+        excluded.extend(counter.excluded)
     stats.figures["near_duplicate_pairs"] = len(near_pairs) if config.near_duplicates != "off" else None
 
 
 # ---------------------------------------------------------------------------------------------
 # stage folder
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
 def resolve_sources(sources: Iterable[Source], domain: str | None = None) -> list[SourceSpec]:
@@ -266,10 +292,12 @@ def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig |
         return io.read_stats(out_dir)
     stats = io.StageStats(STAGE)
     near_pairs: list[dict[str, Any]] = []
-    abstracts = list(ingest(specs, config, stats, near_pairs))
+    excluded: list[dict[str, Any]] = []
+    abstracts = list(ingest(specs, config, stats, near_pairs, excluded))
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
-    io.write_text_atomic(out_dir / NEAR_DUPLICATES_FILE, "".join(json.dumps(p) + "\n" for p in near_pairs))
+    io.write_text_atomic(out_dir / NEAR_DUPLICATES_FILE, _jsonl(near_pairs))
+    io.write_text_atomic(out_dir / CONFLICTS_FILE, _jsonl(excluded))
     io.write_manifest(out_dir, STAGE, [s.path for s in specs], params)
     io.write_records(out_dir, abstracts, stats, shard_size=config.shard_size)
     return stats.to_dict()

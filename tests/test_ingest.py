@@ -98,17 +98,28 @@ def draft(text: str, spec: str = "s", **ids) -> Draft:
 
 
 def test_hierarchical_transitive_merge():
+    text = "Colistin resistance rose in Greek intensive care units over the decade"  # copies differ in markup only
     dedup = Deduplicator()
-    assert dedup.add(draft("one", doi="10.1/abc")).reason is None
-    assert dedup.add(draft("two", pmid="7")).reason is None
-    bridge = dedup.add(draft("three", doi="10.1/abc", pmid="7", mesh_terms=["Humans"]))
+    assert dedup.add(draft(text, doi="10.1/abc")).reason is None
+    assert dedup.add(draft(text + ".", pmid="7")).reason is None
+    bridge = dedup.add(draft(text.upper(), doi="10.1/abc", pmid="7", mesh_terms=["Humans"]))
     assert bridge.reason == "duplicate_doi" and [r for _, r in bridge.absorbed] == ["duplicate_pmid"]
-    assert dedup.add(draft("one")).reason == "duplicate_content"
+    assert dedup.add(draft(text)).reason == "duplicate_content"
     (merged,) = list(dedup)
-    assert (merged.doi, merged.pmid, merged.text, merged.mesh_terms) == ("10.1/abc", "7", "one", ["Humans"])
+    assert (merged.doi, merged.pmid, merged.text, merged.mesh_terms) == ("10.1/abc", "7", text, ["Humans"])
     assert len(merged.merged_from) == 4
-    assert dedup.add(draft("four", doi="10.2/x", pmid="7")).conflict and dedup.identifier_conflicts == 1
-    assert [d.text for d in dedup.remove_pmids({"7"})] == ["one"] and len(dedup) == 0
+    assert dedup.add(draft(text + "!", doi="10.2/x", pmid="7")).conflict and dedup.identifier_conflicts == 1
+    assert [d.text for d in dedup.remove_pmids({"7"})] == [text] and len(dedup) == 0
+
+
+def test_same_identifier_different_text_excludes_every_copy():
+    dedup = Deduplicator()
+    dedup.add(draft("Colistin resistance rose in Greek intensive care units", pmid="7"))
+    first = dedup.add(draft("Tamoxifen adherence fell among older breast cancer patients", pmid="7"))
+    assert first.reason == "identifier_conflict" and first.conflict_key == "pmid:7"
+    assert [r for _, r in first.absorbed] == ["identifier_conflict"] and len(dedup) == 0
+    assert dedup.add(draft("A third text under the same PMID", pmid="7")).reason == "identifier_conflict"
+    assert dedup.identifier_conflicts == 2
 
 
 def test_near_duplicate_signatures():

@@ -242,7 +242,7 @@ def labelled_or_plain(sections: list[tuple[str | None, str]]) -> list[tuple[str 
 
 
 # ---------------------------------------------------------------------------------------------
-# streaming a top-level JSON object ({"key": value, ...}) without loading the file
+# streaming JSON (objects and arrays, one value at a time) without loading the file
 
 _SPACE = re.compile(r"\s*")
 _SEPARATOR = re.compile(r"[\s,]*")
@@ -256,55 +256,93 @@ class JSONStreamError(ValueError):
         self.offset = offset
 
 
-def iter_json_object(fh: IO[str], chunk_size: int = 1 << 20) -> Iterator[tuple[str, Any]]:
-    """Yield ``(key, value)`` of a top-level JSON object one item at a time."""
-    decoder = json.JSONDecoder()
-    buf, pos, consumed, eof = "", 0, 0, False
+class JSONCursor:
+    """A forward-only reader of a JSON text: step into objects and arrays, decode one value at a time.
 
-    def more() -> bool:
-        nonlocal buf, pos, consumed, eof
-        data = fh.read(chunk_size)
+    ``members()`` (after ``enter("{")``) yields each key and ``elements()`` (after ``enter("[")``) yields
+    once per element; the caller consumes the value (``decode()``, or ``enter`` and walk it) before
+    asking for the next. Memory stays at one read chunk plus the largest value decoded.
+    """
+
+    def __init__(self, fh: IO[str], chunk_size: int = 1 << 20):
+        self._fh, self._chunk_size = fh, chunk_size
+        self._decoder = json.JSONDecoder()
+        self._buf, self._pos, self._consumed, self._eof = "", 0, 0, False
+
+    def _more(self) -> bool:
+        data = self._fh.read(self._chunk_size)
         if not data:
-            eof = True
+            self._eof = True
             return False
-        consumed += pos
-        buf, pos = buf[pos:] + data, 0
+        self._consumed += self._pos
+        self._buf, self._pos = self._buf[self._pos:] + data, 0
         return True
 
-    def decode() -> Any:
-        nonlocal pos
+    def _error(self, message: str) -> JSONStreamError:
+        return JSONStreamError(message, self._consumed + self._pos)
+
+    def _skip(self, pattern: re.Pattern) -> str:
+        """Skip what ``pattern`` matches; return the next character ("" at the end)."""
+        while True:
+            self._pos = pattern.match(self._buf, self._pos).end()
+            if self._pos < len(self._buf) or self._eof or not self._more():
+                return self._buf[self._pos] if self._pos < len(self._buf) else ""
+
+    def peek(self) -> str:
+        """The next non-space character ("" at the end of the text)."""
+        return self._skip(_SPACE)
+
+    def enter(self, bracket: str) -> None:
+        """Step over the opening ``{`` or ``[`` of the next value."""
+        if self.peek() != bracket:
+            raise self._error(f"expected {bracket!r}")
+        self._pos += 1
+
+    def decode(self) -> Any:
+        """Decode the next whole value."""
+        self.peek()
         while True:
             try:
-                value, end = decoder.raw_decode(buf, pos)
+                value, end = self._decoder.raw_decode(self._buf, self._pos)
             except json.JSONDecodeError as exc:
-                if eof or not more():
-                    raise JSONStreamError(f"malformed or truncated JSON: {exc.msg}", consumed + exc.pos) from None
+                if self._eof or not self._more():
+                    raise JSONStreamError(f"malformed or truncated JSON: {exc.msg}", self._consumed + exc.pos) from None
                 continue
-            if end == len(buf) and not eof and more():  # a number may continue in the next chunk
+            if end == len(self._buf) and not self._eof and self._more():  # a number may continue
                 continue
-            pos = end
+            self._pos = end
             return value
 
-    def skip(pattern: re.Pattern) -> str:
-        """Skip what ``pattern`` matches; return the next character ("" at the end)."""
-        nonlocal pos
+    def members(self) -> Iterator[str]:
+        """Each key of the object just entered; the caller consumes its value before the next."""
         while True:
-            pos = pattern.match(buf, pos).end()
-            if pos < len(buf) or eof or not more():
-                return buf[pos] if pos < len(buf) else ""
+            nxt = self._skip(_SEPARATOR)
+            if nxt == "}":
+                self._pos += 1
+                return
+            if nxt != '"':
+                raise self._error("malformed or truncated JSON object")
+            key = self.decode()
+            if self.peek() != ":":
+                raise self._error("expected ':' after a key")
+            self._pos += 1
+            yield key
 
-    if skip(_SPACE) != "{":
-        raise JSONStreamError("expected a JSON object", consumed + pos)
-    pos += 1
-    while True:
-        nxt = skip(_SEPARATOR)
-        if nxt == "}":
-            return
-        if nxt != '"':
-            raise JSONStreamError("malformed or truncated JSON object", consumed + pos)
-        key = decode()
-        if skip(_SPACE) != ":":
-            raise JSONStreamError("expected ':' after a key", consumed + pos)
-        pos += 1
-        skip(_SPACE)
-        yield key, decode()
+    def elements(self) -> Iterator[None]:
+        """Once per element of the array just entered; the caller consumes each element."""
+        while True:
+            nxt = self._skip(_SEPARATOR)
+            if nxt == "]":
+                self._pos += 1
+                return
+            if not nxt:
+                raise self._error("malformed or truncated JSON array")
+            yield None
+
+
+def iter_json_object(fh: IO[str], chunk_size: int = 1 << 20) -> Iterator[tuple[str, Any]]:
+    """Yield ``(key, value)`` of a top-level JSON object one item at a time."""
+    cursor = JSONCursor(fh, chunk_size)
+    cursor.enter("{")
+    for key in cursor.members():
+        yield key, cursor.decode()

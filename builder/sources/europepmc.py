@@ -8,7 +8,6 @@ abstract and are dropped downstream with reason ``no_abstract``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,8 @@ from .base import (
     MISSING_ID,
     Fault,
     Item,
+    JSONCursor,
+    JSONStreamError,
     RawRecord,
     canonical_label,
     clean_doi,
@@ -40,23 +41,53 @@ _HEADING = re.compile(r"<h[1-6][^>]*>(.*?)</h[1-6]>", re.IGNORECASE | re.DOTALL)
 
 
 def read(path: Path, options: dict | None = None) -> Iterator[Item]:
+    """Stream the results one at a time, so a file that breaks off keeps every result before the break."""
     name = str(path)
+    position = 0
     try:
         with open_text(path) as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        yield Fault(name, 1, MALFORMED, f"line {exc.lineno}: malformed or truncated JSON: {exc.msg}")
+            for result in _results(JSONCursor(fh)):
+                if result is None:
+                    yield Fault(name, position + 1, MALFORMED, "not a Europe PMC search response (no resultList.result)")
+                    return
+                position += 1
+                yield _record(result, name, position)
+    except JSONStreamError as exc:
+        yield Fault(name, position + 1, MALFORMED, f"after record {position}: {exc}")
+
+
+def _results(cursor: JSONCursor) -> Iterator[Any]:
+    """Each result of a response page or a list of pages; None for a page without ``resultList.result``."""
+    if cursor.peek() == "[":
+        cursor.enter("[")
+        for _ in cursor.elements():
+            yield from _page_results(cursor)
+    else:
+        yield from _page_results(cursor)
+
+
+def _page_results(cursor: JSONCursor) -> Iterator[Any]:
+    if cursor.peek() != "{":
+        cursor.decode()
+        yield None
         return
-    pages = data if isinstance(data, list) else [data]
-    position = 0
-    for page in pages:
-        results = page.get("resultList", {}).get("result") if isinstance(page, dict) else None
-        if results is None:
-            yield Fault(name, position + 1, MALFORMED, "not a Europe PMC search response (no resultList.result)")
-            return
-        for result in results:
-            position += 1
-            yield _record(result, name, position)
+    cursor.enter("{")
+    found = False
+    for key in cursor.members():
+        if key == "resultList" and cursor.peek() == "{":
+            cursor.enter("{")
+            for inner in cursor.members():
+                if inner == "result" and cursor.peek() == "[":
+                    found = True
+                    cursor.enter("[")
+                    for _ in cursor.elements():
+                        yield cursor.decode()
+                else:
+                    cursor.decode()
+        else:
+            cursor.decode()
+    if not found:
+        yield None
 
 
 def _record(result: Any, path: str, position: int) -> Item:

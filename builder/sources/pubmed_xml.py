@@ -2,7 +2,8 @@
 
 The byte stream is cut at ``<PubmedArticle>``, ``<PubmedBookArticle>`` and ``<DeleteCitation>``
 boundaries and each element is parsed on its own with lxml, so memory stays at one read block
-however large the file, and a bad byte or a truncation costs one record, not the rest of the file.
+however large the file, and a bad byte or a truncation costs one record, not the rest of the file
+(a record that breaks off before the next one starts ends there, and reading resumes at that start tag).
 Structured abstracts keep their sections (``NlmCategory`` preferred over ``Label``); inline
 markup (``<i>``, ``<sub>``, MathML …) is flattened to its text, with ``^`` before a superscript
 that follows a digit (``10<sup>-5</sup>`` → ``10^-5``, also across a line break).
@@ -81,6 +82,9 @@ def _elements(path: Path) -> Iterator[tuple]:
                     line += buf.count(b"\n", counted_to, m.start())
                     counted_to = m.start()
                     stop = end + len(tag) + 3
+                    unclosed = _START.search(buf, m.end(), end)
+                    if unclosed:  # the record breaks off; the next one starts at its own start tag
+                        stop = unclosed.start()
                     yield tag.decode(), buf[m.start():stop], line
                     pos = stop
                     continue

@@ -2,8 +2,10 @@
 
 Options (``csv[text=Abstract,pmid=PMID]:file.csv`` or a ``columns:`` mapping in YAML) map the
 fields ``text``, ``title``, ``pmid``, ``doi``, ``pmcid``, ``year``, ``journal`` and ``mesh``
-(``;``-separated) to column names; unmapped fields are found by common column names
-(``abstract``, ``pubmed_id``, ``publish_time`` …). ``cord19`` is the CORD-19 ``metadata.csv``
+(``;``-separated) to column names or 0-based column numbers; unmapped fields are found by common
+column names (``abstract``, ``pubmed_id``, ``publish_time`` …). ``header=false`` reads a file
+without a header row (then fields are mapped by number: ``tsv[pmid=0,text=2,header=false]``); a
+mapping made only of numbers implies it unless ``header=true`` is given. ``cord19`` is the CORD-19 ``metadata.csv``
 preset. Inline headings (``OBJECTIVE: …``) become sections. Rows need no identifier: a row
 without one is identified by its content hash downstream.
 """
@@ -56,23 +58,35 @@ def reader_for(fmt: str):
     delimiter = "\t" if fmt == "tsv" else ","
 
     def read(path: Path, options: dict | None = None) -> Iterator[Item]:
-        mapping = {**PRESETS.get(fmt, {}), **{k: v for k, v in (options or {}).items() if k in FIELDS}}
-        return read_table(path, fmt, delimiter, mapping)
+        options = options or {}
+        mapping = {**PRESETS.get(fmt, {}), **{k: v for k, v in options.items() if k in FIELDS}}
+        return read_table(path, fmt, delimiter, mapping, has_header(options, mapping))
 
     return read
 
 
-def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str]) -> Iterator[Item]:
+def has_header(options: dict[str, str], mapping: dict[str, str]) -> bool:
+    """The ``header`` option; by default a file has a header unless every mapped column is a number."""
+    value = options.get("header")
+    if value is None:
+        return not mapping or not all(v.strip().isdigit() for v in mapping.values())
+    if value.strip().lower() not in ("true", "false"):
+        raise ValueError(f"table option header={value!r}: expected true or false")
+    return value.strip().lower() == "true"
+
+
+def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str], header: bool = True,
+               ) -> Iterator[Item]:
     name = str(path)
     position = 0
     try:
         with open_text(path, newline="") as fh:
             rows = csv.reader(fh, delimiter=delimiter)
-            header = next(rows, None)
-            columns = resolve_columns(header or [], mapping)
+            names = (next(rows, None) or []) if header else None
+            columns = resolve_columns(names, mapping)
             if "text" not in columns:
-                yield Fault(name, 1, MALFORMED, f"no abstract column among {header}; map one with "
-                                                f"{source}[text=COLUMN]:PATH")
+                yield Fault(name, 1, MALFORMED, f"no abstract column among {names}; map one with "
+                                                f"{source}[text=COLUMN]:PATH (a name, or a 0-based number)")
                 return
             for row in rows:
                 position += 1
@@ -81,12 +95,23 @@ def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str])
         yield Fault(name, position + 1, MALFORMED, f"malformed {source.upper()}: {exc}")
 
 
-def resolve_columns(header: list[str], mapping: dict[str, str]) -> dict[str, int]:
-    """Field -> column index, from the explicit mapping first, then the aliases."""
-    index = {h.strip().lower(): i for i, h in enumerate(header)}
+def resolve_columns(header: list[str] | None, mapping: dict[str, str]) -> dict[str, int]:
+    """Field -> column index, from the explicit mapping (a name or a 0-based number) first, then the aliases.
+
+    ``header`` None: the file has no header row, so only numbers can be mapped.
+    """
+    index = {h.strip().lower(): i for i, h in enumerate(header or [])}
     columns: dict[str, int] = {}
     for field in FIELDS:
         wanted = mapping.get(field)
+        if wanted and wanted.strip().isdigit():
+            columns[field] = int(wanted)
+            continue
+        if header is None:
+            if wanted:
+                raise csv.Error(f"column {wanted!r} (for {field}): a file without a header maps columns by "
+                                f"0-based number")
+            continue
         candidates = (wanted,) if wanted else ALIASES[field]
         for name in candidates:
             if name.strip().lower() in index:

@@ -1,0 +1,87 @@
+"""Bad inputs of the fault probe (issue 14), built in a scratch folder from the real files in ../shared/data.
+
+Shared by ``tests/test_faults.py`` (which asserts on each case) and ``benchmarks/faults.py`` (which
+runs each case through the CLI and writes the fault table). Nothing here copies a shared record
+into the repository: every file is derived at run time.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+PUBMED_XML = DATA / "pubmed_xml_ncbiutils" / "pubmed.xml"  # 5 articles
+EPMC_CORE = DATA / "europepmc_pyeuropepmc_fixtures" / "search_cancer_core.json"  # 25 core results
+CORD19 = DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv"
+
+
+def article_offsets(data: bytes) -> list[int]:
+    """Byte offsets of the ``<PubmedArticle>`` start tags."""
+    out, i = [], data.find(b"<PubmedArticle>")
+    while i >= 0:
+        out.append(i)
+        i = data.find(b"<PubmedArticle>", i + 1)
+    return out
+
+
+def empty_jsonl(root: Path) -> Path:
+    path = root / "empty.jsonl"
+    path.write_bytes(b"")
+    return path
+
+
+def half_article_gz(root: Path) -> Path:
+    """A .xml.gz holding only the first article of pubmed.xml, cut in half."""
+    data = PUBMED_XML.read_bytes()
+    first, second = article_offsets(data)[:2]
+    path = root / "half.xml.gz"
+    path.write_bytes(gzip.compress(data[:first + (second - first) // 2]))
+    return path
+
+
+def truncated_epmc(root: Path, keep: int = 10) -> Path:
+    """A Europe PMC core response cut in the middle of result ``keep + 1``."""
+    text = EPMC_CORE.read_text(encoding="utf-8")
+    results = json.loads(text)["resultList"]["result"]
+    start = text.index(f'"id": "{results[keep]["id"]}"')
+    path = root / "truncated.json"
+    path.write_text(text[:start + 200], encoding="utf-8")
+    return path
+
+
+def unclosed_title_xml(root: Path) -> Path:
+    """pubmed.xml whose third article breaks off inside ``<ArticleTitle>``; the fourth follows."""
+    data = PUBMED_XML.read_bytes()
+    offsets = article_offsets(data)
+    title = data.index(b"</ArticleTitle>", offsets[2])
+    path = root / "unclosed.xml"
+    path.write_bytes(data[:title] + b"\n" + data[offsets[3]:])
+    return path
+
+
+def conflicting_jsonl(root: Path, n: int = 3) -> tuple[Path, Path]:
+    """Two JSONL files with the same ``n`` PMIDs and different abstracts (taken from Europe PMC results)."""
+    results = [r for r in json.loads(EPMC_CORE.read_text(encoding="utf-8"))["resultList"]["result"]
+               if r.get("abstractText")]
+    paths = []
+    for name, offset in (("a.jsonl", 0), ("b.jsonl", n)):
+        rows = [{"pmid": str(900000 + i), "title": results[offset + i]["title"],
+                 "text": results[offset + i]["abstractText"]} for i in range(n)]
+        path = root / name
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def headerless_tsv(root: Path, rows: int = 5) -> Path:
+    """CORD-19 rows as a TSV without a header: pmid, title, abstract."""
+    import csv
+
+    with CORD19.open(encoding="utf-8-sig", newline="") as fh:
+        records = [r for r in csv.DictReader(fh) if r["abstract"] and r["pubmed_id"]][:rows]
+    path = root / "noheader.tsv"
+    path.write_text("".join(f"{r['pubmed_id']}\t{r['title']}\t{' '.join(r['abstract'].split())}\n" for r in records),
+                    encoding="utf-8")
+    return path

@@ -1,0 +1,127 @@
+"""Regression tests of the fault probe (issue 14): bad input never crashes and never loses data silently.
+
+Each test builds its bad input with ``tests/fault_cases.py`` (from the real files in ../shared/data)
+and checks the promised behaviour; ``benchmarks/faults.py`` runs the same cases into the fault table.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+
+import fault_cases as cases
+import pytest
+
+from biodivergence_dataset import io
+from biodivergence_dataset.cli import main as cli_main
+from biodivergence_dataset.records import Abstract
+from builder.ingest import CONFLICTS_FILE, IngestConfig, run_stage
+from builder.sources import Fault, RawRecord, SourceSpec
+
+CONFIG = IngestConfig(domain="oncology", progress=False)
+
+
+def read(spec: str) -> tuple[list[RawRecord], list[Fault]]:
+    out = list(SourceSpec.parse(spec).items())
+    return [i for i in out if isinstance(i, RawRecord)], [i for i in out if isinstance(i, Fault)]
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. no abstract survives ingest: a finished stage with 0 records, not an IndexError
+
+
+@pytest.mark.parametrize("make, fmt", [(cases.empty_jsonl, "jsonl"), (cases.half_article_gz, "pubmed_xml")])
+def test_ingest_with_nothing_left_finishes_empty(tmp_path, capsys, make, fmt):
+    path = make(tmp_path)
+    out = tmp_path / "abstracts"
+    assert cli_main(["ingest", f"{fmt}:{path}", "--out", str(out), "--domain", "oncology"]) == 0
+    stats = io.read_stats(out)
+    assert io.is_done(out) and stats["kept"] == 0 and list(io.read_records(out, Abstract)) == []
+    assert len(stats["faults"]) == 1 and str(path) in stats["faults"][0]
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. a truncated Europe PMC JSON keeps the records before the break
+
+
+def test_truncated_europepmc_keeps_complete_records(tmp_path):
+    path = cases.truncated_epmc(tmp_path, keep=10)
+    records, faults = read(f"europepmc_json:{path}")
+    assert len(records) == 10 and [r.position for r in records] == list(range(1, 11))
+    (fault,) = faults
+    assert fault.position == 11 and fault.reason == "malformed" and "after record 10" in fault.message
+    stats = run_stage([f"europepmc_json:{path}"], tmp_path / "abstracts", CONFIG)
+    assert stats["seen"] == 11 and stats["kept"] > 0 and stats["dropped"]["malformed"] == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. an unclosed tag costs one article, not the next one too
+
+
+def test_unclosed_tag_costs_one_article(tmp_path):
+    records, faults = read(f"pubmed_xml:{cases.unclosed_title_xml(tmp_path)}")
+    assert [r.pmid for r in records] == ["35196497", "33278872", "30158200", "151222"]
+    (fault,) = faults
+    assert fault.position == 3 and fault.reason == "malformed"
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. one identifier, two texts: an identifier conflict, both records excluded and listed
+
+
+def test_same_pmid_different_text_is_a_conflict(tmp_path, caplog):
+    a, b = cases.conflicting_jsonl(tmp_path, n=3)
+    out = tmp_path / "abstracts"
+    with caplog.at_level(logging.WARNING, logger="builder.ingest"):
+        stats = run_stage([f"jsonl:{a}", f"jsonl:{b}"], out, CONFIG)
+    ids = ["pmid:900000", "pmid:900001", "pmid:900002"]
+    assert stats["identifier_conflicts"] == 3 and stats["identifier_conflict_ids"] == ids
+    assert stats["kept"] == 0 and stats["dropped"] == {"identifier_conflict": 6}
+    excluded = list(io.read_jsonl(out / CONFLICTS_FILE))
+    assert sorted(r["identifier"] for r in excluded) == sorted(ids * 2)
+    assert {r["reason"] for r in excluded} == {"identifier_conflict"} and all(r["text"] for r in excluded)
+    assert "pmid:900000" in caplog.text and "identifier_conflict" in caplog.text
+
+
+def test_same_pmid_same_text_still_merges(tmp_path):
+    a, _ = cases.conflicting_jsonl(tmp_path, n=3)
+    stats = run_stage([f"jsonl:{a}", f"jsonl:{a}"], tmp_path / "abstracts", CONFIG)
+    assert stats["kept"] == 3 and stats["dropped"] == {"duplicate_pmid": 3} and stats["identifier_conflicts"] == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# headerless TSV / CSV: columns by number, header=false
+
+
+def test_headerless_tsv_mapped_by_column_number(tmp_path):
+    path = cases.headerless_tsv(tmp_path, rows=5)
+    for spec in (f"tsv[pmid=0,title=1,text=2]:{path}", f"tsv[pmid=0,text=2,header=false]:{path}"):
+        records, faults = read(spec)
+        assert faults == [] and len(records) == 5 and all(r.pmid and r.sections for r in records)
+    with_header = read(f"tsv[pmid=0,text=2,header=true]:{path}")[0]
+    assert len(with_header) == 4  # the first row taken as the header, as asked
+
+
+def test_headerless_table_rejects_column_names(tmp_path):
+    path = cases.headerless_tsv(tmp_path, rows=2)
+    (fault,) = read(f"tsv[text=abstract,header=false]:{path}")[1]
+    assert "0-based number" in fault.message
+    with pytest.raises(ValueError, match="header='maybe'"):
+        read(f"tsv[text=2,header=maybe]:{path}")
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. files written atomically get the umask's mode
+
+
+def test_atomic_writes_follow_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        text = io.write_text_atomic(tmp_path / "a.txt", "x")
+        os.umask(0o027)
+        data = io.write_json_atomic(tmp_path / "b.json", {})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(text.stat().st_mode) == 0o644
+    assert stat.S_IMODE(data.stat().st_mode) == 0o640
