@@ -38,7 +38,7 @@ def split_order(names: Iterable[str]) -> list[str]:
     return [s for s in canon if s in names] + sorted(s for s in names if s not in canon)
 
 
-def _shard_name(split: str, i: int, n: int) -> str:
+def shard_name(split: str, i: int, n: int) -> str:
     return f"{split}-{i:05d}-of-{n:05d}.parquet"
 
 
@@ -66,7 +66,7 @@ def write_config(
         n = max(1, math.ceil(len(rows) / shard_rows))
         for i in range(n):
             chunk = rows[i * shard_rows:(i + 1) * shard_rows]
-            write_table_atomic(staging / _shard_name(split, i, n), pa.Table.from_pylist(chunk, schema=schema))
+            write_table_atomic(staging / shard_name(split, i, n), pa.Table.from_pylist(chunk, schema=schema))
     final = release_dir / config
     old = release_dir / f".{config}.old"
     shutil.rmtree(old, ignore_errors=True)

@@ -1,4 +1,5 @@
-"""Check a release folder: card YAML, configs, schema, labels, and leakage between splits of ``primary``."""
+"""Check a release folder: card YAML, configs, shards and row counts against ``dataset_info``, schema, labels,
+and leakage between splits of ``primary``."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
 from . import ontology
 from .features import release_features
 from .records import RecordError
-from .release import README, config_names, configs_yaml, iter_examples, split_files, split_names
+from .release import README, config_names, configs_yaml, iter_examples, shard_name, split_files, split_names
 
 #: Identities that must not be shared between two splits of the article-disjoint config.
 _IDENTITIES = {
@@ -33,16 +35,21 @@ class ValidationReport:
         return not self.problems
 
 
-def _card_configs(release_dir: Path, report: ValidationReport) -> None:
+def _card_header(release_dir: Path, report: ValidationReport) -> dict | None:
+    """The card's YAML header, or None (with a problem) when there is none."""
     readme = release_dir / README
     if not readme.exists():
         report.problems.append(f"{readme}: missing (the card declares configs: and dataset_info:)")
-        return
+        return None
     text = readme.read_text(encoding="utf-8")
     if not text.startswith("---\n") or "\n---" not in text[4:]:
         report.problems.append(f"{readme}: no YAML header")
-        return
-    header = yaml.safe_load(text[4:text.index("\n---", 4)])
+        return None
+    return yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
+
+
+def _card_configs(release_dir: Path, header: dict, report: ValidationReport) -> None:
+    readme = release_dir / README
     declared = {c["config_name"]: c for c in header.get("configs", [])}
     for config in ontology.CONFIGS:
         if config not in declared:
@@ -55,11 +62,27 @@ def _card_configs(release_dir: Path, report: ValidationReport) -> None:
             report.problems.append(f"{readme}: data_files of config {name!r} do not match the Parquet files on disk")
 
 
+def _shards(release_dir: Path, config: str, split: str, report: ValidationReport) -> None:
+    """The split's shards are exactly ``SPLIT-00000-of-N`` … ``SPLIT-(N-1)-of-N``."""
+    names = [p.name for p in split_files(release_dir, config, split)]
+    counts = {int(name.rsplit("-of-", 1)[1].split(".")[0]) for name in names}
+    expected = [shard_name(split, i, n) for n in sorted(counts) for i in range(n)]
+    missing = sorted(set(expected) - set(names))
+    if missing or len(counts) > 1:
+        report.problems.append(f"{release_dir / config}: split {split!r} has shards {names} but needs {expected}; "
+                               f"missing {missing} (rebuild the release or restore the files)")
+
+
 def _schema(release_dir: Path, config: str, split: str, report: ValidationReport) -> bool:
     expected = release_features().arrow_schema.remove_metadata()
     ok = True
     for path in split_files(release_dir, config, split):
-        schema = pq.read_schema(path).remove_metadata()
+        try:
+            schema = pq.read_schema(path).remove_metadata()
+        except (pa.ArrowException, OSError) as exc:
+            report.problems.append(f"{path}: not a readable Parquet file (truncated or corrupt?): {exc}")
+            ok = False
+            continue
         if not schema.equals(expected):
             got, want = set(schema.names), set(expected.names)
             detail = (f"missing columns {sorted(want - got)}, unexpected {sorted(got - want)}"
@@ -110,21 +133,48 @@ def _leakage(config: str, by_split: dict[str, dict[str, set[str]]], report: Vali
                 )
 
 
+def _declared_rows(header: dict) -> dict[str, dict[str, int]]:
+    """``{config: {split: num_examples}}`` from the card's ``dataset_info:``."""
+    return {info.get("config_name"): {s["name"]: s.get("num_examples") for s in info.get("splits") or []}
+            for info in header.get("dataset_info") or []}
+
+
+def _row_counts(release_dir: Path, header: dict, report: ValidationReport) -> None:
+    """Rows per split on disk equal the card's ``dataset_info`` (what ``load_dataset`` verifies)."""
+    readme = release_dir / README
+    declared = _declared_rows(header)
+    for config, on_disk in report.rows.items():
+        want = declared.get(config, {})
+        for split in sorted(set(want) | set(on_disk)):
+            held = on_disk.get(split, None if split_files(release_dir, config, split) else 0)
+            if held is not None and want.get(split) != held:  # None: unreadable, reported by _schema
+                report.problems.append(
+                    f"{readme}: dataset_info of {config}/{split} declares {want.get(split)} rows but the Parquet "
+                    f"files hold {held}; load_dataset would fail (NonMatchingSplitsSizesError): "
+                    f"restore the missing files, or re-render the card with `biodivergence card` if the data is right")
+
+
 def validate_release(release_dir: str | Path) -> ValidationReport:
     release_dir = Path(release_dir)
     report = ValidationReport()
     if not release_dir.is_dir():
         report.problems.append(f"{release_dir}: not a folder")
         return report
-    _card_configs(release_dir, report)
+    header = _card_header(release_dir, report)
+    if header is not None:
+        _card_configs(release_dir, header, report)
     for config in config_names(release_dir):
         splits = split_names(release_dir, config)
         missing = [s for s in ontology.SPLITS if s not in splits]
         if missing:
             report.problems.append(f"{config}: missing split(s) {missing}")
+        for split in splits:
+            _shards(release_dir, config, split, report)
         by_split = {s: _rows(release_dir, config, s, report) for s in splits if _schema(release_dir, config, s, report)}
         if config == ontology.DEFAULT_CONFIG:
             _leakage(config, by_split, report)
+    if header is not None:
+        _row_counts(release_dir, header, report)
     return report
 
 

@@ -85,3 +85,31 @@ def headerless_tsv(root: Path, rows: int = 5) -> Path:
     path.write_text("".join(f"{r['pubmed_id']}\t{r['title']}\t{' '.join(r['abstract'].split())}\n" for r in records),
                     encoding="utf-8")
     return path
+
+
+def two_shard_release(root: Path) -> Path:
+    """A small release whose pairlevel train split has two shards."""
+    from release_factory import make_splits
+
+    from biodivergence_dataset import card, release
+
+    splits = make_splits()
+    release.write_config(root, "primary", splits)
+    release.write_config(root, "pairlevel", splits, shard_rows=4)
+    card.write_card(root)
+    return root
+
+
+def release_missing_shard(root: Path) -> Path:
+    """The two-shard release with ``pairlevel/train-00001-of-00002.parquet`` deleted."""
+    release_dir = two_shard_release(root)
+    (release_dir / "pairlevel" / "train-00001-of-00002.parquet").unlink()
+    return release_dir
+
+
+def release_truncated_shard(root: Path) -> Path:
+    """The two-shard release with its first pairlevel train shard cut in half."""
+    release_dir = two_shard_release(root)
+    shard = release_dir / "pairlevel" / "train-00000-of-00002.parquet"
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    return release_dir

@@ -125,3 +125,28 @@ def test_atomic_writes_follow_the_umask(tmp_path):
         os.umask(old)
     assert stat.S_IMODE(text.stat().st_mode) == 0o644
     assert stat.S_IMODE(data.stat().st_mode) == 0o640
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. validate compares shards and rows per split with dataset_info; a broken Parquet file is named
+
+
+def test_validate_fails_on_missing_shard(tmp_path, capsys):
+    release_dir = cases.release_missing_shard(tmp_path / "release")
+    assert cli_main(["validate", str(release_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "pairlevel/train declares 8 rows but the Parquet files hold 4" in out
+    assert "missing ['train-00001-of-00002.parquet']" in out
+
+
+def test_validate_names_truncated_parquet(tmp_path, capsys):
+    release_dir = cases.release_truncated_shard(tmp_path / "release")
+    assert cli_main(["validate", str(release_dir)]) == 1
+    out = capsys.readouterr().out
+    assert f"{release_dir}/pairlevel/train-00000-of-00002.parquet: not a readable Parquet file" in out
+
+
+def test_validate_passes_two_shard_release(tmp_path):
+    from biodivergence_dataset.validate import validate_release
+
+    assert validate_release(cases.two_shard_release(tmp_path / "release")).problems == []
