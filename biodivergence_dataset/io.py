@@ -195,12 +195,53 @@ def read_stats(stage_dir: str | os.PathLike) -> dict[str, Any]:
     return json.loads((Path(stage_dir) / STATS_FILE).read_text(encoding="utf-8"))
 
 
-def append_jsonl(path: str | os.PathLike, row: dict[str, Any]) -> None:
-    """Append one JSON line durably (flush + fsync), for logs that must survive a kill."""
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+_TAIL_BLOCK = 1 << 16
+
+
+def _last_line_start(fh, end: int) -> int:
+    """Offset just after the last newline before ``end`` (0 if there is none)."""
+    pos = end
+    while pos > 0:
+        low = max(0, pos - _TAIL_BLOCK)
+        fh.seek(low)
+        cut = fh.read(pos - low).rfind(b"\n")
+        if cut >= 0:
+            return low + cut + 1
+        pos = low
+    return 0
+
+
+def _mend_torn_tail(fh) -> None:
+    """A last line without its newline (a kill mid-write) is cut off, or ended if it is whole JSON."""
+    end = fh.seek(0, os.SEEK_END)
+    if end == 0:
+        return
+    fh.seek(end - 1)
+    if fh.read(1) == b"\n":
+        return
+    start = _last_line_start(fh, end)
+    fh.seek(start)
+    try:
+        json.loads(fh.read(end - start))
+    except ValueError:
+        fh.truncate(start)
+    else:
+        fh.write(b"\n")
+
+
+def append_jsonl_rows(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> None:
+    """Append JSON lines durably (one flush + fsync) for logs that must survive a kill; mend a torn last line first."""
+    data = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows).encode("utf-8")
+    with open(path, "a+b") as fh:
+        _mend_torn_tail(fh)
+        fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def append_jsonl(path: str | os.PathLike, row: dict[str, Any]) -> None:
+    """Append one JSON line durably (see :func:`append_jsonl_rows`)."""
+    append_jsonl_rows(path, [row])
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:

@@ -9,7 +9,9 @@ no pair and sends no answered pair again (an answer received but not yet recorde
 taken from ``raw_responses.jsonl``). Answers are validated and repaired (``builder.repair``);
 after the last failed attempt a pair falls back to the heuristic annotator, recorded as such in
 ``failures.jsonl`` with its retry history. When the server cannot be reached at all the run stops
-with an error instead, and the same command resumes it. The finished folder holds Parquet shards
+with an error instead, and the same command resumes it. ``--overwrite`` (other settings) removes only
+the files this stage wrote and keeps the stored answers, reused where provider, model and prompt
+version match (``--forget-cache`` deletes them too); a line torn by a kill is mended before appending. The finished folder holds Parquet shards
 of Example records, ``stats.json``, ``annotation_manifest.json``, ``provenance.json``,
 ``manifest.json`` and ``_SUCCESS`` (last).
 """
@@ -18,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
-import shutil
 import threading
 import time
 from collections import Counter
@@ -34,13 +34,16 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
     DEFAULT_SHARD_SIZE,
     MANIFEST_FILE,
+    STATS_FILE,
+    SUCCESS_MARKER,
     StageStats,
-    append_jsonl,
+    append_jsonl_rows,
     is_done,
     read_jsonl,
     read_manifest,
     read_records,
     read_stats,
+    shard_paths,
     stage_is_current,
     write_json_atomic,
     write_manifest,
@@ -90,6 +93,7 @@ class AnnotateConfig:
     limit: int | None = None
     shard_size: int = DEFAULT_SHARD_SIZE
     overwrite: bool = False
+    forget_cache: bool = False
     progress: bool = True
 
     def identity(self) -> dict[str, Any]:
@@ -117,23 +121,20 @@ class Outcome:
 
 
 class _Log:
-    """A thread-safe durable JSONL appender."""
+    """A thread-safe durable JSONL appender (a line torn by a kill is mended before the next append)."""
 
     def __init__(self, path: Path):
         self.path, self._lock = path, threading.Lock()
 
     def append(self, row: dict[str, Any]) -> None:
-        with self._lock:
-            append_jsonl(self.path, row)
+        self.extend([row])
 
     def extend(self, rows: list[dict[str, Any]]) -> None:
         """Append several rows with one flush + fsync."""
         if not rows:
             return
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows))
-            fh.flush()
-            os.fsync(fh.fileno())
+        with self._lock:
+            append_jsonl_rows(self.path, rows)
 
 
 def _example(pair: CandidatePair, labels: Labels, annotator_id: str, kind: str, prompt_version: str) -> Example:
@@ -229,11 +230,19 @@ def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConf
             if not config.overwrite:
                 raise ValueError(f"{out_dir} holds annotations made with other parameters ({previous}); "
                                  "use another --out folder or --overwrite")
-            shutil.rmtree(out_dir)
+            _remove_stage_files(out_dir, config.forget_cache)
     elif has_state and config.overwrite:
-        shutil.rmtree(out_dir)
+        _remove_stage_files(out_dir, config.forget_cache)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "_SUCCESS").unlink(missing_ok=True)
+    (out_dir / SUCCESS_MARKER).unlink(missing_ok=True)
+
+
+def _remove_stage_files(out_dir: Path, forget_cache: bool) -> None:
+    """Remove what this stage wrote (other files stay); the stored LLM answers too only if ``forget_cache``."""
+    written = [ANNOTATIONS_FILE, FAILURES_FILE, ANNOTATION_MANIFEST_FILE, PROVENANCE_FILE, MANIFEST_FILE, STATS_FILE,
+               SUCCESS_MARKER] + ([RAW_FILE] if forget_cache else [])
+    for path in [out_dir / name for name in written] + shard_paths(out_dir):
+        path.unlink(missing_ok=True)
 
 
 def _as_stored(value: Any) -> Any:
@@ -245,11 +254,13 @@ def _finished(out_dir: Path) -> dict[str, dict[str, Any]]:
     return {row["pair_id"]: row for row in read_jsonl(out_dir / ANNOTATIONS_FILE)}
 
 
-def _answered(out_dir: Path) -> dict[str, tuple[dict[str, Any], int]]:
-    """Last parseable answer per pair in raw_responses.jsonl, with its attempt number."""
+def _answered(out_dir: Path, backend: ChatBackend) -> dict[str, tuple[dict[str, Any], int]]:
+    """Last parseable answer of this provider, model and prompt per pair in raw_responses.jsonl, with its attempt."""
     out = {}
     for row in read_jsonl(out_dir / RAW_FILE):
-        if row.get("status") == "ok":
+        same_asker = (row.get("provider"), row.get("model"), row.get("prompt_version")) == (
+            backend.provider, backend.model, PROMPT_VERSION)
+        if row.get("status") == "ok" and same_asker:
             out[row["pair_id"]] = (parse_json_lenient(row["content"]), row["attempt"])
     return out
 
@@ -375,7 +386,7 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
                 for start in range(0, len(todo), HEURISTIC_BATCH):
                     record_many([annotator.heuristic_outcome(p) for p in todo[start:start + HEURISTIC_BATCH]])
             else:
-                answered = _answered(out_dir)
+                answered = _answered(out_dir, backend)
                 for pair in [p for p in todo if p.pair_id in answered]:
                     answer, attempt = answered[pair.pair_id]
                     record(annotator.from_answer(pair, answer, attempt, reused=True))
@@ -456,7 +467,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=d.temperature)
     parser.add_argument("--max-abstract-chars", type=int, default=d.max_abstract_chars)
     parser.add_argument("--limit", type=int, default=None, help="annotate only the first N pairs")
-    parser.add_argument("--overwrite", action="store_true", help="discard a partial run made with other settings")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="discard a partial run made with other settings (only the files this stage wrote; "
+                             "stored LLM answers are kept and reused where provider, model and prompt match)")
+    parser.add_argument("--forget-cache", action="store_true",
+                        help=f"with --overwrite, also delete the stored LLM answers ({RAW_FILE})")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -465,7 +480,7 @@ def run(args: argparse.Namespace) -> int:
         annotator=args.annotator, concurrency=args.concurrency, timeout_s=args.timeout_s,
         max_attempts=args.max_attempts, max_tokens=args.max_tokens, temperature=args.temperature,
         max_abstract_chars=args.max_abstract_chars, limit=args.limit, overwrite=args.overwrite,
-        progress=not args.no_progress,
+        forget_cache=args.forget_cache, progress=not args.no_progress,
     )
     stats = run_stage(args.pairs_dir, args.out, config)
     print(f"annotated {stats['kept']} pairs into {args.out}: {stats.get('by_conflict_type', {})}; "

@@ -6,6 +6,7 @@ and checks the promised behaviour; ``benchmarks/faults.py`` runs the same cases 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
@@ -15,7 +16,7 @@ import pytest
 
 from biodivergence_dataset import io
 from biodivergence_dataset.cli import main as cli_main
-from biodivergence_dataset.records import Abstract
+from biodivergence_dataset.records import Abstract, Example
 from builder.ingest import CONFLICTS_FILE, IngestConfig, run_stage
 from builder.sources import Fault, RawRecord, SourceSpec
 
@@ -150,3 +151,65 @@ def test_validate_passes_two_shard_release(tmp_path):
     from biodivergence_dataset.validate import validate_release
 
     assert validate_release(cases.two_shard_release(tmp_path / "release")).problems == []
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. annotate --overwrite removes only what the stage wrote; stored answers stay unless --forget-cache
+
+
+FAST = {"backoff_s": 0.01, "timeout_s": 5.0, "progress": False}
+
+
+@pytest.fixture(scope="module")
+def pairs_dir(tmp_path_factory):
+    from llm_server import real_pairs, write_pairs
+
+    return write_pairs(tmp_path_factory.mktemp("pairs") / "pairs", real_pairs(6))
+
+
+def test_overwrite_keeps_foreign_files_and_stored_answers(pairs_dir, tmp_path):
+    from llm_server import FakeOllama
+
+    from builder.annotate import RAW_FILE, AnnotateConfig
+    from builder.annotate import run_stage as annotate
+
+    out = tmp_path / "labels"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with FakeOllama(models=("a", "b")) as server:
+        annotate(pairs_dir, out, AnnotateConfig(annotator=server.spec("a"), **FAST))
+        annotate(pairs_dir, out, AnnotateConfig(annotator=server.spec("b"), overwrite=True, **FAST))
+        assert len(server.requests) == 12 and (out / "notes.txt").read_text() == "mine"
+        stats = annotate(pairs_dir, out, AnnotateConfig(annotator=server.spec("a"), overwrite=True, **FAST))
+        assert len(server.requests) == 12 and stats["reused_raw_responses"] == 6  # model a's answers, kept
+        annotate(pairs_dir, out, AnnotateConfig(annotator=server.spec("b"), overwrite=True, forget_cache=True, **FAST))
+    assert len(server.requests) == 18 and {r["model"] for r in io.read_jsonl(out / RAW_FILE)} == {"b"}
+    assert {e.annotator_id for e in io.read_records(out, Example)} == {"ollama:b"}
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. a torn last line is mended before appending, so a second resume is not stuck
+
+
+def test_torn_annotation_line_does_not_block_later_resumes(pairs_dir, tmp_path):
+    from builder.annotate import ANNOTATIONS_FILE, AnnotateConfig
+    from builder.annotate import run_stage as annotate
+
+    out, config = tmp_path / "labels", AnnotateConfig(progress=False)
+    annotate(pairs_dir, out, config)
+    log = out / ANNOTATIONS_FILE
+    for _ in range(2):  # killed mid-write twice, resumed each time
+        lines = log.read_text().splitlines()
+        log.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])
+        (out / io.SUCCESS_MARKER).unlink()
+        assert annotate(pairs_dir, out, config)["kept"] == 6
+        assert [json.loads(line)["pair_id"] for line in log.read_text().splitlines()][-1]
+
+
+def test_append_ends_a_whole_last_line_and_cuts_a_torn_one(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"a": 1}\n{"b": 2}')
+    io.append_jsonl(path, {"c": 3})
+    path.write_bytes(path.read_bytes() + b'{"d": ')
+    io.append_jsonl(path, {"e": 5})
+    assert list(io.read_jsonl(path)) == [{"a": 1}, {"b": 2}, {"c": 3}, {"e": 5}]
