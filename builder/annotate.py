@@ -11,9 +11,9 @@ after the last failed attempt a pair falls back to the heuristic annotator, reco
 ``failures.jsonl`` with its retry history. When the server cannot be reached at all the run stops
 with an error instead, and the same command resumes it. ``--overwrite`` (other settings) removes only
 the files this stage wrote and keeps the stored answers, reused where provider, model and prompt
-version match (``--forget-cache`` deletes them too); a line torn by a kill is mended before appending. The finished folder holds Parquet shards
-of Example records, ``stats.json``, ``annotation_manifest.json``, ``provenance.json``,
-``manifest.json`` and ``_SUCCESS`` (last).
+version match (``--forget-cache`` deletes them too); a line torn by a kill is mended before appending.
+The finished folder holds Parquet shards of Example records, ``stats.json``, ``annotation_manifest.json``,
+``provenance.json``, ``manifest.json`` and ``_SUCCESS`` (last).
 """
 
 from __future__ import annotations
