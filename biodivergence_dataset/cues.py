@@ -143,6 +143,22 @@ def axis_values(text: str) -> dict[str, set[str]]:
     return out
 
 
+_VALUE_ALIASES = {
+    "us": "united states", "usa": "united states", "u.s": "united states", "america": "united states",
+    "uk": "united kingdom", "paediatric": "pediatric", "child": "children", "randomised": "randomized",
+    "faeces": "feces", "disc diffusion": "disk diffusion", "etest": "e-test",
+}
+
+
+def canonical_value(value: str) -> str:
+    """Normalise a cue value so spelling and number variants compare equal ('Adults' = 'adult')."""
+    v = " ".join(value.lower().replace("–", "-").strip(" .").split())
+    if v in _VALUE_ALIASES:
+        return _VALUE_ALIASES[v]
+    words = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in v.split()]
+    return _VALUE_ALIASES.get(" ".join(words), " ".join(words))
+
+
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
@@ -214,11 +230,11 @@ OPPOSED_TERMS: dict[str, tuple[str, str]] = {
         (r"increas\w*|higher|high|greater|more|elevat\w*|rais(?:e|es|ed|ing)|ris(?:e|es|ing)|rose|gain\w*|"
         r"up-?regulat\w*|enhanc\w*|augment\w*|boost\w*|amplif\w*|accumulat\w*|exceed\w*|"
         r"activat\w*|stimulat\w*|promot\w*|induc\w*|facilitat\w*|potentiat\w*|trigger\w*|accelerat\w*|"
-        r"enabl\w*|agonist\w*|caus(?:e|es|ed|ing)|driv(?:e|es|en|ing)|drove"),
+        r"enabl\w*|agonist\w*|caus(?:e|es|ed|ing)|driv(?:e|es|en|ing)|drove|encourag\w*|stabili[sz]\w*"),
         (r"decreas\w*|lower|low|reduc\w*|less|fewer|diminish\w*|declin\w*|down-?regulat\w*|attenuat\w*|"
         r"lessen\w*|deplet\w*|loss|los(?:e|es|t|ing)|drop(?:s|ped|ping)?|fall|falls|fell|minimi[sz]\w*|"
         r"inhibit\w*|suppress\w*|repress\w*|block\w*|prevent\w*|abolish\w*|imped\w*|delay\w*|slow\w*|"
-        r"hinder\w*|abrogat\w*|impair\w*|disrupt\w*|antagoni\w*|arrest\w*"),
+        r"hinder\w*|abrogat\w*|impair\w*|disrupt\w*|antagoni\w*|arrest\w*|discourag\w*|destabili[sz]\w*"),
     ),
     "valence": (
         (r"improv\w*|benefi\w*|better|best|favou?rabl\w*|effective\w*|efficac\w*|success\w*|safe|safer|"

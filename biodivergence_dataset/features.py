@@ -19,7 +19,7 @@ _CLASS_LABEL_COLUMNS: dict[str, tuple[str, ...]] = {
 _INT_COLUMNS = ("pub_year_a", "pub_year_b")
 _FLOAT_COLUMNS = (
     "similarity", "disagreement", "entity_overlap", "type_compatibility", "year_penalty",
-    "combined_score", "confidence",
+    "combined_score", "confidence", "label_quality",
 )
 SPAN_FEATURE = {
     "article_uid": Value("string"),
@@ -27,6 +27,28 @@ SPAN_FEATURE = {
     "start": Value("int32"),
     "end": Value("int32"),
     "role": Value("string"),
+}
+
+
+FRAME_FEATURE = {
+    "exposure": Value("string"),
+    "outcome": Value("string"),
+    "finding": Value("string"),
+    "significance": Value("string"),
+    "finding_text": Value("string"),
+    "context": List({"axis": Value("string"), "value": Value("string"), "text": Value("string"),
+                     "start": Value("int32"), "end": Value("int32")}),
+}
+ANNOTATOR_LABEL_FEATURE = {
+    "annotator_id": Value("string"),
+    "conflict_type": Value("string"),
+    "confidence": Value("float32"),
+}
+_STRUCT_COLUMNS: dict[str, Any] = {
+    "evidence_spans": List(SPAN_FEATURE),
+    "frame_a": FRAME_FEATURE,
+    "frame_b": FRAME_FEATURE,
+    "annotator_labels": List(ANNOTATOR_LABEL_FEATURE),
 }
 
 
@@ -38,8 +60,8 @@ def release_features() -> Features:
             columns[name] = ClassLabel(names=list(_CLASS_LABEL_COLUMNS[name]))
         elif name == "divergence_axes":
             columns[name] = List(ClassLabel(names=list(ontology.AXIS_NAMES)))
-        elif name == "evidence_spans":
-            columns[name] = List(SPAN_FEATURE)
+        elif name in _STRUCT_COLUMNS:
+            columns[name] = _STRUCT_COLUMNS[name]
         elif name in _INT_COLUMNS:
             columns[name] = Value("int32")
         elif name in _FLOAT_COLUMNS:

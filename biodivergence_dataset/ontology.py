@@ -326,7 +326,28 @@ DOMAINS: tuple[Domain, ...] = (
 #: Ingestion maps every source's own labels onto these; unmappable labels become ``UNASSIGNED``.
 SECTION_LABELS: tuple[str, ...] = ("BACKGROUND", "OBJECTIVE", "METHODS", "RESULTS", "CONCLUSIONS", "UNASSIGNED")
 
-ANNOTATOR_KINDS: tuple[str, ...] = ("llm", "heuristic")
+ANNOTATOR_KINDS: tuple[str, ...] = ("llm", "heuristic", "frames", "judge", "panel")
+
+#: The finding of a claim frame: what the claim reports about its exposure and outcome.
+FINDING_DIRECTIONS: tuple[str, ...] = (
+    "increase", "decrease", "no_effect", "association", "no_association", "difference", "no_difference",
+)
+#: Stated statistical significance of a finding.
+SIGNIFICANCE_VALUES: tuple[str, ...] = ("significant", "not_significant")
+#: Why a pair was (not) treated as two answers to the same question (recorded in the provenance).
+COMPARABILITY: dict[str, str] = {
+    "same_question": "both claims share the exposure and the outcome",
+    "different_exposure": "the claims study different exposures or interventions",
+    "different_outcome": "the claims measure different outcomes",
+    "different_topic": "the claims share too few content words to be about one question",
+    "finding_unstated": "a claim states no finding that could be compared",
+}
+#: Why two findings on the same question disagree.
+DISAGREEMENT_REASONS: dict[str, str] = {
+    "null_vs_effect": "one claim reports an effect or association, the other its absence",
+    "opposite_direction": "one claim reports an increase, the other a decrease",
+    "significance": "same direction, significant in one claim and explicitly not significant in the other",
+}
 SPAN_ROLES: tuple[str, ...] = ("claim_a", "claim_b")
 CONFIGS: tuple[str, ...] = ("primary", "pairlevel")
 DEFAULT_CONFIG = "primary"
@@ -356,6 +377,8 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
     "domain": DOMAIN_NAMES,
     "annotator_kind": ANNOTATOR_KINDS,
     "role": SPAN_ROLES,
+    "finding": FINDING_DIRECTIONS,
+    "significance": SIGNIFICANCE_VALUES,
 }
 
 _BY_NAME = {

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import ontology
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 class RecordError(ValueError):
@@ -202,6 +202,42 @@ class EvidenceSpan(_Record):
         return self
 
 
+class FrameSlot(_Record):
+    """A context value a claim states: its axis, normalised value and offsets into the claim."""
+
+    axis: str
+    value: str
+    text: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    _check_axis = field_validator("axis")(_label("divergence_axes"))
+
+
+class ClaimFrame(_Record):
+    """What a claim is about and what it finds (exposure, outcome, finding, context slots)."""
+
+    exposure: str = ""
+    outcome: str = ""
+    finding: str | None = None
+    significance: str | None = None
+    finding_text: str = ""
+    context: list[FrameSlot] = Field(default_factory=list)
+
+    _check_finding = field_validator("finding")(_label("finding"))
+    _check_significance = field_validator("significance")(_label("significance"))
+
+
+class AnnotatorLabel(_Record):
+    """One panel member's label for a pair (kept in the release row's provenance)."""
+
+    annotator_id: str
+    conflict_type: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+    _check_conflict = field_validator("conflict_type")(_label("conflict_type"))
+
+
 class Example(_Record):
     """One release row: a claim pair with its silver labels (column names are a public contract)."""
 
@@ -237,6 +273,13 @@ class Example(_Record):
     annotator_kind: str
     confidence: float = Field(ge=0.0, le=1.0)
     prompt_version: str = ""
+    #: Added in schema 1.1 (never renamed): the claim frames, the same-question gate's verdict,
+    #: every panel member's label and the consensus quality of the release label.
+    frame_a: ClaimFrame | None = None
+    frame_b: ClaimFrame | None = None
+    comparability: str = ""
+    annotator_labels: list[AnnotatorLabel] = Field(default_factory=list)
+    label_quality: float | None = Field(default=None, ge=0.0, le=1.0)
 
     _check_domain = field_validator("domain")(_label("domain"))
     _check_types = field_validator("claim_a_type", "claim_b_type")(_label("claim_type"))

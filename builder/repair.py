@@ -99,6 +99,8 @@ class Labels:
     evidence_spans: list[EvidenceSpan] = field(default_factory=list)
     confidence: float = DEFAULT_CONFIDENCE
     comparable: bool = True
+    #: The same-question gate's verdict (a key of ``ontology.COMPARABILITY``), when the annotator has one.
+    comparability: str = ""
     notes: str = ""
 
     def example_fields(self) -> dict[str, Any]:
@@ -110,6 +112,7 @@ class Labels:
             "reconciliation": self.reconciliation,
             "evidence_spans": list(self.evidence_spans),
             "confidence": self.confidence,
+            "comparability": self.comparability,
         }
 
 

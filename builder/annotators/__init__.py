@@ -1,14 +1,23 @@
 """Annotators for the silver-annotation stage.
 
 ``make_backend(parse_spec("openai:http://127.0.0.1:8080/v1?model=NAME"))`` gives an HTTP chat
-backend; the ``heuristic`` spec has none (``HeuristicAnnotator`` labels pairs directly).
+backend; local specs (``frames``, ``heuristic``, ``judge:PATH``) have none: ``make_local`` gives an
+object whose ``annotate(pair)`` returns labels directly.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .base import AnnotatorSpec, BackendError, ChatBackend, ServerUnreachable, parse_json_lenient, parse_spec
+from .base import (
+    AnnotatorSpec,
+    BackendError,
+    ChatBackend,
+    ServerUnreachable,
+    parse_json_lenient,
+    parse_spec,
+)
+from .frames import FRAMES_ID, FramesAnnotator
 from .heuristic import HEURISTIC_ID, HeuristicAnnotator
 from .ollama_backend import OllamaBackend
 from .openai_backend import OpenAIBackend
@@ -17,14 +26,31 @@ _BACKENDS: dict[str, type[ChatBackend]] = {"openai": OpenAIBackend, "ollama": Ol
 
 
 def make_backend(spec: AnnotatorSpec, **settings: Any) -> ChatBackend | None:
-    """The chat backend for an LLM spec (``settings``: timeout_s, max_tokens, temperature); None for heuristic."""
-    if spec.backend == "heuristic":
+    """The chat backend for an LLM spec (``settings``: timeout_s, max_tokens, temperature); None for local specs."""
+    if not spec.is_llm:
         return None
     return _BACKENDS[spec.backend](spec, **settings)
 
 
+def make_local(spec: AnnotatorSpec | str, heldout: str | None = None):
+    """The in-process annotator of a local spec; for ``judge:PATH`` the fold trained without ``heldout``
+    (``PATH/heldout-<source>``) when it exists."""
+    spec = parse_spec(spec) if isinstance(spec, str) else spec
+    if spec.backend == "frames":
+        return FramesAnnotator()
+    if spec.backend == "heuristic":
+        return HeuristicAnnotator()
+    if spec.backend == "judge":
+        from .judge import JudgeAnnotator, judge_folder
+
+        return JudgeAnnotator(judge_folder(spec.url, heldout))
+    raise ValueError(f"annotator {spec} needs a server; it is not a local annotator")
+
+
 __all__ = [
+    "FRAMES_ID",
     "HEURISTIC_ID",
+    "FramesAnnotator",
     "AnnotatorSpec",
     "BackendError",
     "ChatBackend",
@@ -33,6 +59,7 @@ __all__ = [
     "OpenAIBackend",
     "ServerUnreachable",
     "make_backend",
+    "make_local",
     "parse_json_lenient",
     "parse_spec",
 ]

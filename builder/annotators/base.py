@@ -1,7 +1,8 @@
 """Annotator specs, the HTTP chat-backend base class, and lenient JSON parsing.
 
 A spec names the annotator on the command line:
-``heuristic`` | ``openai:URL?model=NAME[&temperature=T&max_tokens=N]`` | ``ollama:URL?model=NAME[...]``.
+``frames`` | ``heuristic`` | ``judge:PATH`` | ``openai:URL?model=NAME[&temperature=T&max_tokens=N]`` |
+``ollama:URL?model=NAME[...]``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 
-BACKENDS = ("heuristic", "openai", "ollama")
+#: Annotators that label pairs in-process (no server); ``judge`` takes the path of a saved judge.
+LOCAL_BACKENDS = ("frames", "heuristic", "judge")
+LLM_BACKENDS = ("openai", "ollama")
+BACKENDS = LOCAL_BACKENDS + LLM_BACKENDS
 #: Query parameters a spec may carry besides ``model`` (all optional).
 SPEC_OPTIONS = ("temperature", "max_tokens", "seed", "response_format")
 
@@ -29,24 +33,35 @@ class AnnotatorSpec:
     model: str = ""
     options: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def is_llm(self) -> bool:
+        return self.backend in LLM_BACKENDS
+
     def __str__(self) -> str:
-        if self.backend == "heuristic":
+        if self.backend in ("frames", "heuristic"):
             return self.backend
+        if self.backend == "judge":
+            return f"judge:{self.url}"
         query = "&".join(f"{k}={v}" for k, v in {"model": self.model, **self.options}.items())
         return f"{self.backend}:{self.url}?{query}"
 
 
 def parse_spec(text: str) -> AnnotatorSpec:
-    """Parse ``heuristic`` / ``openai:URL?model=NAME`` / ``ollama:URL?model=NAME`` (ValueError otherwise)."""
+    """Parse ``frames`` / ``heuristic`` / ``judge:PATH`` / ``openai:URL?model=NAME`` /
+    ``ollama:URL?model=NAME`` (ValueError otherwise)."""
     text = text.strip()
     backend, _, rest = text.partition(":")
     if backend not in BACKENDS:
-        raise ValueError(f"unknown annotator {text!r}; expected one of: heuristic, openai:URL?model=NAME, "
-                         "ollama:URL?model=NAME")
-    if backend == "heuristic":
+        raise ValueError(f"unknown annotator {text!r}; expected one of: frames, heuristic, judge:PATH, "
+                         "openai:URL?model=NAME, ollama:URL?model=NAME")
+    if backend in ("frames", "heuristic"):
         if rest:
-            raise ValueError(f"the heuristic annotator takes no parameters: {text!r}")
+            raise ValueError(f"the {backend} annotator takes no parameters: {text!r}")
         return AnnotatorSpec(backend)
+    if backend == "judge":
+        if not rest:
+            raise ValueError(f"annotator {text!r}: add the judge folder, judge:PATH")
+        return AnnotatorSpec(backend, url=rest)
     parts = urlsplit(rest)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"annotator {text!r}: expected an http(s) URL after '{backend}:'")

@@ -1,9 +1,15 @@
-"""Gold check of an annotator on expert-labelled claim pairs (a check, never training data).
+"""Gold check of annotators on expert-labelled claim pairs: ``biodivergence goldcheck``.
 
 - SciFact: claims that share an evidence abstract; opposite labels (SUPPORT vs CONTRADICT) →
   conflict, the same label → no conflict (train + dev: 334 + 185 = 519 pairs).
 - HealthVer: for every claim with both Supports and Refutes evidence, pairs of its non-neutral
   evidence passages; opposite labels → conflict, the same label → no conflict.
+- PubMedQA (PQA-L): the question, read as a statement ("Do statins reduce X?" → "statins reduce
+  X"), against the expert conclusion; the expert decision "no" → conflict, "yes" → no conflict
+  ("maybe" is left out). The conclusion answers exactly the question, so every pair is same-question.
+
+NLI4CT is not used: its statements are checked against clinical-trial *tables* (eligibility
+criteria, adverse-event counts), not against another claim's finding, so they make no claim pairs.
 
 Pairs are wrapped into real ``CandidatePair`` records (claim ids via ``claim_id_for``, pair ids via
 ``pair_id_for``; mining scores are placeholders). ``gold_check`` reports the confusion matrix and
@@ -13,13 +19,12 @@ contains a negation word").
 
 from __future__ import annotations
 
-import ast
+import argparse
 import csv
-import io
 import itertools
 import json
+import re
 import sys
-import tokenize
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -30,6 +35,7 @@ from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, claim_id_for, pair_id_for
 
 from ..agreement import cohen_kappa, is_conflict
+from ..checks import parse_numpy_repr
 
 SCIFACT_CLAIM_FILES = ("claims_train.jsonl", "claims_dev.jsonl")
 HEALTHVER_FILES = ("healthver_dev.csv", "healthver_test.csv")
@@ -57,16 +63,10 @@ def make_pair(a: Claim, b: Claim, abstract_a: str = "", abstract_b: str = "") ->
                          abstract_a=abstract_a, abstract_b=abstract_b, scores=_PLACEHOLDER_SCORES)
 
 
-def parse_numpy_sentences(text: str) -> list[str]:
-    """Sentences of a NumPy array repr "['One.'\\n 'Two.']" (SciFact corpus CSV)."""
-    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
-    return [ast.literal_eval(t.string) for t in tokens if t.type == tokenize.STRING]
-
-
 def _scifact_abstracts(data_dir: Path, doc_ids: set[str]) -> dict[str, str]:
     csv.field_size_limit(sys.maxsize)
     with open(data_dir / "corpus_train.csv", newline="", encoding="utf-8") as fh:
-        return {row["doc_id"]: " ".join(parse_numpy_sentences(row["abstract"]))
+        return {row["doc_id"]: " ".join(parse_numpy_repr(row["abstract"]))
                 for row in csv.DictReader(fh) if row["doc_id"] in doc_ids}
 
 
@@ -138,3 +138,190 @@ def gold_check(gold: Iterable[GoldPair], predict: Callable[[CandidatePair], str]
         "kappa": cohen_kappa(truth, predicted),
         "baseline_negation_mismatch_kappa": cohen_kappa(truth, baseline),
     }
+
+
+# --------------------------------------------------------------------------- PubMedQA-derived pairs
+
+_QUESTION_AUX = re.compile(r"^\s*(?:do|does|did|is|are|was|were|can|could|should|has|have|had|will|would|may|might)"
+                           r"\s+", re.IGNORECASE)
+
+
+def question_as_claim(question: str) -> str:
+    """A yes/no question read as the statement it asks about ("Do statins reduce X?" → "Statins reduce X.")."""
+    head, colon, tail = question.partition(": ")
+    if colon and _QUESTION_AUX.match(tail):  # "Title: does X improve Y?"
+        question = tail
+    text = _QUESTION_AUX.sub("", question.strip()).rstrip(" ?")
+    return (text[:1].upper() + text[1:] + ".") if text else question
+
+
+def pubmedqa_pairs(data_dir: str | Path) -> list[GoldPair]:
+    """PQA-L question-as-claim vs expert conclusion: decision "no" → conflict, "yes" → no conflict."""
+    data = json.loads((Path(data_dir) / "ori_pqal.json").read_text(encoding="utf-8"))
+    domain = ontology.domain("clinical_trials_epidemiology").name
+    out = []
+    for pmid, rec in sorted(data.items()):
+        if rec["final_decision"] not in ("yes", "no"):
+            continue
+        context = " ".join(rec["CONTEXTS"])
+        a = make_claim(f"pubmedqa-question:{pmid}", question_as_claim(rec["QUESTION"]), domain, "pubmedqa")
+        b = make_claim(f"pmid:{pmid}", rec["LONG_ANSWER"], domain, "pubmedqa")
+        out.append(GoldPair(make_pair(a, b, context, context), rec["final_decision"] == "no", "pubmedqa"))
+    return out
+
+
+# --------------------------------------------------------------------------- the gold sources
+
+#: Gold source name → (folder under the data directory, reader).
+GOLD_SOURCES: dict[str, tuple[str, Callable[[Path], list[GoldPair]]]] = {
+    "scifact": ("scifact", scifact_pairs),
+    "healthver": ("healthver", healthver_pairs),
+    "pubmedqa": ("pubmedqa_pqal", pubmedqa_pairs),
+}
+#: A panel member must beat the negation rule by this much κ on every source (issue 12's bar).
+MIN_KAPPA_GAIN = 0.15
+
+
+def load_gold(source: str, data_dir: str | Path) -> list[GoldPair]:
+    """The pairs of one gold source (ValueError naming the known sources, FileNotFoundError naming the folder)."""
+    if source not in GOLD_SOURCES:
+        raise ValueError(f"unknown gold source {source!r}; expected one of {sorted(GOLD_SOURCES)}")
+    folder, reader = GOLD_SOURCES[source]
+    path = Path(data_dir) / folder
+    if not path.is_dir():
+        raise FileNotFoundError(f"gold source {source!r}: folder {path} does not exist")
+    return reader(path)
+
+
+def available_sources(data_dir: str | Path) -> list[str]:
+    return [s for s, (folder, _) in GOLD_SOURCES.items() if (Path(data_dir) / folder).is_dir()]
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def kappa_ci(truth: list[bool], predicted: list[bool], n_boot: int, seed: int) -> tuple[float, float]:
+    """95% percentile bootstrap interval of binary Cohen's κ (pairs resampled with replacement)."""
+    import numpy as np
+
+    if n_boot <= 0 or not truth:
+        return (float("nan"), float("nan"))
+    t, p = np.asarray(truth, dtype=bool), np.asarray(predicted, dtype=bool)
+    idx = np.random.default_rng(seed).integers(0, len(t), size=(n_boot, len(t)))
+    tt, pp = t[idx], p[idx]
+    po = (tt == pp).mean(axis=1)
+    pt, ppr = tt.mean(axis=1), pp.mean(axis=1)
+    pe = pt * ppr + (1 - pt) * (1 - ppr)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappas = np.where(pe < 1, (po - pe) / (1 - pe), 0.0)
+    lo, hi = np.percentile(kappas, [2.5, 97.5])
+    return (round(float(lo), 4), round(float(hi), 4))
+
+
+def score_source(gold: list[GoldPair], labels: list[str], n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """κ, accuracy and bootstrap intervals of an annotator's labels next to the negation rule's."""
+    truth = [g.conflict for g in gold]
+    predicted = [is_conflict(x) for x in labels]
+    rule = [negation_mismatch(g.pair) for g in gold]
+    kappa, rule_kappa = cohen_kappa(truth, predicted), cohen_kappa(truth, rule)
+    return {
+        "pairs": len(gold), "gold_conflict": sum(truth), "predicted_conflict": sum(predicted),
+        "accuracy": round(sum(p == t for p, t in zip(predicted, truth, strict=True)) / len(gold), 4) if gold else 0.0,
+        "kappa": round(kappa, 4), "kappa_ci": kappa_ci(truth, predicted, n_boot, seed),
+        "rule_kappa": round(rule_kappa, 4), "rule_kappa_ci": kappa_ci(truth, rule, n_boot, seed),
+        "gain": round(kappa - rule_kappa, 4), "beats_rule": kappa - rule_kappa >= MIN_KAPPA_GAIN,
+    }
+
+
+def make_local_annotator(spec: str, heldout: str | None = None):
+    """A panel member that labels pairs in-process (frames, heuristic, judge:PATH); for ``judge``, the
+    fold trained without ``heldout`` when the folder has one."""
+    from . import make_local
+
+    return make_local(spec, heldout=heldout)
+
+
+def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None = None, n_boot: int = 1000,
+              seed: int = 0) -> dict[str, Any]:
+    """Score every annotator spec (and, for several, their consensus) on every gold source, out of fold.
+
+    A member that was trained on a source is never scored on it: the ``heldout-<source>`` fold is used
+    when it exists, else the cell is marked ``in_fold`` and left out of the verdict."""
+    from .panel import DEFAULT_WEIGHTS, Vote, consensus
+
+    sources = sources or available_sources(data_dir)
+    result: dict[str, Any] = {"sources": sources, "annotators": list(specs), "min_kappa_gain": MIN_KAPPA_GAIN,
+                              "bootstrap": n_boot, "scores": {}}
+    for source in sources:
+        gold = load_gold(source, data_dir)
+        pairs = [g.pair for g in gold]
+        per_member: dict[str, list] = {}
+        for spec in specs:
+            annotator = make_local_annotator(spec, heldout=source)
+            if source in getattr(annotator, "trained_on", ()):
+                result["scores"].setdefault(spec, {})[source] = {"in_fold": True, "pairs": len(gold)}
+                continue
+            labels = annotator.annotate_many(pairs) if hasattr(annotator, "annotate_many") else [
+                annotator.annotate(p) for p in pairs]
+            per_member[spec] = [(annotator, lab) for lab in labels]
+            result["scores"].setdefault(spec, {})[source] = {
+                **score_source(gold, [lab.conflict_type for lab in labels], n_boot, seed), "in_fold": False}
+        if len(per_member) > 1:
+            panel = [consensus([Vote(a.annotator_id, a.kind, lab, DEFAULT_WEIGHTS[a.kind])
+                                for a, lab in (per_member[s][i] for s in per_member)]).labels.conflict_type
+                     for i in range(len(gold))]
+            result["scores"].setdefault("panel", {})[source] = {**score_source(gold, panel, n_boot, seed),
+                                                                "in_fold": False}
+    result["verdict"] = {name: all(c["beats_rule"] for c in cells.values() if not c["in_fold"])
+                         for name, cells in result["scores"].items()}
+    return result
+
+
+def _ci(ci: list[float] | tuple[float, float]) -> str:
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def render_table(result: dict[str, Any]) -> str:
+    """The markdown table of ``build_report.md`` and the card: κ with intervals next to the rule."""
+    lines = ["| annotator | gold source | pairs | κ [95% CI] | negation rule κ [95% CI] | gain | beats rule by "
+             f"≥ {result['min_kappa_gain']} |", "|---|---|---|---|---|---|---|"]
+    for name, cells in result["scores"].items():
+        for source, c in cells.items():
+            if c["in_fold"]:
+                lines.append(f"| `{name}` | {source} | {c['pairs']} | trained on this source: not scored | | | |")
+                continue
+            lines.append(f"| `{name}` | {source} | {c['pairs']} | {c['kappa']:.3f} {_ci(c['kappa_ci'])} | "
+                         f"{c['rule_kappa']:.3f} {_ci(c['rule_kappa_ci'])} | {c['gain']:+.3f} | "
+                         f"{'yes' if c['beats_rule'] else '**no**'} |")
+    return "\n".join(lines)
+
+
+def warnings_for(result: dict[str, Any]) -> list[str]:
+    """One loud line per annotator and source where it does not beat the negation rule."""
+    return [f"WARNING: annotator {name!r} does not beat the negation rule on gold source {source!r} "
+            f"(κ {c['kappa']:.3f} vs rule {c['rule_kappa']:.3f}; needs +{result['min_kappa_gain']}): "
+            "its labels there are no better than a word rule"
+            for name, cells in result["scores"].items() for source, c in cells.items()
+            if not c["in_fold"] and not c["beats_rule"]]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--annotator", action="append", dest="annotators",
+                        help="frames | heuristic | judge:PATH (repeat for a panel; default: frames)")
+    parser.add_argument("--data-dir", default="../shared/data", help="folder holding the gold sources")
+    parser.add_argument("--source", action="append", choices=sorted(GOLD_SOURCES), dest="sources",
+                        help="score only these sources (repeat; default: every source found)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
+    parser.add_argument("--json", dest="json_out", default=None, help="also write the result to this JSON file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from biodivergence_dataset.io import write_json_atomic
+
+    result = goldcheck(args.annotators or ["frames"], args.data_dir, args.sources, args.bootstrap)
+    print(render_table(result))
+    for line in warnings_for(result):
+        print(line, file=sys.stderr)
+    if args.json_out:
+        write_json_atomic(Path(args.json_out), result)
+    return 0

@@ -23,6 +23,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from biodivergence_dataset import cues, ontology
+from biodivergence_dataset.cues import canonical_value
 from biodivergence_dataset.records import CandidatePair, EvidenceSpan
 
 from ..repair import ROLE_A, ROLE_B, Labels
@@ -235,22 +236,6 @@ def find_opposition(a_text: str, b_text: str, ctx_a=(), ctx_b=()) -> tuple[Oppos
 
 
 # --------------------------------------------------------------------------- axes
-
-_VALUE_ALIASES = {
-    "us": "united states", "usa": "united states", "u.s": "united states", "america": "united states",
-    "uk": "united kingdom", "paediatric": "pediatric", "child": "children", "randomised": "randomized",
-    "faeces": "feces", "disc diffusion": "disk diffusion", "etest": "e-test",
-}
-
-
-def canonical_value(value: str) -> str:
-    """Normalise a cue value so spelling and number variants compare equal ('Adults' = 'adult')."""
-    v = " ".join(value.lower().replace("–", "-").strip(" .").split())
-    if v in _VALUE_ALIASES:
-        return _VALUE_ALIASES[v]
-    words = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in v.split()]
-    return _VALUE_ALIASES.get(" ".join(words), " ".join(words))
-
 
 @lru_cache(maxsize=4096)
 def _abstract_values(text: str) -> dict[str, frozenset[str]]:

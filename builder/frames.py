@@ -1,0 +1,503 @@
+"""Claim frames: what a claim is about and what it finds (ARCHITECTURE.md §1, the annotation layer).
+
+A frame holds the claim's **exposure** (what is given, compared or measured as a cause), its
+**outcome** (the endpoint), the **context slots** (the ontology's axis cues found in the claim,
+with offsets) and its **finding**: a direction from ``ontology.FINDING_DIRECTIONS`` plus the stated
+significance. Everything is found with rules over the sentence, in one pass of regular expressions
+(no tagger or parser is installable offline, and the annotate stage must stay above 500 pairs/s);
+an optional learned finding model (``builder.finding_model``) may overrule the rules' *null vs
+effect* call when the rules find no cue.
+
+How the main finding is chosen: every finding cue (an effect verb, an association or difference
+word, an explicit null word such as "similar" or "unrelated") is found with its negation
+(a negator within a few words before it: "did not reduce", "no significant difference",
+"failed to improve"). A null finding wins over an effect (a claim that reports an absence is
+about that absence); otherwise a verb-like cue (after an auxiliary, or inflected and not after a
+determiner) wins over an adjective in the subject ("increased LDL receptors play a role …"), and
+the first such cue wins. The text before the cue is the exposure, the text after it up to the
+first context boundary ("in", "among", "than", a comma …) is the outcome; for "association
+between X and Y" / "difference in Y between A and B" the two sides are read from the prepositions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from biodivergence_dataset import cues, ontology
+
+INCREASE, DECREASE, NO_EFFECT, ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE = ontology.FINDING_DIRECTIONS
+SIGNIFICANT, NOT_SIGNIFICANT = ontology.SIGNIFICANCE_VALUES
+#: Negated form of each effect direction.
+NULL_OF = {INCREASE: NO_EFFECT, DECREASE: NO_EFFECT, ASSOCIATION: NO_ASSOCIATION, DIFFERENCE: NO_DIFFERENCE}
+NULL_DIRECTIONS = frozenset(NULL_OF.values())
+
+# Finding cues: (regex over one lower-cased word or short phrase, direction when affirmed).
+_CUE_WORDS: tuple[tuple[str, str], ...] = (
+    (r"increas\w*|higher|elevat\w*|rais(?:e|es|ed|ing)|rose|rise[sn]?|enhanc\w*|improv\w*|promot\w*|induc\w*"
+     r"|augment\w*|greater|upregulat\w*|up-regulat\w*|stimulat\w*|accelerat\w*|exacerbat\w*|boost\w*"
+     r"|activat\w*|potentiat\w*|caus(?:e|es|ed|ing)|leads? to|led to|results? in|resulted in|gain\w*"
+     r"|doubl\w*|prolong\w*|longer|better|superior|more likely|faster|overexpress\w*|amplif\w*|facilitat\w*"
+     r"|aggravat\w*|exceed\w*|encourag\w*|elicit\w*|trigger\w*|driv(?:e|es|en|ing)|drove|stabiliz\w*"
+     r"|accumulat\w*|produc(?:e|es|ed)", INCREASE),
+    (r"decreas\w*|reduc\w*|lower(?:s|ed|ing)?|inhibit\w*|suppress\w*|attenuat\w*|diminish\w*|declin\w*"
+     r"|downregulat\w*|down-regulat\w*|impair\w*|prevent\w*|protect\w*|block\w*|less likely|fewer|slow\w*"
+     r"|delay\w*|alleviat\w*|ameliorat\w*|mitigat\w*|deactivat\w*|inactivat\w*|abolish\w*|abrogat\w*|loss"
+     r"|shorter|inferior|slower|deplet\w*|retard\w*|disrupt\w*|prevent\w*|lessen\w*|eliminat\w*|cur(?:e|es|ed)"
+     r"|lost|drop(?:s|ped)?|worsen\w*|destabiliz\w*|repress\w*|imped\w*|hinder\w*|arrest\w*|antagoni\w*"
+     r"|kill\w*|degrad\w*|incapable", DECREASE),
+    (r"associat\w*|correlat\w*|linked|link|relat(?:ed|ion|ionship|ionships)|predict\w*|risk factors?"
+     r"|contribut\w*|depend\w*|involv\w*|(?:plays?|played) (?:a |an )?(?:\w+ )?role|requir\w*|necessary"
+     r"|mediat\w*|determin\w*|affect(?:s|ed|ing)?|influenc\w*|impact\w*|effects?|modulat\w*|regulat\w*"
+     r"|sufficient|essential|useful|accurate|efficac\w*|effective|efficient|benefi\w*|valuable"
+     r"|reliable|helpful|safe|feasible|success\w*|respon(?:d|ds|ded|se)|important|critical|crucial|capable"
+     r"|contain\w*|provid\w*|enabl\w*|allow\w*|confer\w*|target\w*|bind\w*|interact\w*|control\w*"
+     r"|express\w*|detect\w*|identif\w*|occur\w*|exist\w*|present in|found in", ASSOCIATION),
+    (r"differ(?:s|ed|ent|ence|ences)?|vari(?:ed|es|ation)|distinct|heterogene\w*|disparit\w*", DIFFERENCE),
+)
+#: Words that state a null finding by themselves.
+_NULL_WORDS: tuple[tuple[str, str], ...] = (
+    (r"similar(?:ly)?|comparable|equivalent|unchanged|unaltered|unaffected|non-?inferior|no different"
+     r"|indistinguishable|identical|same rate|same risk", NO_DIFFERENCE),
+    (r"unrelated|uninvolved|independent(?:ly)?|dispensable|irrelevant|uncorrelated", NO_ASSOCIATION),
+    (r"ineffective|inefficacious|useless|futile|no benefit|no effect|no impact|no role|no influence", NO_EFFECT),
+)
+_NEGATORS = r"not|no|n't|never|neither|nor|without|fail(?:s|ed)? to|unable to|cannot|lack(?:s|ed)? of|lack(?:s|ed)?|absence of|none of|nor"
+_AUX = frozenset("is are was were be been being has have had may might can could will would does did do shall "
+                 "should must also further significantly markedly strongly substantially".split())
+_DETERMINERS = frozenset("a an the of with in for by on to this that these those its their his her".split())
+_CUE_RE = re.compile(
+    r"(?<![\w-])(?:" + "|".join(f"(?P<c{i}>{p})" for i, (p, _) in enumerate(_CUE_WORDS + _NULL_WORDS))
+    + r")(?![\w-])", re.IGNORECASE)
+_CUE_DIRECTIONS = tuple(d for _, d in _CUE_WORDS + _NULL_WORDS)
+_N_EFFECT = len(_CUE_WORDS)
+_NEG_RE = re.compile(r"(?<![\w-])(?:" + _NEGATORS + r")(?![\w-])", re.IGNORECASE)
+#: How far (in characters) before a cue a negator still negates it ("did not significantly reduce").
+NEGATION_WINDOW = 32
+_CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:but|although|whereas|while|however|though)\b", re.IGNORECASE)
+_SIG_NEG = re.compile(
+    r"\b(?:not (?:statistically )?significant(?:ly)?|non-?significant(?:ly)?|insignificant(?:ly)?"
+    r"|did not reach (?:statistical )?significance|no (?:statistically )?significant|n\.s\.)"
+    r"|\bp\s*(?:>|≥|=)\s*0?\.(?:0[5-9]|[1-9])\d*", re.IGNORECASE)
+_SIG_POS = re.compile(r"\b(?:statistically )?significant(?:ly)?\b|\bp\s*(?:<|≤|=)\s*0?\.0(?:[0-4]\d*|50*)\b",
+                      re.IGNORECASE)
+#: Where the outcome phrase after a finding cue ends and context begins.
+_OUTCOME_END = re.compile(
+    r"[,;:]|\s[()]|\)\s|\s(?:in|among|amongst|after|during|than|versus|vs\.?|compared|when|whereas|while|but|although"
+    r"|at|from|for|within|following|across|regardless|whether|because|as|if|only|and (?:was|were|is|are))\s",
+    re.IGNORECASE)
+_TRAILING_AUX = re.compile(r"(?:\s+(?:" + "|".join(sorted(_AUX)) + r"))+\s*$", re.IGNORECASE)
+_LEADING_PREP = re.compile(r"^(?:with|to|in|of|on|by|for|against|between)\s+", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+)$", re.IGNORECASE)
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*|\d+(?:\.\d+)?")
+_ABBREV_DEF = re.compile(r"((?:[A-Za-z][\w'-]*\s+){1,8})\(([A-Z][A-Za-z0-9-]{1,9})\)")
+
+#: Words that never decide what a claim is about.
+GENERIC_WORDS = frozenset(
+    "a an the of in on at to for from by with and or as is are was were be been being this that these those it its "
+    "their there than then which who what when where while into between among during after before about against "
+    "within without through via per both either each also such can may might could would should will do does did "
+    "has have had not no we our us study studies result results data patient patients subject subjects group groups "
+    "level levels rate rates use used using effect effects significant significantly statistically higher lower "
+    "increased decreased associated association risk factor factors case cases analysis analyses finding findings "
+    "evidence role important present observed found shown showed show shows demonstrated reported compared "
+    "comparison treatment treated participant participants individual individuals people population more less "
+    "other others one two three total overall mean median ratio value values change changes".split())
+
+
+@dataclass(frozen=True)
+class Span:
+    """A phrase of the claim with its character offsets (end-exclusive)."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ContextSlot:
+    """One context value the claim states: the axis, the normalised value and where it is written."""
+
+    axis: str
+    value: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The claim's main finding: direction, stated significance and the phrase that carries it."""
+
+    direction: str | None
+    significance: str | None
+    span: Span | None
+    negated: bool = False
+    #: No finding cue: the direction is read from the claim's negation alone (weaker evidence).
+    generic: bool = False
+    #: ``(group, sign)`` of the claim's opposed-term words (``cues.OPPOSED_TERMS``), context phrases
+    #: excluded: "lower birth weight … more likely" vs "higher birth weight … more likely".
+    polar: frozenset[tuple[str, int]] = frozenset()
+    #: The claim's lower-cased words outside context phrases (prefix antonyms: "effective"/"ineffective").
+    words: frozenset[str] = frozenset()
+
+    @property
+    def is_null(self) -> bool:
+        return self.direction in NULL_DIRECTIONS
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Exposure, outcome, context slots and finding of one claim sentence."""
+
+    exposure: Span | None
+    outcome: Span | None
+    context: tuple[ContextSlot, ...]
+    finding: Finding
+    exposure_terms: frozenset[str] = field(default_factory=frozenset)
+    outcome_terms: frozenset[str] = field(default_factory=frozenset)
+    #: The sentence the frame was read from, and where it starts in the claim text.
+    text: str = ""
+    offset: int = 0
+
+    def context_values(self) -> dict[str, frozenset[str]]:
+        out: dict[str, set[str]] = {}
+        for slot in self.context:
+            out.setdefault(slot.axis, set()).add(slot.value)
+        return {k: frozenset(v) for k, v in out.items()}
+
+    def as_record(self) -> dict:
+        """The release-column form (``features.FRAME_FEATURES``)."""
+        return {
+            "exposure": self.exposure.text if self.exposure else "",
+            "outcome": self.outcome.text if self.outcome else "",
+            "finding": self.finding.direction,
+            "significance": self.finding.significance,
+            "finding_text": self.finding.span.text if self.finding.span else "",
+            "context": [{"axis": s.axis, "value": s.value, "text": s.span.text, "start": s.span.start,
+                         "end": s.span.end} for s in self.context],
+        }
+
+
+# --------------------------------------------------------------------------- normalisation
+
+
+def stem(word: str) -> str:
+    """A light stemmer for comparing head nouns: plural and common verb/noun suffixes."""
+    w = word.lower()
+    for suffix in ("ations", "ation", "ments", "ment", "ities", "ity", "ness", "ings", "ing", "ies", "ied",
+                   "es", "ed", "s"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            w = w[: -len(suffix)] + ("y" if suffix in ("ies", "ied", "ities") else "")
+            break
+    return w
+
+
+def abbreviations(text: str) -> dict[str, frozenset[str]]:
+    """``{ABBR: stems of its long form}`` for every "long form (ABBR)" definition in ``text``.
+
+    The long form is the run of words before the parenthesis whose initials spell the abbreviation
+    (a simplified Schwartz–Hearst match: as many trailing words as the abbreviation has letters)."""
+    out: dict[str, frozenset[str]] = {}
+    for m in _ABBREV_DEF.finditer(text):
+        abbr = m.group(2)
+        words = m.group(1).split()
+        letters = [c for c in abbr if c.isalpha()]
+        long_form = words[-len(letters):] if len(words) >= len(letters) else words
+        if long_form and long_form[0][0].lower() == letters[0].lower():
+            out[abbr.lower()] = frozenset(stem(w) for w in long_form if w.lower() not in GENERIC_WORDS)
+    return out
+
+
+def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
+    """Content stems of a phrase, with abbreviations defined nearby expanded to their long forms."""
+    out: set[str] = set()
+    for w in _WORD_RE.findall(text):
+        low = w.lower()
+        if low in GENERIC_WORDS or len(low) < 3 and not w.isupper():
+            continue
+        out.add(stem(low))
+        if abbrevs and low in abbrevs:
+            out |= abbrevs[low]
+    return frozenset(out)
+
+
+# --------------------------------------------------------------------------- extraction
+
+
+@dataclass(frozen=True)
+class _Cue:
+    start: int
+    end: int
+    direction: str
+    negated: bool
+    neg_start: int
+    verbal: bool
+    null_word: bool
+
+
+def _negation_before(text: str, start: int) -> int | None:
+    """Start of a negator that governs the cue at ``start`` (same clause, within the window)."""
+    window_start = max(0, start - NEGATION_WINDOW)
+    window = text[window_start:start]
+    last_break = max((m.end() for m in _CLAUSE_BREAK.finditer(window)), default=0)
+    hits = [m for m in _NEG_RE.finditer(window) if m.start() >= last_break]
+    return window_start + hits[-1].start() if hits else None
+
+
+def _is_verbal(text: str, start: int, word: str) -> bool:
+    before = text[:start].split()
+    prev = before[-1].lower().strip("(,") if before else ""
+    if prev in _AUX or " " in word:
+        return True
+    if not prev or prev in _DETERMINERS:
+        return False
+    return word.endswith(("s", "ed")) and not word.endswith("ss")
+
+
+def _cues(text: str) -> list[_Cue]:
+    out = []
+    for m in _CUE_RE.finditer(text):
+        index = next(i for i, v in enumerate(m.groups()) if v is not None)
+        direction = _CUE_DIRECTIONS[index]
+        null_word = index >= _N_EFFECT
+        neg = _negation_before(text, m.start())
+        word = m.group(0).lower()
+        if neg is not None and not null_word:
+            direction = NULL_OF[direction]
+        elif neg is not None and null_word:  # "not similar", "not independent": the effect is affirmed
+            direction = {NO_DIFFERENCE: DIFFERENCE, NO_ASSOCIATION: ASSOCIATION, NO_EFFECT: INCREASE}[direction]
+        out.append(_Cue(m.start(), m.end(), direction, neg is not None, neg if neg is not None else m.start(),
+                        _is_verbal(text, m.start(), word), null_word))
+    return out
+
+
+def _main_cue(found: list[_Cue]) -> _Cue | None:
+    """Null findings first, then verb-like cues, then the first cue (see the module docstring)."""
+    if not found:
+        return None
+    nulls = [c for c in found if c.direction in NULL_DIRECTIONS]
+    if nulls:
+        return nulls[0]
+    verbal = [c for c in found if c.verbal]
+    return (verbal or found)[0]
+
+
+def _significance(text: str) -> str | None:
+    if _SIG_NEG.search(text):
+        return NOT_SIGNIFICANT
+    if _SIG_POS.search(text):
+        return SIGNIFICANT
+    return None
+
+
+def _span(text: str, start: int, end: int) -> Span | None:
+    """The stripped sub-span ``text[start:end]`` (None when it holds no word)."""
+    chunk = text[start:end]
+    lead = len(chunk) - len(chunk.lstrip(" ,;:.()"))
+    chunk = chunk.strip(" ,;:.()")
+    if not _WORD_RE.search(chunk):
+        return None
+    return Span(chunk, start + lead, start + lead + len(chunk))
+
+
+def _sides(text: str, cue: _Cue) -> tuple[Span | None, Span | None]:
+    """Exposure (before the cue) and outcome (after it, up to the first context boundary)."""
+    rest = text[cue.end:]
+    after_start = cue.end + len(rest) - len(rest.lstrip())
+    rest = text[after_start:]
+    lead = _LEADING_PREP.match(rest)
+    if lead:
+        after_start += lead.end()
+        rest = text[after_start:]
+    between = _BETWEEN.match(rest) if lead and lead.group(0).lower().startswith("between") else None
+    if between is None and rest.lower().startswith("between "):
+        between = _BETWEEN.match(rest)
+    stop = _OUTCOME_END.search(rest)
+    outcome_end = after_start + (stop.start() if stop else len(rest.rstrip(" .")))
+    subject = _TRAILING_AUX.sub("", text[:cue.neg_start])
+    before_end = len(subject)
+    # "There was no difference in Y between A and B": Y is the outcome, A/B the exposure.
+    if between is not None:
+        return (_span(text, after_start + between.start(1), after_start + between.end(2)),
+                _span(text, after_start + between.start(1), after_start + between.end(1))
+                if not subject.strip() else _span(text, 0, before_end))
+    if re.fullmatch(r"\s*(?:there|it|this|these|we)?\s*(?:was|were|is|are|had|has|have|showed|found)?\s*",
+                    subject, re.IGNORECASE):
+        # No subject: "No effect of X on Y", "there was an association of X with Y".
+        of = re.match(r"\s*(?:of|in)\s+(.+?)\s+(?:on|with|and|to)\s+", rest, re.IGNORECASE)
+        if of:
+            return (_span(text, after_start + of.start(1), after_start + of.end(1)),
+                    _span(text, after_start + of.end(0), outcome_end))
+        return None, _span(text, after_start, outcome_end)
+    passive_by = re.match(r"\s*by\s+", rest, re.IGNORECASE)
+    if passive_by:  # "Y was reduced by X"
+        by_start = after_start + passive_by.end()
+        stop = _OUTCOME_END.search(text[by_start:])
+        by_end = by_start + (stop.start() if stop else len(text[by_start:].rstrip(" .")))
+        return _span(text, by_start, by_end), _span(text, 0, before_end)
+    return _span(text, 0, before_end), _span(text, after_start, outcome_end)
+
+
+def _context(text: str) -> tuple[ContextSlot, ...]:
+    return tuple(ContextSlot(h.axis, cues.canonical_value(h.value), Span(text[h.start:h.end], h.start, h.end))
+                 for h in cues.axis_cues(text))
+
+
+@lru_cache(maxsize=65536)
+def extract_frame(text: str, context_text: str = "") -> Frame:
+    """The frame of one claim sentence; ``context_text`` (its abstract) only defines abbreviations."""
+    found = _cues(text)
+    cue = _main_cue(found)
+    significance = _significance(text)
+    context = _context(text)
+    words = _words_outside(text, context)
+    if cue is None:
+        negated = _NEG_RE.search(text) is not None
+        finding = Finding(NO_ASSOCIATION if negated else ASSOCIATION, significance, None, negated, True,
+                          _polar(words), words)
+        exposure, outcome = None, None
+    else:
+        finding_end = cue.end
+        exposure, outcome = _sides(text, cue)
+        if outcome is not None and outcome.start - finding_end <= 12:
+            # the finding phrase reads on into its object: "did not reduce mortality"
+            finding_end = min(outcome.end, outcome.start + 40)
+        finding = Finding(cue.direction, significance, _span(text, cue.neg_start, finding_end), cue.negated,
+                          False, _polar(words), words)
+    abbrevs = abbreviations(context_text + " " + text) if "(" in context_text + text else None
+    return Frame(
+        exposure=exposure, outcome=outcome, context=context, finding=finding,
+        exposure_terms=terms(exposure.text, abbrevs) if exposure else frozenset(),
+        outcome_terms=terms(outcome.text, abbrevs) if outcome else frozenset(), text=text,
+    )
+
+
+def _moved(span: Span | None, offset: int) -> Span | None:
+    return None if span is None else Span(span.text, span.start + offset, span.end + offset)
+
+
+def _shifted(frame: Frame, offset: int) -> Frame:
+    """``frame`` with every offset moved by ``offset`` (a sentence's frame placed in its passage)."""
+    if offset == 0:
+        return frame
+    finding = frame.finding
+    return replace(
+        frame, exposure=_moved(frame.exposure, offset), outcome=_moved(frame.outcome, offset),
+        context=tuple(replace(s, span=_moved(s.span, offset)) for s in frame.context),
+        finding=replace(finding, span=_moved(finding.span, offset)), offset=offset)
+
+
+#: Sentences of a passage that get a frame of their own (the rest are ignored).
+MAX_SENTENCES = 6
+
+
+@lru_cache(maxsize=65536)
+def extract_frames(text: str, context_text: str = "") -> tuple[Frame, ...]:
+    """One frame per sentence of a passage (a single sentence gives one frame); offsets are into ``text``."""
+    from .sentences import split_spans
+
+    spans = split_spans(text)[:MAX_SENTENCES]
+    if len(spans) <= 1:
+        return (extract_frame(text, context_text),)
+    return tuple(_shifted(extract_frame(text[s:e], context_text), s) for s, e in spans)
+
+
+def _words_outside(text: str, context: tuple[ContextSlot, ...]) -> frozenset[str]:
+    """Lower-cased words of the claim outside its context phrases (those are compared as context)."""
+    return frozenset(m.group(0).lower() for m in _WORD_RE.finditer(text)
+                     if not any(s.span.start <= m.start() < s.span.end for s in context))
+
+
+def _polar(words: frozenset[str]) -> frozenset[tuple[str, int]]:
+    return frozenset(hit for hit in map(cues.term_polarity, words) if hit)
+
+
+# --------------------------------------------------------------------------- pair comparison
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Whether two frames ask the same question, and why (``reason`` from ``ontology.COMPARABILITY``)."""
+
+    comparable: bool
+    reason: str
+    exposure_overlap: float
+    outcome_overlap: float
+
+
+#: Share of the smaller term set the other side must repeat for a slot to count as shared.
+SLOT_MATCH_MIN = 0.34
+#: Without usable slots, the share of content words the claims must share.
+WHOLE_CLAIM_MIN = 0.5
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def align(fa: Frame, fb: Frame) -> Alignment:
+    """The same-question gate: the frames share the exposure **and** the outcome.
+
+    Slots are compared as stem sets (abbreviations expanded); a side's exposure may match the other's
+    outcome too ("X predicts Y" / "Y is associated with X"), so each slot is matched against the
+    other frame's exposure ∪ outcome. When a frame has no usable slot the whole claims must share
+    at least ``WHOLE_CLAIM_MIN`` of their content words."""
+    reasons = {name: name for name in ontology.COMPARABILITY}
+    if fa.finding.direction is None or fb.finding.direction is None:
+        return Alignment(False, reasons["finding_unstated"], 0.0, 0.0)
+    core_a, core_b = fa.exposure_terms | fa.outcome_terms, fb.exposure_terms | fb.outcome_terms
+    if not (fa.exposure_terms and fa.outcome_terms and fb.exposure_terms and fb.outcome_terms):
+        whole = _overlap(terms(fa.text), terms(fb.text))
+        ok = whole >= WHOLE_CLAIM_MIN
+        return Alignment(ok, reasons["same_question" if ok else "different_topic"], whole, whole)
+    exp = max(_overlap(fa.exposure_terms, core_b), _overlap(fb.exposure_terms, core_a))
+    out = max(_overlap(fa.outcome_terms, core_b), _overlap(fb.outcome_terms, core_a))
+    if exp < SLOT_MATCH_MIN:
+        return Alignment(False, reasons["different_exposure"], exp, out)
+    if out < SLOT_MATCH_MIN:
+        return Alignment(False, reasons["different_outcome"], exp, out)
+    return Alignment(True, reasons["same_question"], exp, out)
+
+
+def _opposed(fa: Finding, fb: Finding) -> bool:
+    """An opposed-term group one side uses with one sign only and the other with the other sign only,
+    or a prefix antonym ("effective" / "ineffective") between the two findings' words."""
+    for group in {g for g, _ in fa.polar} & {g for g, _ in fb.polar}:
+        sa = {s for g, s in fa.polar if g == group}
+        sb = {s for g, s in fb.polar if g == group}
+        if len(sa) == len(sb) == 1 and sa != sb:
+            return True
+    only_a, only_b = fa.words - fb.words, fb.words - fa.words
+    return any(cues.negated_forms(w) & only_b for w in only_a) or any(cues.negated_forms(w) & only_a for w in only_b)
+
+
+def best_alignment(frames_a: tuple[Frame, ...], frames_b: tuple[Frame, ...]) -> tuple[Frame, Frame, Alignment]:
+    """The sentence frames of two passages that best answer one question (comparable first, then the
+    larger slot overlap; the earliest sentences on ties)."""
+    best = None
+    for fa in frames_a:
+        for fb in frames_b:
+            al = align(fa, fb)
+            key = (al.comparable, al.exposure_overlap + al.outcome_overlap)
+            if best is None or key > best[0]:
+                best = (key, fa, fb, al)
+    return best[1], best[2], best[3]
+
+
+def findings_disagree(fa: Finding, fb: Finding) -> str | None:
+    """Why two findings on the same question disagree, or None: ``null_vs_effect`` (one reports an
+    absence, the other an effect or association), ``opposite_direction`` (increase vs decrease) or
+    ``significance`` (same direction, significant vs explicitly not significant)."""
+    if fa.direction is None or fb.direction is None:
+        return None
+    if fa.is_null != fb.is_null:
+        return "null_vs_effect"
+    if {fa.direction, fb.direction} == {INCREASE, DECREASE}:
+        return "opposite_direction"
+    if not fa.is_null and _opposed(fa, fb):
+        return "opposite_direction"
+    if fa.direction == fb.direction and {fa.significance, fb.significance} == {SIGNIFICANT, NOT_SIGNIFICANT}:
+        return "significance"
+    return None
