@@ -113,3 +113,18 @@ def release_truncated_shard(root: Path) -> Path:
     shard = release_dir / "pairlevel" / "train-00000-of-00002.parquet"
     shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
     return release_dir
+
+
+def partial_predictions(root: Path, release_dir: Path, bad_line: int | None = None) -> Path:
+    """Predictions (gold labels, last reference first) for all but the first reference of primary/test;
+    ``bad_line``: that line predicts an unknown conflict type."""
+    from biodivergence_dataset.release import iter_examples
+
+    refs = list(iter_examples(release_dir, "primary", "test"))[1:][::-1]
+    rows = [{"pair_id": ex.pair_id, "conflict_type": ex.conflict_type, "divergence_axes": ex.divergence_axes}
+            for ex in refs]
+    if bad_line is not None:
+        rows[bad_line - 1]["conflict_type"] = "clash"
+    path = root / "preds.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path

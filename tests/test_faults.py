@@ -213,3 +213,31 @@ def test_append_ends_a_whole_last_line_and_cuts_a_torn_one(tmp_path):
     path.write_bytes(path.read_bytes() + b'{"d": ')
     io.append_jsonl(path, {"e": 5})
     assert list(io.read_jsonl(path)) == [{"a": 1}, {"b": 2}, {"c": 3}, {"e": 5}]
+
+
+# ---------------------------------------------------------------------------------------------
+# 11. evaluate: missing predictions are an error unless --allow-missing; a bad label names its line
+
+
+def test_evaluate_refuses_partial_predictions(tmp_path, capsys):
+    from release_factory import write_small_release
+
+    release_dir = write_small_release(tmp_path / "release")
+    preds = cases.partial_predictions(tmp_path, release_dir)
+    argv = ["evaluate", "--predictions", str(preds), "--release", str(release_dir), "--no-semsim"]
+    assert cli_main(argv) == 1
+    assert "1 of 3 references of primary/test have no prediction" in capsys.readouterr().err
+    assert cli_main([*argv, "--allow-missing"]) == 0
+    assert "scored 2 of 3 references; 1 without a prediction" in capsys.readouterr().out
+    report = json.loads(preds.with_suffix(".metrics.json").read_text())
+    assert (report["n_scored"], report["n_missing"]) == (2, 1)
+
+
+def test_evaluate_names_the_line_of_an_unknown_label(tmp_path, capsys):
+    from release_factory import write_small_release
+
+    release_dir = write_small_release(tmp_path / "release")
+    preds = cases.partial_predictions(tmp_path, release_dir, bad_line=1)  # line 1 is the last reference
+    argv = ["evaluate", "--predictions", str(preds), "--release", str(release_dir), "--no-semsim", "--allow-missing"]
+    assert cli_main(argv) == 1
+    assert f"{preds}:1: conflict_type: unknown label 'clash'" in capsys.readouterr().err

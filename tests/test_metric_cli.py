@@ -57,7 +57,8 @@ def test_evaluate_matches_by_pair_id_and_reports_unmatched_ids(release, tmp_path
     rows.append({"pair_id": "px", "conflict_type": "no_conflict", "divergence_axes": [], "dominant_confounder": ""})
     predictions = write_predictions(tmp_path / "preds.jsonl", rows)
 
-    assert main(["evaluate", "--predictions", str(predictions), "--release", str(release), "--no-semsim"]) == 0
+    assert main(["evaluate", "--predictions", str(predictions), "--release", str(release), "--no-semsim",
+                 "--allow-missing"]) == 0
 
     report = json.loads((tmp_path / "preds.metrics.json").read_text())
     assert (report["n_references"], report["n_predictions"], report["n_scored"]) == (6, 6, 5)
@@ -103,5 +104,6 @@ def test_evaluate_all_tasks_with_bootstrap_and_out_path(release, tmp_path):
 def test_evaluate_rejects_bad_predictions(release, tmp_path, capsys, content, message):
     predictions = tmp_path / "preds.jsonl"
     predictions.write_text(content, encoding="utf-8")
-    assert main(["evaluate", "--predictions", str(predictions), "--release", str(release), "--no-semsim"]) == 1
+    argv = ["evaluate", "--predictions", str(predictions), "--release", str(release), "--no-semsim", "--allow-missing"]
+    assert main(argv) == 1
     assert message in capsys.readouterr().err

@@ -3,7 +3,8 @@
 Prediction rows carry ``pair_id`` plus any task fields (``conflict_type``, ``divergence_axes``,
 ``dominant_confounder``, ``reconciliation``, ``evidence_spans``). They are matched to the
 release's references by ``pair_id``; references without a prediction and predictions without
-a reference are reported, and the matched pairs are scored with the BioDivergence metric,
+a reference are reported (missing predictions stop the command unless ``--allow-missing``, and
+then the report says how many were missing), and the matched pairs are scored with the BioDivergence metric,
 loaded through ``evaluate.load`` from ``metrics/biodivergence`` exactly as users load it.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--semsim-model",
                         help="sentence-transformers name or path for SemSim (default: the metric's all-MiniLM-L6-v2)")
+    parser.add_argument("--allow-missing", action="store_true",
+                        help="score the covered pairs when some references have no prediction (default: an error)")
     parser.add_argument("--no-semsim", action="store_true",
                         help="skip SemSim (no sentence-transformers model is loaded)")
 
@@ -47,10 +51,11 @@ def task_fields() -> list[str]:
     return [f for spec in load_tasks() for f in spec.target_fields]
 
 
-def read_predictions(path: Path) -> dict[str, dict[str, Any]]:
-    """``{pair_id: task fields}`` from a JSONL file; ValueError naming the line of a bad row."""
+def read_predictions(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    """``{pair_id: task fields}`` and ``{pair_id: line number}`` from a JSONL file; ValueError naming a bad line."""
     fields = task_fields()
     out: dict[str, dict[str, Any]] = {}
+    lines: dict[str, int] = {}
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -65,7 +70,8 @@ def read_predictions(path: Path) -> dict[str, dict[str, Any]]:
             if pair_id in out:
                 raise ValueError(f"{path}:{number}: duplicate pair_id {pair_id!r}")
             out[pair_id] = {f: row[f] for f in fields if f in row}
-    return out
+            lines[pair_id] = number
+    return out, lines
 
 
 def read_references(release: Path, config: str, split: str) -> dict[str, dict[str, Any]]:
@@ -165,8 +171,19 @@ def _report_unmatched(kind: str, ids: list[str]) -> str:
     return f"{len(ids)} {kind}: {shown}"
 
 
+_PREDICTION_INDEX = re.compile(r"^predictions\[(\d+)\]\.?")
+
+
+def _on_line(exc: ValueError, path: Path, matched: list[str], lines: dict[str, int]) -> ValueError:
+    """The metric's ``predictions[i]...`` error restated with the line of the predictions file."""
+    m = _PREDICTION_INDEX.match(str(exc))
+    if not m or int(m.group(1)) >= len(matched):
+        return exc
+    return ValueError(f"{path}:{lines[matched[int(m.group(1))]]}: {str(exc)[m.end():]}")
+
+
 def run(args: argparse.Namespace) -> int:
-    predictions = read_predictions(args.predictions)
+    predictions, lines = read_predictions(args.predictions)
     references = read_references(args.release, args.config, args.split)
     matched, missing, extra = match(predictions, references)
     print(f"{len(matched)} of {len(references)} references of {args.config}/{args.split} have a prediction")
@@ -176,14 +193,24 @@ def run(args: argparse.Namespace) -> int:
         print(_report_unmatched("predictions whose pair_id is not in the split (ignored)", extra))
     if not matched:
         raise ValueError(f"no prediction in {args.predictions} matches a pair_id of {args.config}/{args.split}")
+    if missing and not args.allow_missing:
+        raise ValueError(f"{args.predictions}: {len(missing)} of {len(references)} references of {args.config}/"
+                         f"{args.split} have no prediction (e.g. {', '.join(missing[:SHOWN_IDS])}); predict every "
+                         f"pair, or pass --allow-missing to score the {len(matched)} covered ones")
     options: dict[str, Any] = {"bootstrap": args.bootstrap, "seed": args.seed}
     if args.no_semsim or args.semsim_model:
         options["semsim_model"] = None if args.no_semsim else args.semsim_model
     metric = load_metric(args.metric)
-    scores = metric.compute(
-        predictions=[predictions[i] for i in matched], references=[references[i] for i in matched], **options
-    )
+    try:
+        scores = metric.compute(
+            predictions=[predictions[i] for i in matched], references=[references[i] for i in matched], **options
+        )
+    except ValueError as exc:
+        raise _on_line(exc, args.predictions, matched, lines) from None
     print(format_report(scores))
+    if missing:
+        print(f"\nscored {len(matched)} of {len(references)} references; {len(missing)} without a prediction "
+              f"were left out (--allow-missing)")
     out = args.out or args.predictions.with_suffix(".metrics.json")
     report = {
         "predictions": str(args.predictions),
@@ -193,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
         "n_references": len(references),
         "n_predictions": len(predictions),
         "n_scored": len(matched),
+        "n_missing": len(missing),
         "missing_pair_ids": missing,
         "extra_pair_ids": extra,
         "bootstrap": args.bootstrap,
