@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -22,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from trainer.metric import load_metric, scoring_module
+
 ROOT = Path(__file__).resolve().parents[1]
-METRIC_DIR = ROOT / "metrics" / "biodivergence"
 CLAIMS = [ROOT.parent / "shared" / "data" / "scifact" / f"claims_{s}.jsonl" for s in ("train", "dev", "test")]
 RESULTS = ROOT / "benchmarks" / "results" / "metric.json"
 N = 2500
@@ -33,8 +33,7 @@ TARGET_SECONDS = 2.0
 CLASS_COUNTS = [1782, 7, 676, 11, 0, 24]
 AXIS_COUNTS = [168, 68, 71, 62, 47, 3, 502, 202, 5, 121, 1, 46, 3]
 
-sys.path.insert(0, str(METRIC_DIR))
-import scoring  # the metric folder is not a package
+scoring = scoring_module()
 
 
 def timed(fn: Callable[[], Any], repeats: int = REPEATS, warm_up: bool = True) -> dict[str, float]:
@@ -144,7 +143,7 @@ def main() -> dict[str, Any]:
         "bleu": scores["reconciliation/bleu"] - raw["bleu"],
         "rouge_l": scores["reconciliation/rouge_l"] - raw["rouge_l"],
     }
-    module = evaluate.load(str(METRIC_DIR))
+    module = load_metric()
     rows = [
         row("all tasks but SemSim", timed(lambda: scoring.compute(predictions, references, semsim_model=None)),
             "sklearn + sacrebleu + rouge_score", timed(lambda: raw_library_calls(predictions, references))),

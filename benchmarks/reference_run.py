@@ -41,7 +41,7 @@ from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from trainer.baselines import run_baselines
 from trainer.baselines.suite import RESULTS_JSON
 from trainer.data import decoded_rows, load_splits
-from trainer.evaluate import METRIC_DIR, load_metric
+from trainer.metric import load_metric
 from trainer.predict import head_outputs, load_model, reference_record, write_jsonl
 from trainer.train import PAPER_SEEDS, RESULTS_FILE, TrainSettings, train
 
@@ -146,7 +146,7 @@ def main() -> None:
     runs = [t["runs"][0] for t in trained]
     train_seconds = sum(r["train_runtime_s"] for r in runs)
 
-    metric = load_metric(METRIC_DIR)
+    metric = load_metric()
     rows = decoded_rows(load_splits(args.release, "primary")[args.split])
     references = [reference_record(r) for r in rows]
     per_seed: dict[str, dict[int, dict[str, float]]] = {variant: {} for variant in VARIANTS}

@@ -5,7 +5,7 @@ Prediction rows carry ``pair_id`` plus any task fields (``conflict_type``, ``div
 release's references by ``pair_id``; references without a prediction and predictions without
 a reference are reported (missing predictions stop the command unless ``--allow-missing``, and
 then the report says how many were missing), and the matched pairs are scored with the BioDivergence metric,
-loaded through ``evaluate.load`` from ``metrics/biodivergence`` exactly as users load it.
+loaded through ``evaluate.load`` (``trainer.metric.load_metric``) exactly as users load it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import load_tasks
 
-METRIC_DIR = Path(__file__).resolve().parent.parent / "metrics" / "biodivergence"
+from .metric import ENV_VAR, load_metric
+
 #: How many unmatched ids the printed report lists (the JSON lists all of them).
 SHOWN_IDS = 5
 
@@ -34,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
     parser.add_argument("--split", default="test")
     parser.add_argument("--out", type=Path, help="JSON report (default: PREDICTIONS with suffix .metrics.json)")
-    parser.add_argument("--metric", type=Path, default=METRIC_DIR,
-                        help="metric folder or script (default: %(default)s)")
+    parser.add_argument("--metric", type=Path,
+                        help=f"metric folder (default: ${ENV_VAR}, else the repository's metrics/biodivergence)")
     parser.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap resamples for 95%% intervals")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--semsim-model",
@@ -95,12 +96,6 @@ def match(predictions: dict[str, Any], references: dict[str, Any]) -> tuple[list
     missing = [i for i in references if i not in predictions]
     extra = [i for i in predictions if i not in references]
     return matched, missing, extra
-
-
-def load_metric(path: Path):
-    import evaluate
-
-    return evaluate.load(str(path))
 
 
 # --- the printed report ----------------------------------------------------------------------------

@@ -1,14 +1,13 @@
-"""Access to the BioDivergence metric from the trainer.
+"""The one door from our code to the BioDivergence metric (trainer, CLI, benchmarks and tests).
 
-Two doors onto the same code, ``metrics/biodivergence/scoring.py``:
+:func:`metric_dir` locates the metric folder: a folder given by the caller, else
+``$BIODIVERGENCE_METRIC`` (e.g. a clone of the Hub Space), else ``metrics/biodivergence`` beside
+this package in a source checkout. Two ways in, onto the same code (``scoring.py``):
 
-* :func:`load_metric` — ``evaluate.load`` on the metric folder, the public way (ARCHITECTURE §2);
-* :func:`score` — the plain scorer imported by file path with ``importlib``. Trainer's
-  ``compute_metrics`` and the baselines use it: it skips ``evaluate``'s per-call JSON
-  round-trip and cache files, and returns exactly what ``load_metric().compute`` returns.
-
-The folder is found beside this package in a source checkout; set ``BIODIVERGENCE_METRIC`` to
-a metric folder (e.g. a clone of the Hub Space) to use another copy.
+* :func:`load_metric` — ``evaluate.load`` on the folder, the public way (ARCHITECTURE §2);
+* :func:`score` / :func:`scoring_module` — the plain scorer imported by file path. Trainer's
+  ``compute_metrics`` and the baselines use it: it skips ``evaluate``'s per-call Arrow round trip
+  and cache files, and returns exactly what ``load_metric().compute`` returns.
 """
 
 from __future__ import annotations
@@ -26,12 +25,12 @@ ENV_VAR = "BIODIVERGENCE_METRIC"
 _MODULE_NAME = "biodivergence_metric_scoring"
 
 
-def metric_dir() -> Path:
-    """The metric folder (``$BIODIVERGENCE_METRIC`` or ``<repo>/metrics/biodivergence``)."""
-    path = Path(os.environ.get(ENV_VAR) or Path(__file__).resolve().parents[1] / "metrics" / "biodivergence")
-    if not (path / "scoring.py").exists():
-        raise FileNotFoundError(f"no BioDivergence metric at {path} (set {ENV_VAR} to the metric folder)")
-    return path
+def metric_dir(path: str | os.PathLike | None = None) -> Path:
+    """The metric folder: ``path``, else ``$BIODIVERGENCE_METRIC``, else ``<repo>/metrics/biodivergence``."""
+    found = Path(path or os.environ.get(ENV_VAR) or Path(__file__).resolve().parents[1] / "metrics" / "biodivergence")
+    if not (found / "scoring.py").exists():
+        raise FileNotFoundError(f"no BioDivergence metric at {found} (give the metric folder or set {ENV_VAR})")
+    return found
 
 
 @cache
@@ -43,9 +42,9 @@ def _scoring(path: Path) -> ModuleType:
     return module
 
 
-def scoring_module() -> ModuleType:
-    """``metrics/biodivergence/scoring.py`` as a module."""
-    return _scoring(metric_dir())
+def scoring_module(path: str | os.PathLike | None = None) -> ModuleType:
+    """The metric folder's ``scoring.py`` as a module."""
+    return _scoring(metric_dir(path))
 
 
 def score(predictions: Sequence[Mapping[str, Any]], references: Sequence[Mapping[str, Any]], **kwargs) -> dict[str, Any]:
@@ -53,8 +52,8 @@ def score(predictions: Sequence[Mapping[str, Any]], references: Sequence[Mapping
     return scoring_module().compute(predictions, references, **kwargs)
 
 
-def load_metric():
-    """The metric as an ``evaluate`` module."""
+def load_metric(path: str | os.PathLike | None = None):
+    """The metric as an ``evaluate`` module, loaded from :func:`metric_dir`."""
     import evaluate
 
-    return evaluate.load(str(metric_dir()))
+    return evaluate.load(str(metric_dir(path)))
