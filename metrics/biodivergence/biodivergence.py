@@ -1,16 +1,20 @@
 """BioDivergence: the five-task metric of the BioDivergence benchmark as an ``evaluate`` module.
 
-A thin adapter: all scoring lives in the sibling ``scoring.py``. Each prediction and reference
-is a dict of task fields; the module stores it as one JSON string per example (the declared
-features are two ``Value("string")`` columns), so any subset of fields, extra keys and
-``add_batch`` over several batches all work. Already-serialised JSON strings are accepted too.
+A thin adapter: all scoring lives in the sibling ``scoring.py``. The declared features are the
+record itself (``metric.features[0]``), with one JSON string per record as the fallback form
+(``metric.features[1]``), as evaluate's squad metric declares two forms. Before a typed record is
+stored, ``add``/``add_batch`` bring it to the declared shape: a field the record does not carry is
+stored as null, ClassLabel ids become names and other keys are dropped. A field null on every
+record of a side is a task that side does not carry, and is not scored.
 """
 
 import json
+import numbers
 
 import datasets
 import evaluate
 
+from .scoring import AXES, CONFLICT_TYPES
 from .scoring import compute as score
 
 _CITATION = """\
@@ -31,9 +35,9 @@ A task is scored only when predictions and references both carry its field.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions: one dict per example with any of `conflict_type` (str), `divergence_axes`
+    predictions: one record per example with any of `conflict_type` (str), `divergence_axes`
         (list of str), `dominant_confounder` (str, "" for none), `reconciliation` (str) and
-        `evidence_spans` (list of {text, start, end, role}); or the same dict as a JSON string.
+        `evidence_spans` (list of {text, start, end, role}); or each record as a JSON string.
     references: the same shape as `predictions`.
     bootstrap: number of bootstrap resamples for 95% intervals of the headline keys (0 = none).
     seed: seed of the bootstrap resamples.
@@ -43,29 +47,84 @@ Returns:
     A flat dict such as `conflict_type/macro_f1`, `axes/micro_f1`, `confounder/accuracy`,
     `reconciliation/rouge_l`, `spans/f1` (see the metric card for every key).
 Examples:
-    >>> metric = evaluate.load("biodivergence")
-    >>> records = [{"conflict_type": "no_conflict"}]
-    >>> metric.compute(predictions=records, references=records)["conflict_type/accuracy"]
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/biodivergence")  # the folder; "<org>/biodivergence" on the Hub
+    >>> gold = [
+    ...     {"conflict_type": "contextual_contradiction", "divergence_axes": ["geography"]},
+    ...     {"conflict_type": "no_conflict", "divergence_axes": []},
+    ... ]
+    >>> guess = [
+    ...     {"conflict_type": "contextual_contradiction", "divergence_axes": ["geography", "study_design"]},
+    ...     {"conflict_type": "contextual_contradiction", "divergence_axes": []},
+    ... ]
+    >>> scores = metric.compute(predictions=guess, references=gold)
+    >>> scores["conflict_type/accuracy"], scores["conflict_type/ctx_f1"], scores["axes/micro_precision"]
+    (0.5, 0.6666666666666666, 0.5)
+    >>> perfect = metric.compute(predictions=gold, references=gold)
+    >>> perfect["conflict_type/macro_f1"], perfect["axes/macro_f1"], perfect["conflict_type/kappa"]
+    (1.0, 1.0, 1.0)
+    >>> import json
+    >>> as_json = [json.dumps(record) for record in gold]
+    >>> metric.compute(predictions=as_json, references=as_json)["axes/exact_match"]
     1.0
 """
 
+#: One prediction or reference record, as the dataset's rows carry it (labels as names).
+RECORD = {
+    "conflict_type": datasets.Value("string"),
+    "divergence_axes": datasets.List(datasets.Value("string")),
+    "dominant_confounder": datasets.Value("string"),
+    "reconciliation": datasets.Value("string"),
+    "evidence_spans": datasets.List(
+        {
+            "text": datasets.Value("string"),
+            "start": datasets.Value("int32"),
+            "end": datasets.Value("int32"),
+            "role": datasets.Value("string"),
+        }
+    ),
+}
+_SPAN_KEYS = tuple(RECORD["evidence_spans"].feature)
 
-def _to_json(records):
-    """Records as JSON strings; strings pass through unchanged and None stays None."""
-    return None if records is None else [_record_to_json(r) for r in records]
 
-
-def _record_to_json(record):
-    if record is None or isinstance(record, str):
-        return record
-    return json.dumps(record, ensure_ascii=False, default=_plain)
+def _label(value, names):
+    """A label as its name: ClassLabel ids (ints, numpy ints) in range become names; others pass."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and 0 <= value < len(names):
+        return names[int(value)]
+    return value
 
 
 def _plain(value):
-    """numpy scalars and arrays (e.g. ClassLabel ids from a Trainer) as plain Python values."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot serialise {type(value).__name__} in a BioDivergence record")
+    """numpy scalars and arrays as plain Python values."""
+    return value.tolist() if hasattr(value, "tolist") else value
+
+
+def _typed(record):
+    """A record in the declared shape; JSON strings and None pass unchanged."""
+    if record is None or isinstance(record, str):
+        return record
+    axes = _plain(record.get("divergence_axes"))
+    spans = _plain(record.get("evidence_spans"))
+    return {
+        "conflict_type": _label(record.get("conflict_type"), CONFLICT_TYPES),
+        "divergence_axes": None if axes is None else [_label(a, AXES) for a in axes],
+        "dominant_confounder": _label(record.get("dominant_confounder"), AXES),
+        "reconciliation": record.get("reconciliation"),
+        "evidence_spans": None if spans is None else [_span(s) for s in spans],
+    }
+
+
+def _span(span):
+    """A span with exactly the declared keys (missing ones null); a non-dict passes, to be refused."""
+    return {k: _plain(span.get(k)) for k in _SPAN_KEYS} if isinstance(span, dict) else span
+
+
+def _records(rows):
+    """Stored rows as scorer records: JSON strings parsed; typed rows without the fields no row carries."""
+    if rows and isinstance(rows[0], str):
+        return [json.loads(row) for row in rows]
+    carried = [k for k in RECORD if any(row[k] is not None for row in rows)]
+    return [{k: row[k] for k in carried} for row in rows]
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -77,19 +136,26 @@ class Biodivergence(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
+            features=[
+                datasets.Features({"predictions": RECORD, "references": RECORD}),
+                datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+            ],
             reference_urls=["https://arxiv.org/abs/2606.11208"],
         )
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of prediction and reference records (dicts or JSON strings)."""
-        super().add_batch(predictions=_to_json(predictions), references=_to_json(references), **kwargs)
+        """Add a batch of prediction and reference records (typed or JSON strings)."""
+        typed = [None if rs is None else [_typed(r) for r in rs] for rs in (predictions, references)]
+        super().add_batch(predictions=typed[0], references=typed[1], **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one prediction and one reference record (dicts or JSON strings)."""
-        super().add(prediction=_record_to_json(prediction), reference=_record_to_json(reference), **kwargs)
+        """Add one prediction and one reference record (typed or JSON strings)."""
+        super().add(prediction=_typed(prediction), reference=_typed(reference), **kwargs)
+
+    def _enforce_nested_string_type(self, schema, obj):
+        """evaluate's check that string features get strings, letting null (a field not carried) pass."""
+        if obj is not None:
+            super()._enforce_nested_string_type(schema, obj)
 
     def _compute(self, predictions, references, **kwargs):
-        return score([json.loads(p) for p in predictions], [json.loads(r) for r in references], **kwargs)
+        return score(_records(predictions), _records(references), **kwargs)

@@ -122,6 +122,8 @@ HEADLINE_KEYS: tuple[str, ...] = (
     "spans/f1",
 )
 DEFAULT_SEMSIM_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+#: SemSim shows a progress bar when it encodes at least this many new texts.
+PROGRESS_TEXTS = 256
 CI_LEVEL = 0.95
 
 _PRIMARY_COLUMNS = np.array([AXES.index(a) for a in PRIMARY_AXES])
@@ -145,8 +147,21 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 
 
 def _prf(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Precision, recall and F1 (``2tp / (2tp + fp + fn)``), 0 where undefined."""
-    return _safe_divide(tp, tp + fp), _safe_divide(tp, tp + fn), _safe_divide(2 * tp, 2 * tp + fp + fn)
+    """Precision, recall and F1 (``2tp / (2tp + fp + fn)``): 1 for a label neither side uses
+    (tp = fp = fn = 0: nothing to find, nothing wrongly found), else 0 where undefined."""
+    unused = (np.asarray(tp) + fp + fn) == 0
+    scores = _safe_divide(tp, tp + fp), _safe_divide(tp, tp + fn), _safe_divide(2 * tp, 2 * tp + fp + fn)
+    return tuple(np.where(unused, 1.0, s) for s in scores)
+
+
+def _macro(f1: np.ndarray, used: np.ndarray) -> float:
+    """Mean F1 over the labels either side uses (scikit-learn's multi-class default); 1 when none is used."""
+    return float(f1[used].mean()) if used.any() else 1.0
+
+
+def _clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
+    """``value`` within [low, high] (floating-point rounding can step just outside); NaN stays NaN."""
+    return float(np.clip(value, low, high))
 
 
 def _mean(values: np.ndarray, weights: np.ndarray) -> float:
@@ -161,8 +176,9 @@ def conflict_type_scores(y_true: np.ndarray, y_pred: np.ndarray, weights: np.nda
     """Task 1 metrics from class ids (indices into ``CONFLICT_TYPES``).
 
     Macro-F1 averages over the classes present in references or predictions (scikit-learn's
-    default), which is how the paper's Table 4 is computed. The confusion matrix has references
-    as rows and predictions as columns, both in ``CONFLICT_TYPES`` order.
+    default), which is how the paper's Table 4 is computed; a class neither side uses scores 1 and
+    is left out of the average. The confusion matrix has references as rows and predictions as
+    columns, both in ``CONFLICT_TYPES`` order.
 
     >>> s = conflict_type_scores(np.array([0, 0, 2, 2]), np.array([0, 2, 2, 2]))
     >>> s["conflict_type/accuracy"], round(s["conflict_type/ctx_f1"], 4), s["conflict_type/kappa"]
@@ -176,11 +192,10 @@ def conflict_type_scores(y_true: np.ndarray, y_pred: np.ndarray, weights: np.nda
     total = int(cm.sum())
     tp, support, predicted = np.diag(cm), cm.sum(axis=1), cm.sum(axis=0)
     precision, recall, f1 = _prf(tp, predicted - tp, support - tp)
-    present = (support + predicted) > 0
     out: dict[str, Any] = {
         "conflict_type/n": total,
         "conflict_type/accuracy": _ratio(tp.sum(), total),
-        "conflict_type/macro_f1": float(f1[present].mean()) if present.any() else float("nan"),
+        "conflict_type/macro_f1": _macro(f1, (support + predicted) > 0),
         "conflict_type/weighted_f1": _ratio(np.dot(f1, support), total),
         "conflict_type/kappa": _cohen_kappa(cm),
         "conflict_type/ctx_f1": float(f1[_CONTEXTUAL_ID]),
@@ -195,13 +210,14 @@ def conflict_type_scores(y_true: np.ndarray, y_pred: np.ndarray, weights: np.nda
 
 
 def _cohen_kappa(cm: np.ndarray) -> float:
-    """Cohen's kappa of a confusion matrix; NaN when chance agreement is 1 (as scikit-learn)."""
+    """Cohen's kappa of a confusion matrix; 1 when both sides use one and the same class only
+    (perfect agreement, where the formula gives 0 / 0 and scikit-learn NaN)."""
     total = cm.sum()
     if total == 0:
         return float("nan")
     observed = np.trace(cm) / total
     expected = float(np.dot(cm.sum(axis=1), cm.sum(axis=0))) / total**2
-    return _ratio(observed - expected, 1.0 - expected) if expected != 1.0 else float("nan")
+    return _ratio(observed - expected, 1.0 - expected) if expected != 1.0 else 1.0
 
 
 # --- Task 2: divergence axes -----------------------------------------------------------------------
@@ -216,15 +232,17 @@ def axes_scores(
 ) -> dict[str, Any]:
     """Task 2 metrics from boolean indicator matrices of shape (examples, labels).
 
-    Micro scores pool all label decisions; macro-F1 averages over every label in ``labels``,
-    counting 0 for a label with neither support nor predictions; exact match is set equality
-    (two empty sets match).
+    Micro scores pool all label decisions; macro-F1 averages over the labels that references or
+    predictions use (a label neither side uses scores 1 and is left out); exact match is set
+    equality (two empty sets match). With no label on either side every score is 1.
 
-    >>> t = np.array([[1, 0], [0, 0]], dtype=bool)
-    >>> p = np.array([[1, 1], [0, 0]], dtype=bool)
-    >>> s = axes_scores(t, p, labels=("geography", "disease_subtype"))
+    >>> t = np.array([[1, 0, 0], [0, 0, 0]], dtype=bool)
+    >>> p = np.array([[1, 1, 0], [0, 0, 0]], dtype=bool)
+    >>> s = axes_scores(t, p, labels=("geography", "disease_subtype", "study_design"))
     >>> s["axes/micro_precision"], s["axes/micro_recall"], s["axes/macro_f1"], s["axes/exact_match"]
     (0.5, 1.0, 0.5, 0.5)
+    >>> s["axes/f1/disease_subtype"], s["axes/f1/study_design"]
+    (0.0, 1.0)
     """
     weights = np.ones(len(true), dtype=np.int64) if weights is None else weights
     w = weights[:, None]
@@ -238,7 +256,7 @@ def axes_scores(
         f"{prefix}/micro_f1": float(micro_f1),
         f"{prefix}/micro_precision": float(micro_p),
         f"{prefix}/micro_recall": float(micro_r),
-        f"{prefix}/macro_f1": float(f1.mean()),
+        f"{prefix}/macro_f1": _macro(f1, (tp + fp + fn) > 0),
         f"{prefix}/exact_match": _mean((true == pred).all(axis=1), weights),
     }
     out.update({f"{prefix}/f1/{name}": float(f1[i]) for i, name in enumerate(labels)})
@@ -263,19 +281,28 @@ _SLOT_PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 
-def slot_overlap(text: str, slots: set[str]) -> float:
-    """Share of ``slots`` (conflict-type and axis names) that ``text`` names.
+def named_slots(text: str, slots: set[str]) -> set[str]:
+    """The ``slots`` (conflict-type and axis names) that ``text`` names.
 
     A slot is named when the text contains, case-insensitively and as whole words, the label
     with underscores read as spaces ("disease subtype") or its ontology title ("Year / time period").
 
-    >>> slot_overlap("Disease subtype and geography explain it.", {"disease_subtype", "geography", "study_design"})
-    0.6666666666666666
-    >>> slot_overlap("contextual_contradiction; Year / time period", {"contextual_contradiction", "year_time_period"})
-    1.0
+    >>> sorted(named_slots("Disease subtype and geography explain it.", {"disease_subtype", "geography", "study_design"}))
+    ['disease_subtype', 'geography']
+    >>> sorted(named_slots("contextual_contradiction; Year / time period", {"contextual_contradiction", "year_time_period"}))
+    ['contextual_contradiction', 'year_time_period']
     """
     normalised = _normalise(text)
-    return _ratio(sum(bool(_SLOT_PATTERNS[s].search(normalised)) for s in slots), len(slots))
+    return {s for s in slots if _SLOT_PATTERNS[s].search(normalised)}
+
+
+def slot_overlap(text: str, slots: set[str]) -> float:
+    """Share of ``slots`` that ``text`` names (NaN for no slots).
+
+    >>> slot_overlap("Disease subtype and geography explain it.", {"disease_subtype", "geography", "study_design"})
+    0.6666666666666666
+    """
+    return _ratio(len(named_slots(text, slots)), len(slots))
 
 
 class _MemoisedStemTokenizer:
@@ -335,10 +362,15 @@ def rouge_l(prediction: str, reference: str) -> float:
 
 
 def _bleu(predictions: Sequence[str], references: Sequence[str]) -> float:
-    """sacrebleu corpus BLEU (default 13a tokenisation) on a 0-1 scale."""
+    """sacrebleu corpus BLEU (default 13a tokenisation) on a 0-1 scale.
+
+    Effective order leaves out n-gram orders no hypothesis reaches, which changes nothing on a
+    corpus with a sentence of four or more tokens and scores identical short texts 1, not 0.
+    """
     import sacrebleu
 
-    return sacrebleu.corpus_bleu(list(predictions), [list(references)]).score / 100.0
+    bleu = sacrebleu.corpus_bleu(list(predictions), [list(references)], use_effective_order=True)
+    return _clamp(bleu.score / 100.0)
 
 
 def _packaged_minilm() -> str | None:
@@ -371,11 +403,47 @@ def load_semsim_model(name_or_path: str = DEFAULT_SEMSIM_MODEL) -> Any:
     return _MODELS[source]
 
 
-def semsim(predictions: Sequence[str], references: Sequence[str], model: Any) -> np.ndarray:
-    """Cosine similarity of sentence embeddings per pair; 0 for an empty prediction."""
-    a = model.encode(list(predictions), normalize_embeddings=True, convert_to_numpy=True)
-    b = model.encode(list(references), normalize_embeddings=True, convert_to_numpy=True)
-    cosine = np.clip((np.asarray(a) * np.asarray(b)).sum(axis=1), -1.0, 1.0)
+class CachedEncoder:
+    """A SemSim model with its unit-length embeddings memoised by text: each distinct text is encoded
+    once, however many examples or systems (``compare``) score it.
+
+    ``model`` is a sentence-transformers name or path, loaded on first use with
+    :func:`load_semsim_model`, or anything with sentence-transformers' ``encode``. A progress bar
+    shows from ``PROGRESS_TEXTS`` new texts on.
+    """
+
+    def __init__(self, model: Any = DEFAULT_SEMSIM_MODEL) -> None:
+        self._model = model
+        self._vectors: dict[str, np.ndarray] = {}
+
+    @property
+    def model(self) -> Any:
+        """The encoding model (loaded here when given by name or path)."""
+        if isinstance(self._model, (str, os.PathLike)):
+            self._model = load_semsim_model(str(self._model))
+        return self._model
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of ``texts`` (float64, one row per text); unseen texts are encoded in one call."""
+        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if new:
+            encoded = np.asarray(self.model.encode(new, normalize_embeddings=True, convert_to_numpy=True,
+                                                   show_progress_bar=len(new) >= PROGRESS_TEXTS), dtype=float)
+            norms = np.linalg.norm(encoded, axis=1, keepdims=True)
+            self._vectors.update(zip(new, np.divide(encoded, norms, out=np.zeros_like(encoded), where=norms != 0)))
+        return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 0))
+
+
+def semsim_encoder(semsim_model: Any) -> CachedEncoder:
+    """``semsim_model`` (a name or path, a model with ``encode``, or a CachedEncoder) as a CachedEncoder."""
+    return semsim_model if isinstance(semsim_model, CachedEncoder) else CachedEncoder(semsim_model)
+
+
+def semsim(predictions: Sequence[str], references: Sequence[str], encoder: CachedEncoder) -> np.ndarray:
+    """Cosine similarity of sentence embeddings per pair, clipped to [0, 1]; 0 for an empty prediction."""
+    vectors = encoder.vectors([*predictions, *references])
+    a, b = vectors[: len(predictions)], vectors[len(predictions):]
+    cosine = np.clip((a * b).sum(axis=1), 0.0, 1.0)
     return np.where([bool(p.strip()) for p in predictions], cosine, 0.0)
 
 
@@ -546,14 +614,10 @@ def _reconciliation_task(
     rows = np.array([i for i, g in enumerate(golds) if g.strip()], dtype=np.int64)
     hyps, golds = [hyps[i] for i in rows], [golds[i] for i in rows]
     rouge = np.array([rouge_l(h, g) for h, g in zip(hyps, golds)])
-    slot_sets = [_slots(references[i], i) for i in rows]
+    slot_sets = [named_slots(g, _slots(references[i], i)) for g, i in zip(golds, rows)]
     has_slots = np.array([bool(s) for s in slot_sets])
     slots = np.array([slot_overlap(h, s) if s else 0.0 for h, s in zip(hyps, slot_sets)])
-    similarity = None
-    if semsim_model is not None:
-        named = isinstance(semsim_model, (str, os.PathLike))
-        model = load_semsim_model(str(semsim_model)) if named else semsim_model
-        similarity = semsim(hyps, golds, model)
+    similarity = None if semsim_model is None else semsim(hyps, golds, semsim_encoder(semsim_model))
 
     def score(w: np.ndarray) -> dict[str, Any]:
         out = {
@@ -718,6 +782,8 @@ def compare(
     >>> compare(a, a, refs, bootstrap=200)["conflict_type/macro_f1/p_value"]
     1.0
     """
+    if semsim_model is not None:  # one encoder for both systems: the references are encoded once
+        semsim_model = semsim_encoder(semsim_model)
     tasks_a = prepare(predictions_a, references, semsim_model)
     tasks_b = prepare(predictions_b, references, semsim_model)
     observed_a = _headline(tasks_a, np.ones(len(references), dtype=np.int64))
