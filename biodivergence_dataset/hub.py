@@ -5,16 +5,23 @@
 The order makes a failed push harmless: the release is validated first; ``create_repo`` is idempotent;
 all files go up in a single commit (the Hub applies a commit entirely or not at all), replacing any
 files of an earlier release that this one no longer has; the tag is created only after that commit
-succeeded and points at exactly that commit. Users pin a release with ``revision="vX.Y"``.
+succeeded and points at exactly that commit. Users pin a release with ``revision="vX.Y"``. The card
+is stamped with the repo and version for the upload, and restored if the push fails, so the local
+release changes only when it is published; every Hub failure is one ``PushError`` line saying what
+was (not) published and what to do.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from .io import write_bytes_atomic
 
 REPO_TYPE = "dataset"
 TAG_PATTERN = re.compile(r"^v\d+\.\d+(?:\.\d+)?$")
@@ -98,6 +105,43 @@ def resolve_token(token: str | None = None) -> str:
     return token
 
 
+@contextmanager
+def _restored_on_failure(release_dir: Path) -> Iterator[None]:
+    """Put the release's top-level files (the card and its metadata among them) back if the block fails."""
+    saved = {p: p.read_bytes() for p in release_dir.iterdir() if p.is_file()}
+    try:
+        yield
+    except BaseException:
+        for path in release_dir.iterdir():
+            if path.is_file() and path not in saved:
+                path.unlink()
+        for path, data in saved.items():
+            if not path.exists() or path.read_bytes() != data:
+                write_bytes_atomic(path, data)
+        raise
+
+
+def _advice(exc: BaseException) -> str:
+    """What to do about a failed Hub call."""
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    if isinstance(exc, OfflineModeIsEnabled):
+        return "unset HF_HUB_OFFLINE (and check the network) to publish"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(exc, HfHubHTTPError) and status in (401, 403):
+        return "check that the token (HF_TOKEN or `hf auth login`) may write to this repo"
+    return "check the network and https://status.huggingface.co, then re-run the same push"
+
+
+def _hub(step: str, state: str, call: Callable[..., Any], **kwargs: Any) -> Any:
+    """Run one Hub call; any failure becomes one PushError line: the step, the error, the repo's state, advice."""
+    try:
+        return call(**kwargs)
+    except Exception as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise PushError(f"{step} failed ({type(exc).__name__}: {first_line}); {state}; {_advice(exc)}") from exc
+
+
 def _stamp_card(release_dir: Path, repo_id: str, tag: str) -> None:
     """Point the card's quick start at the repo and the version being published."""
     from .card import CardMeta, write_card
@@ -124,21 +168,20 @@ def push_release(
     if problems:
         raise PushError(f"{release_dir} is not a valid release; nothing was pushed:\n  " + "\n  ".join(problems))
     api = api or HfApi(token=resolve_token(token))
-    if tag in _existing_tags(api, repo_id):
+    nothing = "nothing was published; the local release is unchanged"
+    if tag in _hub(f"reading the tags of {repo_id}", nothing, _existing_tags, api=api, repo_id=repo_id):
         raise PushError(f"{repo_id} already has tag {tag}; releases are immutable, choose a new version")
-    _stamp_card(release_dir, repo_id, tag)
-    plan = plan_push(release_dir, repo_id, tag, private)
-    create, upload, tag_op = plan.operations
-    api.create_repo(**create.kwargs)
-    try:
-        commit = api.upload_folder(**upload.kwargs)
-    except Exception as exc:  # the Hub applies a commit entirely or not at all: nothing to undo
-        raise PushError(f"upload to {repo_id} failed; no commit was made and no tag created: {exc}") from exc
-    try:
-        api.create_tag(**{**tag_op.kwargs, "revision": commit.oid})
-    except Exception as exc:
-        raise PushError(f"commit {commit.oid} is on {repo_id} but tagging it {tag} failed ({exc}); "
-                        f"re-run the push to tag it") from exc
+    with _restored_on_failure(release_dir):
+        _stamp_card(release_dir, repo_id, tag)
+        plan = plan_push(release_dir, repo_id, tag, private)
+        create, upload, tag_op = plan.operations
+        _hub(f"creating {repo_id}", nothing, api.create_repo, **create.kwargs)
+        # the Hub applies a commit entirely or not at all: a failed upload leaves nothing to undo
+        commit = _hub(f"upload to {repo_id}", "no commit was made and no tag created; the local release is unchanged",
+                      api.upload_folder, **upload.kwargs)
+        _hub(f"tagging commit {commit.oid} of {repo_id} as {tag}",
+             f"commit {commit.oid} is on {repo_id} but not tagged; re-run the push to tag it",
+             api.create_tag, **{**tag_op.kwargs, "revision": commit.oid})
     return commit.oid
 
 

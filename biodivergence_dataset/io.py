@@ -61,10 +61,14 @@ def atomic_path(path: str | os.PathLike):
             os.unlink(tmp)
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
     return Path(path)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:

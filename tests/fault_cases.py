@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -128,3 +130,42 @@ def partial_predictions(root: Path, release_dir: Path, bad_line: int | None = No
     path = root / "preds.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+@contextmanager
+def failing_hub(create_status: int = 500) -> Iterator[str]:
+    """A Hub on 127.0.0.1 where the dataset repo does not exist yet and every other call answers ``create_status``."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            missing = self.path.startswith("/api/datasets/") and "/refs" in self.path
+            status, body = (404, b'{"error": "Repository not found"}') if missing else (create_status, b'{"error": "boom"}')
+            self.send_response(status)
+            if missing:
+                self.send_header("X-Error-Code", "RepoNotFound")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _answer
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def folder_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its content, to show that a folder did not change."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

@@ -241,3 +241,41 @@ def test_evaluate_names_the_line_of_an_unknown_label(tmp_path, capsys):
     argv = ["evaluate", "--predictions", str(preds), "--release", str(release_dir), "--no-semsim", "--allow-missing"]
     assert cli_main(argv) == 1
     assert f"{preds}:1: conflict_type: unknown label 'clash'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. a failed push leaves the release unchanged and says what to do in one line
+
+
+def _push(release_dir, monkeypatch, endpoint: str | None, offline: bool) -> int:
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_TOKEN", "hf_fake_token")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
+    if endpoint:
+        monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+    return cli_main(["push", str(release_dir), "--repo", "org/biodivergence", "--tag", "v1.0"])
+
+
+def test_push_failing_on_the_hub_leaves_the_release_unchanged(tmp_path, monkeypatch, capsys):
+    from release_factory import write_small_release
+
+    release_dir = write_small_release(tmp_path / "release")
+    before = cases.folder_bytes(release_dir)
+    with cases.failing_hub(500) as endpoint:
+        assert _push(release_dir, monkeypatch, endpoint, offline=False) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "creating org/biodivergence failed (HfHubHTTPError" in err
+    assert "nothing was published; the local release is unchanged; check the network" in err
+    assert cases.folder_bytes(release_dir) == before
+
+
+def test_push_offline_says_so(tmp_path, monkeypatch, capsys):
+    from release_factory import write_small_release
+
+    release_dir = write_small_release(tmp_path / "release")
+    before = cases.folder_bytes(release_dir)
+    assert _push(release_dir, monkeypatch, None, offline=True) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "OfflineModeIsEnabled" in err and "unset HF_HUB_OFFLINE" in err
+    assert cases.folder_bytes(release_dir) == before

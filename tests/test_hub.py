@@ -70,7 +70,7 @@ def test_failed_upload_creates_no_tag(release):
 def test_failed_tag_names_the_untagged_commit(release):
     api = fake_api()
     api.create_tag.side_effect = ConnectionError("timeout")
-    with pytest.raises(PushError, match=f"commit {OID} .* tagging it {TAG} failed"):
+    with pytest.raises(PushError, match=f"tagging commit {OID} of {REPO} as {TAG} failed .* re-run the push"):
         push_release(release, REPO, TAG, api=api)
 
 
