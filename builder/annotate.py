@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import threading
 import time
 from collections import Counter
@@ -94,6 +95,8 @@ class AnnotateConfig:
     shard_size: int = DEFAULT_SHARD_SIZE
     overwrite: bool = False
     forget_cache: bool = False
+    retry_fallbacks: bool = False
+    max_fallback_share: float = 0.05
     progress: bool = True
 
     def identity(self) -> dict[str, Any]:
@@ -250,8 +253,29 @@ def _as_stored(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _finished(out_dir: Path) -> dict[str, dict[str, Any]]:
-    return {row["pair_id"]: row for row in read_jsonl(out_dir / ANNOTATIONS_FILE)}
+def _finished(out_dir: Path, except_fallbacks: bool = False) -> dict[str, dict[str, Any]]:
+    """The recorded outcome per pair (the last one wins); without the heuristic fallbacks if asked (to retry them)."""
+    rows = {row["pair_id"]: row for row in read_jsonl(out_dir / ANNOTATIONS_FILE)}
+    return {k: r for k, r in rows.items() if not (except_fallbacks and r["source"] == SOURCE_FALLBACK)}
+
+
+class TooManyFallbacks(RuntimeError):
+    """More pairs fell back to the heuristic annotator than ``max_fallback_share`` allows."""
+
+
+def fallback_line(stats: dict[str, Any]) -> str:
+    """How many pairs fell back to the heuristic annotator after failed LLM attempts, and their share."""
+    return (f"{stats.get('fallbacks', 0)} of {stats.get('kept', 0)} pairs ({stats.get('fallback_share', 0.0):.1%}) "
+            f"fell back to the heuristic annotator after failed LLM attempts (listed in {FAILURES_FILE})")
+
+
+def _check_fallbacks(stats: StageStats, config: AnnotateConfig, out_dir: Path) -> None:
+    """Refuse to finish the stage when the fallback share is above ``max_fallback_share`` (stats are kept)."""
+    if stats.figures["fallback_share"] > config.max_fallback_share:
+        stats.write(out_dir)
+        raise TooManyFallbacks(f"{out_dir}: {fallback_line(stats.to_dict())}, above --max-fallback-share "
+                               f"{config.max_fallback_share:.0%}; fix the server and re-run with --retry-fallbacks, "
+                               f"or accept them with a higher --max-fallback-share")
 
 
 def _answered(out_dir: Path, backend: ChatBackend) -> dict[str, tuple[dict[str, Any], int]]:
@@ -353,7 +377,7 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     config = config or AnnotateConfig()
     pairs_dir, out_dir = Path(pairs_dir), Path(out_dir)
     params = {"pairs_dir": str(pairs_dir.resolve()), **config.identity()}
-    if stage_is_current(out_dir, params):
+    if stage_is_current(out_dir, params) and not (config.retry_fallbacks and read_stats(out_dir).get("fallbacks")):
         return read_stats(out_dir)
     spec = parse_spec(config.annotator)
     if not is_done(pairs_dir):
@@ -365,7 +389,7 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     backend = make_backend(spec, timeout_s=config.timeout_s, max_tokens=config.max_tokens,
                            temperature=config.temperature)
     annotator = PairAnnotator(backend, config, out_dir)
-    rows = _finished(out_dir)
+    rows = _finished(out_dir, except_fallbacks=config.retry_fallbacks)
     resumed = len(rows)
     raw_before = sum(1 for _ in read_jsonl(out_dir / RAW_FILE))
     results = _Log(out_dir / ANNOTATIONS_FILE)
@@ -399,16 +423,18 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
             backend.close()
     wall = time.perf_counter() - t0
     raw_rows = list(read_jsonl(out_dir / RAW_FILE))
+    fallbacks = sum(1 for r in rows.values() if r["source"] == SOURCE_FALLBACK)
     figures = {
         "requests_total": len(raw_rows), "requests_this_run": len(raw_rows) - raw_before,
         "resumed_pairs": resumed, "annotated_this_run": len(rows) - resumed,
         "reused_raw_responses": sum(1 for r in rows.values() if r["reused_raw"]),
-        "fallbacks": sum(1 for r in rows.values() if r["source"] == SOURCE_FALLBACK),
+        "fallbacks": fallbacks, "fallback_share": round(fallbacks / len(rows), 4) if rows else 0.0,
         "elapsed_s": round(wall, 3), "pairs_per_s": round((len(rows) - resumed) / wall, 3) if wall > 0 else 0.0,
         "server_busy_share": round(_busy_share(annotator.intervals, wall), 4) if backend is not None else None,
     }
     examples, repairs = _stats(pairs, rows, stats, figures)
     _write_run_files(out_dir, pairs_dir, spec, backend, config, stats, repairs, started)
+    _check_fallbacks(stats, config, out_dir)
     write_records(out_dir, examples, stats, shard_size=config.shard_size)
     return stats.to_dict()
 
@@ -472,6 +498,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "stored LLM answers are kept and reused where provider, model and prompt match)")
     parser.add_argument("--forget-cache", action="store_true",
                         help=f"with --overwrite, also delete the stored LLM answers ({RAW_FILE})")
+    parser.add_argument("--retry-fallbacks", action="store_true",
+                        help="ask the LLM again about the pairs that fell back to the heuristic annotator")
+    parser.add_argument("--max-fallback-share", type=float, default=d.max_fallback_share,
+                        help="fail (and leave the stage unfinished) when a larger share of pairs fell back "
+                             "(default %(default)s)")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -480,9 +511,12 @@ def run(args: argparse.Namespace) -> int:
         annotator=args.annotator, concurrency=args.concurrency, timeout_s=args.timeout_s,
         max_attempts=args.max_attempts, max_tokens=args.max_tokens, temperature=args.temperature,
         max_abstract_chars=args.max_abstract_chars, limit=args.limit, overwrite=args.overwrite,
-        forget_cache=args.forget_cache, progress=not args.no_progress,
+        forget_cache=args.forget_cache, retry_fallbacks=args.retry_fallbacks,
+        max_fallback_share=args.max_fallback_share, progress=not args.no_progress,
     )
     stats = run_stage(args.pairs_dir, args.out, config)
     print(f"annotated {stats['kept']} pairs into {args.out}: {stats.get('by_conflict_type', {})}; "
           f"fallbacks {stats.get('fallbacks', 0)}, repairs {stats.get('repairs_total', 0)}")
+    if stats.get("fallbacks"):
+        print(f"warning: {fallback_line(stats)}; re-run with --retry-fallbacks to ask again", file=sys.stderr)
     return 0

@@ -156,7 +156,7 @@ def test_faults_are_retried_repaired_or_fall_back(pairs_dir, tmp_path):
     out = tmp_path / "faults"
     with FakeOllama(behaviour=behaviour) as server:
         stats = run_stage(pairs_dir, out, AnnotateConfig(annotator=server.spec(), concurrency=4, max_attempts=3,
-                                                         **{**FAST, "timeout_s": 0.5}))
+                                                         max_fallback_share=0.5, **{**FAST, "timeout_s": 0.5}))
     by_pair = {e.pair_id: e for e in examples(out)}
     assert len(by_pair) == 12
     counts = server.requests_by_pair()

@@ -279,3 +279,49 @@ def test_push_offline_says_so(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "OfflineModeIsEnabled" in err and "unset HF_HUB_OFFLINE" in err
     assert cases.folder_bytes(release_dir) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. LLM failures: reported with count and share, fatal above the threshold, retried on request
+
+
+def _annotate_cli(pairs_dir, out, spec: str, *extra: str) -> int:
+    return cli_main(["annotate", str(pairs_dir), "--out", str(out), "--annotator", spec, "--max-attempts", "2",
+                     "--timeout", "5", "--no-progress", *extra])
+
+
+def test_fallbacks_above_the_threshold_fail_until_retried(pairs_dir, tmp_path, capsys):
+    from llm_server import FakeOllama, Reply
+
+    out, healthy = tmp_path / "labels", {"ok": False}
+    with FakeOllama(behaviour=lambda n, body: Reply() if healthy["ok"] else Reply(status=500)) as server:
+        assert _annotate_cli(pairs_dir, out, server.spec()) == 1
+        assert "6 of 6 pairs (100.0%) fell back" in capsys.readouterr().err and not io.is_done(out)
+        assert _annotate_cli(pairs_dir, out, server.spec()) == 1 and len(server.requests) == 12  # nothing re-sent
+        healthy["ok"] = True
+        assert _annotate_cli(pairs_dir, out, server.spec(), "--retry-fallbacks") == 0
+    assert len(server.requests) == 18 and io.is_done(out)
+    assert {e.annotator_kind for e in io.read_records(out, Example)} == {"llm"}
+
+
+def test_fallbacks_below_the_threshold_warn_and_retry_exactly_those_pairs(pairs_dir, tmp_path, capsys):
+    from llm_server import FakeOllama, Reply, claims_in, real_pairs
+
+    failing = {(p.claim_a.sentence, p.claim_b.sentence) for p in real_pairs(6)[:2]}
+    healthy = {"ok": False}
+
+    def behaviour(n, body):
+        return Reply(status=500) if claims_in(body["messages"]) in failing and not healthy["ok"] else Reply()
+
+    out = tmp_path / "labels"
+    with FakeOllama(behaviour=behaviour) as server:
+        assert _annotate_cli(pairs_dir, out, server.spec(), "--max-fallback-share", "0.5") == 0
+        assert "warning: 2 of 6 pairs (33.3%) fell back" in capsys.readouterr().err
+        kinds = {e.pair_id: e.annotator_kind for e in io.read_records(out, Example)}
+        assert sum(kind == "llm" for kind in kinds.values()) == 4
+        healthy["ok"] = True
+        before = len(server.requests)
+        assert _annotate_cli(pairs_dir, out, server.spec(), "--max-fallback-share", "0.5", "--retry-fallbacks") == 0
+        asked = {r["claims"] for r in server.requests[before:]}
+    assert asked == failing and len(server.requests) - before == 2
+    assert {e.annotator_kind for e in io.read_records(out, Example)} == {"llm"}
