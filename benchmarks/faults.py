@@ -1,0 +1,270 @@
+"""The fault table of issue 14: each bad input is run through the CLI and what happened is recorded.
+
+Every case builds its input in a scratch folder from the real files in ../shared/data (with
+``tests/fault_cases.py``), runs the ``biodivergence`` command a user would run, and reports the exit
+code, the message and the counts. Writes benchmarks/results/faults.md (case, expected, observed).
+
+Usage: python benchmarks/faults.py
+"""
+
+from __future__ import annotations
+
+import io as text_io
+import json
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the repo first: benchmarks/trainer.py is not the package
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import fault_cases as cases
+from llm_server import FakeOllama, Reply, claims_in, real_pairs, write_pairs
+from release_factory import write_small_release
+
+from biodivergence_dataset import io
+from biodivergence_dataset.cli import main as cli_main
+from biodivergence_dataset.records import Example
+
+RESULTS = ROOT / "benchmarks" / "results" / "faults.md"
+FAST_LLM = ("--max-attempts", "2", "--timeout", "5", "--no-progress")
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of one ``biodivergence`` command run in this process."""
+    out, err = text_io.StringIO(), text_io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli_main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def ingest_summary(out: Path) -> str:
+    s = io.read_stats(out)
+    return (f"seen {s['seen']}, kept {s['kept']}, dropped {s['dropped']}, "
+            f"identifier_conflicts {s.get('identifier_conflicts')}; faults {s['faults']}")
+
+
+# --------------------------------------------------------------------------------------------- cases
+
+
+def ingest_case(make: Callable[[Path], Path], fmt: str) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        code, _, _ = run_cli("ingest", f"{fmt}:{make(work)}", "--out", work / "out", "--domain", "oncology")
+        return f"exit {code}; {ingest_summary(work / 'out')}"
+    return run
+
+
+def identifier_conflict(work: Path) -> str:
+    a, b = cases.conflicting_jsonl(work, n=3)
+    code, _, _ = run_cli("ingest", f"jsonl:{a}", f"jsonl:{b}", "--out", work / "out", "--domain", "oncology")
+    listed = list(io.read_jsonl(work / "out" / "identifier_conflicts.jsonl"))
+    ids = io.read_stats(work / "out")["identifier_conflict_ids"]
+    return f"exit {code}; {ingest_summary(work / 'out')}; warned ids {ids}; {len(listed)} rows in identifier_conflicts.jsonl"
+
+
+def headerless_tsv(work: Path) -> str:
+    code, _, _ = run_cli("ingest", f"tsv[pmid=0,title=1,text=2]:{cases.headerless_tsv(work)}", "--out", work / "out",
+                         "--domain", "oncology")
+    return f"exit {code}; {ingest_summary(work / 'out')}"
+
+
+def validate_case(make: Callable[[Path], Path]) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        code, out, _ = run_cli("validate", make(work / "release"))
+        errors = [line for line in out.splitlines() if line.startswith("error:")]
+        return f"exit {code}; " + " / ".join(errors)
+    return run
+
+
+def push_case(offline: bool) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        from huggingface_hub import constants
+
+        release_dir = write_small_release(work / "release")
+        before = cases.folder_bytes(release_dir)
+        saved = constants.ENDPOINT, constants.HF_HUB_OFFLINE, dict(os.environ)
+        os.environ["HF_TOKEN"] = "hf_fake_token"
+        try:
+            with cases.failing_hub(500) as endpoint:
+                constants.ENDPOINT, constants.HF_HUB_OFFLINE = (saved[0], True) if offline else (endpoint, False)
+                code, _, err = run_cli("push", release_dir, "--repo", "org/biodivergence", "--tag", "v1.0")
+        finally:
+            constants.ENDPOINT, constants.HF_HUB_OFFLINE = saved[:2]
+            os.environ.clear()
+            os.environ.update(saved[2])
+        unchanged = cases.folder_bytes(release_dir) == before
+        return f"exit {code}; stderr ({len(err.strip().splitlines())} line): {err.strip()}; release unchanged: {unchanged}"
+    return run
+
+
+def pairs(work: Path) -> Path:
+    return write_pairs(work / "pairs", real_pairs(6))
+
+
+def llm_always_500(work: Path) -> str:
+    healthy = {"ok": False}
+    with FakeOllama(behaviour=lambda n, body: Reply() if healthy["ok"] else Reply(status=500)) as server:
+        args = ("annotate", pairs(work), "--out", work / "labels", "--annotator", server.spec(), *FAST_LLM)
+        code, _, err = run_cli(*args)
+        sent = len(server.requests)
+        again, _, _ = run_cli(*args)
+        resent = len(server.requests) - sent
+        healthy["ok"] = True
+        retried, _, _ = run_cli(*args, "--retry-fallbacks")
+        kinds = sorted({e.annotator_kind for e in io.read_records(work / "labels", Example)})
+        return (f"exit {code}: {last_line(err)}; same command again: exit {again}, {resent} requests; "
+                f"server healthy + --retry-fallbacks: exit {retried}, {len(server.requests) - sent - resent} "
+                f"requests, annotator_kind {kinds}")
+
+
+def llm_short_outage(work: Path) -> str:
+    failing = {(p.claim_a.sentence, p.claim_b.sentence) for p in real_pairs(6)[:2]}
+    healthy = {"ok": False}
+
+    def behaviour(n, body):
+        return Reply(status=500) if claims_in(body["messages"]) in failing and not healthy["ok"] else Reply()
+
+    with FakeOllama(behaviour=behaviour) as server:
+        args = ("annotate", pairs(work), "--out", work / "labels", "--annotator", server.spec(), *FAST_LLM,
+                "--max-fallback-share", "0.5")
+        code, _, err = run_cli(*args)
+        sent = len(server.requests)
+        healthy["ok"] = True
+        retried, _, _ = run_cli(*args, "--retry-fallbacks")
+        asked_again = {r["claims"] for r in server.requests[sent:]} == failing
+        return (f"exit {code}: {last_line(err)}; --retry-fallbacks: exit {retried}, "
+                f"{len(server.requests) - sent} requests, exactly the fallen-back pairs: {asked_again}")
+
+
+def overwrite(work: Path) -> str:
+    out = work / "labels"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with FakeOllama(models=("a", "b")) as server:
+        folder = pairs(work)
+        run_cli("annotate", folder, "--out", out, "--annotator", server.spec("a"), *FAST_LLM)
+        code, _, _ = run_cli("annotate", folder, "--out", out, "--annotator", server.spec("b"), "--overwrite", *FAST_LLM)
+        sent = len(server.requests)
+        run_cli("annotate", folder, "--out", out, "--annotator", server.spec("a"), "--overwrite", *FAST_LLM)
+        return (f"exit {code}; notes.txt kept: {(out / 'notes.txt').exists()}; raw_responses.jsonl kept: "
+                f"{(out / 'raw_responses.jsonl').exists()}; back to model a: {len(server.requests) - sent} requests")
+
+
+def torn_line(work: Path) -> str:
+    args = ("annotate", pairs(work), "--out", work / "labels", "--annotator", "heuristic", "--no-progress")
+    codes = [run_cli(*args)[0]]
+    log = work / "labels" / "annotations.jsonl"
+    for _ in range(2):
+        lines = log.read_text().splitlines()
+        log.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])
+        (work / "labels" / io.SUCCESS_MARKER).unlink()
+        codes.append(run_cli(*args)[0])
+    whole = all(json.loads(line) for line in log.read_text().splitlines())
+    return f"exit codes (run, resume after tear, resume after second tear) {codes}; every line JSON: {whole}"
+
+
+def umask_mode(work: Path) -> str:
+    old = os.umask(0o022)
+    try:
+        release_dir = write_small_release(work / "release")
+    finally:
+        os.umask(old)
+    modes = {oct(stat.S_IMODE(p.stat().st_mode)) for p in release_dir.rglob("*") if p.is_file()}
+    return f"modes of release files under umask 022: {sorted(modes)}"
+
+
+def partial_predictions(work: Path) -> str:
+    release_dir = write_small_release(work / "release")
+    args = ("evaluate", "--predictions", cases.partial_predictions(work, release_dir), "--release", release_dir,
+            "--no-semsim")
+    code, _, err = run_cli(*args)
+    allowed, out, _ = run_cli(*args, "--allow-missing")
+    return f"exit {code}: {last_line(err)}; with --allow-missing: exit {allowed}, {last_line(out.split('wrote')[0])}"
+
+
+def unknown_label(work: Path) -> str:
+    release_dir = write_small_release(work / "release")
+    preds = cases.partial_predictions(work, release_dir, bad_line=1)
+    code, _, err = run_cli("evaluate", "--predictions", preds, "--release", release_dir, "--no-semsim",
+                           "--allow-missing")
+    return f"exit {code}: {last_line(err)[:160]}"
+
+
+#: (issue item, case, expected, run)
+CASES: list[tuple[str, str, str, Callable[[Path], str]]] = [
+    ("1", "ingest an empty JSONL file", "finished stage, 0 records, the fault listed; no traceback",
+     ingest_case(cases.empty_jsonl, "jsonl")),
+    ("1", "ingest a .xml.gz holding half an article", "finished stage, 0 records, the fault listed",
+     ingest_case(cases.half_article_gz, "pubmed_xml")),
+    ("1, 2", "ingest a Europe PMC JSON cut inside result 11", "the 10 complete results kept, one named fault",
+     ingest_case(cases.truncated_epmc, "europepmc_json")),
+    ("3", "PubMed XML, third of five articles breaks off inside <ArticleTitle>",
+     "4 articles kept, exactly one fault", ingest_case(cases.unclosed_title_xml, "pubmed_xml")),
+    ("4", "two JSONL files, same 3 PMIDs, different abstracts",
+     "3 identifier conflicts, all 6 records excluded and listed with a reason, ids warned", identifier_conflict),
+    ("5", "validate a release missing pairlevel/train-00001-of-00002.parquet",
+     "exit 1 naming the split, the row counts and the missing shard",
+     validate_case(cases.release_missing_shard)),
+    ("5", "validate a release with a truncated Parquet shard", "exit 1 naming the file",
+     validate_case(cases.release_truncated_shard)),
+    ("6", "push while create_repo answers 500 (local fake Hub)",
+     "exit 1, one line with what to do, release folder unchanged", push_case(offline=False)),
+    ("6", "push with a token while HF_HUB_OFFLINE=1", "exit 1, one line with what to do, release unchanged",
+     push_case(offline=True)),
+    ("7", "annotate against an LLM server that always answers 500",
+     "exit 1 with count and share on stderr, stage unfinished; --retry-fallbacks re-asks when healthy",
+     llm_always_500),
+    ("7", "annotate during a short outage (2 of 6 pairs fail), --max-fallback-share 0.5",
+     "exit 0 with a warning on stderr; --retry-fallbacks re-asks exactly those 2 pairs", llm_short_outage),
+    ("8", "annotate --overwrite (other model) on a folder with a foreign file",
+     "only the stage's files removed; stored answers kept and reused", overwrite),
+    ("9", "annotations.jsonl torn by a kill, twice", "every resume succeeds; the log stays valid JSONL", torn_line),
+    ("10", "write a release under umask 022", "files 0644 (umask's mode), not 0600", umask_mode),
+    ("11", "evaluate with predictions for 2 of 3 references",
+     "exit 1 unless --allow-missing; then the scores say how many were missing", partial_predictions),
+    ("11", "evaluate with an unknown label on line 1", "the message names line 1 of the predictions file",
+     unknown_label),
+    ("TSV", "ingest a headerless TSV as tsv[pmid=0,title=1,text=2]", "every row read by column number",
+     headerless_tsv),
+]
+
+
+def observe(run: Callable[[Path], str]) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            return run(Path(tmp)).replace(tmp + "/", "")
+        except Exception as exc:  # noqa: BLE001 (a crash is an observation too)
+            return f"CRASH {type(exc).__name__}: {exc}"
+
+
+def table(rows: list[tuple[str, str, str, str]]) -> str:
+    lines = ["| item | case | expected | observed |", "|---|---|---|---|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    rows = []
+    for item, name, expected, run in CASES:
+        observed = observe(run)
+        print(f"[{item}] {name}\n    expected: {expected}\n    observed: {observed}")
+        rows.append((item, name, expected, observed))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("# Fault table (issue 14)\n\nGenerated by `python benchmarks/faults.py`: each bad input is built "
+                       "from ../shared/data and run through the `biodivergence` CLI; *observed* is what the run "
+                       "printed and wrote.\n\n" + table(rows) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
