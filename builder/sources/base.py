@@ -313,13 +313,20 @@ class JSONCursor:
             self._pos = end
             return value
 
-    def members(self) -> Iterator[str]:
-        """Each key of the object just entered; the caller consumes its value before the next."""
+    def _entries(self, close: str, kind: str) -> Iterator[str]:
+        """The first character of each entry of the container just entered, until ``close``."""
         while True:
             nxt = self._skip(_SEPARATOR)
-            if nxt == "}":
+            if nxt == close:
                 self._pos += 1
                 return
+            if not nxt:
+                raise self._error(f"malformed or truncated JSON {kind}")
+            yield nxt
+
+    def members(self) -> Iterator[str]:
+        """Each key of the object just entered; the caller consumes its value before the next."""
+        for nxt in self._entries("}", "object"):
             if nxt != '"':
                 raise self._error("malformed or truncated JSON object")
             key = self.decode()
@@ -330,13 +337,7 @@ class JSONCursor:
 
     def elements(self) -> Iterator[None]:
         """Once per element of the array just entered; the caller consumes each element."""
-        while True:
-            nxt = self._skip(_SEPARATOR)
-            if nxt == "]":
-                self._pos += 1
-                return
-            if not nxt:
-                raise self._error("malformed or truncated JSON array")
+        for _ in self._entries("]", "array"):
             yield None
 
 
