@@ -1,0 +1,125 @@
+"""Prompts, answer parsing and scoring of the ``biodivergence`` lm-evaluation-harness task group.
+
+Prompts carry the ontology's definitions; generated answers are parsed into labels and scored by
+the BioDivergence metric's ``scoring.py``, reached through ``trainer.metric`` (the one door), so
+the harness reports the numbers ``evaluate.load("metrics/biodivergence")`` would.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from biodivergence_dataset import ontology
+from trainer.metric import scoring_module
+
+scoring = scoring_module()
+
+_CLASSES = "\n".join(f"- {c.name}: {c.definition}" for c in ontology.CONFLICT_TYPES)
+_AXES = "\n".join(f"- {a.name}: {a.description}" for a in ontology.AXES)
+_NONE = re.compile(r"^\W*none\b", re.IGNORECASE)
+
+
+def load_release(dataset_path: str, config: str, revision: str | None = None, **_: Any):
+    """The release config as a DatasetDict: ``dataset_path`` is a Hub id or a local release folder."""
+    import datasets
+
+    return datasets.load_dataset(dataset_path, config, revision=revision)
+
+
+def _claims(doc: dict[str, Any]) -> str:
+    return f"Claim A: {doc['claim_a_text']}\nClaim B: {doc['claim_b_text']}\n\n"
+
+
+def conflict_type_prompt(doc: dict[str, Any]) -> str:
+    """Task 1 as multiple choice over the six class names, defined in the prompt."""
+    return (f"Two claims from biomedical abstracts.\n{_claims(doc)}Conflict types:\n{_CLASSES}\n\n"
+            "Which conflict type relates the two claims?\nAnswer:")
+
+
+def axes_prompt(doc: dict[str, Any]) -> str:
+    """Task 2 as generation: the axes, comma-separated, or "none"."""
+    return (f"Two claims from biomedical abstracts.\n{_claims(doc)}Divergence axes:\n{_AXES}\n\n"
+            "On which divergence axes do the two claims' study contexts differ? "
+            "Answer with axis names separated by commas, or none.\nAxes:")
+
+
+def confounder_prompt(doc: dict[str, Any]) -> str:
+    """Task 3 as generation: the one axis that best explains the tension."""
+    return (f"Two claims from biomedical abstracts.\n{_claims(doc)}Divergence axes:\n{_AXES}\n\n"
+            "Which single divergence axis best explains why the claims seem to disagree?\nAxis:")
+
+
+def conflict_type_choices(doc: dict[str, Any]) -> list[str]:
+    """The six class names in ClassLabel order, so a row's ``conflict_type`` id is the answer index."""
+    return list(scoring.CONFLICT_TYPES)
+
+
+def axes_target(doc: dict[str, Any]) -> str:
+    return ", ".join(scoring.AXES[i] for i in doc["divergence_axes"]) or "none"
+
+
+def confounder_target(doc: dict[str, Any]) -> str:
+    return scoring.AXES[doc["dominant_confounder"]]
+
+
+def with_confounder(dataset):
+    """Task 3 is scored on the examples whose reference names a confounder."""
+    return dataset.filter(lambda doc: doc["dominant_confounder"] is not None)
+
+
+def parse_axes(text: str) -> list[str]:
+    """The axes a generated answer names (names or ontology titles, as the metric's slot overlap reads them).
+
+    >>> parse_axes(" Geography, disease subtype and more")
+    ['geography', 'disease_subtype']
+    >>> parse_axes("none"), parse_axes("")
+    ([], [])
+    """
+    named = scoring.named_slots(text, set(scoring.AXES))
+    return [] if _NONE.match(text) else [a for a in scoring.AXES if a in named]
+
+
+def parse_confounder(text: str) -> str:
+    """The first axis a generated answer names, "" for none.
+
+    >>> parse_confounder(" clinical setting, then geography"), parse_confounder("no idea")
+    ('clinical_setting', '')
+    """
+    return next((axes[0] for piece in re.split(r"[,;\n]", text) if (axes := parse_axes(piece))), "")
+
+
+# --- per-document results and their aggregation by the metric ------------------------------------------
+
+
+def conflict_type_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
+    """Predicted class = the choice with the highest log-likelihood; (reference, prediction) per metric."""
+    pair = (doc["conflict_type"], max(range(len(results)), key=lambda i: results[i][0]))
+    return {"acc": float(pair[0] == pair[1]), "macro_f1": pair, "ctx_f1": pair}
+
+
+def axes_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+    pair = (doc["divergence_axes"], parse_axes(results[0]))
+    return {"micro_f1": pair, "macro_f1": pair, "exact_match": pair}
+
+
+def confounder_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+    return {"accuracy": (doc["dominant_confounder"], parse_confounder(results[0]))}
+
+
+def _aggregation(field: str, key: str) -> Callable[[list[tuple[Any, Any]]], float]:
+    """An lm-eval aggregation: ``key`` of the metric on the (reference, prediction) items of one field."""
+
+    def aggregate(items: list[tuple[Any, Any]]) -> float:
+        return scoring.compute([{field: p} for _, p in items], [{field: r} for r, _ in items])[key]
+
+    return aggregate
+
+
+conflict_type_macro_f1 = _aggregation("conflict_type", "conflict_type/macro_f1")
+conflict_type_ctx_f1 = _aggregation("conflict_type", "conflict_type/ctx_f1")
+axes_micro_f1 = _aggregation("divergence_axes", "axes/micro_f1")
+axes_macro_f1 = _aggregation("divergence_axes", "axes/macro_f1")
+axes_exact_match = _aggregation("divergence_axes", "axes/exact_match")
+confounder_accuracy = _aggregation("dominant_confounder", "confounder/accuracy")
