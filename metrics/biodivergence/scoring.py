@@ -159,11 +159,6 @@ def _macro(f1: np.ndarray, used: np.ndarray) -> float:
     return float(f1[used].mean()) if used.any() else 1.0
 
 
-def _clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
-    """``value`` within [low, high] (floating-point rounding can step just outside); NaN stays NaN."""
-    return float(np.clip(value, low, high))
-
-
 def _mean(values: np.ndarray, weights: np.ndarray) -> float:
     """Weighted mean (weights are bootstrap multiplicities), NaN over no weight."""
     return _ratio(np.dot(values, weights), weights.sum())
@@ -362,7 +357,8 @@ def rouge_l(prediction: str, reference: str) -> float:
 
 
 def _bleu(predictions: Sequence[str], references: Sequence[str]) -> float:
-    """sacrebleu corpus BLEU (default 13a tokenisation) on a 0-1 scale.
+    """sacrebleu corpus BLEU (default 13a tokenisation) on a 0-1 scale, clamped to 1 (identical texts
+    score 100.00000000000004 in sacrebleu).
 
     Effective order leaves out n-gram orders no hypothesis reaches, which changes nothing on a
     corpus with a sentence of four or more tokens and scores identical short texts 1, not 0.
@@ -370,7 +366,7 @@ def _bleu(predictions: Sequence[str], references: Sequence[str]) -> float:
     import sacrebleu
 
     bleu = sacrebleu.corpus_bleu(list(predictions), [list(references)], use_effective_order=True)
-    return _clamp(bleu.score / 100.0)
+    return min(bleu.score / 100.0, 1.0)
 
 
 def _packaged_minilm() -> str | None:
