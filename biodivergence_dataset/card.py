@@ -112,6 +112,34 @@ def _flatten(d: dict[str, Any]) -> dict[str, str]:
 _MANIFEST_TABLES = ("per_domain_counts", "targets", "funnel_per_domain")
 
 
+def goldcheck_table(result: dict[str, Any]) -> str:
+    """The gold-agreement table (same layout as ``biodivergence goldcheck``; empty without a result)."""
+    if not result:
+        return ""
+    lines = ["| annotator | gold source | pairs | κ [95% CI] | negation rule κ [95% CI] | gain | beats rule by "
+             f"≥ {result['min_kappa_gain']} |", "|---|---|---|---|---|---|---|"]
+    for name, cells in result["scores"].items():
+        for source, c in cells.items():
+            if c["in_fold"]:
+                lines.append(f"| `{name}` | {source} | {c['pairs']} | trained on this source: not scored | | | |")
+                continue
+            lo, hi = c["kappa_ci"]
+            rlo, rhi = c["rule_kappa_ci"]
+            lines.append(f"| `{name}` | {source} | {c['pairs']} | {c['kappa']:.3f} [{lo:.2f}, {hi:.2f}] | "
+                         f"{c['rule_kappa']:.3f} [{rlo:.2f}, {rhi:.2f}] | {c['gain']:+.3f} | "
+                         f"{'yes' if c['beats_rule'] else '**no**'} |")
+    return "\n".join(lines)
+
+
+def goldcheck_warnings(result: dict[str, Any]) -> list[str]:
+    """One line per annotator and source where the annotator does not beat the negation rule."""
+    return [f"**Warning:** `{name}` does not beat the negation rule on {source} (κ {c['kappa']:.3f} vs "
+            f"{c['rule_kappa']:.3f}, needs +{result['min_kappa_gain']}): its labels there are no better than a "
+            "word rule."
+            for name, cells in result.get("scores", {}).items() for source, c in cells.items()
+            if not c["in_fold"] and not c["beats_rule"]]
+
+
 def render_body(release_dir: str | Path, meta: CardMeta) -> str:
     release_dir = Path(release_dir)
     sizes = split_sizes(release_dir)
@@ -124,6 +152,7 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
     funnel = stats.get("per_domain", {})
     annotation = _read_json(release_dir / "annotation_manifest.json")
     kinds = sorted({str(annotation.get("provider", ""))} - {""}) or ["heuristic or LLM"]
+    goldcheck = _read_json(release_dir / "goldcheck.json")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return template.render(
@@ -146,6 +175,9 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
         funnel=funnel,
         funnel_columns=list(dict.fromkeys(k for row in funnel.values() for k in row)),
         annotation=_flatten(annotation),
+        goldcheck=goldcheck,
+        goldcheck_table=goldcheck_table(goldcheck),
+        goldcheck_warnings=goldcheck_warnings(goldcheck),
         split_manifest=_flatten({k: v for k, v in split_manifest.items() if k not in _MANIFEST_TABLES}),
         per_domain_counts=split_manifest.get("per_domain_counts", {}),
         core_splits=ontology.SPLITS,

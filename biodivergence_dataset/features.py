@@ -19,7 +19,7 @@ _CLASS_LABEL_COLUMNS: dict[str, tuple[str, ...]] = {
 _INT_COLUMNS = ("pub_year_a", "pub_year_b")
 _FLOAT_COLUMNS = (
     "similarity", "disagreement", "entity_overlap", "type_compatibility", "year_penalty",
-    "combined_score", "confidence", "label_quality",
+    "combined_score", "confidence", "label_quality", "exposure_similarity", "outcome_similarity",
 )
 SPAN_FEATURE = {
     "article_uid": Value("string"),

@@ -326,7 +326,7 @@ DOMAINS: tuple[Domain, ...] = (
 #: Ingestion maps every source's own labels onto these; unmappable labels become ``UNASSIGNED``.
 SECTION_LABELS: tuple[str, ...] = ("BACKGROUND", "OBJECTIVE", "METHODS", "RESULTS", "CONCLUSIONS", "UNASSIGNED")
 
-ANNOTATOR_KINDS: tuple[str, ...] = ("llm", "heuristic", "frames", "judge", "panel")
+ANNOTATOR_KINDS: tuple[str, ...] = ("llm", "heuristic", "frames", "judge")
 
 #: The finding of a claim frame: what the claim reports about its exposure and outcome.
 FINDING_DIRECTIONS: tuple[str, ...] = (

@@ -113,6 +113,32 @@ class ClaimSlots(_Record):
     organism: str | None = None
 
 
+class FrameSlot(_Record):
+    """A context value a claim states: its axis, normalised value and offsets into the claim."""
+
+    axis: str
+    value: str
+    text: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+    _check_axis = field_validator("axis")(_label("divergence_axes"))
+
+
+class ClaimFrame(_Record):
+    """What a claim is about and what it finds (exposure, outcome, finding, context slots)."""
+
+    exposure: str = ""
+    outcome: str = ""
+    finding: str | None = None
+    significance: str | None = None
+    finding_text: str = ""
+    context: list[FrameSlot] = Field(default_factory=list)
+
+    _check_finding = field_validator("finding")(_label("finding"))
+    _check_significance = field_validator("significance")(_label("significance"))
+
+
 class Claim(_Record):
     claim_id: str = Field(min_length=1)
     article_uid: str = Field(min_length=1)
@@ -130,6 +156,8 @@ class Claim(_Record):
     confidence: float = Field(ge=0.0, le=1.0)
     pub_year: int | None = None
     journal: str | None = None
+    #: Schema 1.1: exposure, outcome, finding and context slots (``builder.frames``).
+    frame: ClaimFrame | None = None
 
     _check_domain = field_validator("domain")(_label("domain"))
     _check_type = field_validator("claim_type")(_label("claim_type"))
@@ -162,6 +190,10 @@ class MiningScores(_Record):
     type_compatibility: float
     year_penalty: float
     combined_score: float
+    #: Schema 1.1: cosine similarity of the two claims' exposure phrases and of their outcome phrases
+    #: (claim frames, embedded by the miner); None when a frame lacks the slot or nothing embedded it.
+    exposure_similarity: float | None = None
+    outcome_similarity: float | None = None
 
 
 class CandidatePair(_Record):
@@ -202,32 +234,6 @@ class EvidenceSpan(_Record):
         return self
 
 
-class FrameSlot(_Record):
-    """A context value a claim states: its axis, normalised value and offsets into the claim."""
-
-    axis: str
-    value: str
-    text: str
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
-
-    _check_axis = field_validator("axis")(_label("divergence_axes"))
-
-
-class ClaimFrame(_Record):
-    """What a claim is about and what it finds (exposure, outcome, finding, context slots)."""
-
-    exposure: str = ""
-    outcome: str = ""
-    finding: str | None = None
-    significance: str | None = None
-    finding_text: str = ""
-    context: list[FrameSlot] = Field(default_factory=list)
-
-    _check_finding = field_validator("finding")(_label("finding"))
-    _check_significance = field_validator("significance")(_label("significance"))
-
-
 class AnnotatorLabel(_Record):
     """One panel member's label for a pair (kept in the release row's provenance)."""
 
@@ -264,6 +270,8 @@ class Example(_Record):
     type_compatibility: float = 0.0
     year_penalty: float = 0.0
     combined_score: float = 0.0
+    exposure_similarity: float | None = None
+    outcome_similarity: float | None = None
     conflict_type: str
     divergence_axes: list[str] = Field(default_factory=list)
     dominant_confounder: str | None = None

@@ -50,20 +50,23 @@ from biodivergence_dataset.io import (
     write_manifest,
     write_records,
 )
-from biodivergence_dataset.records import CandidatePair, Example
+from biodivergence_dataset.records import CandidatePair, ClaimFrame, Example
 
 from .annotators import (
     AnnotatorSpec,
+    FramesAnnotator,
     BackendError,
     ChatBackend,
-    HeuristicAnnotator,
     ServerUnreachable,
     make_backend,
+    make_local,
     parse_json_lenient,
     parse_spec,
 )
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
-from .repair import Labels, repair
+from .annotators.frames import frame_of
+from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
+from .repair import repair
 
 STAGE = "annotate"
 ANNOTATIONS_FILE = "annotations.jsonl"
@@ -83,7 +86,10 @@ SOURCE_LLM, SOURCE_FALLBACK, SOURCE_HEURISTIC = "llm", "heuristic_fallback", "he
 class AnnotateConfig:
     """Parameters of the annotate stage (the ``annotate`` section of a build config)."""
 
-    annotator: str = "heuristic"
+    #: One spec or a list of specs (a panel): frames | heuristic | judge:PATH | openai:… | ollama:….
+    annotator: str | list[str] = "frames"
+    #: With an LLM in a panel: ask it only about pairs the local members disagree on, at most this many.
+    llm_budget: int | None = None
     concurrency: int = 4
     timeout_s: float = 120.0
     max_attempts: int = 3
@@ -99,9 +105,24 @@ class AnnotateConfig:
     max_fallback_share: float = 0.05
     progress: bool = True
 
+    @property
+    def specs(self) -> list[AnnotatorSpec]:
+        """The panel's specs in order (at most one LLM: its answers are cached per pair)."""
+        specs = [parse_spec(s) for s in ([self.annotator] if isinstance(self.annotator, str) else self.annotator)]
+        if not specs:
+            raise ValueError("annotate: name at least one --annotator")
+        if sum(s.is_llm for s in specs) > 1:
+            raise ValueError("annotate: a panel may hold one LLM annotator (openai:… or ollama:…)")
+        return specs
+
+    @property
+    def llm_spec(self) -> AnnotatorSpec | None:
+        return next((s for s in self.specs if s.is_llm), None)
+
     def identity(self) -> dict[str, Any]:
         """The parameters that decide the labels (execution settings such as concurrency excluded)."""
-        return {"annotator": str(parse_spec(self.annotator)), "prompt_version": PROMPT_VERSION,
+        return {"annotator": [str(s) for s in self.specs], "llm_budget": self.llm_budget,
+                "prompt_version": PROMPT_VERSION,
                 "prompt_fingerprint": prompt_fingerprint(), "max_tokens": self.max_tokens,
                 "temperature": self.temperature, "max_abstract_chars": self.max_abstract_chars, "limit": self.limit}
 
@@ -140,9 +161,18 @@ class _Log:
             append_jsonl_rows(self.path, rows)
 
 
-def _example(pair: CandidatePair, labels: Labels, annotator_id: str, kind: str, prompt_version: str) -> Example:
-    return Example.from_pair(pair, **labels.example_fields(), annotator_id=annotator_id, annotator_kind=kind,
-                             prompt_version=prompt_version)
+def _frame_record(claim, abstract: str) -> ClaimFrame:
+    return ClaimFrame(**frame_of(claim, abstract).as_record())
+
+
+def _example(pair: CandidatePair, votes: list[Vote], prompt_version: str = "") -> Example:
+    """The release row of a pair: the panel's consensus label, every member's label and both claim frames."""
+    agreed = consensus(votes)
+    return Example.from_pair(
+        pair, **agreed.labels.example_fields(), annotator_id=agreed.annotator_id, annotator_kind=agreed.kind,
+        prompt_version=prompt_version if agreed.kind == LLM_KIND else "",
+        frame_a=_frame_record(pair.claim_a, pair.abstract_a), frame_b=_frame_record(pair.claim_b, pair.abstract_b),
+        annotator_labels=agreed.members if len(votes) > 1 else [], label_quality=agreed.quality)
 
 
 class PairAnnotator:
@@ -150,20 +180,35 @@ class PairAnnotator:
 
     def __init__(self, backend: ChatBackend | None, config: AnnotateConfig, out_dir: Path):
         self.backend, self.config = backend, config
-        self.heuristic = HeuristicAnnotator()
+        self.members = [make_local(s) for s in config.specs if not s.is_llm] or [FramesAnnotator()]
         self.schema = response_schema()
         self.raw = _Log(out_dir / RAW_FILE)
         self.failures = _Log(out_dir / FAILURES_FILE)
         self.intervals: list[tuple[float, float]] = []
 
+    def local_votes(self, pairs: list[CandidatePair]) -> list[list[Vote]]:
+        """Every local member's vote on every pair (judges label a batch at once)."""
+        per_member = [m.annotate_many(pairs) if hasattr(m, "annotate_many") else [m.annotate(p) for p in pairs]
+                      for m in self.members]
+        return [[Vote(m.annotator_id, m.kind, labels[i], DEFAULT_WEIGHTS[m.kind])
+                 for m, labels in zip(self.members, per_member, strict=True)] for i in range(len(pairs))]
+
+    def local_outcomes(self, pairs: list[CandidatePair], source: str = SOURCE_HEURISTIC) -> list[Outcome]:
+        return [Outcome(p.pair_id, source, _example(p, votes)) for p, votes in zip(pairs, self.local_votes(pairs),
+                                                                                    strict=True)]
+
     def heuristic_outcome(self, pair: CandidatePair, source: str = SOURCE_HEURISTIC, attempts: int = 0) -> Outcome:
-        labels = self.heuristic.annotate(pair)
-        example = _example(pair, labels, self.heuristic.annotator_id, self.heuristic.kind, "")
-        return Outcome(pair.pair_id, source, example, attempts=attempts)
+        """The local panel's outcome for one pair (also the fallback after failed LLM attempts)."""
+        outcome = self.local_outcomes([pair], source)[0]
+        outcome.attempts = attempts
+        return outcome
 
     def from_answer(self, pair: CandidatePair, answer: dict[str, Any], attempts: int, reused: bool = False) -> Outcome:
         labels, repairs = repair(answer, pair)
-        example = _example(pair, labels, self.backend.annotator_id, LLM_KIND, PROMPT_VERSION)
+        votes = [Vote(self.backend.annotator_id, LLM_KIND, labels, DEFAULT_WEIGHTS[LLM_KIND])]
+        if len(self.config.specs) > 1:
+            votes += self.local_votes([pair])[0]
+        example = _example(pair, votes, PROMPT_VERSION)
         return Outcome(pair.pair_id, SOURCE_LLM, example, repairs, attempts, reused)
 
     def _attempt_row(self, pair: CandidatePair, attempt: int, **fields: Any) -> dict[str, Any]:
@@ -202,7 +247,7 @@ class PairAnnotator:
             raise ServerUnreachable(f"{self.backend.provider} server at {self.backend.url} stopped answering "
                                     f"({history[-1]['error']}); re-run the same command to resume")
         self.failures.append({"pair_id": pair.pair_id, "provider": self.backend.provider,
-                              "model": self.backend.model, "fallback": self.heuristic.annotator_id,
+                              "model": self.backend.model, "fallback": "+".join(m.annotator_id for m in self.members),
                               "attempts": history})
         return self.heuristic_outcome(pair, SOURCE_FALLBACK, attempts=len(history))
 
@@ -337,6 +382,23 @@ def _run_concurrently(todo: list[CandidatePair], annotator: PairAnnotator, recor
         raise stop
 
 
+def _panel_first(todo: list[CandidatePair], annotator: PairAnnotator, record_many, budget: int | None
+                 ) -> list[CandidatePair]:
+    """With an LLM in a panel: record the local consensus of the pairs the local members agree on (and of
+    those past the LLM budget); return the pairs left for the LLM, the disputed ones first by pair id."""
+    disputed, settled = [], []
+    for start in range(0, len(todo), HEURISTIC_BATCH):
+        chunk = todo[start:start + HEURISTIC_BATCH]
+        for pair, votes in zip(chunk, annotator.local_votes(chunk), strict=True):
+            (disputed if disagree(votes) or len(votes) == 1 else settled).append(pair)
+    disputed.sort(key=lambda p: p.pair_id)
+    ask = disputed if budget is None else disputed[:budget]
+    rest = settled + disputed[len(ask):]
+    for start in range(0, len(rest), HEURISTIC_BATCH):
+        record_many(annotator.local_outcomes(rest[start:start + HEURISTIC_BATCH]))
+    return ask
+
+
 def _busy_share(intervals: list[tuple[float, float]], wall_s: float) -> float:
     """Share of the wall time during which at least one request was with the server."""
     busy, end = 0.0, float("-inf")
@@ -357,6 +419,7 @@ def _stats(pairs: list[CandidatePair], rows: dict[str, dict[str, Any]], stats: S
         repairs.update(row["repairs"])
         stats.count("by_conflict_type", ex.conflict_type)
         stats.count("by_annotator_kind", ex.annotator_kind)
+        stats.count("by_comparability", ex.comparability or "not_recorded")
         stats.count("by_source", row["source"])
         stats.count("by_domain", ex.domain)
         for axis in ex.divergence_axes:
@@ -379,15 +442,15 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     params = {"pairs_dir": str(pairs_dir.resolve()), **config.identity()}
     if stage_is_current(out_dir, params) and not (config.retry_fallbacks and read_stats(out_dir).get("fallbacks")):
         return read_stats(out_dir)
-    spec = parse_spec(config.annotator)
+    spec = config.llm_spec
     if not is_done(pairs_dir):
         raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
     _prepare_out_dir(out_dir, params, config)
     write_manifest(out_dir, STAGE, [str(pairs_dir)], params)
     stats = StageStats(STAGE)
     pairs = _load_pairs(pairs_dir, config, stats)
-    backend = make_backend(spec, timeout_s=config.timeout_s, max_tokens=config.max_tokens,
-                           temperature=config.temperature)
+    backend = spec and make_backend(spec, timeout_s=config.timeout_s, max_tokens=config.max_tokens,
+                                    temperature=config.temperature)
     annotator = PairAnnotator(backend, config, out_dir)
     rows = _finished(out_dir, except_fallbacks=config.retry_fallbacks)
     resumed = len(rows)
@@ -406,9 +469,11 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
             def record(outcome: Outcome) -> None:
                 record_many([outcome])
 
+            if backend is not None and len(config.specs) > 1:
+                todo = _panel_first(todo, annotator, record_many, config.llm_budget)
             if backend is None:
                 for start in range(0, len(todo), HEURISTIC_BATCH):
-                    record_many([annotator.heuristic_outcome(p) for p in todo[start:start + HEURISTIC_BATCH]])
+                    record_many(annotator.local_outcomes(todo[start:start + HEURISTIC_BATCH]))
             else:
                 answered = _answered(out_dir, backend)
                 for pair in [p for p in todo if p.pair_id in answered]:
@@ -433,22 +498,25 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
         "server_busy_share": round(_busy_share(annotator.intervals, wall), 4) if backend is not None else None,
     }
     examples, repairs = _stats(pairs, rows, stats, figures)
-    _write_run_files(out_dir, pairs_dir, spec, backend, config, stats, repairs, started)
+    _write_run_files(out_dir, pairs_dir, annotator, examples, config, stats, repairs, started)
     _check_fallbacks(stats, config, out_dir)
     write_records(out_dir, examples, stats, shard_size=config.shard_size)
     return stats.to_dict()
 
 
-def _write_run_files(out_dir: Path, pairs_dir: Path, spec: AnnotatorSpec, backend: ChatBackend | None,
+def _write_run_files(out_dir: Path, pairs_dir: Path, annotator: PairAnnotator, examples: list[Example],
                      config: AnnotateConfig, stats: StageStats, repairs: Counter, started: float) -> None:
     from biodivergence_dataset import __version__
 
+    backend = annotator.backend
+    members = [m.annotator_id for m in annotator.members]
     counts = stats.to_dict()
     write_json_atomic(out_dir / ANNOTATION_MANIFEST_FILE, {
         "queue": str(pairs_dir.resolve()),
-        "annotator": str(spec),
-        "provider": backend.provider if backend else spec.backend,
-        "model": backend.model if backend else HeuristicAnnotator.annotator_id,
+        "annotator": [str(s) for s in config.specs],
+        "provider": backend.provider if backend else "+".join(s.backend for s in config.specs),
+        "model": backend.model if backend else "+".join(members),
+        "panel_agreement": panel_agreement(examples),
         "prompt_version": PROMPT_VERSION if backend else "",
         "sample_count": stats.kept,
         "counts": {k: counts.get(k, {}) for k in ("by_conflict_type", "by_annotator_kind", "by_source", "by_axis",
@@ -460,9 +528,9 @@ def _write_run_files(out_dir: Path, pairs_dir: Path, spec: AnnotatorSpec, backen
     })
     write_json_atomic(out_dir / PROVENANCE_FILE, {
         "stage": STAGE,
-        "annotator": str(spec),
-        "backend": backend.settings() if backend else {"provider": spec.backend,
-                                                      "model": HeuristicAnnotator.annotator_id},
+        "annotator": [str(s) for s in config.specs],
+        "backend": backend.settings() if backend else {"provider": "local", "model": "+".join(members)},
+        "members": members,
         "prompt_version": PROMPT_VERSION,
         "prompt_fingerprint": prompt_fingerprint(),
         "execution": {k: v for k, v in asdict(config).items() if k in ("concurrency", "timeout_s", "max_attempts",
@@ -483,8 +551,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     d = AnnotateConfig()
     parser.add_argument("pairs_dir", help="candidate-pair folder written by `biodivergence mine`")
     parser.add_argument("--out", required=True, help="output folder (resumable)")
-    parser.add_argument("--annotator", default=d.annotator,
-                        help="heuristic | openai:URL?model=NAME | ollama:URL?model=NAME (default: heuristic)")
+    parser.add_argument("--annotator", action="append", dest="annotators",
+                        help="frames | heuristic | judge:PATH | openai:URL?model=NAME | ollama:URL?model=NAME; "
+                             "repeat for a panel whose consensus is the label (default: frames)")
+    parser.add_argument("--llm-budget", type=int, default=None,
+                        help="in a panel, ask the LLM only about pairs the other members disagree on, at most N")
     parser.add_argument("--concurrency", type=int, default=d.concurrency, help="requests in flight (default 4)")
     parser.add_argument("--timeout", type=float, default=d.timeout_s, dest="timeout_s", help="seconds per request")
     parser.add_argument("--max-attempts", type=int, default=d.max_attempts, help="attempts per pair before the "
@@ -507,8 +578,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    d = AnnotateConfig()
     config = AnnotateConfig(
-        annotator=args.annotator, concurrency=args.concurrency, timeout_s=args.timeout_s,
+        annotator=args.annotators or d.annotator, llm_budget=args.llm_budget, concurrency=args.concurrency, timeout_s=args.timeout_s,
         max_attempts=args.max_attempts, max_tokens=args.max_tokens, temperature=args.temperature,
         max_abstract_chars=args.max_abstract_chars, limit=args.limit, overwrite=args.overwrite,
         forget_cache=args.forget_cache, retry_fallbacks=args.retry_fallbacks,

@@ -37,6 +37,17 @@ REPORT_FILE = "build_report.md"
 RELEASE = "release"
 
 
+class GoldcheckSection(BaseModel):
+    """Gold agreement of the build's annotators (``biodivergence goldcheck``), run by every build."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    data_dir: str = "../shared/data"
+    sources: list[str] | None = None
+    bootstrap: int = 1000
+
+
 class BuildConfig(BaseModel):
     """The build config file: sources plus one free-form section per stage (validated by the stage)."""
 
@@ -50,6 +61,7 @@ class BuildConfig(BaseModel):
     annotate: dict[str, Any] = Field(default_factory=dict)
     split: dict[str, Any] = Field(default_factory=dict)
     audit: dict[str, Any] = Field(default_factory=dict)
+    goldcheck: GoldcheckSection = Field(default_factory=lambda: GoldcheckSection())
     card: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -233,6 +245,21 @@ def _tables(stats: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
             and all(isinstance(x, (int, float, str, bool)) for x in v.values())]
 
 
+def goldcheck_section(release: Path) -> list[str]:
+    """The "How good are these labels?" section of the report (from ``release/goldcheck.json``)."""
+    from .annotators.goldcheck import GOLDCHECK_FILE, render_table, warnings_for
+
+    path = release / GOLDCHECK_FILE
+    lines = ["## How good are these labels?", ""]
+    if not path.exists():
+        return [*lines, "No gold check ran (no gold source found, or disabled in the config)."]
+    result = json.loads(path.read_text(encoding="utf-8"))
+    lines += ["Agreement (conflict vs no conflict) of the annotators with expert labels, next to the rule "
+              "\"exactly one claim contains a negation word\"; members trained on a source are scored on it only "
+              "out of fold.", "", render_table(result)]
+    return lines + [""] + [f"- {w}" for w in warnings_for(result)]
+
+
 def render_report(outcome: Outcome, config_path: Path) -> str:
     from .audit import format_audit
 
@@ -253,6 +280,7 @@ def render_report(outcome: Outcome, config_path: Path) -> str:
     splits = list(dict.fromkeys(s for c in outcome.sizes.values() for s in c))
     rows = [[c, *(sizes.get(s, "–") for s in splits)] for c, sizes in outcome.sizes.items()]
     lines += _table(["config", *splits], rows)
+    lines += ["", *goldcheck_section(outcome.release)]
     lines += ["", "## Leakage audit", "", "```", format_audit(outcome.audit), "```", "",
               "## Validation", ""]
     lines += [f"- {p}" for p in outcome.problems] or ["`biodivergence validate`: OK"]
@@ -302,6 +330,7 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
         meta = CardMeta(**config.card)
     except TypeError as exc:
         raise ValueError(f"build config section 'card': {exc}") from None
+    _goldcheck(config, work, release)
     write_card(release, meta)
     print(f"[card] {release / 'README.md'}", flush=True)
     sizes, typed, problems = load_and_check(release, work / ".cache" / "datasets")
@@ -309,6 +338,37 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
     outcome = Outcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
     write_text_atomic(work / REPORT_FILE, render_report(outcome, config_path))
     return outcome
+
+
+def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
+    """Score the build's local annotators on the gold sources (out of fold) into ``release/goldcheck.json``;
+    print a loud warning for every source where an annotator does not beat the negation rule."""
+    import sys
+
+    from biodivergence_dataset.io import write_json_atomic
+
+    from .annotate import AnnotateConfig
+    from .annotators.goldcheck import GOLDCHECK_FILE, available_sources, goldcheck, render_table, warnings_for
+
+    section = config.goldcheck
+    data_dir = Path(section.data_dir)
+    if not section.enabled or not available_sources(data_dir):
+        (release / GOLDCHECK_FILE).unlink(missing_ok=True)
+        print(f"[goldcheck] skipped ({'disabled' if not section.enabled else f'no gold source under {data_dir}'})")
+        return
+    specs = AnnotateConfig(**config.annotate).specs
+    local = [str(s) for s in specs if not s.is_llm]
+    print(f"[goldcheck] {', '.join(local)} on {', '.join(section.sources or available_sources(data_dir))}", flush=True)
+    from .embeddings import load_encoder
+    from .mine import MineConfig
+
+    encoder = load_encoder(MineConfig(**config.mine).model)  # the miner's encoder: gold pairs as mined pairs
+    result = goldcheck(local, data_dir, section.sources, section.bootstrap, encoder=encoder)
+    result["not_scored"] = [str(s) for s in specs if s.is_llm]
+    write_json_atomic(release / GOLDCHECK_FILE, result)
+    print(render_table(result), flush=True)
+    for line in warnings_for(result):
+        print(line, file=sys.stderr, flush=True)
 
 
 def add_arguments(parser) -> None:

@@ -24,9 +24,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import cues, io, ontology
-from biodivergence_dataset.records import Abstract, Claim, ClaimSlots, claim_id_for
+from biodivergence_dataset.records import Abstract, Claim, ClaimFrame, ClaimSlots, claim_id_for
 
 from . import sentences
+from .frames import extract_frame
 
 STAGE = "claims"
 
@@ -476,6 +477,7 @@ def _make_claim(abstract: Abstract, domain: str, cand: _Candidate, config: Claim
         confidence=confidence_from(cand.score, config.min_score, a.hedged),
         pub_year=abstract.year,
         journal=abstract.journal,
+        frame=ClaimFrame(**extract_frame(cand.sentence).as_record()),
     )
 
 

@@ -27,6 +27,8 @@ from functools import lru_cache
 
 from biodivergence_dataset import cues, ontology
 
+from .sentences import split_spans
+
 INCREASE, DECREASE, NO_EFFECT, ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE = ontology.FINDING_DIRECTIONS
 SIGNIFICANT, NOT_SIGNIFICANT = ontology.SIGNIFICANCE_VALUES
 #: Negated form of each effect direction.
@@ -38,29 +40,29 @@ _CUE_WORDS: tuple[tuple[str, str], ...] = (
     (r"increas\w*|higher|elevat\w*|rais(?:e|es|ed|ing)|rose|rise[sn]?|enhanc\w*|improv\w*|promot\w*|induc\w*"
      r"|augment\w*|greater|upregulat\w*|up-regulat\w*|stimulat\w*|accelerat\w*|exacerbat\w*|boost\w*"
      r"|activat\w*|potentiat\w*|caus(?:e|es|ed|ing)|leads? to|led to|results? in|resulted in|gain\w*"
-     r"|doubl\w*|prolong\w*|longer|better|superior|more likely|faster|overexpress\w*|amplif\w*|facilitat\w*"
+     r"|doubl\w*|prolong\w*|longer|better|superior|more likely|faster|more (?:often|frequent\w*)|overexpress\w*|amplif\w*|facilitat\w*"
      r"|aggravat\w*|exceed\w*|encourag\w*|elicit\w*|trigger\w*|driv(?:e|es|en|ing)|drove|stabiliz\w*"
      r"|accumulat\w*|produc(?:e|es|ed)", INCREASE),
     (r"decreas\w*|reduc\w*|lower(?:s|ed|ing)?|inhibit\w*|suppress\w*|attenuat\w*|diminish\w*|declin\w*"
      r"|downregulat\w*|down-regulat\w*|impair\w*|prevent\w*|protect\w*|block\w*|less likely|fewer|slow\w*"
      r"|delay\w*|alleviat\w*|ameliorat\w*|mitigat\w*|deactivat\w*|inactivat\w*|abolish\w*|abrogat\w*|loss"
-     r"|shorter|inferior|slower|deplet\w*|retard\w*|disrupt\w*|prevent\w*|lessen\w*|eliminat\w*|cur(?:e|es|ed)"
+     r"|shorter|inferior|slower|less (?:often|frequent\w*)|deplet\w*|retard\w*|disrupt\w*|prevent\w*|lessen\w*|eliminat\w*|cur(?:e|es|ed)"
      r"|lost|drop(?:s|ped)?|worsen\w*|destabiliz\w*|repress\w*|imped\w*|hinder\w*|arrest\w*|antagoni\w*"
-     r"|kill\w*|degrad\w*|incapable", DECREASE),
+     r"|kill\w*|degrad\w*|incapable|eradicat\w*|clear(?:s|ed|ing)?|resolv(?:e|es|ed)", DECREASE),
     (r"associat\w*|correlat\w*|linked|link|relat(?:ed|ion|ionship|ionships)|predict\w*|risk factors?"
      r"|contribut\w*|depend\w*|involv\w*|(?:plays?|played) (?:a |an )?(?:\w+ )?role|requir\w*|necessary"
      r"|mediat\w*|determin\w*|affect(?:s|ed|ing)?|influenc\w*|impact\w*|effects?|modulat\w*|regulat\w*"
      r"|sufficient|essential|useful|accurate|efficac\w*|effective|efficient|benefi\w*|valuable"
      r"|reliable|helpful|safe|feasible|success\w*|respon(?:d|ds|ded|se)|important|critical|crucial|capable"
-     r"|contain\w*|provid\w*|enabl\w*|allow\w*|confer\w*|target\w*|bind\w*|interact\w*|control\w*"
-     r"|express\w*|detect\w*|identif\w*|occur\w*|exist\w*|present in|found in", ASSOCIATION),
+     r"|provid\w*|enabl\w*|allow\w*|confer\w*|target\w*|bind\w*|interact\w*|alter(?:s|ed|ing)?"
+     r"|chang(?:e|es|ed|ing)|modif(?:y|ies|ied)|(?:an?|any|no) (?:\w+ )?role", ASSOCIATION),
     (r"differ(?:s|ed|ent|ence|ences)?|vari(?:ed|es|ation)|distinct|heterogene\w*|disparit\w*", DIFFERENCE),
 )
 #: Words that state a null finding by themselves.
 _NULL_WORDS: tuple[tuple[str, str], ...] = (
     (r"similar(?:ly)?|comparable|equivalent|unchanged|unaltered|unaffected|non-?inferior|no different"
      r"|indistinguishable|identical|same rate|same risk", NO_DIFFERENCE),
-    (r"unrelated|uninvolved|independent(?:ly)?|dispensable|irrelevant|uncorrelated", NO_ASSOCIATION),
+    (r"unrelated|uninvolved|independent of|dispensable|irrelevant|uncorrelated", NO_ASSOCIATION),
     (r"ineffective|inefficacious|useless|futile|no benefit|no effect|no impact|no role|no influence", NO_EFFECT),
 )
 _NEGATORS = r"not|no|n't|never|neither|nor|without|fail(?:s|ed)? to|unable to|cannot|lack(?:s|ed)? of|lack(?:s|ed)?|absence of|none of|nor"
@@ -73,6 +75,10 @@ _CUE_RE = re.compile(
 _CUE_DIRECTIONS = tuple(d for _, d in _CUE_WORDS + _NULL_WORDS)
 _N_EFFECT = len(_CUE_WORDS)
 _NEG_RE = re.compile(r"(?<![\w-])(?:" + _NEGATORS + r")(?![\w-])", re.IGNORECASE)
+#: Words that may stand between "no" and the finding it negates ("no statistically significant difference").
+_NO_MODIFIERS = frozenset("significant significantly statistically clear clearly evidence of any overall further major "
+                          "apparent consistent independent relevant meaningful substantial detectable obvious "
+                          "such".split())
 #: How far (in characters) before a cue a negator still negates it ("did not significantly reduce").
 NEGATION_WINDOW = 32
 _CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:but|although|whereas|while|however|though)\b", re.IGNORECASE)
@@ -89,7 +95,7 @@ _OUTCOME_END = re.compile(
     re.IGNORECASE)
 _TRAILING_AUX = re.compile(r"(?:\s+(?:" + "|".join(sorted(_AUX)) + r"))+\s*$", re.IGNORECASE)
 _LEADING_PREP = re.compile(r"^(?:with|to|in|of|on|by|for|against|between)\s+", re.IGNORECASE)
-_BETWEEN = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+)$", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\s+(.+?)(?:\s+and\s+(.+))?$", re.IGNORECASE)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*|\d+(?:\.\d+)?")
 _ABBREV_DEF = re.compile(r"((?:[A-Za-z][\w'-]*\s+){1,8})\(([A-Z][A-Za-z0-9-]{1,9})\)")
 
@@ -103,7 +109,8 @@ GENERIC_WORDS = frozenset(
     "increased decreased associated association risk factor factors case cases analysis analyses finding findings "
     "evidence role important present observed found shown showed show shows demonstrated reported compared "
     "comparison treatment treated participant participants individual individuals people population more less "
-    "other others one two three total overall mean median ratio value values change changes".split())
+    "other others one two three total overall mean median ratio value values change changes arm arms control controls "
+    "cohort cohorts sample samples compared versus respectively first second both all most many".split())
 
 
 @dataclass(frozen=True)
@@ -142,7 +149,8 @@ class Finding:
 
     @property
     def is_null(self) -> bool:
-        return self.direction in NULL_DIRECTIONS
+        """A null finding, or an effect the claim itself calls not significant."""
+        return self.direction in NULL_DIRECTIONS or self.significance == NOT_SIGNIFICANT
 
 
 @dataclass(frozen=True)
@@ -213,7 +221,7 @@ def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozen
     out: set[str] = set()
     for w in _WORD_RE.findall(text):
         low = w.lower()
-        if low in GENERIC_WORDS or len(low) < 3 and not w.isupper():
+        if low in GENERIC_WORDS or len(low) < 3 and not w.isupper() or not low[0].isalpha():
             continue
         out.add(stem(low))
         if abbrevs and low in abbrevs:
@@ -241,7 +249,15 @@ def _negation_before(text: str, start: int) -> int | None:
     window = text[window_start:start]
     last_break = max((m.end() for m in _CLAUSE_BREAK.finditer(window)), default=0)
     hits = [m for m in _NEG_RE.finditer(window) if m.start() >= last_break]
-    return window_start + hits[-1].start() if hits else None
+    if not hits:
+        return None
+    neg = hits[-1]
+    between = _WORD_RE.findall(window[neg.end():])
+    if neg.group(0).lower() == "no" and any(w.lower() not in _NO_MODIFIERS for w in between):
+        return None  # "no restriction were more likely": "no" is the noun's determiner, not the finding's
+    if len(between) > 3:
+        return None
+    return window_start + neg.start()
 
 
 def _is_verbal(text: str, start: int, word: str) -> bool:
@@ -254,12 +270,26 @@ def _is_verbal(text: str, start: int, word: str) -> bool:
     return word.endswith(("s", "ed")) and not word.endswith("ss")
 
 
+_COPULA = frozenset("is are was were be been being remained remains remain appeared appears seemed seems became "
+                    "become proved".split())
+_NULL_COMPLEMENT = re.compile(r"\s*(?:to|of|from|between|with|in|across|among|for|regardless)\b", re.IGNORECASE)
+
+
+def _predicative(text: str, start: int, end: int) -> bool:
+    """A null word used as the finding: after a copula ("were similar") or before its complement
+    ("independent of age", "similar to placebo")."""
+    before = [w.lower() for w in _WORD_RE.findall(text[max(0, start - 40):start])][-3:]
+    return any(w in _COPULA for w in before) or _NULL_COMPLEMENT.match(text, end) is not None
+
+
 def _cues(text: str) -> list[_Cue]:
     out = []
     for m in _CUE_RE.finditer(text):
         index = next(i for i, v in enumerate(m.groups()) if v is not None)
         direction = _CUE_DIRECTIONS[index]
         null_word = index >= _N_EFFECT
+        if null_word and " " not in m.group(0) and not _predicative(text, m.start(), m.end()):
+            continue  # "independent mutations", "identical twins": an adjective, not a finding
         neg = _negation_before(text, m.start())
         word = m.group(0).lower()
         if neg is not None and not null_word:
@@ -300,42 +330,80 @@ def _span(text: str, start: int, end: int) -> Span | None:
     return Span(chunk, start + lead, start + lead + len(chunk))
 
 
-def _sides(text: str, cue: _Cue) -> tuple[Span | None, Span | None]:
-    """Exposure (before the cue) and outcome (after it, up to the first context boundary)."""
-    rest = text[cue.end:]
-    after_start = cue.end + len(rest) - len(rest.lstrip())
-    rest = text[after_start:]
-    lead = _LEADING_PREP.match(rest)
-    if lead:
-        after_start += lead.end()
-        rest = text[after_start:]
-    between = _BETWEEN.match(rest) if lead and lead.group(0).lower().startswith("between") else None
-    if between is None and rest.lower().startswith("between "):
-        between = _BETWEEN.match(rest)
+def _clause_end(text: str, start: int) -> int:
+    """Where the phrase starting at ``start`` ends: the first context boundary, else the sentence end."""
+    rest = text[start:]
     stop = _OUTCOME_END.search(rest)
-    outcome_end = after_start + (stop.start() if stop else len(rest.rstrip(" .")))
+    return start + (stop.start() if stop else len(rest.rstrip(" .")))
+
+
+_NO_SUBJECT = re.compile(r"\s*(?:there|it|this|these|we)?\s*(?:was|were|is|are|had|has|have|showed|found)?\s*",
+                         re.IGNORECASE)
+_OF_ON = re.compile(r"(?:of|in)\s+(.+?)\s+(?:on|with|and|to)\s+", re.IGNORECASE)
+#: Words that may stand between a finding noun and its "between X and Y" ("no association was noted between").
+_REPORTING_ONLY = re.compile(r"(?:\s*\b(?:was|were|is|are|been|be|has|have|had|noted|observed|found|seen|detected|"
+                            r"identified|evident|apparent|shown|demonstrated|reported|significant|statistically)\b)*\s*",
+                            re.IGNORECASE)
+_COMPARISONS = (DIFFERENCE, NO_DIFFERENCE, ASSOCIATION, NO_ASSOCIATION)
+
+
+#: What a subject starts after: a reporting clause ("we found that", "results suggest that") or a
+#: discourse opener ("However,", "In conclusion,").
+_REPORTING = re.compile(r"^.*\b(?:that|whether)\b[\s,]+|^\s*(?:however|moreover|furthermore|in conclusion|in summary|"
+                        r"overall|thus|therefore|finally|in addition|importantly|notably|interestingly)\s*,?\s*",
+                        re.IGNORECASE)
+
+
+def _subject_start(subject: str) -> int:
+    m = _REPORTING.match(subject)
+    return m.end() if m and m.end() < len(subject) else 0
+
+
+def _sides(text: str, cue: _Cue) -> tuple[Span | None, Span | None]:
+    """Exposure and outcome around the finding cue (see the module docstring)."""
+    after_start = cue.end + len(text[cue.end:]) - len(text[cue.end:].lstrip())
+    lead = _LEADING_PREP.match(text[after_start:])
     subject = _TRAILING_AUX.sub("", text[:cue.neg_start])
-    before_end = len(subject)
-    # "There was no difference in Y between A and B": Y is the outcome, A/B the exposure.
+    subject_start = _subject_start(subject)
+    if lead and lead.group(0).lower().startswith("by"):  # "Y was reduced by X"
+        by_start = after_start + lead.end()
+        return _span(text, by_start, _clause_end(text, by_start)), _span(text, subject_start, len(subject))
+    if lead and not lead.group(0).lower().startswith("between"):
+        after_start += lead.end()
+    rest = text[after_start:]
+    no_subject = _NO_SUBJECT.fullmatch(subject[subject_start:]) is not None
+    between = _BETWEEN.search(rest) if cue.direction in _COMPARISONS else None
     if between is not None:
-        return (_span(text, after_start + between.start(1), after_start + between.end(2)),
-                _span(text, after_start + between.start(1), after_start + between.end(1))
-                if not subject.strip() else _span(text, 0, before_end))
-    if re.fullmatch(r"\s*(?:there|it|this|these|we)?\s*(?:was|were|is|are|had|has|have|showed|found)?\s*",
-                    subject, re.IGNORECASE):
-        # No subject: "No effect of X on Y", "there was an association of X with Y".
-        of = re.match(r"\s*(?:of|in)\s+(.+?)\s+(?:on|with|and|to)\s+", rest, re.IGNORECASE)
+        first = after_start + between.start(1)
+        directly = between.start() == 0 or _REPORTING_ONLY.fullmatch(rest[:between.start()]) is not None
+        if between.group(2) is not None and directly and not cue.verbal:
+            # "A negative correlation between X and Y": X and Y, whatever modifies the noun
+            third = after_start + between.start(2)
+            return (_span(text, first, after_start + between.end(1)),
+                    _span(text, third, _clause_end(text, third)))
+        if between.group(2) is None:  # "… between the two regimens"
+            exposure = _span(text, first, _clause_end(text, first))
+        elif between.start() == 0:  # "association between X and Y"
+            third = after_start + between.start(2)
+            return (_span(text, first, after_start + between.end(1)),
+                    _span(text, third, _clause_end(text, third)))
+        else:
+            exposure = _span(text, first, _clause_end(text, after_start + between.start(2)))
+        # "difference in Y between A and B" / "Y differed between A and B"
+        outcome = _span(text, after_start, after_start + between.start()) if no_subject else _span(
+            text, subject_start, len(subject))
+        return exposure, outcome
+    outcome_end = _clause_end(text, after_start)
+    if no_subject:  # "No effect of X on Y", "there was an association of X with Y"
+        of = _OF_ON.match(rest)
         if of:
             return (_span(text, after_start + of.start(1), after_start + of.end(1)),
                     _span(text, after_start + of.end(0), outcome_end))
         return None, _span(text, after_start, outcome_end)
-    passive_by = re.match(r"\s*by\s+", rest, re.IGNORECASE)
-    if passive_by:  # "Y was reduced by X"
-        by_start = after_start + passive_by.end()
-        stop = _OUTCOME_END.search(text[by_start:])
-        by_end = by_start + (stop.start() if stop else len(text[by_start:].rstrip(" .")))
-        return _span(text, by_start, by_end), _span(text, 0, before_end)
-    return _span(text, 0, before_end), _span(text, after_start, outcome_end)
+    if cue.direction in (DIFFERENCE, NO_DIFFERENCE):
+        # "Relapse rates were similar in both arms": the subject is the outcome, the comparison the exposure.
+        return _span(text, after_start, outcome_end), _span(text, subject_start, len(subject))
+    return _span(text, subject_start, len(subject)), _span(text, after_start, outcome_end)
 
 
 def _context(text: str) -> tuple[ContextSlot, ...]:
@@ -368,8 +436,24 @@ def extract_frame(text: str, context_text: str = "") -> Frame:
     return Frame(
         exposure=exposure, outcome=outcome, context=context, finding=finding,
         exposure_terms=terms(exposure.text, abbrevs) if exposure else frozenset(),
-        outcome_terms=terms(outcome.text, abbrevs) if outcome else frozenset(), text=text,
+        outcome_terms=_outcome_terms(text, outcome, context, abbrevs), text=text,
     )
+
+
+def _outcome_terms(text: str, outcome: Span | None, context: tuple[ContextSlot, ...], abbrevs) -> frozenset[str]:
+    """The outcome's content words; an outcome clipped to fewer than two of them at a number or parenthesis
+    ("a 4.9% (p = 0.02) decrease in confirmed cases") reads on to the sentence end, context phrases left out."""
+    if outcome is None:
+        return frozenset()
+    own = terms(outcome.text, abbrevs)
+    if len(own) >= 2:
+        return own
+    tail = text[outcome.end:]
+    for slot in context:
+        if slot.span.start >= outcome.end:
+            a, b = slot.span.start - outcome.end, slot.span.end - outcome.end
+            tail = tail[:a] + " " * (b - a) + tail[b:]
+    return own | terms(tail, abbrevs)
 
 
 def _moved(span: Span | None, offset: int) -> Span | None:
@@ -387,19 +471,32 @@ def _shifted(frame: Frame, offset: int) -> Frame:
         finding=replace(finding, span=_moved(finding.span, offset)), offset=offset)
 
 
-#: Sentences of a passage that get a frame of their own (the rest are ignored).
+#: Sentences or clauses of a passage that get a frame of their own (the rest are ignored).
 MAX_SENTENCES = 6
 
 
 @lru_cache(maxsize=65536)
 def extract_frames(text: str, context_text: str = "") -> tuple[Frame, ...]:
     """One frame per sentence of a passage (a single sentence gives one frame); offsets are into ``text``."""
-    from .sentences import split_spans
-
-    spans = split_spans(text)[:MAX_SENTENCES]
+    spans = [c for s, e in split_spans(text) for c in _clauses(text, s, e)][:MAX_SENTENCES]
     if len(spans) <= 1:
         return (extract_frame(text, context_text),)
     return tuple(_shifted(extract_frame(text[s:e], context_text), s) for s, e in spans)
+
+
+#: Where a sentence holds two findings: "…, whereas …", "…; …", "…, but …", "…, while …".
+_CLAUSE_SPLIT = re.compile(r";\s+|,\s+(?:whereas|while|but|although|though)\s+|\s+whereas\s+", re.IGNORECASE)
+
+
+def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The clauses of one sentence that may carry findings of their own (each at least 4 words)."""
+    out, last = [], start
+    for m in _CLAUSE_SPLIT.finditer(text, start, end):
+        out.append((last, m.start()))
+        last = m.end()
+    out.append((last, end))
+    kept = [(s, e) for s, e in out if len(_WORD_RE.findall(text[s:e])) >= 4]
+    return kept or [(start, end)]
 
 
 def _words_outside(text: str, context: tuple[ContextSlot, ...]) -> frozenset[str]:
@@ -426,9 +523,10 @@ class Alignment:
 
 
 #: Share of the smaller term set the other side must repeat for a slot to count as shared.
-SLOT_MATCH_MIN = 0.34
+SLOT_MATCH_MIN = 0.5
 #: Without usable slots, the share of content words the claims must share.
 WHOLE_CLAIM_MIN = 0.5
+WHOLE_CLAIM_SHARED = 3
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
@@ -437,28 +535,91 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
-def align(fa: Frame, fb: Frame) -> Alignment:
+#: Findings whose two sides may be read either way round ("X is associated with Y" = "Y is associated with X").
+_SYMMETRIC = frozenset({ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE})
+
+
+#: With slot embeddings: both slots must be at least this similar, whatever the words share …
+SLOT_SIM_MIN = 0.5
+#: … and a slot whose words do not match counts as shared from this similarity on (paraphrase, synonyms).
+SLOT_SIM_STRONG = 0.75
+
+
+def crossed(fa: Frame, fb: Frame) -> bool:
+    """Whether the two frames' slots pair up crosswise ("X is associated with Y" / "Y … with X")."""
+    if fa.finding.direction not in _SYMMETRIC or fb.finding.direction not in _SYMMETRIC:
+        return False
+    straight = min(_overlap(fa.exposure_terms, fb.exposure_terms), _overlap(fa.outcome_terms, fb.outcome_terms))
+    cross = min(_overlap(fa.exposure_terms, fb.outcome_terms), _overlap(fa.outcome_terms, fb.exposure_terms))
+    return cross > straight
+
+
+def slot_phrases(fa: Frame, fb: Frame) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    """The (exposure, exposure) and (outcome, outcome) phrase pairs the gate compares, oriented as
+    :func:`align` orients them; None when a frame lacks a slot."""
+    if not (fa.exposure and fa.outcome and fb.exposure and fb.outcome):
+        return None
+    b_exp, b_out = (fb.outcome, fb.exposure) if crossed(fa, fb) else (fb.exposure, fb.outcome)
+    return (fa.exposure.text, b_exp.text), (fa.outcome.text, b_out.text)
+
+
+def align(fa: Frame, fb: Frame, slot_similarity: tuple[float | None, float | None] = (None, None)
+          ) -> Alignment:
     """The same-question gate: the frames share the exposure **and** the outcome.
 
-    Slots are compared as stem sets (abbreviations expanded); a side's exposure may match the other's
-    outcome too ("X predicts Y" / "Y is associated with X"), so each slot is matched against the
-    other frame's exposure ∪ outcome. When a frame has no usable slot the whole claims must share
-    at least ``WHOLE_CLAIM_MIN`` of their content words."""
+    Slots are compared as stem sets (abbreviations expanded). For symmetric findings (association,
+    difference) the two slots may also match crosswise ("X predicts Y" / "Y is associated with X");
+    for directed findings exposure meets exposure and outcome meets outcome. ``slot_similarity`` is the
+    embedding cosine of the exposure phrases and of the outcome phrases (``MiningScores``), when known. When a frame has no usable slot the
+    whole claims must share at least ``WHOLE_CLAIM_MIN`` of their content words (``WHOLE_CLAIM_SHARED`` at
+    least, and the slot phrases that exist must not be dissimilar). A frame
+    without a finding cue of its own (its direction would rest on a negation word alone) is never
+    compared."""
     reasons = {name: name for name in ontology.COMPARABILITY}
-    if fa.finding.direction is None or fb.finding.direction is None:
+    if fa.finding.generic or fb.finding.generic:
         return Alignment(False, reasons["finding_unstated"], 0.0, 0.0)
-    core_a, core_b = fa.exposure_terms | fa.outcome_terms, fb.exposure_terms | fb.outcome_terms
     if not (fa.exposure_terms and fa.outcome_terms and fb.exposure_terms and fb.outcome_terms):
-        whole = _overlap(terms(fa.text), terms(fb.text))
-        ok = whole >= WHOLE_CLAIM_MIN
+        ta, tb = terms(fa.text), terms(fb.text)
+        whole = _overlap(ta, tb)
+        ok = (whole >= WHOLE_CLAIM_MIN and len(ta & tb) >= WHOLE_CLAIM_SHARED
+              and all(s is None or s >= SLOT_SIM_MIN for s in slot_similarity))
         return Alignment(ok, reasons["same_question" if ok else "different_topic"], whole, whole)
-    exp = max(_overlap(fa.exposure_terms, core_b), _overlap(fb.exposure_terms, core_a))
-    out = max(_overlap(fa.outcome_terms, core_b), _overlap(fb.outcome_terms, core_a))
-    if exp < SLOT_MATCH_MIN:
+    if crossed(fa, fb):
+        exp, out = _overlap(fa.exposure_terms, fb.outcome_terms), _overlap(fa.outcome_terms, fb.exposure_terms)
+    else:
+        exp, out = _overlap(fa.exposure_terms, fb.exposure_terms), _overlap(fa.outcome_terms, fb.outcome_terms)
+    if not _slot_shared(exp, slot_similarity[0]):
         return Alignment(False, reasons["different_exposure"], exp, out)
-    if out < SLOT_MATCH_MIN:
+    if not _slot_shared(out, slot_similarity[1]):
         return Alignment(False, reasons["different_outcome"], exp, out)
     return Alignment(True, reasons["same_question"], exp, out)
+
+
+def _slot_shared(word_overlap: float, similarity: float | None) -> bool:
+    """Words first; the phrase embeddings, when the miner computed them, veto weak matches and rescue
+    paraphrases ("in-hospital death" / "hospital mortality")."""
+    if similarity is None:
+        return word_overlap >= SLOT_MATCH_MIN
+    return similarity >= SLOT_SIM_MIN and (word_overlap >= SLOT_MATCH_MIN or similarity >= SLOT_SIM_STRONG)
+
+
+def best_alignment(frames_a: tuple[Frame, ...], frames_b: tuple[Frame, ...],
+                   slot_similarity: tuple[float | None, float | None] = (None, None)
+                   ) -> tuple[Frame, Frame, Alignment]:
+    """The sentence frames of two passages that best answer one question (comparable first, then the
+    larger slot overlap; the earliest sentences on ties). ``slot_similarity`` belongs to the frames
+    this function picks without it (the miner embeds exactly those), so it is applied to that pick."""
+    best = None
+    for fa in frames_a:
+        for fb in frames_b:
+            al = align(fa, fb)
+            key = (al.comparable, al.exposure_overlap + al.outcome_overlap)
+            if best is None or key > best[0]:
+                best = (key, fa, fb, al)
+    _, fa, fb, al = best
+    if slot_similarity != (None, None):
+        al = align(fa, fb, slot_similarity)
+    return fa, fb, al
 
 
 def _opposed(fa: Finding, fb: Finding) -> bool:
@@ -473,19 +634,6 @@ def _opposed(fa: Finding, fb: Finding) -> bool:
     return any(cues.negated_forms(w) & only_b for w in only_a) or any(cues.negated_forms(w) & only_a for w in only_b)
 
 
-def best_alignment(frames_a: tuple[Frame, ...], frames_b: tuple[Frame, ...]) -> tuple[Frame, Frame, Alignment]:
-    """The sentence frames of two passages that best answer one question (comparable first, then the
-    larger slot overlap; the earliest sentences on ties)."""
-    best = None
-    for fa in frames_a:
-        for fb in frames_b:
-            al = align(fa, fb)
-            key = (al.comparable, al.exposure_overlap + al.outcome_overlap)
-            if best is None or key > best[0]:
-                best = (key, fa, fb, al)
-    return best[1], best[2], best[3]
-
-
 def findings_disagree(fa: Finding, fb: Finding) -> str | None:
     """Why two findings on the same question disagree, or None: ``null_vs_effect`` (one reports an
     absence, the other an effect or association), ``opposite_direction`` (increase vs decrease) or
@@ -493,11 +641,10 @@ def findings_disagree(fa: Finding, fb: Finding) -> str | None:
     if fa.direction is None or fb.direction is None:
         return None
     if fa.is_null != fb.is_null:
-        return "null_vs_effect"
+        nulls = [f for f in (fa, fb) if f.is_null]
+        return "significance" if nulls[0].direction not in NULL_DIRECTIONS else "null_vs_effect"
     if {fa.direction, fb.direction} == {INCREASE, DECREASE}:
         return "opposite_direction"
     if not fa.is_null and _opposed(fa, fb):
         return "opposite_direction"
-    if fa.direction == fb.direction and {fa.significance, fb.significance} == {SIGNIFICANT, NOT_SIGNIFICANT}:
-        return "significance"
     return None

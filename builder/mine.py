@@ -28,7 +28,9 @@ from biodivergence_dataset.records import Abstract, CandidatePair, Claim, Mining
 
 from . import scoring
 from .claims import check_stage_input, input_fingerprint
+from .annotators.frames import frames_of, slot_similarities
 from .embeddings import DEFAULT_MODEL
+from .frames import best_alignment
 from .scoring import ScoringConfig
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,14 @@ class MineConfig(BaseModel):
     min_combined: float = 0.25
     cap_per_domain: int = Field(10_000, ge=0)
     drop_identical_text: bool = True
+    #: Added to the paper's combined score when ranking (not when thresholding) for pairs whose claim
+    #: frames pass the same-question gate, so the per-domain cap keeps same-question pairs first.
+    frame_alignment_bonus: float = Field(0.25, ge=0.0)
+    #: Also propose claims whose frames share an exposure word and an outcome word (same question),
+    #: besides the embedding neighbours; words in more than ``frame_max_df`` claims of a domain are
+    #: ignored for this (too common to tell questions apart). The paper's thresholds still apply.
+    frame_candidates: bool = True
+    frame_max_df: int = Field(200, ge=1)
     scoring: ScoringConfig = ScoringConfig()
     shard_size: int = io.DEFAULT_SHARD_SIZE
 
@@ -124,6 +134,51 @@ def neighbour_pairs(indices: np.ndarray, sims: np.ndarray, min_similarity: float
     return lo[keep], hi[keep], vals[keep], int((~keep).sum())
 
 
+def frame_candidates(frames: list[tuple], groups: np.ndarray, max_df: int) -> tuple[np.ndarray, np.ndarray]:
+    """Claim pairs ``(i, j)`` of different articles whose frames share an exposure word and an outcome word.
+
+    An inverted index over exposure words (a word in more than ``max_df`` claims is skipped) proposes
+    partners; a partner is kept when it also shares an outcome word. Written here because the blocking
+    key is our own frame, not a text field a dedup/LSH library could index."""
+    exposure_index: dict[str, list[int]] = {}
+    outcome_words: list[frozenset[str]] = []
+    for i, fs in enumerate(frames):
+        exp = frozenset().union(*(f.exposure_terms for f in fs if not f.finding.generic))
+        outcome_words.append(frozenset().union(*(f.outcome_terms for f in fs if not f.finding.generic)))
+        for w in exp:
+            exposure_index.setdefault(w, []).append(i)
+    found: set[tuple[int, int]] = set()
+    for members in exposure_index.values():
+        if len(members) > max_df:
+            continue
+        for x, i in enumerate(members):
+            for j in members[x + 1:]:
+                if groups[i] != groups[j] and outcome_words[i] & outcome_words[j]:
+                    found.add((i, j))
+    if not found:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    pairs = np.array(sorted(found), dtype=np.int64)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def _with_frame_candidates(indices: np.ndarray, sims: np.ndarray, emb: np.ndarray, groups: np.ndarray,
+                           frames: list[tuple], max_df: int) -> tuple[np.ndarray, np.ndarray]:
+    """The neighbour lists widened by the frame candidates (one extra column per extra partner, padded)."""
+    lo, hi = frame_candidates(frames, groups, max_df)
+    if len(lo) == 0:
+        return indices, sims
+    extra: dict[int, list[int]] = {}
+    for i, j in zip(lo.tolist(), hi.tolist(), strict=True):
+        extra.setdefault(i, []).append(j)
+    width = max(len(v) for v in extra.values())
+    add_idx = np.full((len(indices), width), -1, dtype=np.int64)
+    add_sim = np.full((len(indices), width), -np.inf, dtype=np.float32)
+    for i, js in extra.items():
+        add_idx[i, :len(js)] = js
+        add_sim[i, :len(js)] = emb[js] @ emb[i]
+    return np.concatenate([indices, add_idx], axis=1), np.concatenate([sims, add_sim], axis=1)
+
+
 # --- scoring and ranking ------------------------------------------------------------------------------
 @dataclass
 class DomainResult:
@@ -139,6 +194,9 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> Dom
     """Candidate pairs of one domain's claims (sorted by article), ranked and capped."""
     groups = np.unique([c.article_uid for c in claims], return_inverse=True)[1]
     indices, sims = nearest_neighbours(emb, groups, config.top_k)
+    frames = [frames_of(c) for c in claims]
+    if config.frame_candidates:
+        indices, sims = _with_frame_candidates(indices, sims, emb, groups, frames, config.frame_max_df)
     lo, hi, vals, below = neighbour_pairs(indices, sims, config.min_similarity)
     dropped = {"below_similarity": below, "identical_text": 0, "below_combined": 0, "over_domain_cap": 0}
     features: dict[int, scoring.ClaimFeatures] = {}
@@ -158,7 +216,9 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> Dom
         if scores.combined_score < config.min_combined:
             dropped["below_combined"] += 1
             continue
-        ranked.append((-scores.combined_score, pair_id_for(a.claim_id, b.claim_id), i, j, scores))
+        same_question = best_alignment(frames[i], frames[j])[2].comparable
+        rank = scores.combined_score + config.frame_alignment_bonus * same_question
+        ranked.append((-rank, pair_id_for(a.claim_id, b.claim_id), i, j, scores))
     ranked.sort(key=lambda r: (r[0], r[1]))
     dropped["over_domain_cap"] = max(0, len(ranked) - config.cap_per_domain)
     return DomainResult(ranked[:config.cap_per_domain], dropped)
@@ -173,8 +233,9 @@ def _pair(claims: list[Claim], i: int, j: int, scores: MiningScores, pair_id: st
 
 
 # --- statistics ---------------------------------------------------------------------------------------
-def score_distribution(values: Iterable[float]) -> dict[str, float]:
-    v = np.asarray(list(values), dtype=np.float64)
+def score_distribution(values: Iterable[float | None]) -> dict[str, float]:
+    """Count, quantiles and mean of the known values (a slot similarity is None where a frame lacks the slot)."""
+    v = np.asarray([x for x in values if x is not None], dtype=np.float64)
     if v.size == 0:
         return {"n": 0}
     q = np.percentile(v, [10, 50, 90])
@@ -266,6 +327,12 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     texts = _abstract_texts(abstracts_dir, needed)
     pairs = [_pair(claims, i, j, scores, pid, texts)
              for claims, r in results.values() for _, pid, i, j, scores in r.pairs]
+    t2 = time.perf_counter()
+    # slot phrases are not cached: the cache holds claim sentences, whose count the stage reports
+    similarities = slot_similarities(pairs, encoder, batch_size=config.batch_size)
+    for p, (exp_sim, out_sim) in zip(pairs, similarities, strict=True):
+        p.scores.exposure_similarity, p.scores.outcome_similarity = exp_sim, out_sim
+    timings["slot_similarity"] = time.perf_counter() - t2
     for p in pairs:
         stats.count("pairs_by_domain", p.domain)
     stats.kept = len(pairs)

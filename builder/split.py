@@ -55,7 +55,7 @@ SPLIT_MANIFEST = "split_manifest.json"
 ANNOTATION_MANIFEST = "annotation_manifest.json"
 #: Hidden bookkeeping folder inside a release (stage stats, manifest, success marker); never published.
 STATE_DIR = ".stages"
-LLM, HEURISTIC = ontology.ANNOTATOR_KINDS
+LLM = ontology.check_label("annotator_kind", "llm")
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 MATCHED = ontology.EXTRA_TEST_SPLITS[0]
 EVAL_SPLITS = (VALIDATION, TEST)

@@ -82,21 +82,22 @@ def test_response_schema_is_generated_from_the_ontology():
 # --------------------------------------------------------------------------- heuristic stage
 
 
-def test_heuristic_stage_writes_a_complete_resumable_folder(pairs_dir, tmp_path):
-    out = tmp_path / "heur"
+def test_default_local_stage_writes_a_complete_resumable_folder(pairs_dir, tmp_path):
+    out = tmp_path / "frames"
     stats = run_stage(pairs_dir, out, AnnotateConfig(progress=False))
     for name in ("part-00000.parquet", "stats.json", "manifest.json", "annotation_manifest.json",
                  "provenance.json", "annotations.jsonl", "_SUCCESS"):
         assert (out / name).exists(), name
     exs = examples(out)
     assert len(exs) == stats["kept"] == 12 and stats["seen"] == 12
-    assert {e.annotator_kind for e in exs} == {"heuristic"}
+    assert {e.annotator_kind for e in exs} == {"frames"}
+    assert all(e.frame_a is not None and e.frame_b is not None and e.comparability for e in exs)
     for e in exs:
         for span in e.evidence_spans:
             claim = e.claim_a_text if span.role == ontology.SPAN_ROLES[0] else e.claim_b_text
             assert claim[span.start:span.end] == span.text
     manifest = json.loads((out / "annotation_manifest.json").read_text())
-    assert manifest["provider"] == "heuristic" and manifest["sample_count"] == 12
+    assert manifest["provider"] == "frames" and manifest["sample_count"] == 12
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     assert run_stage(pairs_dir, out, AnnotateConfig(progress=False)) == stats
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
@@ -163,7 +164,7 @@ def test_faults_are_retried_repaired_or_fall_back(pairs_dir, tmp_path):
     assert counts[claims_in_pair(pairs[0])] == 2 and by_pair[pairs[0].pair_id].annotator_kind == "llm"
     for i in (1, 2):
         assert counts[claims_in_pair(pairs[i])] == 3
-        assert by_pair[pairs[i].pair_id].annotator_kind == "heuristic"
+        assert by_pair[pairs[i].pair_id].annotator_kind == "frames"  # the local fallback
     failures = {f["pair_id"]: f for f in rows(out, "failures.jsonl")}
     assert set(failures) == {pairs[1].pair_id, pairs[2].pair_id}
     assert [a["status"] for a in failures[pairs[1].pair_id]["attempts"]] == ["not_json"] * 3

@@ -20,7 +20,7 @@ from biodivergence_dataset.validate import validate_release
 from builder import split
 from builder.split import SplitConfig, apportion, matched_sample, split_pool
 
-LLM, HEURISTIC = ontology.ANNOTATOR_KINDS
+LLM, HEURISTIC = ontology.ANNOTATOR_KINDS[:2]
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 MATCHED = ontology.EXTRA_TEST_SPLITS[0]
 CLAIM = "Carbapenem resistance was {} in the cohort of {} (finding {})."

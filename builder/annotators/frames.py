@@ -125,8 +125,9 @@ class FramesAnnotator:
     kind = KIND
 
     def annotate(self, pair: CandidatePair) -> Labels:
-        fa, fb, alignment = fr.best_alignment(frames_of(pair.claim_a, pair.abstract_a),
-                                              frames_of(pair.claim_b, pair.abstract_b))
+        fa, fb, alignment = fr.best_alignment(
+            frames_of(pair.claim_a, pair.abstract_a), frames_of(pair.claim_b, pair.abstract_b),
+            (pair.scores.exposure_similarity, pair.scores.outcome_similarity))
         if not alignment.comparable:
             return Labels(ontology.NO_CONFLICT, confidence=0.8, comparable=False,
                           reconciliation=f"The claims answer different questions: "
@@ -175,3 +176,19 @@ class FramesAnnotator:
             ranked = sorted(one_sided, key=SPECIFICITY.index)[:MAX_AXES]
             return UNDERSPECIFIED, [], ranked, base - 0.1
         return DIRECT, [], [], base
+
+
+def slot_similarities(pairs: list[CandidatePair], encoder, cache=None, batch_size: int = 64
+                      ) -> list[tuple[float | None, float | None]]:
+    """Embedding cosine of the exposure phrases and of the outcome phrases the gate compares, per pair
+    (None where a frame lacks the slot). Each distinct phrase is embedded once (and cached)."""
+    from ..embeddings import embed_texts
+
+    phrases = []
+    for p in pairs:
+        fa, fb, _ = fr.best_alignment(frames_of(p.claim_a, p.abstract_a), frames_of(p.claim_b, p.abstract_b))
+        phrases.append(fr.slot_phrases(fa, fb))
+    texts = sorted({t for ph in phrases if ph for side in ph for t in side})
+    vectors = dict(zip(texts, embed_texts(texts, encoder, cache, batch_size), strict=True)) if texts else {}
+    return [(None, None) if ph is None else tuple(round(float(vectors[x] @ vectors[y]), 4) for x, y in ph)
+            for ph in phrases]

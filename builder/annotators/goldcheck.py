@@ -149,8 +149,8 @@ _QUESTION_AUX = re.compile(r"^\s*(?:do|does|did|is|are|was|were|can|could|should
 def question_as_claim(question: str) -> str:
     """A yes/no question read as the statement it asks about ("Do statins reduce X?" → "Statins reduce X.")."""
     head, colon, tail = question.partition(": ")
-    if colon and _QUESTION_AUX.match(tail):  # "Title: does X improve Y?"
-        question = tail
+    if colon and _QUESTION_AUX.match(tail):  # "Title: does X improve Y?" keeps the title as context
+        return f"{head}: {_QUESTION_AUX.sub('', tail).rstrip(' ?')}."
     text = _QUESTION_AUX.sub("", question.strip()).rstrip(" ?")
     return (text[:1].upper() + text[1:] + ".") if text else question
 
@@ -178,6 +178,7 @@ GOLD_SOURCES: dict[str, tuple[str, Callable[[Path], list[GoldPair]]]] = {
     "healthver": ("healthver", healthver_pairs),
     "pubmedqa": ("pubmedqa_pqal", pubmedqa_pairs),
 }
+GOLDCHECK_FILE = "goldcheck.json"
 #: A panel member must beat the negation rule by this much κ on every source (issue 12's bar).
 MIN_KAPPA_GAIN = 0.15
 
@@ -241,19 +242,33 @@ def make_local_annotator(spec: str, heldout: str | None = None):
     return make_local(spec, heldout=heldout)
 
 
+def with_slot_similarity(gold: list[GoldPair], encoder) -> list[GoldPair]:
+    """The gold pairs with the exposure/outcome phrase similarities the miner gives every mined pair, so
+    annotators see gold pairs exactly as they see pipeline pairs."""
+    from .frames import slot_similarities
+
+    sims = slot_similarities([g.pair for g in gold], encoder)
+    return [GoldPair(g.pair.model_copy(update={"scores": g.pair.scores.model_copy(
+        update={"exposure_similarity": e, "outcome_similarity": o})}), g.conflict, g.source)
+        for g, (e, o) in zip(gold, sims, strict=True)]
+
+
 def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None = None, n_boot: int = 1000,
-              seed: int = 0) -> dict[str, Any]:
+              seed: int = 0, encoder: Any = None) -> dict[str, Any]:
     """Score every annotator spec (and, for several, their consensus) on every gold source, out of fold.
 
     A member that was trained on a source is never scored on it: the ``heldout-<source>`` fold is used
-    when it exists, else the cell is marked ``in_fold`` and left out of the verdict."""
+    when it exists, else the cell is marked ``in_fold`` and left out of the verdict. With ``encoder``
+    (the miner's sentence encoder) the pairs carry the miner's slot similarities, as mined pairs do."""
     from .panel import DEFAULT_WEIGHTS, Vote, consensus
 
     sources = sources or available_sources(data_dir)
     result: dict[str, Any] = {"sources": sources, "annotators": list(specs), "min_kappa_gain": MIN_KAPPA_GAIN,
-                              "bootstrap": n_boot, "scores": {}}
+                              "bootstrap": n_boot, "slot_similarity": encoder is not None, "scores": {}}
     for source in sources:
         gold = load_gold(source, data_dir)
+        if encoder is not None:
+            gold = with_slot_similarity(gold, encoder)
         pairs = [g.pair for g in gold]
         per_member: dict[str, list] = {}
         for spec in specs:
@@ -277,32 +292,18 @@ def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None 
     return result
 
 
-def _ci(ci: list[float] | tuple[float, float]) -> str:
-    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
-
-
 def render_table(result: dict[str, Any]) -> str:
-    """The markdown table of ``build_report.md`` and the card: κ with intervals next to the rule."""
-    lines = ["| annotator | gold source | pairs | κ [95% CI] | negation rule κ [95% CI] | gain | beats rule by "
-             f"≥ {result['min_kappa_gain']} |", "|---|---|---|---|---|---|---|"]
-    for name, cells in result["scores"].items():
-        for source, c in cells.items():
-            if c["in_fold"]:
-                lines.append(f"| `{name}` | {source} | {c['pairs']} | trained on this source: not scored | | | |")
-                continue
-            lines.append(f"| `{name}` | {source} | {c['pairs']} | {c['kappa']:.3f} {_ci(c['kappa_ci'])} | "
-                         f"{c['rule_kappa']:.3f} {_ci(c['rule_kappa_ci'])} | {c['gain']:+.3f} | "
-                         f"{'yes' if c['beats_rule'] else '**no**'} |")
-    return "\n".join(lines)
+    """The markdown table of ``build_report.md``, the card and the CLI (rendered by the card module)."""
+    from biodivergence_dataset.card import goldcheck_table
+
+    return goldcheck_table(result)
 
 
 def warnings_for(result: dict[str, Any]) -> list[str]:
     """One loud line per annotator and source where it does not beat the negation rule."""
-    return [f"WARNING: annotator {name!r} does not beat the negation rule on gold source {source!r} "
-            f"(κ {c['kappa']:.3f} vs rule {c['rule_kappa']:.3f}; needs +{result['min_kappa_gain']}): "
-            "its labels there are no better than a word rule"
-            for name, cells in result["scores"].items() for source, c in cells.items()
-            if not c["in_fold"] and not c["beats_rule"]]
+    from biodivergence_dataset.card import goldcheck_warnings
+
+    return [f"WARNING: {w.removeprefix('**Warning:** ')}" for w in goldcheck_warnings(result)]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -313,12 +314,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score only these sources (repeat; default: every source found)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
     parser.add_argument("--json", dest="json_out", default=None, help="also write the result to this JSON file")
+    parser.add_argument("--model", default=None,
+                        help="sentence encoder for the slot similarities (default: the miner's, all-MiniLM-L6-v2)")
+    parser.add_argument("--no-slot-similarity", action="store_true",
+                        help="compare frames by their words only (no encoder is loaded)")
 
 
 def run(args: argparse.Namespace) -> int:
     from biodivergence_dataset.io import write_json_atomic
 
-    result = goldcheck(args.annotators or ["frames"], args.data_dir, args.sources, args.bootstrap)
+    from ..embeddings import DEFAULT_MODEL, load_encoder
+
+    encoder = None if args.no_slot_similarity else load_encoder(args.model or DEFAULT_MODEL)
+    result = goldcheck(args.annotators or ["frames"], args.data_dir, args.sources, args.bootstrap, encoder=encoder)
     print(render_table(result))
     for line in warnings_for(result):
         print(line, file=sys.stderr)

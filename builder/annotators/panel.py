@@ -23,7 +23,7 @@ from biodivergence_dataset.records import AnnotatorLabel
 from ..repair import Labels
 
 #: Default vote weight per annotator kind (a config may override them per spec).
-DEFAULT_WEIGHTS: dict[str, float] = {"llm": 1.0, "judge": 1.0, "frames": 1.0, "heuristic": 0.5, "panel": 1.0}
+DEFAULT_WEIGHTS: dict[str, float] = {"llm": 1.0, "judge": 1.0, "frames": 1.0, "heuristic": 0.5}
 assert set(DEFAULT_WEIGHTS) == set(ontology.ANNOTATOR_KINDS)
 
 
@@ -79,3 +79,19 @@ def consensus(votes: Sequence[Vote]) -> Consensus:
 def disagree(votes: Sequence[Vote]) -> bool:
     """True when the members do not all agree on conflict vs no conflict."""
     return len({v.conflict for v in votes}) > 1
+
+
+def panel_agreement(examples) -> dict[str, dict[str, float]]:
+    """Per member: pairs labelled, raw conflict/no-conflict agreement and Cohen's κ with the release label
+    (from ``Example.annotator_labels``; empty for single-annotator releases)."""
+    from ..agreement import cohen_kappa
+
+    by_member: dict[str, tuple[list[bool], list[bool]]] = {}
+    for ex in examples:
+        final = ex.conflict_type != ontology.NO_CONFLICT
+        for m in ex.annotator_labels:
+            mine, release = by_member.setdefault(m.annotator_id, ([], []))
+            mine.append(m.conflict_type != ontology.NO_CONFLICT)
+            release.append(final)
+    return {name: {"pairs": len(mine), "agreement": round(sum(a == b for a, b in zip(mine, rel)) / len(mine), 4),
+                   "kappa": round(cohen_kappa(rel, mine), 4)} for name, (mine, rel) in sorted(by_member.items())}

@@ -1,0 +1,156 @@
+"""Claim frames, the same-question gate, findings-based opposition and the frames annotator's boundary
+rules, on sentences written for these tests (none is copied from the data)."""
+
+from __future__ import annotations
+
+import pytest
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.records import Example
+from builder.annotators.frames import FramesAnnotator
+from builder.annotators.goldcheck import make_claim, make_pair
+from builder.frames import align, extract_frame, extract_frames, findings_disagree
+
+F = FramesAnnotator()
+DOMAIN = ontology.DOMAIN_NAMES[0]
+INCREASE, DECREASE, NO_EFFECT, ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE = ontology.FINDING_DIRECTIONS
+
+
+def pair(a: str, b: str, abstract_a: str = "", abstract_b: str = ""):
+    return make_pair(make_claim("doc:a", a, DOMAIN, "test"), make_claim("doc:b", b, DOMAIN, "test"),
+                     abstract_a, abstract_b)
+
+
+def label(a: str, b: str, **kw):
+    p = pair(a, b, **kw)
+    labels = F.annotate(p)
+    Example.from_pair(p, **labels.example_fields(), annotator_id=F.annotator_id, annotator_kind=F.kind)
+    return labels
+
+
+@pytest.mark.parametrize(("sentence", "exposure", "outcome", "direction"), [
+    ("Daily folate supplementation reduced neural tube defects in rural mothers.",
+     "Daily folate supplementation", "neural tube defects", DECREASE),
+    ("Daily folate supplementation did not reduce neural tube defects.",
+     "Daily folate supplementation", "neural tube defects", NO_EFFECT),
+    ("Serum ferritin was not associated with fatigue scores among blood donors.",
+     "Serum ferritin", "fatigue scores", NO_ASSOCIATION),
+    ("Higher serum ferritin was associated with longer hospital stay.",
+     "Higher serum ferritin", "longer hospital stay", ASSOCIATION),
+    ("Wound infection rates were similar in both arms.", "both arms", "Wound infection rates", NO_DIFFERENCE),
+    ("Caffeine intake increases heart rate variability.", "Caffeine intake", "heart rate variability", INCREASE),
+    ("Knee pain was reduced by weekly hydrotherapy.", "weekly hydrotherapy", "Knee pain", DECREASE),
+    ("There was no significant difference in relapse rates between the two regimens.",
+     "the two regimens", "relapse rates", NO_DIFFERENCE),
+])
+def test_frame_extraction(sentence, exposure, outcome, direction):
+    frame = extract_frame(sentence)
+    assert frame.finding.direction == direction
+    assert (frame.exposure.text if frame.exposure else None) == exposure
+    assert (frame.outcome.text if frame.outcome else None) == outcome
+    for span in (frame.exposure, frame.outcome, frame.finding.span):
+        if span is not None:
+            assert sentence[span.start:span.end] == span.text
+
+
+def test_significance_and_context_slots_with_offsets():
+    s = "In children, zinc significantly shortened diarrhoea (p < 0.01), but not in adults (p = 0.40)."
+    frame = extract_frame(s)
+    assert frame.finding.significance == "not_significant"  # an explicit non-significant result is stated
+    assert extract_frame("Zinc significantly shortened diarrhoea.").finding.significance == "significant"
+    slots = {(c.axis, c.span.text) for c in frame.context}
+    assert ("population_cohort", "children") in slots and ("population_cohort", "adults") in slots
+    assert all(s[c.span.start:c.span.end] == c.span.text for c in frame.context)
+
+
+def test_abbreviations_defined_in_the_abstract_make_slots_match():
+    a = extract_frame("CRT lowered readmissions.", "Cardiac resynchronization therapy (CRT) was given.")
+    b = extract_frame("Cardiac resynchronization therapy did not lower readmissions.")
+    assert align(a, b).comparable
+
+
+def test_same_question_gate_needs_shared_exposure_and_outcome():
+    base = extract_frame("Metformin reduced hepatic glucose output.")
+    other_exposure = extract_frame("Exercise training did not reduce hepatic glucose output.")
+    other_outcome = extract_frame("Metformin did not reduce body weight.")
+    same = extract_frame("Metformin did not reduce hepatic glucose output.")
+    assert align(base, other_exposure).reason == "different_exposure"
+    assert align(base, other_outcome).reason == "different_outcome"
+    assert align(base, same).comparable and align(base, same).reason == "same_question"
+    no_finding = extract_frame("Metformin and hepatic glucose output.")
+    assert no_finding.finding.direction == ASSOCIATION and no_finding.finding.generic
+    negated = extract_frame("No metformin and no hepatic glucose output.")
+    assert negated.finding.generic and align(no_finding, negated).reason == "finding_unstated"
+
+
+def test_findings_disagree_on_direction_null_and_significance_only():
+    up, down = extract_frame("Drug X increases bone density."), extract_frame("Drug X decreases bone density.")
+    null = extract_frame("Drug X does not change bone density.")
+    assert findings_disagree(up.finding, down.finding) == "opposite_direction"
+    assert findings_disagree(up.finding, null.finding) == "null_vs_effect"
+    assert findings_disagree(up.finding, up.finding) is None
+    sig = extract_frame("Drug X significantly increased bone density.")
+    ns = extract_frame("Drug X increased bone density, but not significantly.")
+    assert findings_disagree(sig.finding, ns.finding) == "significance"
+
+
+def test_a_negation_word_alone_never_makes_a_conflict():
+    labels = label("Probiotics reduce antibiotic-associated diarrhoea in outpatients.",
+                   "No patient in the cohort received probiotics for eczema.")
+    assert labels.conflict_type == ontology.NO_CONFLICT and not labels.comparable
+    assert labels.comparability in ontology.COMPARABILITY
+
+
+def test_differing_context_is_contextual_with_condition_and_finding_spans():
+    a = "Vitamin A supplementation reduced mortality in children under five."
+    b = "Vitamin A supplementation did not reduce mortality in adults over 60."
+    labels = label(a, b)
+    assert labels.conflict_type == ontology.CONTEXTUAL
+    assert labels.dominant_confounder == "population_cohort" and "population_cohort" in labels.divergence_axes
+    texts = {(s.role, s.text) for s in labels.evidence_spans}
+    assert ("claim_a", "children") in texts and ("claim_b", "adults") in texts
+    assert ("claim_a", "reduced mortality") in texts and ("claim_b", "not reduce mortality") in texts
+    for s in labels.evidence_spans:
+        assert (a if s.role == "claim_a" else b)[s.start:s.end] == s.text
+    assert "children" in labels.reconciliation and "adults" in labels.reconciliation
+
+
+def test_most_specific_differing_slot_is_the_confounder():
+    labels = label("Vancomycin cleared MRSA infections in patients from Kenya.",
+                   "Vancomycin did not clear VRE infections in patients from India.")
+    assert labels.conflict_type == ontology.CONTEXTUAL
+    assert labels.dominant_confounder == "organism_strain_lineage"
+    assert set(labels.divergence_axes) >= {"organism_strain_lineage", "geography"}
+
+
+def test_matched_conditions_are_direct_and_one_sided_context_is_underspecified():
+    direct = label("Lithium reduces suicide attempts.", "Lithium does not reduce suicide attempts.")
+    assert direct.conflict_type == ontology.CONFLICT_TYPE_NAMES[1] and direct.divergence_axes == []
+    under = label("Lithium reduces suicide attempts in adolescents.", "Lithium does not reduce suicide attempts.")
+    assert under.conflict_type == "underspecified_apparent_contradiction"
+    assert under.divergence_axes == ["population_cohort"]
+
+
+def test_weak_evidence_and_controversy_cues_take_precedence():
+    weak = label("A pilot study found that yoga reduces migraine frequency.",
+                 "Yoga does not reduce migraine frequency.")
+    assert weak.conflict_type == "evidence_insufficiency"
+    disputed = label("Whether salt restriction lowers stroke risk remains controversial; salt restriction lowers "
+                     "stroke risk.", "Salt restriction does not lower stroke risk.")
+    assert disputed.conflict_type == "unresolved_scientific_controversy"
+
+
+def test_agreeing_findings_are_no_conflict():
+    labels = label("Aspirin lowers the risk of colorectal cancer.", "Aspirin lowers colorectal cancer risk.")
+    assert labels.conflict_type == ontology.NO_CONFLICT and labels.comparable
+    assert labels.evidence_spans == []
+
+
+def test_passages_are_compared_sentence_by_sentence():
+    a = "Patients were followed for two years. Statins lowered LDL cholesterol."
+    b = "Statins did not lower LDL cholesterol. Adherence was high."
+    frames = extract_frames(a)
+    assert len(frames) == 2 and a[frames[1].finding.span.start:frames[1].finding.span.end] == "lowered LDL cholesterol"
+    labels = label(a, b)
+    assert labels.conflict_type != ontology.NO_CONFLICT
+    assert all((a if s.role == "claim_a" else b)[s.start:s.end] == s.text for s in labels.evidence_spans)
