@@ -70,7 +70,7 @@ def test_unconstrained_answers_are_repaired_and_an_interrupted_run_resumes_exact
     first = len(list(read_jsonl(out / "annotations.jsonl")))
     assert 1 <= first < 3
     stats = run_stage(pairs, out, AnnotateConfig(annotator=spec, concurrency=1, max_tokens=64, max_attempts=1,
-                                                 timeout_s=300, progress=False))
+                                                 max_fallback_share=1.0, timeout_s=300, progress=False))
     served = chat_requests_served(log) - before
     assert served == 3 == stats["requests_total"] and stats["kept"] == 3
     examples = list(read_records(out, Example))
