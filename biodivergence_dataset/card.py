@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 import yaml
 
-from . import __version__, ontology
+from . import __version__, benchmark, ontology
 from .io import write_json_atomic, write_text_atomic
 from .records import SCHEMA_VERSION
 from .release import README, config_names, configs_yaml, dataset_info_yaml, split_order, split_sizes
@@ -163,6 +163,7 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
         configs=config_names(release_dir),
         default_config=ontology.DEFAULT_CONFIG,
         tasks=load_tasks(),
+        evaluation=benchmark.card_context(meta),
         conflict_types=ontology.CONFLICT_TYPES,
         axes=ontology.AXES,
         preference_rule=ontology.PREFERENCE_RULE,
@@ -200,9 +201,10 @@ def render_card(release_dir: str | Path, meta: CardMeta | None = None) -> str:
 
 
 def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
-    """(Re-)write ``README.md`` of a release; ``meta`` is stored beside it for later re-renders."""
+    """(Re-)write ``README.md`` and ``eval.yaml`` of a release; ``meta`` is stored beside them for later re-renders."""
     if meta is not None:
         meta.save(release_dir)
+    benchmark.write_eval_yaml(release_dir, meta or CardMeta.load(release_dir))
     return write_text_atomic(Path(release_dir) / README, render_card(release_dir, meta))
 
 

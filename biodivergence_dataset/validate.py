@@ -1,5 +1,5 @@
-"""Check a release folder: card YAML, configs, shards and row counts against ``dataset_info``, schema, labels,
-and leakage between splits of ``primary``."""
+"""Check a release folder: card YAML, ``eval.yaml``, configs, shards and row counts against ``dataset_info``,
+schema, labels, and leakage between splits of ``primary``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from . import ontology
+from .benchmark import EVAL_FILE, TEST_SPLIT, leaderboards
 from .features import release_features
 from .records import RecordError
 from .release import README, config_names, configs_yaml, iter_examples, shard_name, split_files, split_names
@@ -154,6 +155,34 @@ def _row_counts(release_dir: Path, header: dict, report: ValidationReport) -> No
                     f"restore the missing files, or re-render the card with `biodivergence card` if the data is right")
 
 
+def _eval_yaml(release_dir: Path, report: ValidationReport) -> None:
+    """``eval.yaml`` (the Hub benchmark registration) has the Hub's fields and one task per leaderboard of
+    ``tasks.yaml``, each on a split the release holds."""
+    path = release_dir / EVAL_FILE
+    fix = "re-render it with `biodivergence card`"
+    if not path.exists():
+        report.problems.append(f"{path}: missing (registers the release as a Hub benchmark); {fix}")
+        return
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        report.problems.append(f"{path}: not valid YAML ({exc}); {fix}")
+        return
+    data = data if isinstance(data, dict) else {}
+    missing = [k for k in ("name", "description", "evaluation_framework", "tasks") if not data.get(k)]
+    if missing:
+        report.problems.append(f"{path}: missing field(s) {missing}; {fix}")
+        return
+    tasks = [t for t in data["tasks"] if isinstance(t, dict)]
+    ids, want = [t.get("id") for t in tasks], [b.id for b in leaderboards()]
+    if ids != want:
+        report.problems.append(f"{path}: task ids {ids} do not match the leaderboards of tasks.yaml {want}; {fix}")
+    scored = dict.fromkeys((t.get("config", ontology.DEFAULT_CONFIG), t.get("split", TEST_SPLIT)) for t in tasks)
+    for config, split in scored:
+        if not split_files(release_dir, config, split):
+            report.problems.append(f"{path}: tasks are scored on {config}/{split}, which the release does not hold")
+
+
 def validate_release(release_dir: str | Path) -> ValidationReport:
     release_dir = Path(release_dir)
     report = ValidationReport()
@@ -163,6 +192,7 @@ def validate_release(release_dir: str | Path) -> ValidationReport:
     header = _card_header(release_dir, report)
     if header is not None:
         _card_configs(release_dir, header, report)
+    _eval_yaml(release_dir, report)
     for config in config_names(release_dir):
         splits = split_names(release_dir, config)
         missing = [s for s in ontology.SPLITS if s not in splits]

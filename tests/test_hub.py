@@ -59,6 +59,15 @@ def test_push_stamps_the_card_with_repo_and_version(release):
     assert json.loads((release / "card_meta.json").read_text())["repo_id"] == REPO
 
 
+def test_push_uploads_eval_yaml_and_stamps_the_results_example(release):
+    files = dict(hub.release_files(release))
+    assert files["eval.yaml"] == (release / "eval.yaml").stat().st_size  # the Hub benchmark registration goes up
+    push_release(release, REPO, "v2.1", api=fake_api())
+    card = (release / "README.md").read_text()
+    assert f"    id: {REPO}\n    task_id: " in card  # the .eval_results/ example names the published repo
+    assert f'"dataset_path": "{REPO}", "revision": "v2.1"' in card
+
+
 def test_failed_upload_creates_no_tag(release):
     api = fake_api()
     api.upload_folder.side_effect = ConnectionError("connection reset during upload")

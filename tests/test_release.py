@@ -142,3 +142,93 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path):
         raise Boom
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.txt"]
+
+
+# --- Hub benchmark registration: eval.yaml and the card's "Evaluate a model" (huggingface.co/docs/hub/eval-results)
+
+#: eval.yaml fields of the Hub's specification: required top-level keys, and the keys of a tasks[] item.
+HUB_EVAL_FIELDS = {"name", "description", "evaluation_framework", "tasks"}
+HUB_EVAL_TASK_FIELDS = {"id", "config", "split"}
+
+
+def _card_block(text, heading, lang):
+    """The first fenced ``lang`` block after ``heading`` in the card."""
+    section = text[text.index(heading):]
+    return section.split(f"```{lang}\n", 1)[1].split("```", 1)[0]
+
+
+def test_eval_yaml_is_the_hub_benchmark_format_and_lists_every_task(small_release):
+    from biodivergence_dataset.benchmark import EVALUATION_FRAMEWORK
+    from biodivergence_dataset.tasks import load_tasks
+
+    data = yaml.safe_load((small_release / "eval.yaml").read_text())
+    assert set(data) == HUB_EVAL_FIELDS
+    assert data["name"] == CardMeta().pretty_name and data["description"].strip()
+    assert data["evaluation_framework"] == EVALUATION_FRAMEWORK
+    ids = [t["id"] for t in data["tasks"]]
+    assert len(ids) == len(set(ids))
+    for item in data["tasks"]:
+        assert set(item) <= HUB_EVAL_TASK_FIELDS and isinstance(item["id"], str)
+        assert (item["config"], item["split"]) == (ontology.DEFAULT_CONFIG, "test")
+        assert release.split_files(small_release, item["config"], item["split"])
+    tasks = load_tasks()
+    assert ids == [key for t in tasks for key in t.headline_keys()]  # every headline key of every task, in order
+    assert {i.split("/")[0] for i in ids} == {t.name for t in tasks}
+    assert set(ids) <= {key for t in tasks for key in t.metric_keys()}  # ids are keys the metric returns
+
+
+def test_card_evaluate_a_model_section_is_rendered_from_tasks_yaml(small_release):
+    from biodivergence_dataset.benchmark import lm_eval_task
+    from biodivergence_dataset.tasks import load_tasks
+
+    text = (small_release / "README.md").read_text()
+    assert "## Evaluate a model" in text
+    section = text[text.index("## Evaluate a model"):text.index("## Conflict taxonomy")]
+    ids = [t["id"] for t in yaml.safe_load((small_release / "eval.yaml").read_text())["tasks"]]
+    meta = CardMeta()
+    for task_id in ids:
+        assert f"| `{task_id}` |" in section
+    for t in load_tasks():
+        assert t.title in section
+    command = _card_block(text, "## Evaluate a model", "bash")
+    assert "lm_eval --model hf" in command and "--include_path metrics/lm_eval" in command
+    assert f'--metadata \'{{"dataset_path": "{meta.repo_id}", "revision": "v{meta.version}"}}\'' in command
+    assert f"`{lm_eval_task(load_tasks()[0].name)}`" in section
+    code = _card_block(section, "```python", "python")
+    assert f'evaluate.load("{meta.metric_id}")' in code
+    compile(code, "card", "exec")
+    results = yaml.safe_load(_card_block(section, ".eval_results/", "yaml"))
+    assert [r["dataset"]["task_id"] for r in results] == ids
+    for r in results:  # the Hub's .eval_results entry: dataset.id + dataset.task_id + value
+        assert r["dataset"]["id"] == meta.repo_id and isinstance(r["value"], float)
+
+
+def test_lm_eval_names_match_the_task_group(small_release):
+    from pathlib import Path
+
+    from biodivergence_dataset import benchmark
+
+    folder = Path(benchmark.__file__).resolve().parent.parent / benchmark.LM_EVAL_INCLUDE / benchmark.LM_EVAL_PREFIX
+    groups = {}
+    for path in folder.glob("_*.yaml"):
+        data = yaml.safe_load(path.read_text())
+        groups[data["group"]] = data["task"]
+    for config in ontology.CONFIGS:
+        assert list(benchmark.lm_eval_tasks(config).values()) == groups[benchmark.lm_eval_group(config)]
+
+
+def test_validate_checks_eval_yaml(small_release, tmp_path):
+    bad = shutil.copytree(small_release, tmp_path / "noeval")
+    (bad / "eval.yaml").unlink()
+    assert any("eval.yaml: missing" in p for p in validate_release(bad).problems)
+    data = yaml.safe_load((small_release / "eval.yaml").read_text())
+    data["tasks"] = data["tasks"][1:]
+    write_text_atomic(bad / "eval.yaml", yaml.safe_dump(data))
+    assert any("do not match the leaderboards of tasks.yaml" in p for p in validate_release(bad).problems)
+    data = yaml.safe_load((small_release / "eval.yaml").read_text())
+    data["tasks"][0]["split"] = "holdout"
+    write_text_atomic(bad / "eval.yaml", yaml.safe_dump(data))
+    assert validate_release(bad).problems == [
+        f"{bad / 'eval.yaml'}: tasks are scored on primary/holdout, which the release does not hold"]
+    assert main(["card", str(bad)]) == 0  # re-rendering restores it
+    assert validate_release(bad).ok
