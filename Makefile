@@ -16,6 +16,10 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q -e ".[dev,llm]"
+	touch $@
+
+# The tests also start a real llama.cpp server; the demo build does not need it (building the wheel takes minutes).
+$(VENV)/.llama: $(VENV)/.installed
 	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel -q --no-cache-dir --no-deps \
 	    llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS)
@@ -27,7 +31,7 @@ demo: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/biodivergence build --config builder/configs/demo.yaml --out build/demo
 
 # pytest exits 5 when it collected no test: that counts as a failure.
-test: install
+test: install $(VENV)/.llama
 	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$rc
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from . import __version__, ontology
+from .records import ClaimFrame
 from .tasks import load_tasks
 
 
@@ -22,6 +23,13 @@ def info_dict() -> dict:
         "claim_types": list(ontology.CLAIM_TYPE_NAMES),
         "domains": list(ontology.DOMAIN_NAMES),
         "evaluable_classes": list(ontology.EVALUABLE_CLASSES),
+        "claim_frames": {
+            "fields": list(ClaimFrame.model_fields),
+            "findings": list(ontology.FINDING_DIRECTIONS),
+            "significance": list(ontology.SIGNIFICANCE_VALUES),
+            "comparability": dict(ontology.COMPARABILITY),
+            "disagreement": dict(ontology.DISAGREEMENT_REASONS),
+        },
         "tasks": [
             {"number": t.number, "name": t.name, "targets": list(t.target_fields), "metrics": list(t.metrics),
              "headline": list(t.headline), "scope": t.scope}
@@ -37,8 +45,15 @@ def format_info(data: dict) -> str:
         lines.append(f"  {c['name']:<40} [{mark}] {c['definition']}")
     lines += ["", f"Preference rule: {data['preference_rule']}", "", "Divergence axes (* = primary):"]
     lines += [f"  {'*' if a['primary'] else ' '} {a['name']:<36} {a['description']}" for a in data["axes"]]
+    frames = data["claim_frames"]
     lines += ["", "Claim types: " + ", ".join(data["claim_types"]), "Domains: " + ", ".join(data["domains"]), "",
-              "Tasks:"]
+              "Claim frames (release columns frame_a / frame_b): " + ", ".join(frames["fields"]),
+              "  findings: " + ", ".join(frames["findings"]),
+              "  significance: " + ", ".join(frames["significance"]),
+              "  same question? (column comparability):"]
+    lines += [f"    {k:<20} {v}" for k, v in frames["comparability"].items()]
+    lines += ["  findings disagree when:"] + [f"    {k:<20} {v}" for k, v in frames["disagreement"].items()]
+    lines += ["", "Tasks:"]
     for t in data["tasks"]:
         lines.append(f"  {t['number']}. {t['name']:<15} targets={','.join(t['targets'])} "
                      f"metrics={','.join(t['metrics'])} headline={','.join(t['headline'])} ({t['scope']})")

@@ -339,14 +339,14 @@ COMPARABILITY: dict[str, str] = {
     "same_question": "both claims share the exposure and the outcome",
     "different_exposure": "the claims study different exposures or interventions",
     "different_outcome": "the claims measure different outcomes",
-    "different_topic": "the claims share too few content words to be about one question",
+    "slots_unstated": "a claim states no exposure or no outcome that could be matched",
     "finding_unstated": "a claim states no finding that could be compared",
 }
 #: Why two findings on the same question disagree.
 DISAGREEMENT_REASONS: dict[str, str] = {
     "null_vs_effect": "one claim reports an effect or association, the other its absence",
     "opposite_direction": "one claim reports an increase, the other a decrease",
-    "significance": "same direction, significant in one claim and explicitly not significant in the other",
+    "significance": "one claim reports an effect, the other calls the same effect not significant",
 }
 SPAN_ROLES: tuple[str, ...] = ("claim_a", "claim_b")
 CONFIGS: tuple[str, ...] = ("primary", "pairlevel")

@@ -191,7 +191,8 @@ class MiningScores(_Record):
     year_penalty: float
     combined_score: float
     #: Schema 1.1: cosine similarity of the two claims' exposure phrases and of their outcome phrases
-    #: (claim frames, embedded by the miner); None when a frame lacks the slot or nothing embedded it.
+    #: (claim frames, embedded by the miner) where the same-question gate uses it: both frames state
+    #: both slots and a finding, and one slot matches by its words; None elsewhere.
     exposure_similarity: float | None = None
     outcome_similarity: float | None = None
 

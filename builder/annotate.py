@@ -1,13 +1,15 @@
 """Stage 5, silver annotation: CandidatePair → Example (paper §5.2, appendix I).
 
 ``biodivergence annotate PAIRS_DIR --out DIR --annotator SPEC [--concurrency N]`` with SPEC
-``heuristic`` | ``openai:URL?model=NAME`` | ``ollama:URL?model=NAME``.
+``frames`` (default) | ``heuristic`` | ``judge:PATH`` | ``openai:URL?model=NAME`` | ``ollama:URL?model=NAME``,
+repeated for a panel whose consensus is the release label (``builder.annotators.panel``).
 
-Every finished pair is appended durably to ``annotations.jsonl`` (heuristic results in batches)
+Every finished pair is appended durably to ``annotations.jsonl`` (local results in batches)
 and every server attempt to ``raw_responses.jsonl`` as soon as it is answered, so a run killed mid-way and started again loses
 no pair and sends no answered pair again (an answer received but not yet recorded as a result is
 taken from ``raw_responses.jsonl``). Answers are validated and repaired (``builder.repair``);
-after the last failed attempt a pair falls back to the heuristic annotator, recorded as such in
+after the last failed attempt a pair falls back to the local members (the frames annotator when the
+panel has none), recorded as such in
 ``failures.jsonl`` with its retry history. When the server cannot be reached at all the run stops
 with an error instead, and the same command resumes it. ``--overwrite`` (other settings) removes only
 the files this stage wrote and keeps the stored answers, reused where provider, model and prompt
@@ -79,7 +81,7 @@ LLM_KIND = ontology.check_label("annotator_kind", "llm")
 #: Heuristic results are cheap to redo, so they are made durable in batches (one fsync each).
 HEURISTIC_BATCH = 256
 #: How a pair got its labels.
-SOURCE_LLM, SOURCE_FALLBACK, SOURCE_HEURISTIC = "llm", "heuristic_fallback", "heuristic"
+SOURCE_LLM, SOURCE_FALLBACK, SOURCE_LOCAL = "llm", "local_fallback", "local"
 
 
 @dataclass
@@ -176,7 +178,8 @@ def _example(pair: CandidatePair, votes: list[Vote], prompt_version: str = "") -
 
 
 class PairAnnotator:
-    """Labels one pair with an LLM backend (attempts, repair, heuristic fallback) or the heuristic."""
+    """Labels pairs with the local panel members and, when the panel has one, an LLM backend (attempts,
+    repair, fallback to the local members)."""
 
     def __init__(self, backend: ChatBackend | None, config: AnnotateConfig, out_dir: Path):
         self.backend, self.config = backend, config
@@ -193,13 +196,13 @@ class PairAnnotator:
         return [[Vote(m.annotator_id, m.kind, labels[i], DEFAULT_WEIGHTS[m.kind])
                  for m, labels in zip(self.members, per_member, strict=True)] for i in range(len(pairs))]
 
-    def local_outcomes(self, pairs: list[CandidatePair], source: str = SOURCE_HEURISTIC) -> list[Outcome]:
+    def local_outcomes(self, pairs: list[CandidatePair], source: str = SOURCE_LOCAL) -> list[Outcome]:
         return [Outcome(p.pair_id, source, _example(p, votes)) for p, votes in zip(pairs, self.local_votes(pairs),
                                                                                     strict=True)]
 
-    def heuristic_outcome(self, pair: CandidatePair, source: str = SOURCE_HEURISTIC, attempts: int = 0) -> Outcome:
-        """The local panel's outcome for one pair (also the fallback after failed LLM attempts)."""
-        outcome = self.local_outcomes([pair], source)[0]
+    def fallback_outcome(self, pair: CandidatePair, attempts: int) -> Outcome:
+        """The local members' outcome for a pair the LLM failed on."""
+        outcome = self.local_outcomes([pair], SOURCE_FALLBACK)[0]
         outcome.attempts = attempts
         return outcome
 
@@ -216,7 +219,7 @@ class PairAnnotator:
                 "model": self.backend.model, "prompt_version": PROMPT_VERSION, "time": time.time(), **fields}
 
     def llm_outcome(self, pair: CandidatePair) -> Outcome:
-        """Ask the server up to ``max_attempts`` times; fall back to the heuristic after the last failure."""
+        """Ask the server up to ``max_attempts`` times; fall back to the local members after the last failure."""
         messages = build_messages(pair, self.config.max_abstract_chars)
         history: list[dict[str, Any]] = []
         for attempt in range(1, self.config.max_attempts + 1):
@@ -249,7 +252,7 @@ class PairAnnotator:
         self.failures.append({"pair_id": pair.pair_id, "provider": self.backend.provider,
                               "model": self.backend.model, "fallback": "+".join(m.annotator_id for m in self.members),
                               "attempts": history})
-        return self.heuristic_outcome(pair, SOURCE_FALLBACK, attempts=len(history))
+        return self.fallback_outcome(pair, attempts=len(history))
 
 
 # --------------------------------------------------------------------------- state on disk
@@ -299,19 +302,19 @@ def _as_stored(value: Any) -> Any:
 
 
 def _finished(out_dir: Path, except_fallbacks: bool = False) -> dict[str, dict[str, Any]]:
-    """The recorded outcome per pair (the last one wins); without the heuristic fallbacks if asked (to retry them)."""
+    """The recorded outcome per pair (the last one wins); without the fallbacks if asked (to retry them)."""
     rows = {row["pair_id"]: row for row in read_jsonl(out_dir / ANNOTATIONS_FILE)}
     return {k: r for k, r in rows.items() if not (except_fallbacks and r["source"] == SOURCE_FALLBACK)}
 
 
 class TooManyFallbacks(RuntimeError):
-    """More pairs fell back to the heuristic annotator than ``max_fallback_share`` allows."""
+    """More pairs fell back to the local annotators than ``max_fallback_share`` allows."""
 
 
 def fallback_line(stats: dict[str, Any]) -> str:
-    """How many pairs fell back to the heuristic annotator after failed LLM attempts, and their share."""
+    """How many pairs fell back to the local annotators after failed LLM attempts, and their share."""
     return (f"{stats.get('fallbacks', 0)} of {stats.get('kept', 0)} pairs ({stats.get('fallback_share', 0.0):.1%}) "
-            f"fell back to the heuristic annotator after failed LLM attempts (listed in {FAILURES_FILE})")
+            f"fell back to the local annotators after failed LLM attempts (listed in {FAILURES_FILE})")
 
 
 def _check_fallbacks(stats: StageStats, config: AnnotateConfig, out_dir: Path) -> None:
@@ -559,7 +562,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=d.concurrency, help="requests in flight (default 4)")
     parser.add_argument("--timeout", type=float, default=d.timeout_s, dest="timeout_s", help="seconds per request")
     parser.add_argument("--max-attempts", type=int, default=d.max_attempts, help="attempts per pair before the "
-                        "heuristic fallback")
+                        "fallback to the local annotators")
     parser.add_argument("--max-tokens", type=int, default=d.max_tokens)
     parser.add_argument("--temperature", type=float, default=d.temperature)
     parser.add_argument("--max-abstract-chars", type=int, default=d.max_abstract_chars)
@@ -570,7 +573,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--forget-cache", action="store_true",
                         help=f"with --overwrite, also delete the stored LLM answers ({RAW_FILE})")
     parser.add_argument("--retry-fallbacks", action="store_true",
-                        help="ask the LLM again about the pairs that fell back to the heuristic annotator")
+                        help="ask the LLM again about the pairs that fell back to the local annotators")
     parser.add_argument("--max-fallback-share", type=float, default=d.max_fallback_share,
                         help="fail (and leave the stage unfinished) when a larger share of pairs fell back "
                              "(default %(default)s)")

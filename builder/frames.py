@@ -75,10 +75,13 @@ _CUE_RE = re.compile(
 _CUE_DIRECTIONS = tuple(d for _, d in _CUE_WORDS + _NULL_WORDS)
 _N_EFFECT = len(_CUE_WORDS)
 _NEG_RE = re.compile(r"(?<![\w-])(?:" + _NEGATORS + r")(?![\w-])", re.IGNORECASE)
+#: Negators that negate the noun after them; they negate a finding only when that noun is the finding
+#: ("no association", "lack of effect", "absence of a significant difference").
+_DETERMINER_NEGATOR = re.compile(r"no|lack(?:s|ed)? of|absence of|none of", re.IGNORECASE)
 #: Words that may stand between "no" and the finding it negates ("no statistically significant difference").
-_NO_MODIFIERS = frozenset("significant significantly statistically clear clearly evidence of any overall further major "
-                          "apparent consistent independent relevant meaningful substantial detectable obvious "
-                          "such".split())
+_NO_MODIFIERS = frozenset("significant significantly statistically clear clearly clear-cut evidence of any overall "
+                          "further major apparent consistent independent relevant meaningful substantial detectable "
+                          "obvious such definite strong direct causal linear real important".split())
 #: How far (in characters) before a cue a negator still negates it ("did not significantly reduce").
 NEGATION_WINDOW = 32
 _CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:but|although|whereas|while|however|though)\b", re.IGNORECASE)
@@ -253,8 +256,8 @@ def _negation_before(text: str, start: int) -> int | None:
         return None
     neg = hits[-1]
     between = _WORD_RE.findall(window[neg.end():])
-    if neg.group(0).lower() == "no" and any(w.lower() not in _NO_MODIFIERS for w in between):
-        return None  # "no restriction were more likely": "no" is the noun's determiner, not the finding's
+    if _DETERMINER_NEGATOR.fullmatch(neg.group(0)) and any(w.lower() not in _NO_MODIFIERS for w in between):
+        return None  # "no restriction were more likely", "absence of BRCA1 may contribute": a noun is negated
     if len(between) > 3:
         return None
     return window_start + neg.start()
@@ -301,6 +304,12 @@ def _cues(text: str) -> list[_Cue]:
     return out
 
 
+#: Adjectives that state a finding about their subject without an object ("X is safe", "Y was not useful").
+_EVALUATIVE = re.compile(r"safe|effective|efficacious|useful|feasible|accurate|reliable|beneficial|important|"
+                         r"necessary|sufficient|essential|valuable|helpful|superior|inferior|ineffective|"
+                         r"successful|critical|crucial", re.IGNORECASE)
+
+
 def _main_cue(found: list[_Cue]) -> _Cue | None:
     """Null findings first, then verb-like cues, then the first cue (see the module docstring)."""
     if not found:
@@ -309,7 +318,8 @@ def _main_cue(found: list[_Cue]) -> _Cue | None:
     if nulls:
         return nulls[0]
     verbal = [c for c in found if c.verbal]
-    return (verbal or found)[0]
+    later = [c for c in found if c.start > 0]  # "Increased X improves Y": the opening adjective is not it
+    return (verbal or later or found)[0]
 
 
 def _significance(text: str) -> str | None:
@@ -427,6 +437,9 @@ def extract_frame(text: str, context_text: str = "") -> Frame:
     else:
         finding_end = cue.end
         exposure, outcome = _sides(text, cue)
+        if (outcome is None or not terms(outcome.text)) and _EVALUATIVE.fullmatch(text[cue.start:cue.end]):
+            # "Chemoradiation is safe": the judgement itself is what is found about the exposure
+            outcome = Span(text[cue.start:cue.end], cue.start, cue.end)
         if outcome is not None and outcome.start - finding_end <= 12:
             # the finding phrase reads on into its object: "did not reduce mortality"
             finding_end = min(outcome.end, outcome.start + 40)
@@ -505,8 +518,13 @@ def _words_outside(text: str, context: tuple[ContextSlot, ...]) -> frozenset[str
                      if not any(s.span.start <= m.start() < s.span.end for s in context))
 
 
+#: Opposed-term groups that say which way a finding goes (frequency, size, timing or sameness words
+#: describe the data, not the finding's direction).
+FINDING_GROUPS = frozenset({"effect", "valence", "necessity", "sign", "sensitivity"})
+
+
 def _polar(words: frozenset[str]) -> frozenset[tuple[str, int]]:
-    return frozenset(hit for hit in map(cues.term_polarity, words) if hit)
+    return frozenset(hit for hit in map(cues.term_polarity, words) if hit and hit[0] in FINDING_GROUPS)
 
 
 # --------------------------------------------------------------------------- pair comparison
@@ -524,9 +542,6 @@ class Alignment:
 
 #: Share of the smaller term set the other side must repeat for a slot to count as shared.
 SLOT_MATCH_MIN = 0.5
-#: Without usable slots, the share of content words the claims must share.
-WHOLE_CLAIM_MIN = 0.5
-WHOLE_CLAIM_SHARED = 3
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
@@ -540,7 +555,7 @@ _SYMMETRIC = frozenset({ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE})
 
 
 #: With slot embeddings: both slots must be at least this similar, whatever the words share …
-SLOT_SIM_MIN = 0.5
+SLOT_SIM_MIN = 0.6
 #: … and a slot whose words do not match counts as shared from this similarity on (paraphrase, synonyms).
 SLOT_SIM_STRONG = 0.75
 
@@ -570,20 +585,14 @@ def align(fa: Frame, fb: Frame, slot_similarity: tuple[float | None, float | Non
     Slots are compared as stem sets (abbreviations expanded). For symmetric findings (association,
     difference) the two slots may also match crosswise ("X predicts Y" / "Y is associated with X");
     for directed findings exposure meets exposure and outcome meets outcome. ``slot_similarity`` is the
-    embedding cosine of the exposure phrases and of the outcome phrases (``MiningScores``), when known. When a frame has no usable slot the
-    whole claims must share at least ``WHOLE_CLAIM_MIN`` of their content words (``WHOLE_CLAIM_SHARED`` at
-    least, and the slot phrases that exist must not be dissimilar). A frame
-    without a finding cue of its own (its direction would rest on a negation word alone) is never
-    compared."""
-    reasons = {name: name for name in ontology.COMPARABILITY}
+    embedding cosine of the exposure phrases and of the outcome phrases (``MiningScores``), when known.
+    A frame without a finding cue of its own (its direction would rest on a negation word alone), or
+    without an exposure or an outcome, is never compared: there is no question to match."""
+    reasons = _REASONS
     if fa.finding.generic or fb.finding.generic:
         return Alignment(False, reasons["finding_unstated"], 0.0, 0.0)
     if not (fa.exposure_terms and fa.outcome_terms and fb.exposure_terms and fb.outcome_terms):
-        ta, tb = terms(fa.text), terms(fb.text)
-        whole = _overlap(ta, tb)
-        ok = (whole >= WHOLE_CLAIM_MIN and len(ta & tb) >= WHOLE_CLAIM_SHARED
-              and all(s is None or s >= SLOT_SIM_MIN for s in slot_similarity))
-        return Alignment(ok, reasons["same_question" if ok else "different_topic"], whole, whole)
+        return Alignment(False, reasons["slots_unstated"], 0.0, 0.0)
     if crossed(fa, fb):
         exp, out = _overlap(fa.exposure_terms, fb.outcome_terms), _overlap(fa.outcome_terms, fb.exposure_terms)
     else:
@@ -622,6 +631,11 @@ def best_alignment(frames_a: tuple[Frame, ...], frames_b: tuple[Frame, ...],
     return fa, fb, al
 
 
+#: Reason names, checked against the ontology (a misspelt name is a KeyError, not a silent new label).
+_REASONS = {name: name for name in ontology.COMPARABILITY}
+_WHY = {name: name for name in ontology.DISAGREEMENT_REASONS}
+
+
 def _opposed(fa: Finding, fb: Finding) -> bool:
     """An opposed-term group one side uses with one sign only and the other with the other sign only,
     or a prefix antonym ("effective" / "ineffective") between the two findings' words."""
@@ -642,9 +656,7 @@ def findings_disagree(fa: Finding, fb: Finding) -> str | None:
         return None
     if fa.is_null != fb.is_null:
         nulls = [f for f in (fa, fb) if f.is_null]
-        return "significance" if nulls[0].direction not in NULL_DIRECTIONS else "null_vs_effect"
-    if {fa.direction, fb.direction} == {INCREASE, DECREASE}:
-        return "opposite_direction"
-    if not fa.is_null and _opposed(fa, fb):
-        return "opposite_direction"
+        return _WHY["significance"] if nulls[0].direction not in NULL_DIRECTIONS else _WHY["null_vs_effect"]
+    if {fa.direction, fb.direction} == {INCREASE, DECREASE} or (not fa.is_null and _opposed(fa, fb)):
+        return _WHY["opposite_direction"]
     return None

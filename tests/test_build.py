@@ -26,9 +26,10 @@ SMALL_CONFIG = {
     "sources": SMALL_SOURCES,
     "ingest": {"progress": False},
     "mine": {"top_k": 5, "cap_per_domain": 200},
-    "annotate": {"annotator": "heuristic", "progress": False},
+    "annotate": {"annotator": ["frames", "heuristic"], "progress": False},
     "split": {"seed": 7, "oversized_components": "carve"},
     "audit": {"dpi": 60},
+    "goldcheck": {"data_dir": str(SHARED), "sources": ["scifact"], "bootstrap": 100},
     "card": {"pretty_name": "BioDivergence (test build)", "version": "0.0"},
 }
 
@@ -89,12 +90,29 @@ def test_build_report_summarises_every_stage(small_build):
     root, _, _ = small_build
     report = (root / "work" / build.REPORT_FILE).read_text()
     for section in ("## Stages", "## Funnel per domain", "## Splits (read back with load_dataset)",
-                    "## Leakage audit", "`biodivergence validate`: OK"):
+                    "## How good are these labels?", "## Leakage audit", "`biodivergence validate`: OK"):
         assert section in report
     for step in build.STEPS:
         assert f"## Stage `{step.name}`" in report
     card = (root / "work" / "release" / "README.md").read_text()
     assert "BioDivergence (test build)" in card and 'revision="v0.0"' in card
+
+
+def test_every_build_checks_its_annotators_against_gold_and_shows_it(small_build, tmp_path):
+    root, _, _ = small_build
+    release = root / "work" / "release"
+    result = json.loads((release / "goldcheck.json").read_text())
+    assert result["sources"] == ["scifact"] and result["slot_similarity"]
+    assert set(result["scores"]) == {"frames", "heuristic", "panel"}
+    frames = result["scores"]["frames"]["scifact"]
+    assert frames["pairs"] == 519 and frames["kappa_ci"][0] <= frames["kappa"] <= frames["kappa_ci"][1]
+    card = (release / "README.md").read_text()
+    assert "## How good are these labels?" in card and f"{frames['kappa']:.3f}" in card
+    train = load_dataset(str(release), "primary", cache_dir=str(tmp_path / "cache"))["train"]
+    row = train[0]
+    assert set(row["frame_a"]) == {"exposure", "outcome", "finding", "significance", "finding_text", "context"}
+    assert [m["annotator_id"] for m in row["annotator_labels"]] == ["frames-v1", "heuristic-v1"]
+    assert row["comparability"] in ontology.COMPARABILITY and 0.0 < row["label_quality"] <= 1.0
 
 
 def test_rerun_after_success_does_nothing(small_build, capsys):
@@ -174,4 +192,4 @@ def test_shipped_demo_config_names_every_shared_source_and_valid_sections():
             for s in sources} == abstract_folders
     for step in build.STEPS:
         step.make_config(getattr(config, step.name))
-    assert config.annotate["annotator"] == "heuristic"
+    assert config.annotate["annotator"] == "frames" and config.goldcheck.data_dir == "../shared/data"

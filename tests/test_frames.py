@@ -154,3 +154,26 @@ def test_passages_are_compared_sentence_by_sentence():
     labels = label(a, b)
     assert labels.conflict_type != ontology.NO_CONFLICT
     assert all((a if s.role == "claim_a" else b)[s.start:s.end] == s.text for s in labels.evidence_spans)
+
+
+def test_a_negated_noun_does_not_negate_the_finding():
+    assert extract_frame("Absence of ferritin may contribute to anaemia.").finding.direction == ASSOCIATION
+    assert extract_frame("Smokers with no counselling were more likely to relapse.").finding.direction == INCREASE
+    assert extract_frame("There was a lack of association between diet and relapse.").finding.direction == NO_ASSOCIATION
+    assert extract_frame("Independent mutations were found in 20 families.").finding.generic  # adjective, no finding
+
+
+def test_mining_proposes_same_question_claims_from_their_frames():
+    import numpy as np
+
+    from builder.mine import frame_candidates
+
+    texts = ["Metformin reduced hepatic glucose output.", "Metformin did not reduce hepatic glucose output.",
+             "Metformin reduced body weight.", "Exercise reduced hepatic glucose output.",
+             "Metformin lowered hepatic glucose output in mice."]
+    frames = [extract_frames(t) for t in texts]
+    groups = np.array([0, 1, 2, 3, 0])  # claims 0 and 4 share an article: never paired
+    lo, hi = frame_candidates(frames, groups, max_df=10)
+    assert sorted(zip(lo.tolist(), hi.tolist())) == [(0, 1), (1, 4)]
+    lo, hi = frame_candidates(frames, groups, max_df=2)  # "metformin" is in 4 claims: too common to block on
+    assert len(lo) == 0

@@ -180,14 +180,18 @@ class FramesAnnotator:
 
 def slot_similarities(pairs: list[CandidatePair], encoder, cache=None, batch_size: int = 64
                       ) -> list[tuple[float | None, float | None]]:
-    """Embedding cosine of the exposure phrases and of the outcome phrases the gate compares, per pair
-    (None where a frame lacks the slot). Each distinct phrase is embedded once (and cached)."""
+    """Embedding cosine of the exposure phrases and of the outcome phrases the gate compares, per pair.
+
+    Only where the gate can use it: the frames state both slots and a finding, and at least one slot
+    matches by its words (the other may then be rescued by a paraphrase); None elsewhere. Each
+    distinct phrase is embedded once (and cached when a cache is given)."""
     from ..embeddings import embed_texts
 
     phrases = []
     for p in pairs:
-        fa, fb, _ = fr.best_alignment(frames_of(p.claim_a, p.abstract_a), frames_of(p.claim_b, p.abstract_b))
-        phrases.append(fr.slot_phrases(fa, fb))
+        fa, fb, al = fr.best_alignment(frames_of(p.claim_a, p.abstract_a), frames_of(p.claim_b, p.abstract_b))
+        needed = al.comparable or max(al.exposure_overlap, al.outcome_overlap) >= fr.SLOT_MATCH_MIN
+        phrases.append(fr.slot_phrases(fa, fb) if needed else None)
     texts = sorted({t for ph in phrases if ph for side in ph for t in side})
     vectors = dict(zip(texts, embed_texts(texts, encoder, cache, batch_size), strict=True)) if texts else {}
     return [(None, None) if ph is None else tuple(round(float(vectors[x] @ vectors[y]), 4) for x, y in ph)
