@@ -339,7 +339,7 @@ COMPARABILITY: dict[str, str] = {
     "same_question": "both claims share the exposure and the outcome",
     "different_exposure": "the claims study different exposures or interventions",
     "different_outcome": "the claims measure different outcomes",
-    "slots_unstated": "a claim states no exposure or no outcome that could be matched",
+    "slots_unstated": "a claim states no exposure or outcome that could be cut out and matched",
     "finding_unstated": "a claim states no finding that could be compared",
 }
 #: Why two findings on the same question disagree.

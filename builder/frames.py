@@ -542,6 +542,9 @@ class Alignment:
 
 #: Share of the smaller term set the other side must repeat for a slot to count as shared.
 SLOT_MATCH_MIN = 0.5
+#: A slot of more content words than this is a clause the rules could not cut into exposure and outcome
+#: ("Within-person fluctuations over time in serum homocysteine levels, measured in …"): not compared.
+MAX_SLOT_TERMS = 8
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
@@ -587,11 +590,12 @@ def align(fa: Frame, fb: Frame, slot_similarity: tuple[float | None, float | Non
     for directed findings exposure meets exposure and outcome meets outcome. ``slot_similarity`` is the
     embedding cosine of the exposure phrases and of the outcome phrases (``MiningScores``), when known.
     A frame without a finding cue of its own (its direction would rest on a negation word alone), or
-    without an exposure or an outcome, is never compared: there is no question to match."""
+    without an exposure or an outcome (or with one longer than ``MAX_SLOT_TERMS`` content words), is
+    never compared: there is no question to match."""
     reasons = _REASONS
     if fa.finding.generic or fb.finding.generic:
         return Alignment(False, reasons["finding_unstated"], 0.0, 0.0)
-    if not (fa.exposure_terms and fa.outcome_terms and fb.exposure_terms and fb.outcome_terms):
+    if not all(0 < len(t) <= MAX_SLOT_TERMS for f in (fa, fb) for t in (f.exposure_terms, f.outcome_terms)):
         return Alignment(False, reasons["slots_unstated"], 0.0, 0.0)
     if crossed(fa, fb):
         exp, out = _overlap(fa.exposure_terms, fb.outcome_terms), _overlap(fa.outcome_terms, fb.exposure_terms)
