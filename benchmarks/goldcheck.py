@@ -1,0 +1,52 @@
+"""Benchmark: agreement of every annotator with the expert-labelled gold sets, side by side, out of fold.
+
+Runs ``biodivergence goldcheck`` for the frames annotator, the earlier heuristic annotator, and (with
+``--judge DIR``, a folder made by ``biodivergence judge train --loso``) the learned judge and the
+panel of all three, next to the negation rule, with bootstrap intervals. Writes
+``benchmarks/results/goldcheck.json`` and ``goldcheck.md``.
+
+Usage: python benchmarks/goldcheck.py [--judge build/judge] [--bootstrap 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from builder.annotators.goldcheck import goldcheck, render_table
+from builder.annotators.judge import JudgeSettings
+from builder.embeddings import load_encoder
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judge", default=None, help="judge folder (with heldout-<source> folds)")
+    parser.add_argument("--bootstrap", type=int, default=1000)
+    args = parser.parse_args()
+    specs = ["frames", "heuristic"] + ([f"judge:{args.judge}"] if args.judge else [])
+    result = goldcheck(specs, DATA, n_boot=args.bootstrap, encoder=load_encoder())
+    result["load_average_at_end"] = os.getloadavg()[0]
+    if args.judge:
+        result["judge_settings"] = vars(JudgeSettings.load(Path(args.judge)))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "goldcheck.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    lines = ["# Gold agreement of the annotators (out of fold)", "",
+             f"Gold sets from ../shared/data; bootstrap {args.bootstrap}; 'panel' is the weighted consensus of all "
+             "members listed.", ""]
+    if args.judge:
+        s = result["judge_settings"]
+        lines += [f"Judge: {s['base_model']} cross-encoder, {s['epochs']} epoch(s) on {s['train_pairs']} pairs "
+                  f"(CPU schedule), calibrated on {s['calibration_pairs']}; each set scored by the fold trained "
+                  "without it.", ""]
+    (RESULTS / "goldcheck.md").write_text("\n".join(lines + [render_table(result)]) + "\n", encoding="utf-8")
+    print(render_table(result))
+
+
+if __name__ == "__main__":
+    main()
