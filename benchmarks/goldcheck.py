@@ -37,13 +37,13 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "goldcheck.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     lines = ["# Gold agreement of the annotators (out of fold)", "",
-             f"Gold sets from ../shared/data; bootstrap {args.bootstrap}; 'panel' is the weighted consensus of all "
-             "members listed.", ""]
+             (f"Gold sets from ../shared/data; bootstrap {args.bootstrap}; 'panel' is the weighted consensus of all "
+              "members listed."), ""]
     if args.judge:
         s = result["judge_settings"]
-        lines += [f"Judge: {s['base_model']} cross-encoder, {s['epochs']} epoch(s) on {s['train_pairs']} pairs "
-                  f"(CPU schedule), calibrated on {s['calibration_pairs']}; each set scored by the fold trained "
-                  "without it.", ""]
+        lines += [(f"Judge: {s['base_model']} cross-encoder, {s['epochs']} epoch(s) on {s['train_pairs']} pairs "
+                   f"(CPU schedule), calibrated on {s['calibration_pairs']}; each set scored by the fold trained "
+                   "without it."), ""]
     (RESULTS / "goldcheck.md").write_text("\n".join(lines + [render_table(result)]) + "\n", encoding="utf-8")
     print(render_table(result))
 

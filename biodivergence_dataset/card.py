@@ -116,8 +116,8 @@ def goldcheck_table(result: dict[str, Any]) -> str:
     """The gold-agreement table (same layout as ``biodivergence goldcheck``; empty without a result)."""
     if not result:
         return ""
-    lines = ["| annotator | gold source | pairs | κ [95% CI] | negation rule κ [95% CI] | gain | beats rule by "
-             f"≥ {result['min_kappa_gain']} |", "|---|---|---|---|---|---|---|"]
+    lines = [("| annotator | gold source | pairs | κ [95% CI] | negation rule κ [95% CI] | gain | beats rule by "
+              f"≥ {result['min_kappa_gain']} |"), "|---|---|---|---|---|---|---|"]
     for name, cells in result["scores"].items():
         for source, c in cells.items():
             if c["in_fold"]:

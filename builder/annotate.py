@@ -56,18 +56,18 @@ from biodivergence_dataset.records import CandidatePair, ClaimFrame, Example
 
 from .annotators import (
     AnnotatorSpec,
-    FramesAnnotator,
     BackendError,
     ChatBackend,
+    FramesAnnotator,
     ServerUnreachable,
     make_backend,
     make_local,
     parse_json_lenient,
     parse_spec,
 )
-from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
 from .annotators.frames import frame_of
 from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
+from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
 from .repair import repair
 
 STAGE = "annotate"

@@ -254,9 +254,9 @@ def goldcheck_section(release: Path) -> list[str]:
     if not path.exists():
         return [*lines, "No gold check ran (no gold source found, or disabled in the config)."]
     result = json.loads(path.read_text(encoding="utf-8"))
-    lines += ["Agreement (conflict vs no conflict) of the annotators with expert labels, next to the rule "
-              "\"exactly one claim contains a negation word\"; members trained on a source are scored on it only "
-              "out of fold.", "", render_table(result)]
+    lines += [("Agreement (conflict vs no conflict) of the annotators with expert labels, next to the rule "
+               "\"exactly one claim contains a negation word\"; members trained on a source are scored on it only "
+               "out of fold."), "", render_table(result)]
     return lines + [""] + [f"- {w}" for w in warnings_for(result)]
 
 

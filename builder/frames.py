@@ -37,31 +37,31 @@ NULL_DIRECTIONS = frozenset(NULL_OF.values())
 
 # Finding cues: (regex over one lower-cased word or short phrase, direction when affirmed).
 _CUE_WORDS: tuple[tuple[str, str], ...] = (
-    (r"increas\w*|higher|elevat\w*|rais(?:e|es|ed|ing)|rose|rise[sn]?|enhanc\w*|improv\w*|promot\w*|induc\w*"
-     r"|augment\w*|greater|upregulat\w*|up-regulat\w*|stimulat\w*|accelerat\w*|exacerbat\w*|boost\w*"
-     r"|activat\w*|potentiat\w*|caus(?:e|es|ed|ing)|leads? to|led to|results? in|resulted in|gain\w*"
-     r"|doubl\w*|prolong\w*|longer|better|superior|more likely|faster|more (?:often|frequent\w*)|overexpress\w*|amplif\w*|facilitat\w*"
-     r"|aggravat\w*|exceed\w*|encourag\w*|elicit\w*|trigger\w*|driv(?:e|es|en|ing)|drove|stabiliz\w*"
-     r"|accumulat\w*|produc(?:e|es|ed)", INCREASE),
-    (r"decreas\w*|reduc\w*|lower(?:s|ed|ing)?|inhibit\w*|suppress\w*|attenuat\w*|diminish\w*|declin\w*"
-     r"|downregulat\w*|down-regulat\w*|impair\w*|prevent\w*|protect\w*|block\w*|less likely|fewer|slow\w*"
-     r"|delay\w*|alleviat\w*|ameliorat\w*|mitigat\w*|deactivat\w*|inactivat\w*|abolish\w*|abrogat\w*|loss"
-     r"|shorter|inferior|slower|less (?:often|frequent\w*)|deplet\w*|retard\w*|disrupt\w*|prevent\w*|lessen\w*|eliminat\w*|cur(?:e|es|ed)"
-     r"|lost|drop(?:s|ped)?|worsen\w*|destabiliz\w*|repress\w*|imped\w*|hinder\w*|arrest\w*|antagoni\w*"
-     r"|kill\w*|degrad\w*|incapable|eradicat\w*|clear(?:s|ed|ing)?|resolv(?:e|es|ed)", DECREASE),
-    (r"associat\w*|correlat\w*|linked|link|relat(?:ed|ion|ionship|ionships)|predict\w*|risk factors?"
-     r"|contribut\w*|depend\w*|involv\w*|(?:plays?|played) (?:a |an )?(?:\w+ )?role|requir\w*|necessary"
-     r"|mediat\w*|determin\w*|affect(?:s|ed|ing)?|influenc\w*|impact\w*|effects?|modulat\w*|regulat\w*"
-     r"|sufficient|essential|useful|accurate|efficac\w*|effective|efficient|benefi\w*|valuable"
-     r"|reliable|helpful|safe|feasible|success\w*|respon(?:d|ds|ded|se)|important|critical|crucial|capable"
-     r"|provid\w*|enabl\w*|allow\w*|confer\w*|target\w*|bind\w*|interact\w*|alter(?:s|ed|ing)?"
-     r"|chang(?:e|es|ed|ing)|modif(?:y|ies|ied)|(?:an?|any|no) (?:\w+ )?role", ASSOCIATION),
+    ((r"increas\w*|higher|elevat\w*|rais(?:e|es|ed|ing)|rose|rise[sn]?|enhanc\w*|improv\w*|promot\w*|induc\w*"
+      r"|augment\w*|greater|upregulat\w*|up-regulat\w*|stimulat\w*|accelerat\w*|exacerbat\w*|boost\w*"
+      r"|activat\w*|potentiat\w*|caus(?:e|es|ed|ing)|leads? to|led to|results? in|resulted in|gain\w*"
+      r"|doubl\w*|prolong\w*|longer|better|superior|more likely|faster|more (?:often|frequent\w*)|overexpress\w*|amplif\w*|facilitat\w*"
+      r"|aggravat\w*|exceed\w*|encourag\w*|elicit\w*|trigger\w*|driv(?:e|es|en|ing)|drove|stabiliz\w*"
+      r"|accumulat\w*|produc(?:e|es|ed)"), INCREASE),
+    ((r"decreas\w*|reduc\w*|lower(?:s|ed|ing)?|inhibit\w*|suppress\w*|attenuat\w*|diminish\w*|declin\w*"
+      r"|downregulat\w*|down-regulat\w*|impair\w*|prevent\w*|protect\w*|block\w*|less likely|fewer|slow\w*"
+      r"|delay\w*|alleviat\w*|ameliorat\w*|mitigat\w*|deactivat\w*|inactivat\w*|abolish\w*|abrogat\w*|loss"
+      r"|shorter|inferior|slower|less (?:often|frequent\w*)|deplet\w*|retard\w*|disrupt\w*|prevent\w*|lessen\w*|eliminat\w*|cur(?:e|es|ed)"
+      r"|lost|drop(?:s|ped)?|worsen\w*|destabiliz\w*|repress\w*|imped\w*|hinder\w*|arrest\w*|antagoni\w*"
+      r"|kill\w*|degrad\w*|incapable|eradicat\w*|clear(?:s|ed|ing)?|resolv(?:e|es|ed)"), DECREASE),
+    ((r"associat\w*|correlat\w*|linked|link|relat(?:ed|ion|ionship|ionships)|predict\w*|risk factors?"
+      r"|contribut\w*|depend\w*|involv\w*|(?:plays?|played) (?:a |an )?(?:\w+ )?role|requir\w*|necessary"
+      r"|mediat\w*|determin\w*|affect(?:s|ed|ing)?|influenc\w*|impact\w*|effects?|modulat\w*|regulat\w*"
+      r"|sufficient|essential|useful|accurate|efficac\w*|effective|efficient|benefi\w*|valuable"
+      r"|reliable|helpful|safe|feasible|success\w*|respon(?:d|ds|ded|se)|important|critical|crucial|capable"
+      r"|provid\w*|enabl\w*|allow\w*|confer\w*|target\w*|bind\w*|interact\w*|alter(?:s|ed|ing)?"
+      r"|chang(?:e|es|ed|ing)|modif(?:y|ies|ied)|(?:an?|any|no) (?:\w+ )?role"), ASSOCIATION),
     (r"differ(?:s|ed|ent|ence|ences)?|vari(?:ed|es|ation)|distinct|heterogene\w*|disparit\w*", DIFFERENCE),
 )
 #: Words that state a null finding by themselves.
 _NULL_WORDS: tuple[tuple[str, str], ...] = (
-    (r"similar(?:ly)?|comparable|equivalent|unchanged|unaltered|unaffected|non-?inferior|no different"
-     r"|indistinguishable|identical|same rate|same risk", NO_DIFFERENCE),
+    ((r"similar(?:ly)?|comparable|equivalent|unchanged|unaltered|unaffected|non-?inferior|no different"
+      r"|indistinguishable|identical|same rate|same risk"), NO_DIFFERENCE),
     (r"unrelated|uninvolved|independent of|dispensable|irrelevant|uncorrelated", NO_ASSOCIATION),
     (r"ineffective|inefficacious|useless|futile|no benefit|no effect|no impact|no role|no influence", NO_EFFECT),
 )

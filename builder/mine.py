@@ -27,8 +27,8 @@ from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim, MiningScores, pair_id_for
 
 from . import scoring
-from .claims import check_stage_input, input_fingerprint
 from .annotators.frames import frames_of, slot_similarities
+from .claims import check_stage_input, input_fingerprint
 from .embeddings import DEFAULT_MODEL
 from .frames import best_alignment
 from .scoring import ScoringConfig

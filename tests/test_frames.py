@@ -4,11 +4,10 @@ rules, on sentences written for these tests (none is copied from the data)."""
 from __future__ import annotations
 
 import pytest
+from test_heuristic import label_with
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.records import Example
 from builder.annotators.frames import FramesAnnotator
-from builder.annotators.goldcheck import make_claim, make_pair
 from builder.frames import align, extract_frame, extract_frames, findings_disagree
 
 F = FramesAnnotator()
@@ -16,16 +15,8 @@ DOMAIN = ontology.DOMAIN_NAMES[0]
 INCREASE, DECREASE, NO_EFFECT, ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE = ontology.FINDING_DIRECTIONS
 
 
-def pair(a: str, b: str, abstract_a: str = "", abstract_b: str = ""):
-    return make_pair(make_claim("doc:a", a, DOMAIN, "test"), make_claim("doc:b", b, DOMAIN, "test"),
-                     abstract_a, abstract_b)
-
-
 def label(a: str, b: str, **kw):
-    p = pair(a, b, **kw)
-    labels = F.annotate(p)
-    Example.from_pair(p, **labels.example_fields(), annotator_id=F.annotator_id, annotator_kind=F.kind)
-    return labels
+    return label_with(F, a, b, **kw)
 
 
 @pytest.mark.parametrize(("sentence", "exposure", "outcome", "direction"), [

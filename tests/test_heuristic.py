@@ -20,11 +20,17 @@ def pair(a: str, b: str, abstract_a: str = "", abstract_b: str = ""):
                      abstract_a, abstract_b)
 
 
-def label(a: str, b: str, **kw):
+def label_with(annotator, a: str, b: str, **kw):
+    """``annotator``'s labels of a hand-written pair, checked to make a valid release row."""
     p = pair(a, b, **kw)
-    labels = H.annotate(p)
-    Example.from_pair(p, **labels.example_fields(), annotator_id=H.annotator_id, annotator_kind=H.kind)
+    labels = annotator.annotate(p)
+    Example.from_pair(p, **labels.example_fields(), annotator_id=annotator.annotator_id,
+                      annotator_kind=annotator.kind)
     return labels
+
+
+def label(a: str, b: str, **kw):
+    return label_with(H, a, b, **kw)
 
 
 def test_negation_toggle_under_matched_wording_is_direct():

@@ -9,8 +9,8 @@ import pytest
 from llm_server import SCIFACT
 
 from biodivergence_dataset import ontology
-from builder.annotators import make_local
 from builder.annotators import goldcheck as gc
+from builder.annotators import make_local
 from builder.annotators.goldcheck import make_claim, make_pair
 from builder.annotators.judge import JUDGE_CONFIG, JudgeAnnotator, TrainConfig, judge_folder, train_judge
 

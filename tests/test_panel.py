@@ -5,6 +5,7 @@ was trained on)."""
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 import pytest
 from llm_server import SCIFACT
@@ -87,7 +88,7 @@ class _TrainedOn:
     """A stand-in member trained on SciFact: goldcheck must never score it there."""
 
     annotator_id, kind, trained_on = "fake-judge", "judge", frozenset({"scifact"})
-    scored: list[str] = []
+    scored: ClassVar[list[str]] = []
 
     def annotate(self, pair):
         _TrainedOn.scored.append(pair.claim_a.source)
