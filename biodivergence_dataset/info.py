@@ -60,11 +60,59 @@ def format_info(data: dict) -> str:
     return "\n".join(lines)
 
 
+def sample_rows(release_dir: str, n: int, seed: int = 0, config: str = ontology.DEFAULT_CONFIG,
+                split: str = "test") -> dict[str, list[dict]]:
+    """Up to ``n`` random rows of each conflict type of a release split, decoded (the reading test)."""
+    import random
+
+    from .features import decode_row
+    from .release import load_release
+
+    ds = load_release(release_dir, config)[split]
+    by_type: dict[str, list[dict]] = {}
+    for row in ds:
+        row = decode_row(row)
+        by_type.setdefault(row["conflict_type"], []).append(row)
+    rng = random.Random(seed)
+    return {t: rng.sample(rows, min(n, len(rows))) for t, rows in sorted(by_type.items())}
+
+
+def _frame_line(frame: dict | None) -> str:
+    if not frame:
+        return "no frame"
+    return f"exposure: {frame['exposure']!r} | outcome: {frame['outcome']!r} | finding: {frame['finding']}"
+
+
+def format_sample(sample: dict[str, list[dict]]) -> str:
+    lines = []
+    for conflict_type, rows in sample.items():
+        lines += ["", f"== {conflict_type}: {len(rows)} random row(s)"]
+        for r in rows:
+            lines += [f"-- {r['example_id']}  axes={r['divergence_axes']}  same question: {r['comparability'] or '?'}",
+                      f"   A: {r['claim_a_text']}", f"      {_frame_line(r['frame_a'])}",
+                      f"   B: {r['claim_b_text']}", f"      {_frame_line(r['frame_b'])}",
+                      "   spans: " + "; ".join(f"{s['role']}: {s['text']!r}" for s in r["evidence_spans"]),
+                      f"   reconciliation: {r['reconciliation']}"]
+    return "\n".join(lines)
+
+
 def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print as JSON")
+    parser.add_argument("--release", default=None, help="with --sample: a release folder to read rows from")
+    parser.add_argument("--sample", type=int, default=0, metavar="N",
+                        help="print N random rows of each conflict type of the release (claims, frames, spans)")
+    parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--seed", type=int, default=0)
 
 
 def run(args) -> int:
+    if args.sample:
+        if not args.release:
+            raise ValueError("--sample needs --release DIR")
+        sample = sample_rows(args.release, args.sample, args.seed, args.config, args.split)
+        print(json.dumps(sample, indent=2, default=str) if args.json else format_sample(sample))
+        return 0
     data = info_dict()
     print(json.dumps(data, indent=2) if args.json else format_info(data))
     return 0

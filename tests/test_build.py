@@ -193,3 +193,11 @@ def test_shipped_demo_config_names_every_shared_source_and_valid_sections():
     for step in build.STEPS:
         step.make_config(getattr(config, step.name))
     assert config.annotate["annotator"] == "frames" and config.goldcheck.data_dir == "../shared/data"
+
+
+def test_info_prints_random_rows_of_each_class_with_their_frames(small_build, capsys):
+    root, _, _ = small_build
+    assert main(["info", "--release", str(root / "work" / "release"), "--sample", "2", "--split", "train"]) == 0
+    out = capsys.readouterr().out
+    assert "== no_conflict: 2 random row(s)" in out and "exposure:" in out and "same question:" in out
+    assert main(["info"]) == 0 and "Claim frames (release columns frame_a / frame_b)" in capsys.readouterr().out
