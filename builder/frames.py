@@ -4,17 +4,18 @@ A frame holds the claim's **exposure** (what is given, compared or measured as a
 **outcome** (the endpoint), the **context slots** (the ontology's axis cues found in the claim,
 with offsets) and its **finding**: a direction from ``ontology.FINDING_DIRECTIONS`` plus the stated
 significance. Everything is found with rules over the sentence, in one pass of regular expressions
-(no tagger or parser is installable offline, and the annotate stage must stay above 500 pairs/s);
-an optional learned finding model (``builder.finding_model``) may overrule the rules' *null vs
-effect* call when the rules find no cue.
+(no tagger or parser is installable offline, and the annotate stage must stay above 500 pairs/s).
+A claim without any finding cue gets a *generic* finding that is never compared: its direction
+would rest on a negation word alone.
 
 How the main finding is chosen: every finding cue (an effect verb, an association or difference
 word, an explicit null word such as "similar" or "unrelated") is found with its negation
 (a negator within a few words before it: "did not reduce", "no significant difference",
 "failed to improve"). A null finding wins over an effect (a claim that reports an absence is
 about that absence); otherwise a verb-like cue (after an auxiliary, or inflected and not after a
-determiner) wins over an adjective in the subject ("increased LDL receptors play a role …"), and
-the first such cue wins. The text before the cue is the exposure, the text after it up to the
+determiner) wins over an adjective in the subject ("increased LDL receptors play a role …"), then
+any cue after the sentence's first word, then the first cue. Passages and multi-finding sentences
+("…, whereas …") get one frame per sentence or clause (``extract_frames``). The text before the cue is the exposure, the text after it up to the
 first context boundary ("in", "among", "than", a comma …) is the outcome; for "association
 between X and Y" / "difference in Y between A and B" the two sides are read from the prepositions.
 """
@@ -65,7 +66,7 @@ _NULL_WORDS: tuple[tuple[str, str], ...] = (
     (r"unrelated|uninvolved|independent of|dispensable|irrelevant|uncorrelated", NO_ASSOCIATION),
     (r"ineffective|inefficacious|useless|futile|no benefit|no effect|no impact|no role|no influence", NO_EFFECT),
 )
-_NEGATORS = r"not|no|n't|never|neither|nor|without|fail(?:s|ed)? to|unable to|cannot|lack(?:s|ed)? of|lack(?:s|ed)?|absence of|none of|nor"
+_NEGATORS = r"not|no|n't|never|neither|nor|without|fail(?:s|ed)? to|unable to|cannot|lack(?:s|ed)? of|lack(?:s|ed)?|absence of|none of"
 _AUX = frozenset("is are was were be been being has have had may might can could will would does did do shall "
                  "should must also further significantly markedly strongly substantially".split())
 _DETERMINERS = frozenset("a an the of with in for by on to this that these those its their his her".split())
@@ -169,12 +170,6 @@ class Frame:
     #: The sentence the frame was read from, and where it starts in the claim text.
     text: str = ""
     offset: int = 0
-
-    def context_values(self) -> dict[str, frozenset[str]]:
-        out: dict[str, set[str]] = {}
-        for slot in self.context:
-            out.setdefault(slot.axis, set()).add(slot.value)
-        return {k: frozenset(v) for k, v in out.items()}
 
     def as_record(self) -> dict:
         """The release-column form (``features.FRAME_FEATURES``)."""

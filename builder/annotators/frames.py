@@ -70,7 +70,7 @@ def _span(claim: Claim, span: fr.Span, role: str) -> EvidenceSpan:
     return EvidenceSpan(article_uid=claim.article_uid, text=span.text, start=span.start, end=span.end, role=role)
 
 
-def _condition_spans(claim: Claim, frame: fr.Frame, axes: set[str]) -> list[fr.Span]:
+def _condition_spans(frame: fr.Frame, axes: set[str]) -> list[fr.Span]:
     return [s.span for s in frame.context if s.axis in axes]
 
 
@@ -79,7 +79,7 @@ def evidence_spans(pair: CandidatePair, fa: fr.Frame, fb: fr.Frame, axes: set[st
     out: list[EvidenceSpan] = []
     for claim, frame, role in ((pair.claim_a, fa, ROLE_A), (pair.claim_b, fb, ROLE_B)):
         seen: set[tuple[int, int]] = set()
-        phrases = _condition_spans(claim, frame, axes) + ([frame.finding.span] if frame.finding.span else [])
+        phrases = _condition_spans(frame, axes) + ([frame.finding.span] if frame.finding.span else [])
         for s in phrases:
             if (s.start, s.end) not in seen:
                 seen.add((s.start, s.end))
@@ -87,7 +87,8 @@ def evidence_spans(pair: CandidatePair, fa: fr.Frame, fb: fr.Frame, axes: set[st
     return out
 
 
-def _written(d: AxisDifference, values: frozenset[str], hits, text: str) -> str:
+def _written(values: frozenset[str], hits, text: str) -> str:
+    """The differing values as the claim writes them (its cue phrases), else the normalised values."""
     shown = list(dict.fromkeys(text[h.start:h.end] for h in hits)) or sorted(values)
     return ", ".join(shown[:3]) or "unstated"
 
@@ -101,8 +102,8 @@ def reconciliation(pair: CandidatePair, conflict: str, fa: fr.Frame, fb: fr.Fram
     """One sentence that names the differing conditions (or says why the claims are compatible)."""
     findings = f"claim A {_finding_words(fa)}, claim B {_finding_words(fb)}"
     if conflict == ontology.CONTEXTUAL:
-        parts = [f"{ontology.axis(d.axis).title.lower()} ({_written(d, d.values_a, d.hits_a, pair.claim_a.sentence)}"
-                 f" vs {_written(d, d.values_b, d.hits_b, pair.claim_b.sentence)})" for d in chosen]
+        parts = [f"{ontology.axis(d.axis).title.lower()} ({_written(d.values_a, d.hits_a, pair.claim_a.sentence)}"
+                 f" vs {_written(d.values_b, d.hits_b, pair.claim_b.sentence)})" for d in chosen]
         return (f"Both findings can hold ({findings}): the claims differ in {'; '.join(parts)}, "
                 "which plausibly explains the disagreement.")
     if conflict == DIRECT:
