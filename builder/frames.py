@@ -352,16 +352,18 @@ _REPORTING_ONLY = re.compile(r"(?:\s*\b(?:was|were|is|are|been|be|has|have|had|n
 _COMPARISONS = (DIFFERENCE, NO_DIFFERENCE, ASSOCIATION, NO_ASSOCIATION)
 
 
-#: What a subject starts after: a reporting clause ("we found that", "results suggest that") or a
-#: discourse opener ("However,", "In conclusion,").
-_REPORTING = re.compile(r"^.*\b(?:that|whether)\b[\s,]+|^\s*(?:however|moreover|furthermore|in conclusion|in summary|"
-                        r"overall|thus|therefore|finally|in addition|importantly|notably|interestingly)\s*,?\s*",
+#: What a subject starts after: a reporting clause ("we found that", "results suggest that", "the
+#: analysis revealed") or a discourse opener ("However,", "In conclusion,", "Since").
+_REPORTING = re.compile(r"^.*\b(?:that|whether)\b[\s,]+|^.*\b(?:revealed|showed|demonstrated|indicated|confirmed|"
+                        r"found|observed)(?:\s+|$)|^\s*(?:however|moreover|furthermore|in conclusion|in summary|overall|"
+                        r"thus|therefore|finally|in addition|importantly|notably|interestingly|since|although|while)"
+                        r"\s*,?\s*",
                         re.IGNORECASE)
 
 
 def _subject_start(subject: str) -> int:
     m = _REPORTING.match(subject)
-    return m.end() if m and m.end() < len(subject) else 0
+    return m.end() if m else 0  # a subject that is only a reporting clause leaves no exposure
 
 
 def _sides(text: str, cue: _Cue) -> tuple[Span | None, Span | None]:
@@ -435,6 +437,10 @@ def extract_frame(text: str, context_text: str = "") -> Frame:
         if (outcome is None or not terms(outcome.text)) and _EVALUATIVE.fullmatch(text[cue.start:cue.end]):
             # "Chemoradiation is safe": the judgement itself is what is found about the exposure
             outcome = Span(text[cue.start:cue.end], cue.start, cue.end)
+        elif (outcome is None or not terms(outcome.text)) and cue.direction in (INCREASE, DECREASE):
+            # "The prevalence rose from 6.7% to 42%": a change without an object; the subject is what
+            # changed, and nothing says what changed it
+            exposure, outcome = None, exposure
         if outcome is not None and outcome.start - finding_end <= 12:
             # the finding phrase reads on into its object: "did not reduce mortality"
             finding_end = min(outcome.end, outcome.start + 40)

@@ -168,3 +168,12 @@ def test_mining_proposes_same_question_claims_from_their_frames():
     assert sorted(zip(lo.tolist(), hi.tolist())) == [(0, 1), (1, 4)]
     lo, hi = frame_candidates(frames, groups, max_df=2)  # "metformin" is in 4 claims: too common to block on
     assert len(lo) == 0
+
+
+def test_a_change_without_an_object_has_no_exposure_and_reporting_clauses_are_not_exposures():
+    trend = extract_frame("The prevalence of anaemia rose from 12% to 30%.")
+    assert trend.exposure is None and trend.outcome.text == "The prevalence of anaemia"
+    reported = extract_frame("The analysis revealed higher relapse rates in smokers.")
+    assert reported.exposure is None or "revealed" not in reported.exposure.text
+    opener = extract_frame("Since obesity is associated with asthma, weight loss may help.")
+    assert opener.exposure.text == "obesity"
