@@ -42,7 +42,8 @@ class CardMeta:
     )
     version: str = "1.0"
     repo_id: str = "<org>/biodivergence"
-    metric_id: str = "<org>/biodivergence"
+    metric_id: str = "<org>/biodivergence"  # the metric's Hub Space (`biodivergence push-metric --space ...`)
+    metric_revision: str = "v1.0"  # the Space tag of the metric version that scores this release
     license: str = "cc-by-4.0"
     language: list[str] = field(default_factory=lambda: ["en"])
     task_categories: list[str] = field(default_factory=lambda: ["text-classification", "text-generation"])

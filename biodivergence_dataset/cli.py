@@ -1,7 +1,8 @@
 """The ``biodivergence`` command: one entry point, one subcommand per job.
 
 Each subcommand lives in the module that does the work; that module exposes
-``add_arguments(parser)`` and ``run(args) -> int`` and imports heavy libraries lazily.
+``add_arguments(parser)`` and ``run(args) -> int`` and imports heavy libraries lazily
+(``MODULE:NAME`` picks ``add_NAME_arguments`` and ``run_NAME`` of a module serving several subcommands).
 Only the chosen subcommand's module is imported, so ``biodivergence info`` stays fast.
 """
 
@@ -28,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("biodivergence_dataset.validate", "check a release folder (schema, labels, configs, leakage)"),
     "card": ("biodivergence_dataset.card", "re-render a release's dataset card"),
     "push": ("biodivergence_dataset.hub", "publish a release to the Hugging Face Hub with a version tag"),
+    "push-metric": ("biodivergence_dataset.hub:metric", "publish the metric as a Hub Space with a version tag"),
     "train": ("trainer.train", "train the reference multi-task model"),
     "predict": ("trainer.predict", "write predictions of a trained model"),
     "evaluate": ("trainer.evaluate", "score predictions against a release with the BioDivergence metric"),
@@ -40,7 +42,7 @@ def _top_parser() -> argparse.ArgumentParser:
         prog="biodivergence",
         description="Build, publish, score and train on the BioDivergence benchmark.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="commands:\n" + "\n".join(f"  {name:<10} {text}" for name, (_, text) in COMMANDS.items()),
+        epilog="commands:\n" + "\n".join(f"  {name:<11} {text}" for name, (_, text) in COMMANDS.items()),
     )
     parser.add_argument("command", choices=list(COMMANDS), metavar="COMMAND", help="one of the commands below")
     return parser
@@ -56,12 +58,13 @@ def main(argv: list[str] | None = None) -> int:
         top.parse_args(argv[:1])  # prints the usage error and exits 2
     name = argv[0]
     module_name, help_text = COMMANDS[name]
+    module_name, _, variant = module_name.partition(":")
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"biodivergence {name}", description=help_text)
-    module.add_arguments(parser)
+    getattr(module, f"add_{variant}_arguments" if variant else "add_arguments")(parser)
     args = parser.parse_args(argv[1:])
     try:
-        return int(module.run(args) or 0)
+        return int(getattr(module, f"run_{variant}" if variant else "run")(args) or 0)
     except KeyboardInterrupt:
         print("interrupted; re-run the same command to resume", file=sys.stderr)
         return 130

@@ -1,14 +1,17 @@
-"""Publish a release folder to the Hugging Face Hub: one ``upload_folder`` commit, then a version tag.
+"""Publish to the Hugging Face Hub: one ``upload_folder`` commit, then a version tag.
 
-``biodivergence push RELEASE_DIR --repo ORG/NAME --tag vX.Y [--private] [--dry-run]``
+``biodivergence push RELEASE_DIR --repo ORG/NAME --tag vX.Y [--private] [--dry-run]`` publishes a release
+(a dataset repo); ``biodivergence push-metric --space ORG/NAME --tag vX.Y [--dry-run]`` publishes the metric
+folder ``metrics/biodivergence`` (a Gradio Space, as ``evaluate``'s metric Spaces are). Both go through
+:func:`publish`; a :class:`Target` says what differs (repo type, files, how the folder is checked and stamped).
 
-The order makes a failed push harmless: the release is validated first; ``create_repo`` is idempotent;
-all files go up in a single commit (the Hub applies a commit entirely or not at all), replacing any
-files of an earlier release that this one no longer has; the tag is created only after that commit
-succeeded and points at exactly that commit. Users pin a release with ``revision="vX.Y"``. The card
-is stamped with the repo and version for the upload, and restored if the push fails, so the local
-release changes only when it is published; every Hub failure is one ``PushError`` line saying what
-was (not) published and what to do.
+The order makes a failed push harmless: the folder is validated first; an existing tag is refused;
+``create_repo`` is idempotent; all files go up in a single commit (the Hub applies a commit entirely or
+not at all), replacing any files of an earlier version that this one no longer has; the tag is created
+only after that commit succeeded and points at exactly that commit. Users pin a version with
+``revision="vX.Y"``. The folder is stamped with the repo and version for the upload (the dataset card;
+the metric card and module) and restored if the push fails, so the local folder changes only when it is
+published; every Hub failure is one ``PushError`` line saying what was (not) published and what to do.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .io import write_bytes_atomic
+from .io import write_bytes_atomic, write_text_atomic
 
-REPO_TYPE = "dataset"
 TAG_PATTERN = re.compile(r"^v\d+\.\d+(?:\.\d+)?$")
 REPO_PATTERN = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 #: Bookkeeping that stays local: any path with a hidden part (stage markers, partial config folders, temp files).
@@ -33,7 +35,20 @@ DELETE_PATTERNS = ("*",)
 
 
 class PushError(RuntimeError):
-    """The release could not be published; the message says which step failed and what state the repo is in."""
+    """The folder could not be published; the message says which step failed and what state the repo is in."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one kind of publication is: the repo type, the files, how the folder is checked and stamped."""
+
+    what: str  # "release" / "metric", in messages
+    repo_type: str  # "dataset" / "space"
+    tag_message: str  # "... {tag}"
+    problems: Callable[[Path, str], list[str]]  # (folder, repo_id) -> reasons a real push refuses
+    stamp: Callable[[Path, str, str], None]  # (folder, repo_id, tag): write the published id and version
+    create_kwargs: dict[str, Any] = field(default_factory=dict)  # extra create_repo arguments
+    ignore_patterns: tuple[str, ...] = IGNORE_PATTERNS
 
 
 @dataclass
@@ -59,13 +74,18 @@ class PushPlan:
         return sum(size for _, size in self.files)
 
 
-def release_files(release_dir: str | Path) -> list[tuple[str, int]]:
+def folder_files(folder: str | Path, ignore_patterns: tuple[str, ...] = IGNORE_PATTERNS) -> list[tuple[str, int]]:
     """``(path in repo, bytes)`` of every file the commit uploads (the Hub client's own pattern filter)."""
     from huggingface_hub.utils import filter_repo_objects
 
-    release_dir = Path(release_dir)
-    paths = sorted(p.relative_to(release_dir).as_posix() for p in release_dir.rglob("*") if p.is_file())
-    return [(p, (release_dir / p).stat().st_size) for p in filter_repo_objects(paths, ignore_patterns=IGNORE_PATTERNS)]
+    folder = Path(folder)
+    paths = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    return [(p, (folder / p).stat().st_size) for p in filter_repo_objects(paths, ignore_patterns=ignore_patterns)]
+
+
+def release_files(release_dir: str | Path) -> list[tuple[str, int]]:
+    """The files a release push uploads."""
+    return folder_files(release_dir, DATASET.ignore_patterns)
 
 
 def check_names(repo_id: str, tag: str) -> None:
@@ -75,24 +95,28 @@ def check_names(repo_id: str, tag: str) -> None:
         raise ValueError(f"tag {tag!r} is not of the form vX.Y (e.g. v1.0)")
 
 
-def plan_push(release_dir: str | Path, repo_id: str, tag: str, private: bool = False) -> PushPlan:
+def plan_publish(target: Target, folder: str | Path, repo_id: str, tag: str, private: bool = False) -> PushPlan:
     """The three Hub operations of a push, with the files the commit will contain."""
     check_names(repo_id, tag)
-    release_dir = Path(release_dir)
-    plan = PushPlan(repo_id, tag, release_files(release_dir))
+    folder = Path(folder)
+    plan = PushPlan(repo_id, tag, folder_files(folder, target.ignore_patterns))
     listing = "\n".join(f"    {path}  ({size:,} bytes)" for path, size in plan.files)
+    repo = {"repo_id": repo_id, "repo_type": target.repo_type}
     plan.operations = [
-        Operation("create_repo", {"repo_id": repo_id, "repo_type": REPO_TYPE, "private": private, "exist_ok": True}),
+        Operation("create_repo", {**repo, "private": private, "exist_ok": True, **target.create_kwargs}),
         Operation("upload_folder", {
-            "repo_id": repo_id, "repo_type": REPO_TYPE, "folder_path": str(release_dir),
-            "commit_message": f"Release {tag}", "ignore_patterns": list(IGNORE_PATTERNS),
-            "delete_patterns": list(DELETE_PATTERNS),
+            **repo, "folder_path": str(folder), "commit_message": f"Release {tag}",
+            "ignore_patterns": list(target.ignore_patterns), "delete_patterns": list(DELETE_PATTERNS),
         }, detail=f"  one commit with {len(plan.files)} files, {plan.total_bytes:,} bytes:\n{listing}"),
-        Operation("create_tag", {"repo_id": repo_id, "repo_type": REPO_TYPE, "tag": tag,
-                                 "tag_message": f"BioDivergence release {tag}",
+        Operation("create_tag", {**repo, "tag": tag, "tag_message": target.tag_message.format(tag=tag),
                                  "revision": "<commit of upload_folder>"}),
     ]
     return plan
+
+
+def plan_push(release_dir: str | Path, repo_id: str, tag: str, private: bool = False) -> PushPlan:
+    """The operations of a release push."""
+    return plan_publish(DATASET, release_dir, repo_id, tag, private)
 
 
 def resolve_token(token: str | None = None) -> str:
@@ -106,13 +130,13 @@ def resolve_token(token: str | None = None) -> str:
 
 
 @contextmanager
-def _restored_on_failure(release_dir: Path) -> Iterator[None]:
-    """Put the release's top-level files (the card and its metadata among them) back if the block fails."""
-    saved = {p: p.read_bytes() for p in release_dir.iterdir() if p.is_file()}
+def _restored_on_failure(folder: Path) -> Iterator[None]:
+    """Put the folder's top-level files (cards, metadata, the metric module) back if the block fails."""
+    saved = {p: p.read_bytes() for p in folder.iterdir() if p.is_file()}
     try:
         yield
     except BaseException:
-        for path in release_dir.iterdir():
+        for path in folder.iterdir():
             if path.is_file() and path not in saved:
                 path.unlink()
         for path, data in saved.items():
@@ -142,6 +166,64 @@ def _hub(step: str, state: str, call: Callable[..., Any], **kwargs: Any) -> Any:
         raise PushError(f"{step} failed ({type(exc).__name__}: {first_line}); {state}; {_advice(exc)}") from exc
 
 
+def _existing_tags(api, repo_id: str, repo_type: str) -> set[str]:
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        refs = api.list_repo_refs(repo_id, repo_type=repo_type)
+    except RepositoryNotFoundError:
+        return set()
+    return {ref.name for ref in refs.tags}
+
+
+def publish(
+    target: Target, folder: str | Path, repo_id: str, tag: str, *, private: bool = False, api=None,
+    token: str | None = None,
+) -> str:
+    """Publish ``folder`` as one commit of ``repo_id`` tagged ``tag``; returns the commit id."""
+    from huggingface_hub import HfApi
+
+    folder = Path(folder)
+    check_names(repo_id, tag)
+    problems = target.problems(folder, repo_id)
+    if problems:
+        raise PushError(f"{folder} is not a valid {target.what}; nothing was pushed:\n  " + "\n  ".join(problems))
+    api = api or HfApi(token=resolve_token(token))
+    unchanged = f"the local {target.what} is unchanged"
+    nothing = f"nothing was published; {unchanged}"
+    if tag in _hub(f"reading the tags of {repo_id}", nothing, _existing_tags,
+                   api=api, repo_id=repo_id, repo_type=target.repo_type):
+        raise PushError(f"{repo_id} already has tag {tag}; published versions are immutable, choose a new version")
+    with _restored_on_failure(folder):
+        target.stamp(folder, repo_id, tag)
+        plan = plan_publish(target, folder, repo_id, tag, private)
+        create, upload, tag_op = plan.operations
+        _hub(f"creating {repo_id}", nothing, api.create_repo, **create.kwargs)
+        # the Hub applies a commit entirely or not at all: a failed upload leaves nothing to undo
+        commit = _hub(f"upload to {repo_id}", f"no commit was made and no tag created; {unchanged}",
+                      api.upload_folder, **upload.kwargs)
+        _hub(f"tagging commit {commit.oid} of {repo_id} as {tag}",
+             f"commit {commit.oid} is on {repo_id} but not tagged; re-run the push to tag it",
+             api.create_tag, **{**tag_op.kwargs, "revision": commit.oid})
+    return commit.oid
+
+
+def print_plan(target: Target, folder: str | Path, repo_id: str, tag: str, private: bool = False) -> int:
+    """``--dry-run``: the operations and files of a push, and whether a real push would refuse; writes nothing."""
+    plan = plan_publish(target, folder, repo_id, tag, private)
+    print(f"dry run: would publish {folder} to {repo_id} as {tag}")
+    for i, op in enumerate(plan.operations, 1):
+        print(f"{i}. {op.describe()}")
+    problems = target.problems(Path(folder), repo_id)
+    for problem in problems:
+        print(f"error: {problem}")
+    print(f"{target.what} is valid" if not problems else f"a real push would refuse: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+# --- the dataset release ------------------------------------------------------------------------
+
+
 def _stamp_card(release_dir: Path, repo_id: str, tag: str) -> None:
     """Point the card's quick start at the repo and the version being published."""
     from .card import CardMeta, write_card
@@ -150,70 +232,129 @@ def _stamp_card(release_dir: Path, repo_id: str, tag: str) -> None:
     write_card(release_dir, replace(meta, repo_id=repo_id, version=tag.removeprefix("v")))
 
 
-def release_problems(release_dir: Path) -> list[str]:
+def release_problems(release_dir: Path, repo_id: str | None = None) -> list[str]:
     from .validate import validate_release
 
     return validate_release(release_dir).problems
 
 
+DATASET = Target("release", "dataset", "BioDivergence release {tag}", release_problems, _stamp_card)
+
+
 def push_release(
     release_dir: str | Path, repo_id: str, tag: str, *, private: bool = False, api=None, token: str | None = None,
 ) -> str:
-    """Publish ``release_dir`` as one commit of ``repo_id`` tagged ``tag``; returns the commit id."""
-    from huggingface_hub import HfApi
-
-    release_dir = Path(release_dir)
-    check_names(repo_id, tag)
-    problems = release_problems(release_dir)
-    if problems:
-        raise PushError(f"{release_dir} is not a valid release; nothing was pushed:\n  " + "\n  ".join(problems))
-    api = api or HfApi(token=resolve_token(token))
-    nothing = "nothing was published; the local release is unchanged"
-    if tag in _hub(f"reading the tags of {repo_id}", nothing, _existing_tags, api=api, repo_id=repo_id):
-        raise PushError(f"{repo_id} already has tag {tag}; releases are immutable, choose a new version")
-    with _restored_on_failure(release_dir):
-        _stamp_card(release_dir, repo_id, tag)
-        plan = plan_push(release_dir, repo_id, tag, private)
-        create, upload, tag_op = plan.operations
-        _hub(f"creating {repo_id}", nothing, api.create_repo, **create.kwargs)
-        # the Hub applies a commit entirely or not at all: a failed upload leaves nothing to undo
-        commit = _hub(f"upload to {repo_id}", "no commit was made and no tag created; the local release is unchanged",
-                      api.upload_folder, **upload.kwargs)
-        _hub(f"tagging commit {commit.oid} of {repo_id} as {tag}",
-             f"commit {commit.oid} is on {repo_id} but not tagged; re-run the push to tag it",
-             api.create_tag, **{**tag_op.kwargs, "revision": commit.oid})
-    return commit.oid
+    """Publish ``release_dir`` as one commit of the dataset repo ``repo_id`` tagged ``tag``; returns the commit id."""
+    return publish(DATASET, release_dir, repo_id, tag, private=private, api=api, token=token)
 
 
-def _existing_tags(api, repo_id: str) -> set[str]:
-    from huggingface_hub.errors import RepositoryNotFoundError
+# --- the metric Space ---------------------------------------------------------------------------
 
-    try:
-        refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
-    except RepositoryNotFoundError:
-        return set()
-    return {ref.name for ref in refs.tags}
+#: What an evaluate metric Space needs: the module (evaluate fetches ``NAME.py`` and the files it imports),
+#: the scorer, the card whose YAML header configures the Space, the Gradio app and its requirements.
+METRIC_MODULE = "biodivergence.py"
+METRIC_FILES = (METRIC_MODULE, "scoring.py", "README.md", "app.py", "requirements.txt")
+#: ``push-metric`` stamps these lines; the card's version block sits between the markers.
+_VERSION_LINE = re.compile(r'^METRIC_VERSION = "[^"]*"$', re.MULTILINE)
+_ONTOLOGY_LINE = re.compile(r'^ONTOLOGY_VERSION = "([^"]*)"$', re.MULTILINE)
+_CARD_BLOCK = re.compile(r"(<!-- version -->\n).*?(\n<!-- /version -->)", re.DOTALL)
+
+
+def metric_version_block(space_id: str, version: str, ontology_version: str) -> str:
+    """The card's version paragraph (between ``<!-- version -->`` markers)."""
+    return (f"This is version **{version}** of the metric; it scores BioDivergence ontology and tasks "
+            f"version {ontology_version}. Pin it with `evaluate.load(\"{space_id}\", revision=\"{version}\")`; "
+            f"`metric.description` names the version that produced a result.")
+
+
+def metric_problems(metric_dir: Path, space_id: str | None = None) -> list[str]:
+    """Why a metric folder cannot be published as ``space_id``: missing files, card header, versions, name."""
+    from .ontology import ONTOLOGY_VERSION
+
+    problems = [f"{name}: missing" for name in METRIC_FILES if not (metric_dir / name).is_file()]
+    if space_id and space_id.split("/")[-1] != Path(METRIC_MODULE).stem:
+        problems.append(f"Space name {space_id.split('/')[-1]!r} must be {Path(METRIC_MODULE).stem!r}: "
+                        f"evaluate.load('ORG/NAME') fetches NAME.py")
+    card = metric_dir / "README.md"
+    if card.is_file():
+        text = card.read_text(encoding="utf-8")
+        header = text.split("---", 2)[1] if text.startswith("---\n") and text.count("---") >= 2 else ""
+        if not re.search(r"^sdk: gradio$", header, re.MULTILINE) or not re.search(r"^app_file: app\.py$", header, re.MULTILINE):
+            problems.append("README.md: the YAML header must configure the Space (sdk: gradio, app_file: app.py)")
+        if not _CARD_BLOCK.search(text):
+            problems.append("README.md: no <!-- version --> ... <!-- /version --> block to stamp")
+    scoring = metric_dir / "scoring.py"
+    if scoring.is_file():
+        text = scoring.read_text(encoding="utf-8")
+        found = _ONTOLOGY_LINE.search(text)
+        if not _VERSION_LINE.search(text):
+            problems.append('scoring.py: no METRIC_VERSION = "..." line to stamp')
+        if not found or found.group(1) != ONTOLOGY_VERSION:
+            problems.append(f"scoring.py: ONTOLOGY_VERSION is {found and found.group(1)!r}, "
+                            f"the ontology is {ONTOLOGY_VERSION!r}")
+    return problems
+
+
+def _stamp_metric(metric_dir: Path, space_id: str, tag: str) -> None:
+    """Write the version into the module (``METRIC_VERSION``) and the card's version block."""
+    scoring = metric_dir / "scoring.py"
+    text = scoring.read_text(encoding="utf-8")
+    write_text_atomic(scoring, _VERSION_LINE.sub(f'METRIC_VERSION = "{tag}"', text, count=1))
+    ontology_version = _ONTOLOGY_LINE.search(text).group(1)
+    card = metric_dir / "README.md"
+    block = metric_version_block(space_id, tag, ontology_version)
+    write_text_atomic(card, _CARD_BLOCK.sub(lambda m: m.group(1) + block + m.group(2),
+                                            card.read_text(encoding="utf-8"), count=1))
+
+
+METRIC = Target("metric", "space", "BioDivergence metric {tag}", metric_problems, _stamp_metric,
+                create_kwargs={"space_sdk": "gradio"},
+                ignore_patterns=(*IGNORE_PATTERNS, "__pycache__/*", "*/__pycache__/*", "*.pyc"))
+
+
+def push_metric(
+    metric_dir: str | Path, space_id: str, tag: str, *, private: bool = False, api=None, token: str | None = None,
+) -> str:
+    """Publish the metric folder as one commit of the Gradio Space ``space_id`` tagged ``tag``; returns the commit id."""
+    return publish(METRIC, metric_dir, space_id, tag, private=private, api=api, token=token)
+
+
+# --- command line -------------------------------------------------------------------------------
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("release_dir", help="release folder (written by `biodivergence build` or `split`)")
     parser.add_argument("--repo", required=True, help="dataset repo ORG/NAME on the Hub")
+    _common_arguments(parser)
+
+
+def _common_arguments(parser) -> None:
     parser.add_argument("--tag", required=True, help="version tag vX.Y (users pin it with revision=...)")
     parser.add_argument("--private", action="store_true", help="create the repo as private")
-    parser.add_argument("--dry-run", action="store_true", help="list the operations without contacting the Hub")
+    parser.add_argument("--dry-run", action="store_true", help="list the files and operations; contact nobody, write nothing")
 
 
 def run(args) -> int:
     if args.dry_run:
-        plan = plan_push(args.release_dir, args.repo, args.tag, args.private)
-        print(f"dry run: would publish {args.release_dir} to {args.repo} as {args.tag}")
-        for i, op in enumerate(plan.operations, 1):
-            print(f"{i}. {op.describe()}")
-        problems = release_problems(Path(args.release_dir))
-        for problem in problems:
-            print(f"error: {problem}")
-        print("release is valid" if not problems else f"a real push would refuse: {len(problems)} problem(s)")
-        return 1 if problems else 0
+        return print_plan(DATASET, args.release_dir, args.repo, args.tag, args.private)
     oid = push_release(args.release_dir, args.repo, args.tag, private=args.private)
     print(f"published {args.repo}@{args.tag} (commit {oid})")
+    return 0
+
+
+def add_metric_arguments(parser) -> None:
+    parser.add_argument("--space", required=True, help="Space ORG/biodivergence on the Hub (evaluate.load's id)")
+    parser.add_argument("--metric-dir", help="metric folder (default: $BIODIVERGENCE_METRIC, else metrics/biodivergence)")
+    _common_arguments(parser)
+
+
+def run_metric(args) -> int:
+    from trainer.metric import metric_dir
+
+    folder = metric_dir(args.metric_dir)
+    if args.dry_run:
+        return print_plan(METRIC, folder, args.space, args.tag, args.private)
+    oid = push_metric(folder, args.space, args.tag, private=args.private)
+    print(f"published {args.space}@{args.tag} (commit {oid}); load it with "
+          f"evaluate.load({args.space!r}, revision={args.tag!r})")
     return 0

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PUBMED_XML = DATA / "pubmed_xml_ncbiutils" / "pubmed.xml"  # 5 articles
@@ -132,38 +133,161 @@ def partial_predictions(root: Path, release_dir: Path, bad_line: int | None = No
     return path
 
 
+class FakeHub:
+    """A Hub on 127.0.0.1 (``with FakeHub() as hub``, then ``HF_ENDPOINT=hub.endpoint``) that keeps what it is sent.
+
+    It answers what ``HfApi`` sends for a push (``list_repo_refs``, ``create_repo``, ``upload_folder``'s
+    tree listing, preupload and commit, ``create_tag``) and what a download asks for at a revision
+    (``HEAD``/``GET /[datasets/|spaces/]ORG/NAME/resolve/REV/PATH``, as ``hf_hub_download`` and
+    ``evaluate.load('ORG/NAME', revision=...)`` request them). Every file is a regular blob sent inline
+    in the commit. ``fail_status``: every call but reading the refs answers that status (refs: 404).
+    ``upload_folder`` also posts a README's YAML header to ``/api/validate-yaml``. ``requests`` records ``(method, path)`` of every call.
+    """
+
+    def __init__(self, fail_status: int | None = None):
+        self.fail_status = fail_status
+        self.repos: dict[tuple[str, str], dict] = {}  # (type, id) -> {"commits": {oid: files}, "main": oid, "tags": {}}
+        self.requests: list[tuple[str, str]] = []
+
+    # --- state ------------------------------------------------------------------------------------
+
+    def files(self, repo_type: str, repo_id: str, revision: str = "main") -> dict[str, bytes]:
+        repo = self.repos[(repo_type, repo_id)]
+        oid = repo["tags"].get(revision) or (repo["main"] if revision == "main" else revision)
+        return repo["commits"].get(oid, {})
+
+    def _commit(self, repo: dict, body: bytes) -> str:
+        import base64
+        import hashlib
+
+        files = dict(repo["commits"].get(repo["main"], {}))
+        for line in body.splitlines():
+            item = json.loads(line)
+            if item["key"] == "file":
+                files[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
+            elif item["key"] == "deletedFile":
+                files.pop(item["value"]["path"], None)
+            elif item["key"] != "header":
+                raise ValueError(f"fake Hub: unsupported commit item {item['key']}")
+        oid = hashlib.sha1(repr((repo["main"], sorted(files.items()))).encode()).hexdigest()
+        repo["commits"][oid] = files
+        repo["main"] = oid
+        return oid
+
+    # --- HTTP -------------------------------------------------------------------------------------
+
+    def answer(self, method: str, path: str, body: bytes) -> tuple[int, dict, bytes]:
+        """(status, headers, body) for one request."""
+        import re
+        from urllib.parse import unquote, urlsplit
+
+        path = unquote(urlsplit(path).path)
+        api = re.match(r"^/api/(model|dataset|space)s/([^/]+/[^/]+)/(refs|tree|preupload|commit|tag)(?:/([^/]+))?", path)
+        key = (api.group(1), api.group(2)) if api else None
+        if api and api.group(3) == "refs" and key not in self.repos:
+            return 404, {"X-Error-Code": "RepoNotFound"}, b'{"error": "Repository not found"}'
+        if self.fail_status is not None:
+            return self.fail_status, {}, b'{"error": "boom"}'
+        if method == "POST" and path == "/api/validate-yaml":  # upload_folder checks a README's YAML header
+            import yaml
+
+            content = json.loads(body)["content"]
+            try:
+                yaml.safe_load(content.split("---", 2)[1] if content.startswith("---") else "")
+            except yaml.YAMLError as exc:
+                return 400, {}, json.dumps({"errors": [{"message": str(exc)}], "warnings": []}).encode()
+            return 200, {}, b'{"errors": [], "warnings": []}'
+        if method == "POST" and path == "/api/repos/create":
+            req = json.loads(body)
+            kind = req.get("type") or "model"
+            repo_id = f"{req['organization']}/{req['name']}" if req.get("organization") else req["name"]
+            url = f"{self.endpoint}/{'' if kind == 'model' else kind + 's/'}{repo_id}"
+            if (kind, repo_id) in self.repos:
+                return 409, {}, json.dumps({"error": "You already created this repo", "url": url}).encode()
+            self.repos[(kind, repo_id)] = {"commits": {}, "main": None, "tags": {}, "create": req}
+            return 200, {}, json.dumps({"url": url}).encode()
+        if api:
+            if key not in self.repos:
+                return 404, {"X-Error-Code": "RepoNotFound"}, b'{"error": "Repository not found"}'
+            repo, action, rev = self.repos[key], api.group(3), api.group(4)
+            if action == "refs":
+                tags = [{"name": t, "ref": f"refs/tags/{t}", "targetCommit": oid} for t, oid in repo["tags"].items()]
+                branches = [{"name": "main", "ref": "refs/heads/main", "targetCommit": repo["main"]}] if repo["main"] else []
+                return 200, {}, json.dumps({"branches": branches, "converts": [], "tags": tags}).encode()
+            if action == "tree":
+                files = self.files(*key, rev or "main")
+                return 200, {}, json.dumps([{"type": "file", "path": p, "size": len(d), "oid": "0" * 40}
+                                            for p, d in sorted(files.items())]).encode()
+            if action == "preupload":
+                paths = [f["path"] for f in json.loads(body)["files"]]
+                return 200, {}, json.dumps({"files": [{"path": p, "uploadMode": "regular", "shouldIgnore": False}
+                                                      for p in paths]}).encode()
+            if action == "commit":
+                oid = self._commit(repo, body)
+                url = f"{self.endpoint}/{key[0]}s/{key[1]}/commit/{oid}"
+                return 200, {}, json.dumps({"commitUrl": url, "commitOid": oid, "pullRequestUrl": None}).encode()
+            if action == "tag":
+                tag = json.loads(body)["tag"]
+                if tag in repo["tags"]:
+                    return 409, {}, b'{"error": "tag exists"}'
+                repo["tags"][tag] = repo["main"] if rev == "main" else rev
+                return 200, {}, b"{}"
+        download = re.match(r"^/(?:(dataset|space)s/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)$", path)
+        if download and method in ("GET", "HEAD"):
+            key = (download.group(1) or "model", download.group(2))
+            if key not in self.repos:
+                return 404, {"X-Error-Code": "RepoNotFound"}, b'{"error": "Repository not found"}'
+            repo, rev = self.repos[key], download.group(3)
+            oid = repo["tags"].get(rev) or (repo["main"] if rev == "main" else rev)
+            data = repo["commits"].get(oid, {}).get(download.group(4))
+            if data is None:
+                return 404, {"X-Error-Code": "EntryNotFound"}, b'{"error": "Entry not found"}'
+            import hashlib
+
+            return 200, {"ETag": f'"{hashlib.sha1(data).hexdigest()}"', "X-Repo-Commit": oid,
+                         "Content-Type": "application/octet-stream"}, data
+        return 404, {}, b'{"error": "not served by the fake Hub"}'
+
+    def __enter__(self) -> Self:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                hub.requests.append((self.command, self.path))
+                status, headers, data = hub.answer(self.command, self.path, body)
+                self.send_response(status)
+                headers.setdefault("Content-Type", "application/json")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _answer
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
 @contextmanager
 def failing_hub(create_status: int = 500) -> Iterator[str]:
-    """A Hub on 127.0.0.1 where the dataset repo does not exist yet and every other call answers ``create_status``."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Handler(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            missing = self.path.startswith("/api/datasets/") and "/refs" in self.path
-            status, body = (404, b'{"error": "Repository not found"}') if missing else (create_status, b'{"error": "boom"}')
-            self.send_response(status)
-            if missing:
-                self.send_header("X-Error-Code", "RepoNotFound")
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _answer
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """A Hub on 127.0.0.1 where the repo does not exist yet and every other call answers ``create_status``."""
+    with FakeHub(fail_status=create_status) as hub:
+        yield hub.endpoint
 
 
 def folder_bytes(root: Path) -> dict[str, bytes]:

@@ -36,6 +36,8 @@ def test_unknown_command_is_a_usage_error(capsys):
 def test_every_command_module_exposes_the_cli_protocol():
     import importlib
 
-    for name, (module_name, _) in COMMANDS.items():
+    for name, (target, _) in COMMANDS.items():
+        module_name, _, variant = target.partition(":")  # MODULE:NAME -> add_NAME_arguments, run_NAME
         module = importlib.import_module(module_name)
-        assert callable(module.add_arguments) and callable(module.run), name
+        add, run = (f"add_{variant}_arguments", f"run_{variant}") if variant else ("add_arguments", "run")
+        assert callable(getattr(module, add)) and callable(getattr(module, run)), name

@@ -1,8 +1,10 @@
-"""Hub publishing against an autospec ``HfApi`` (the Hub is unreachable here): order, atomicity, tags, tokens."""
+"""Hub publishing (releases and the metric Space) against an autospec ``HfApi`` (order, atomicity, tags, tokens)
+and against the fake Hub of ``fault_cases`` on 127.0.0.1 (push, then ``evaluate.load`` at the tag)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -146,3 +148,209 @@ def test_missing_token_is_a_clear_error(monkeypatch, tmp_path, release):
     with pytest.raises(PushError, match="set HF_TOKEN"):
         push_release(release, REPO, TAG)
     assert main(["push", str(release), "--repo", REPO, "--tag", TAG]) == 1
+
+
+# --- the metric Space: the same code path, a Gradio Space and the metric folder ---------------------
+
+SPACE = "biodiv-org/biodivergence"
+
+
+@pytest.fixture
+def metric_folder(tmp_path):
+    """A copy of metrics/biodivergence (a push stamps the folder it publishes)."""
+    import shutil
+
+    from trainer.metric import metric_dir
+
+    return Path(shutil.copytree(metric_dir(), tmp_path / "biodivergence", ignore=shutil.ignore_patterns("__pycache__")))
+
+
+def test_metric_versions_follow_the_ontology(metric_folder):
+    from biodivergence_dataset.ontology import ONTOLOGY_VERSION
+    from trainer.metric import versions
+
+    assert versions() == {"metric_version": "dev", "ontology_version": ONTOLOGY_VERSION}
+    assert hub.metric_problems(metric_folder, SPACE) == []
+
+
+def test_metric_push_is_create_space_then_one_commit_then_a_tag(metric_folder):
+    api = fake_api()
+    assert hub.push_metric(metric_folder, SPACE, "v1.2", api=api) == OID
+    assert [c[0] for c in api.mock_calls] == ["list_repo_refs", "create_repo", "upload_folder", "create_tag"]
+    api.list_repo_refs.assert_called_once_with(SPACE, repo_type="space")
+    api.create_repo.assert_called_once_with(repo_id=SPACE, repo_type="space", private=False, exist_ok=True,
+                                            space_sdk="gradio")
+    upload = api.upload_folder.call_args.kwargs
+    assert (upload["repo_id"], upload["repo_type"], upload["folder_path"]) == (SPACE, "space", str(metric_folder))
+    assert upload["delete_patterns"] == ["*"] and "*.pyc" in upload["ignore_patterns"]
+    api.create_tag.assert_called_once_with(repo_id=SPACE, repo_type="space", tag="v1.2",
+                                           tag_message="BioDivergence metric v1.2", revision=OID)
+    # the version is stamped in the module and the card
+    assert 'METRIC_VERSION = "v1.2"' in (metric_folder / "scoring.py").read_text()
+    card = (metric_folder / "README.md").read_text()
+    assert f'evaluate.load("{SPACE}", revision="v1.2")' in card and "version **v1.2**" in card
+
+
+def test_metric_files_are_the_space(metric_folder):
+    (metric_folder / "__pycache__").mkdir()
+    (metric_folder / "__pycache__" / "scoring.cpython-311.pyc").write_bytes(b"\0")
+    files = [path for path, _ in hub.folder_files(metric_folder, hub.METRIC.ignore_patterns)]
+    assert files == sorted(hub.METRIC_FILES)
+    assert (metric_folder / "README.md").read_text().startswith("---\ntitle: BioDivergence\n")
+
+
+def test_failed_metric_upload_creates_no_tag_and_changes_nothing(metric_folder):
+    from fault_cases import folder_bytes
+
+    before = folder_bytes(metric_folder)
+    api = fake_api()
+    api.upload_folder.side_effect = ConnectionError("connection reset during upload")
+    with pytest.raises(PushError, match="no commit was made and no tag created; the local metric is unchanged"):
+        hub.push_metric(metric_folder, SPACE, TAG, api=api)
+    api.create_tag.assert_not_called()
+    assert folder_bytes(metric_folder) == before
+
+
+def test_existing_metric_tag_is_refused(metric_folder):
+    api = fake_api(tags=[TAG])
+    with pytest.raises(PushError, match="already has tag v1.0"):
+        hub.push_metric(metric_folder, SPACE, TAG, api=api)
+    assert [c[0] for c in api.mock_calls] == ["list_repo_refs"]
+
+
+@pytest.mark.parametrize("space, broken, message", [
+    ("org/bio-metric", None, "Space name 'bio-metric' must be 'biodivergence'"),
+    (SPACE, "app.py", "app.py: missing"),
+    (SPACE, "requirements.txt", "requirements.txt: missing")])
+def test_invalid_metric_is_not_pushed(metric_folder, space, broken, message):
+    if broken:
+        (metric_folder / broken).unlink()
+    api = fake_api()
+    with pytest.raises(PushError, match=f"not a valid metric; nothing was pushed:\n.*{message}"):
+        hub.push_metric(metric_folder, space, TAG, api=api)
+    assert api.mock_calls == []
+
+
+def test_metric_dry_run_lists_files_and_operations_and_writes_nothing(metric_folder, capsys):
+    from fault_cases import folder_bytes
+
+    before = folder_bytes(metric_folder)
+    with mock.patch.object(hub, "publish") as publish, mock.patch("huggingface_hub.HfApi") as api_class:
+        argv = ["push-metric", "--space", SPACE, "--tag", TAG, "--metric-dir", str(metric_folder), "--dry-run"]
+        assert main(argv) == 0
+    publish.assert_not_called()
+    api_class.assert_not_called()
+    out = capsys.readouterr().out
+    assert "1. create_repo(repo_id='biodiv-org/biodivergence', repo_type='space'" in out and "space_sdk='gradio'" in out
+    assert "2. upload_folder(" in out and "3. create_tag(" in out and "one commit with 5 files" in out
+    for name in hub.METRIC_FILES:
+        assert f"    {name}  (" in out
+    assert "metric is valid" in out
+    assert folder_bytes(metric_folder) == before
+
+
+# --- against a fake Hub on 127.0.0.1 (HF_ENDPOINT): push, then evaluate.load from a fresh process ----
+
+
+def _online(monkeypatch, endpoint: str) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_fake_token")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+
+
+SCRIPT = """
+import json, sys
+import evaluate
+metric = evaluate.load(sys.argv[1], revision=sys.argv[2])
+rows = [json.loads(line) for line in open(sys.argv[3])]
+scores = metric.compute(predictions=[r["prediction"] for r in rows], references=[r["reference"] for r in rows],
+                        semsim_model=None)
+print(json.dumps({"description": metric.description, "scores": scores}))
+"""
+
+
+def _small_prediction_file(path: Path) -> Path:
+    span = {"text": "in Greek ICUs", "start": 10, "end": 23, "role": "claim_a"}
+    rows = [
+        ({"conflict_type": "contextual_contradiction", "divergence_axes": ["geography"],
+          "dominant_confounder": "geography", "reconciliation": "The cohorts differ in geography.",
+          "evidence_spans": [span]},
+         {"conflict_type": "contextual_contradiction", "divergence_axes": ["geography", "clinical_setting"],
+          "dominant_confounder": "geography", "reconciliation": "Different geography and care setting.",
+          "evidence_spans": [{**span, "text": "Greek ICUs", "start": 13}]}),
+        ({"conflict_type": "no_conflict", "divergence_axes": [], "dominant_confounder": "",
+          "reconciliation": "Different outcomes.", "evidence_spans": []},
+         {"conflict_type": "direct_contradiction", "divergence_axes": ["study_design"], "dominant_confounder": "",
+          "reconciliation": "The claims measure different outcomes.", "evidence_spans": []}),
+        ({"conflict_type": "no_conflict", "divergence_axes": [], "dominant_confounder": "",
+          "reconciliation": "No conflict.", "evidence_spans": []},
+         {"conflict_type": "no_conflict", "divergence_axes": [], "dominant_confounder": "",
+          "reconciliation": "The claims agree.", "evidence_spans": []}),
+    ]
+    path.write_text("".join(json.dumps({"prediction": p, "reference": r}) + "\n" for p, r in rows))
+    return path
+
+
+def _same(a, b) -> bool:
+    import math
+
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def test_pushed_metric_loads_pinned_from_a_fresh_process_and_scores_like_the_local_folder(
+        metric_folder, tmp_path, monkeypatch, capsys):
+    import os
+    import subprocess
+    import sys
+
+    from fault_cases import FakeHub
+
+    from trainer.metric import score
+
+    preds = _small_prediction_file(tmp_path / "preds.jsonl")
+    argv = ["push-metric", "--space", SPACE, "--tag", "v1.0", "--metric-dir", str(metric_folder)]
+    with FakeHub() as fake:
+        _online(monkeypatch, fake.endpoint)
+        assert main(argv) == 0
+        assert f"evaluate.load('{SPACE}', revision='v1.0')" in capsys.readouterr().out
+        pushed = fake.files("space", SPACE, "v1.0")
+        assert sorted(pushed) == sorted(hub.METRIC_FILES)
+        assert pushed == {name: (metric_folder / name).read_bytes() for name in hub.METRIC_FILES}  # stamped, kept
+        assert fake.repos[("space", SPACE)]["create"]["sdk"] == "gradio"
+        assert main(argv) == 1  # the tag exists now
+        assert "already has tag v1.0" in capsys.readouterr().err
+
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("HF_HUB_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")}
+        env.update(HF_ENDPOINT=fake.endpoint, HF_HOME=str(tmp_path / "hf-home"), HF_UPDATE_DOWNLOAD_COUNTS="0",
+                   HF_MODULES_CACHE=str(tmp_path / "hf-modules"))
+        before = len(fake.requests)
+        done = subprocess.run([sys.executable, "-c", SCRIPT, SPACE, "v1.0", str(preds)], check=False, env=env,
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        asked = fake.requests[before:]
+    for name in ("biodivergence.py", "scoring.py"):
+        assert ("GET", f"/spaces/{SPACE}/resolve/v1.0/{name}") in asked
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["description"].startswith("BioDivergence metric v1.0 (ontology and tasks 1.0).")
+    rows = [json.loads(line) for line in preds.read_text().splitlines()]
+    local = score([r["prediction"] for r in rows], [r["reference"] for r in rows], semsim_model=None)
+    assert {k.split("/")[0] for k in local} >= {"conflict_type", "axes", "confounder", "reconciliation", "spans"}
+    assert _same(result["scores"], json.loads(json.dumps(local)))
+
+
+def test_release_push_against_the_fake_hub_is_the_same_path(release, monkeypatch):
+    from fault_cases import FakeHub
+
+    with FakeHub() as fake:
+        _online(monkeypatch, fake.endpoint)
+        oid = push_release(release, REPO, TAG)
+        repo = fake.repos[("dataset", REPO)]
+        assert repo["tags"] == {TAG: oid} and repo["main"] == oid and len(repo["commits"]) == 1
+        assert sorted(fake.files("dataset", REPO, TAG)) == [p for p, _ in hub.release_files(release)]

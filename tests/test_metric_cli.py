@@ -63,6 +63,7 @@ def test_evaluate_matches_by_pair_id_and_reports_unmatched_ids(release, tmp_path
     report = json.loads((tmp_path / "preds.metrics.json").read_text())
     assert (report["n_references"], report["n_predictions"], report["n_scored"]) == (6, 6, 5)
     assert report["missing_pair_ids"] == ["p5"] and report["extra_pair_ids"] == ["px"]
+    assert (report["metric_version"], report["ontology_version"]) == ("dev", "1.0")  # which metric produced it
     metrics = report["metrics"]
     assert metrics["conflict_type/accuracy"] == pytest.approx(4 / 5)
     assert metrics["conflict_type/ctx_f1"] == pytest.approx(2 / 3)  # tp p0, fn p1

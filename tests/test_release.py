@@ -195,7 +195,8 @@ def test_card_evaluate_a_model_section_is_rendered_from_tasks_yaml(small_release
     assert f'--metadata \'{{"dataset_path": "{meta.repo_id}", "revision": "v{meta.version}"}}\'' in command
     assert f"`{lm_eval_task(load_tasks()[0].name)}`" in section
     code = _card_block(section, "```python", "python")
-    assert f'evaluate.load("{meta.metric_id}")' in code
+    assert f'evaluate.load("{meta.metric_id}", revision="{meta.metric_revision}")' in code
+    assert "`ORG/biodivergence`" in section and "push-metric --space ORG/biodivergence --tag vX.Y" in section
     compile(code, "card", "exec")
     results = yaml.safe_load(_card_block(section, ".eval_results/", "yaml"))
     assert [r["dataset"]["task_id"] for r in results] == ids

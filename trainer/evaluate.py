@@ -21,7 +21,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import load_tasks
 
-from .metric import ENV_VAR, load_metric
+from .metric import ENV_VAR, load_metric, versions
 
 #: How many unmatched ids the printed report lists (the JSON lists all of them).
 SHOWN_IDS = 5
@@ -220,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
         "extra_pair_ids": extra,
         "bootstrap": args.bootstrap,
         "seed": args.seed,
+        **versions(args.metric),  # which metric version produced these numbers
         "metrics": {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in scores.items()},
     }
     write_json_atomic(out, report)

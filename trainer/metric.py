@@ -52,6 +52,12 @@ def score(predictions: Sequence[Mapping[str, Any]], references: Sequence[Mapping
     return scoring_module().compute(predictions, references, **kwargs)
 
 
+def versions(path: str | os.PathLike | None = None) -> dict[str, str]:
+    """Which metric version (the Space tag it was published as, "dev" if never) and ontology version score."""
+    module = scoring_module(path)
+    return {"metric_version": module.METRIC_VERSION, "ontology_version": module.ONTOLOGY_VERSION}
+
+
 def load_metric(path: str | os.PathLike | None = None):
     """The metric as an ``evaluate`` module, loaded from :func:`metric_dir`."""
     import evaluate

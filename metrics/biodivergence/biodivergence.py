@@ -14,7 +14,7 @@ import numbers
 import datasets
 import evaluate
 
-from .scoring import AXES, CONFLICT_TYPES
+from .scoring import AXES, CONFLICT_TYPES, METRIC_VERSION, ONTOLOGY_VERSION
 from .scoring import compute as score
 
 _CITATION = """\
@@ -27,7 +27,10 @@ _CITATION = """\
 }
 """
 
-_DESCRIPTION = """\
+_VERSION = f"BioDivergence metric {METRIC_VERSION} (ontology and tasks {ONTOLOGY_VERSION})."
+
+_DESCRIPTION = f"""\
+{_VERSION}
 Scores predictions on the five BioDivergence tasks: (1) conflict type, (2) divergence axes,
 (3) dominant confounder, (4) reconciliation explanation and (5) claim-level evidence spans.
 A task is scored only when predictions and references both carry its field.

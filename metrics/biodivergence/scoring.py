@@ -39,6 +39,14 @@ from typing import Any
 
 import numpy as np
 
+# --- versions ------------------------------------------------------------------------------------
+
+#: This metric's version: the ``vX.Y`` tag of the Hub Space it was published as (``biodivergence push-metric``
+#: stamps it; "dev" in a checkout that was never published).
+METRIC_VERSION = "dev"
+#: The ontology and task version this metric scores (biodivergence_dataset.ontology; a test keeps them equal).
+ONTOLOGY_VERSION = "1.0"
+
 # --- label vocabularies (a copy of biodivergence_dataset.ontology; a test keeps them equal) ---------
 
 CONFLICT_TYPES: tuple[str, ...] = (
