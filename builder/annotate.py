@@ -188,17 +188,21 @@ class PairAnnotator:
         self.raw = _Log(out_dir / RAW_FILE)
         self.failures = _Log(out_dir / FAILURES_FILE)
         self.intervals: list[tuple[float, float]] = []
+        #: Local votes already taken on the pairs a panel sends to the LLM (``_panel_first``), reused by
+        #: ``from_answer`` instead of labelling those pairs twice.
+        self.disputed_votes: dict[str, list[Vote]] = {}
 
     def local_votes(self, pairs: list[CandidatePair]) -> list[list[Vote]]:
         """Every local member's vote on every pair (judges label a batch at once)."""
-        per_member = [m.annotate_many(pairs) if hasattr(m, "annotate_many") else [m.annotate(p) for p in pairs]
-                      for m in self.members]
+        per_member = [m.annotate_many(pairs) for m in self.members]
         return [[Vote(m.annotator_id, m.kind, labels[i], DEFAULT_WEIGHTS[m.kind])
                  for m, labels in zip(self.members, per_member, strict=True)] for i in range(len(pairs))]
 
-    def local_outcomes(self, pairs: list[CandidatePair], source: str = SOURCE_LOCAL) -> list[Outcome]:
-        return [Outcome(p.pair_id, source, _example(p, votes)) for p, votes in zip(pairs, self.local_votes(pairs),
-                                                                                    strict=True)]
+    def local_outcomes(self, pairs: list[CandidatePair], source: str = SOURCE_LOCAL,
+                       votes: list[list[Vote]] | None = None) -> list[Outcome]:
+        """The local consensus of each pair (from ``votes`` when they were already taken)."""
+        votes = votes if votes is not None else self.local_votes(pairs)
+        return [Outcome(p.pair_id, source, _example(p, v)) for p, v in zip(pairs, votes, strict=True)]
 
     def fallback_outcome(self, pair: CandidatePair, attempts: int) -> Outcome:
         """The local members' outcome for a pair the LLM failed on."""
@@ -210,7 +214,7 @@ class PairAnnotator:
         labels, repairs = repair(answer, pair)
         votes = [Vote(self.backend.annotator_id, LLM_KIND, labels, DEFAULT_WEIGHTS[LLM_KIND])]
         if len(self.config.specs) > 1:
-            votes += self.local_votes([pair])[0]
+            votes += self.disputed_votes.pop(pair.pair_id, None) or self.local_votes([pair])[0]
         example = _example(pair, votes, PROMPT_VERSION)
         return Outcome(pair.pair_id, SOURCE_LLM, example, repairs, attempts, reused)
 
@@ -393,13 +397,15 @@ def _panel_first(todo: list[CandidatePair], annotator: PairAnnotator, record_man
     for start in range(0, len(todo), HEURISTIC_BATCH):
         chunk = todo[start:start + HEURISTIC_BATCH]
         for pair, votes in zip(chunk, annotator.local_votes(chunk), strict=True):
-            (disputed if disagree(votes) or len(votes) == 1 else settled).append(pair)
-    disputed.sort(key=lambda p: p.pair_id)
+            (disputed if disagree(votes) or len(votes) == 1 else settled).append((pair, votes))
+    disputed.sort(key=lambda pv: pv[0].pair_id)
     ask = disputed if budget is None else disputed[:budget]
+    annotator.disputed_votes.update((pair.pair_id, votes) for pair, votes in ask)
     rest = settled + disputed[len(ask):]
     for start in range(0, len(rest), HEURISTIC_BATCH):
-        record_many(annotator.local_outcomes(rest[start:start + HEURISTIC_BATCH]))
-    return ask
+        chunk = rest[start:start + HEURISTIC_BATCH]
+        record_many(annotator.local_outcomes([p for p, _ in chunk], votes=[v for _, v in chunk]))
+    return [pair for pair, _ in ask]
 
 
 def _busy_share(intervals: list[tuple[float, float]], wall_s: float) -> float:
@@ -583,7 +589,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     d = AnnotateConfig()
     config = AnnotateConfig(
-        annotator=args.annotators or d.annotator, llm_budget=args.llm_budget, concurrency=args.concurrency, timeout_s=args.timeout_s,
+        annotator=args.annotators or d.annotator, llm_budget=args.llm_budget, concurrency=args.concurrency,
+        timeout_s=args.timeout_s,
         max_attempts=args.max_attempts, max_tokens=args.max_tokens, temperature=args.temperature,
         max_abstract_chars=args.max_abstract_chars, limit=args.limit, overwrite=args.overwrite,
         forget_cache=args.forget_cache, retry_fallbacks=args.retry_fallbacks,

@@ -14,6 +14,7 @@ from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Example
 from builder.annotate import AnnotateConfig, run_stage
 from builder.annotators import goldcheck as gc
+from builder.annotators.base import LocalAnnotator
 from builder.annotators.goldcheck import make_claim, make_pair
 from builder.annotators.panel import Vote, consensus, disagree, panel_agreement
 from builder.repair import Labels
@@ -84,7 +85,7 @@ def test_annotate_stage_with_a_panel_keeps_every_members_label_and_the_frames(tm
         _ = AnnotateConfig(annotator=["openai:http://127.0.0.1:1/v1?model=a", "ollama:http://127.0.0.1:2?model=b"]).specs
 
 
-class _TrainedOn:
+class _TrainedOn(LocalAnnotator):
     """A stand-in member trained on SciFact: goldcheck must never score it there."""
 
     annotator_id, kind, trained_on = "fake-judge", "judge", frozenset({"scifact"})
@@ -118,6 +119,40 @@ def test_goldcheck_reports_intervals_and_warns_when_the_rule_is_not_beaten():
 
 def test_pubmedqa_questions_read_as_claims():
     assert gc.question_as_claim("Do statins reduce stroke risk in women?") == "Statins reduce stroke risk in women."
-    assert gc.question_as_claim("Night shifts: is there a link with obesity?") == "Night shifts: there a link with obesity."
+    assert (gc.question_as_claim("Night shifts: is there a link with obesity?")
+            == "Night shifts: there a link with obesity.")
     pairs = gc.load_gold("pubmedqa", SCIFACT.parent)
     assert len(pairs) == 890 and sum(p.conflict for p in pairs) == 338  # decisions no / yes; maybe left out
+
+
+class _Counting(LocalAnnotator):
+    """A local member that calls every pair a conflict and counts how often it was asked."""
+
+    annotator_id, kind = "always-conflict", "frames"
+    asked: ClassVar[list[str]] = []
+
+    def annotate(self, pair):
+        _Counting.asked.append(pair.pair_id)
+        return Labels(CONFLICT, divergence_axes=["geography"], confidence=0.9)
+
+
+def test_a_panel_with_an_llm_asks_it_only_about_disputed_pairs_within_budget(tmp_path, monkeypatch):
+    from llm_server import FakeOllama, real_pairs, write_pairs
+
+    import builder.annotate as annotate_stage
+
+    real_make_local = annotate_stage.make_local
+    monkeypatch.setattr(annotate_stage, "make_local",
+                        lambda spec: _Counting() if spec.backend == "heuristic" else real_make_local(spec))
+    pairs = real_pairs(6)
+    folder = write_pairs(tmp_path / "pairs", pairs)
+    with FakeOllama() as server:
+        config = AnnotateConfig(annotator=["frames", "heuristic", server.spec()], llm_budget=2, progress=False,
+                                backoff_s=0.01, timeout_s=5.0)
+        stats = run_stage(folder, tmp_path / "out", config)
+        asked = server.requests_by_pair()
+    rows = {e.pair_id: e for e in io.read_records(tmp_path / "out", Example)}
+    assert stats["kept"] == 6 and sum(asked.values()) == 2  # frames say no conflict on most: disputed, budget 2
+    llm_rows = [e for e in rows.values() if any(m.annotator_id.startswith("ollama:") for m in e.annotator_labels)]
+    assert len(llm_rows) == 2 and all(len(e.annotator_labels) == 3 for e in llm_rows)
+    assert sorted(_Counting.asked) == sorted(p.pair_id for p in pairs)  # each pair labelled once by the member

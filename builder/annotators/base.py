@@ -76,6 +76,14 @@ def parse_spec(text: str) -> AnnotatorSpec:
     return AnnotatorSpec(backend, url, model, query)
 
 
+class LocalAnnotator:
+    """Base of the in-process annotators (frames, heuristic, judge): ``annotate_many`` labels a batch;
+    annotators backed by a batched model override it."""
+
+    def annotate_many(self, pairs: list) -> list:
+        return [self.annotate(p) for p in pairs]
+
+
 class BackendError(Exception):
     """One failed request: ``kind`` is unreachable | timeout | http_error | bad_response."""
 

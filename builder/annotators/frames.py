@@ -22,6 +22,7 @@ from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan
 
 from .. import frames as fr
 from ..repair import ROLE_A, ROLE_B, Labels
+from .base import LocalAnnotator
 from .heuristic import (
     _CONTROVERSY_RE,
     _WEAK_RE,
@@ -119,7 +120,7 @@ def reconciliation(pair: CandidatePair, conflict: str, fa: fr.Frame, fb: fr.Fram
     return ""
 
 
-class FramesAnnotator:
+class FramesAnnotator(LocalAnnotator):
     """Deterministic annotator over claim frames (no model): the default of ``biodivergence build``."""
 
     annotator_id = FRAMES_ID

@@ -276,8 +276,7 @@ def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None 
             if source in getattr(annotator, "trained_on", ()):
                 result["scores"].setdefault(spec, {})[source] = {"in_fold": True, "pairs": len(gold)}
                 continue
-            labels = annotator.annotate_many(pairs) if hasattr(annotator, "annotate_many") else [
-                annotator.annotate(p) for p in pairs]
+            labels = annotator.annotate_many(pairs)
             per_member[spec] = [(annotator, lab) for lab in labels]
             result["scores"].setdefault(spec, {})[source] = {
                 **score_source(gold, [lab.conflict_type for lab in labels], n_boot, seed), "in_fold": False}

@@ -27,6 +27,7 @@ from biodivergence_dataset.cues import canonical_value
 from biodivergence_dataset.records import CandidatePair, EvidenceSpan
 
 from ..repair import ROLE_A, ROLE_B, Labels
+from .base import LocalAnnotator
 
 HEURISTIC_ID = "heuristic-v1"
 KIND = ontology.check_label("annotator_kind", "heuristic")
@@ -368,7 +369,7 @@ def _any(regex: re.Pattern, *texts: str) -> bool:
     return any(regex.search(t) for t in texts)
 
 
-class HeuristicAnnotator:
+class HeuristicAnnotator(LocalAnnotator):
     """Deterministic annotator: lexical cues, polarity, negation and axis detection (no model)."""
 
     annotator_id = HEURISTIC_ID

@@ -27,6 +27,7 @@ from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.records import CandidatePair
 
 from ..repair import Labels
+from .base import LocalAnnotator
 from .frames import FramesAnnotator
 
 JUDGE_CONFIG = "judge_config.json"
@@ -63,7 +64,7 @@ def judge_folder(path: str | Path, heldout: str | None = None) -> Path:
     return path
 
 
-class JudgeAnnotator:
+class JudgeAnnotator(LocalAnnotator):
     """Panel member backed by a saved cross-encoder (see the module docstring)."""
 
     kind = KIND
