@@ -65,7 +65,7 @@ from .annotators import (
     parse_json_lenient,
     parse_spec,
 )
-from .annotators.frames import frame_of
+from .annotators.frames import compared_frames
 from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
 from .repair import repair
@@ -163,17 +163,14 @@ class _Log:
             append_jsonl_rows(self.path, rows)
 
 
-def _frame_record(claim, abstract: str) -> ClaimFrame:
-    return ClaimFrame(**frame_of(claim, abstract).as_record())
-
-
 def _example(pair: CandidatePair, votes: list[Vote], prompt_version: str = "") -> Example:
     """The release row of a pair: the panel's consensus label, every member's label and both claim frames."""
     agreed = consensus(votes)
+    frame_a, frame_b, _ = compared_frames(pair)
     return Example.from_pair(
         pair, **agreed.labels.example_fields(), annotator_id=agreed.annotator_id, annotator_kind=agreed.kind,
         prompt_version=prompt_version if agreed.kind == LLM_KIND else "",
-        frame_a=_frame_record(pair.claim_a, pair.abstract_a), frame_b=_frame_record(pair.claim_b, pair.abstract_b),
+        frame_a=ClaimFrame(**frame_a.as_record()), frame_b=ClaimFrame(**frame_b.as_record()),
         annotator_labels=agreed.members if len(votes) > 1 else [], label_quality=agreed.quality)
 
 

@@ -177,3 +177,16 @@ def test_a_change_without_an_object_has_no_exposure_and_reporting_clauses_are_no
     assert reported.exposure is None or "revealed" not in reported.exposure.text
     opener = extract_frame("Since obesity is associated with asthma, weight loss may help.")
     assert opener.exposure.text == "obesity"
+
+
+def test_the_frames_a_row_shows_are_the_clauses_the_gate_compared():
+    from builder.annotators.frames import compared_frames
+    from builder.annotators.goldcheck import make_claim, make_pair
+
+    a = "Statins did not change triglycerides in the trial, whereas statins lowered LDL cholesterol."
+    b = "Statins did not lower LDL cholesterol."
+    domain = ontology.DOMAIN_NAMES[0]
+    pair = make_pair(make_claim("doc:a", a, domain, "t"), make_claim("doc:b", b, domain, "t"))
+    fa, _, alignment = compared_frames(pair)
+    assert alignment.comparable and fa.outcome.text == "LDL cholesterol" and fa.finding.direction == DECREASE
+    assert a[fa.finding.span.start:fa.finding.span.end] == fa.finding.span.text

@@ -52,9 +52,11 @@ def frames_of(claim: Claim, abstract: str = "") -> tuple[fr.Frame, ...]:
     return fr.extract_frames(claim.sentence, abstract if "(" in abstract else "")
 
 
-def frame_of(claim: Claim, abstract: str = "") -> fr.Frame:
-    """The frame of the claim's first sentence (a claim is normally one sentence)."""
-    return frames_of(claim, abstract)[0]
+def compared_frames(pair: CandidatePair) -> tuple[fr.Frame, fr.Frame, fr.Alignment]:
+    """The sentence (or clause) frames of the two claims that the same-question gate compares, and its
+    verdict, with the miner's slot-phrase similarities applied; these are the frames a release row shows."""
+    return fr.best_alignment(frames_of(pair.claim_a, pair.abstract_a), frames_of(pair.claim_b, pair.abstract_b),
+                             (pair.scores.exposure_similarity, pair.scores.outcome_similarity))
 
 
 def _differing(pair: CandidatePair) -> tuple[list[AxisDifference], list[str]]:
@@ -127,9 +129,7 @@ class FramesAnnotator(LocalAnnotator):
     kind = KIND
 
     def annotate(self, pair: CandidatePair) -> Labels:
-        fa, fb, alignment = fr.best_alignment(
-            frames_of(pair.claim_a, pair.abstract_a), frames_of(pair.claim_b, pair.abstract_b),
-            (pair.scores.exposure_similarity, pair.scores.outcome_similarity))
+        fa, fb, alignment = compared_frames(pair)
         if not alignment.comparable:
             return Labels(ontology.NO_CONFLICT, confidence=0.8, comparable=False,
                           reconciliation=f"The claims answer different questions: "
@@ -145,8 +145,8 @@ class FramesAnnotator(LocalAnnotator):
     def conflict_labels(self, pair: CandidatePair, why: str, fa: fr.Frame | None = None,
                         fb: fr.Frame | None = None, comparability: str = "") -> Labels:
         """Labels of a pair already judged a conflict (``why``): type, axes, confounder, spans, text."""
-        fa = fa or frame_of(pair.claim_a, pair.abstract_a)
-        fb = fb or frame_of(pair.claim_b, pair.abstract_b)
+        if fa is None or fb is None:
+            fa, fb, _ = compared_frames(pair)
         conflict, chosen, axes, confidence = self._classify(pair, why)
         missing = axes if conflict == UNDERSPECIFIED else []
         return Labels(
