@@ -14,6 +14,7 @@ Every file is written atomically; the data folders of a release are swapped in w
 from __future__ import annotations
 
 import math
+import re
 import shutil
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -29,6 +30,35 @@ from .records import Example
 
 README = "README.md"
 DEFAULT_SHARD_ROWS = 20_000
+#: ``ORG/NAME`` or ``ORG/NAME@REVISION`` (a branch, tag or commit of a Hub dataset repository).
+HUB_ID = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
+
+
+def resolve_release(spec: str | Path) -> Path:
+    """The local folder of a release named by a folder or by a Hub id ``ORG/NAME[@REVISION]``.
+
+    A Hub id is read through ``huggingface_hub.snapshot_download`` (``repo_type="dataset"``), so
+    with ``HF_HUB_OFFLINE=1`` it is served from the HF cache. An existing folder always wins.
+    """
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, HFValidationError, LocalEntryNotFoundError
+
+    path = Path(spec)
+    if path.is_dir():
+        return path
+    match = HUB_ID.match(str(spec))
+    if path.exists() or match is None:
+        what = "not a folder" if path.exists() else "no such folder"
+        raise FileNotFoundError(f"{what}: {spec} (a release is a local folder or a Hub id ORG/NAME[@REVISION])")
+    repo, revision = match["repo"], match["revision"]
+    try:
+        return Path(snapshot_download(repo, repo_type="dataset", revision=revision))
+    except (LocalEntryNotFoundError, HfHubHTTPError, HFValidationError) as exc:
+        at = f" at revision {revision!r}" if revision else ""
+        raise FileNotFoundError(
+            f"no such folder {spec}, and the Hub dataset {repo}{at} could not be read "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0]})"
+        ) from None
 
 
 def split_order(names: Iterable[str]) -> list[str]:

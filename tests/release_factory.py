@@ -47,3 +47,23 @@ def write_small_release(root: Path) -> Path:
     release.write_config(root, "pairlevel", splits)
     card.write_card(root)
     return root
+
+
+def seed_hub_cache(cache_dir: Path, repo_id: str, revision: str, release_dir: Path) -> Path:
+    """Place ``release_dir`` in an HF cache as dataset ``repo_id`` at ``revision`` (the layout huggingface_hub reads).
+
+    ``datasets--ORG--NAME/snapshots/<commit>/`` holds the files and ``refs/<revision>`` names the commit,
+    as ``snapshot_download`` leaves them; returns the snapshot folder.
+    """
+    import hashlib
+    import shutil
+
+    from huggingface_hub.file_download import repo_folder_name
+
+    storage = Path(cache_dir) / repo_folder_name(repo_id=repo_id, repo_type="dataset")
+    commit = hashlib.sha1(f"{repo_id}@{revision}".encode()).hexdigest()
+    snapshot = storage / "snapshots" / commit
+    shutil.copytree(release_dir, snapshot)
+    (storage / "refs").mkdir(parents=True, exist_ok=True)
+    (storage / "refs" / revision).write_text(commit)
+    return snapshot
