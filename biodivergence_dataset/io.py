@@ -2,11 +2,15 @@
 
 A stage folder holds ``part-00000.parquet`` … shards of one record type, a ``stats.json``
 (seen / kept / dropped by reason, plus stage-specific figures) and a ``_SUCCESS`` marker
-written last, so a re-run can tell a finished stage from an interrupted one.
+written last, so a re-run can tell a finished stage from an interrupted one. The marker records
+the folder's content fingerprint (its manifest and shards, byte for byte); a downstream stage keeps
+that fingerprint in its own parameters, so a changed upstream output makes it re-run, and a copied
+work folder (same bytes, other paths and times) resumes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -192,7 +196,36 @@ def is_done(stage_dir: str | os.PathLike) -> bool:
 
 
 def mark_done(stage_dir: str | os.PathLike) -> None:
-    write_text_atomic(Path(stage_dir) / SUCCESS_MARKER, "")
+    """Write the success marker last, with the folder's content fingerprint."""
+    write_json_atomic(Path(stage_dir) / SUCCESS_MARKER, {"fingerprint": content_fingerprint(stage_dir)})
+
+
+_HASH_BLOCK = 1 << 20
+
+
+def content_fingerprint(stage_dir: str | os.PathLike, files: Iterable[Path] | None = None) -> str:
+    """sha256 over the names and bytes of a stage folder's manifest and shards (or of ``files``)."""
+    stage_dir = Path(stage_dir)
+    h = hashlib.sha256()
+    for path in files if files is not None else [stage_dir / MANIFEST_FILE, *shard_paths(stage_dir)]:
+        if not path.is_file():
+            continue
+        h.update(path.name.encode() + b"\0")
+        with open(path, "rb") as fh:
+            while block := fh.read(_HASH_BLOCK):
+                h.update(block)
+    return h.hexdigest()
+
+
+def done_fingerprint(stage_dir: str | os.PathLike) -> str:
+    """The fingerprint a finished stage folder recorded (computed now for a marker without one)."""
+    marker = Path(stage_dir) / SUCCESS_MARKER
+    if not marker.exists():
+        raise FileNotFoundError(f"{stage_dir}: not a finished stage folder (no {SUCCESS_MARKER} marker)")
+    try:
+        return json.loads(marker.read_text(encoding="utf-8"))["fingerprint"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return content_fingerprint(stage_dir)
 
 
 def read_stats(stage_dir: str | os.PathLike) -> dict[str, Any]:

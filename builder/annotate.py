@@ -41,6 +41,7 @@ from biodivergence_dataset.io import (
     SUCCESS_MARKER,
     StageStats,
     append_jsonl_rows,
+    done_fingerprint,
     is_done,
     read_jsonl,
     read_manifest,
@@ -77,6 +78,8 @@ FAILURES_FILE = "failures.jsonl"
 ANNOTATION_MANIFEST_FILE = "annotation_manifest.json"
 PROVENANCE_FILE = "provenance.json"
 STATE_FILES = (ANNOTATIONS_FILE, RAW_FILE, FAILURES_FILE)
+#: The parameter that holds the candidate-pair folder's content fingerprint.
+INPUT_KEY = "pairs"
 LLM_KIND = ontology.check_label("annotator_kind", "llm")
 #: Heuristic results are cheap to redo, so they are made durable in batches (one fsync each).
 HEURISTIC_BATCH = 256
@@ -274,11 +277,16 @@ def _load_pairs(pairs_dir: Path, config: AnnotateConfig, stats: StageStats) -> l
 
 
 def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConfig) -> None:
-    """Keep a partial run with the same parameters; refuse (or, with overwrite, clear) a different one."""
+    """Keep a partial run with the same parameters; refuse (or, with overwrite, clear) a different one.
+
+    New candidate pairs (another input fingerprint, same settings) restart the labels but keep the stored
+    LLM answers, so no question answered before is asked again and no label of a vanished pair survives."""
     has_state = any((out_dir / f).exists() for f in STATE_FILES)
     if has_state and (out_dir / MANIFEST_FILE).exists():
-        previous = read_manifest(out_dir).get("params")
-        if previous != _as_stored(params):
+        previous = read_manifest(out_dir).get("params") or {}
+        if previous.get(INPUT_KEY) != params[INPUT_KEY] and _settings(previous) == _settings(_as_stored(params)):
+            _remove_stage_files(out_dir, forget_cache=False)
+        elif previous != _as_stored(params):
             if not config.overwrite:
                 raise ValueError(f"{out_dir} holds annotations made with other parameters ({previous}); "
                                  "use another --out folder or --overwrite")
@@ -287,6 +295,11 @@ def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConf
         _remove_stage_files(out_dir, config.forget_cache)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / SUCCESS_MARKER).unlink(missing_ok=True)
+
+
+def _settings(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters without the input (``pairs_dir`` held the input's path before fingerprints)."""
+    return {k: v for k, v in params.items() if k not in (INPUT_KEY, "pairs_dir")}
 
 
 def _remove_stage_files(out_dir: Path, forget_cache: bool) -> None:
@@ -445,12 +458,12 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     """Annotate the CandidatePair folder ``pairs_dir`` into ``out_dir``; returns the stats dict."""
     config = config or AnnotateConfig()
     pairs_dir, out_dir = Path(pairs_dir), Path(out_dir)
-    params = {"pairs_dir": str(pairs_dir.resolve()), **config.identity()}
+    if not is_done(pairs_dir):
+        raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
+    params = {INPUT_KEY: done_fingerprint(pairs_dir), **config.identity()}
     if stage_is_current(out_dir, params) and not (config.retry_fallbacks and read_stats(out_dir).get("fallbacks")):
         return read_stats(out_dir)
     spec = config.llm_spec
-    if not is_done(pairs_dir):
-        raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
     _prepare_out_dir(out_dir, params, config)
     write_manifest(out_dir, STAGE, [str(pairs_dir)], params)
     stats = StageStats(STAGE)

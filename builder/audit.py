@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.features import decode_row
-from biodivergence_dataset.io import mark_done, stage_is_current, write_json_atomic, write_manifest
+from biodivergence_dataset.io import content_fingerprint, mark_done, stage_is_current, write_json_atomic, write_manifest
 from biodivergence_dataset.release import config_names, split_files, split_names
 
-from .split import SPLIT_MANIFEST, UnionFind, fingerprint, state_dir
+from .split import SPLIT_MANIFEST, UnionFind, state_dir
 
 STAGE = "audit"
 AUDIT_FILE = "audit.json"
@@ -311,9 +311,10 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def release_fingerprint(release_dir: Path) -> str:
-    parts = [fingerprint(release_dir, ("split_manifest.json",))]
-    parts += [fingerprint(release_dir / c, ("*.parquet",)) for c in config_names(release_dir)]
-    return "|".join(parts)
+    """The content fingerprint of what the audit reads: the split manifest and every config's shards."""
+    files = [release_dir / SPLIT_MANIFEST]
+    files += [p for c in config_names(release_dir) for p in sorted((release_dir / c).glob("*.parquet"))]
+    return content_fingerprint(release_dir, files)
 
 
 def audit_release(release_dir: str | Path) -> dict[str, Any]:

@@ -518,11 +518,6 @@ def corpus_figures(n_abstracts: int, n_yielding: int, stats: io.StageStats) -> d
 
 
 # --- stage --------------------------------------------------------------------------------------------
-def input_fingerprint(stage_dir: str | Path) -> list[list]:
-    """Names, sizes and mtimes of a stage folder's shards: a change makes dependent stages re-run."""
-    return [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in io.shard_paths(stage_dir)]
-
-
 def check_stage_input(stage_dir: str | Path, what: str) -> Path:
     """A finished stage folder, or a clear error saying what is wrong with it."""
     path = Path(stage_dir)
@@ -544,8 +539,7 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConf
     if config.default_domain is not None:
         ontology.check_label("domain", config.default_domain)
     out_dir = Path(out_dir)
-    params = {"config": config.model_dump(), "input": str(abstracts_dir.resolve()),
-              "input_shards": input_fingerprint(abstracts_dir)}
+    params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir)}
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

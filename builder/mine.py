@@ -28,7 +28,7 @@ from biodivergence_dataset.records import Abstract, CandidatePair, Claim, Mining
 
 from . import scoring
 from .annotators.frames import frames_of, slot_similarities
-from .claims import check_stage_input, input_fingerprint
+from .claims import check_stage_input
 from .embeddings import DEFAULT_MODEL
 from .frames import best_alignment
 from .scoring import ScoringConfig
@@ -296,8 +296,8 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     claims_dir = check_stage_input(claims_dir, "claims")
     out_dir = Path(out_dir)
     abstracts_dir = _abstracts_dir(claims_dir, config)
-    params = {"config": config.model_dump(), "input": str(claims_dir.resolve()),
-              "input_shards": input_fingerprint(claims_dir), "abstracts": str(abstracts_dir) if abstracts_dir else None}
+    params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir),
+              "abstracts": io.done_fingerprint(abstracts_dir) if abstracts_dir and io.is_done(abstracts_dir) else None}
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
     encoder = load_encoder(config.model, config.device)  # fails early on a bad model name or path

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from biodivergence_dataset import __version__, ontology
 from biodivergence_dataset.io import (
     StageStats,
+    done_fingerprint,
     mark_done,
     read_manifest,
     read_records,
@@ -568,16 +569,6 @@ def _as_dirs(annotations_dir: str | Path | Sequence[str | Path]) -> list[Path]:
     return [Path(d) for d in dirs]
 
 
-def fingerprint(folder: Path, patterns: Sequence[str] = ("*.json", "*.parquet")) -> str:
-    """A content-derived id of a stage folder: its JSON files' bytes and its shards' names and sizes."""
-    h = hashlib.sha1()
-    for pattern in patterns:
-        for path in sorted(folder.glob(pattern)):
-            h.update(path.name.encode())
-            h.update(path.read_bytes() if path.suffix == ".json" else str(path.stat().st_size).encode())
-    return h.hexdigest()
-
-
 def upstream_chain(stage_dir: Path, limit: int = 8) -> list[tuple[str, Path]]:
     """``[(stage, folder), …]`` from ``stage_dir`` back to the first stage, following manifest inputs."""
     chain, current = [], stage_dir
@@ -681,7 +672,7 @@ def run_stage(
     for d in dirs:
         if not (d / "_SUCCESS").exists():
             raise FileNotFoundError(f"{d}: not a finished annotation folder (no _SUCCESS marker)")
-    params = {**config.model_dump(), "inputs": {str(d.resolve()): fingerprint(d) for d in dirs}}
+    params = {**config.model_dump(), "inputs": [done_fingerprint(d) for d in dirs]}
     marker = state_dir(release_dir)
     if stage_is_current(marker, params):
         return read_stats(marker)

@@ -234,6 +234,20 @@ def test_other_settings_on_a_partial_run_are_refused_unless_overwrite(pairs_dir,
         run_stage(pairs_dir, tmp_path / "c", AnnotateConfig(annotator=server.spec("c"), **FAST))
 
 
+def test_new_candidate_pairs_relabel_without_stale_rows_or_asking_again(tmp_path):
+    """Re-mined pairs (another input fingerprint, same settings): the stage re-runs on its own, the labels of
+    vanished pairs are gone, and the pairs answered before are not sent to the LLM again."""
+    first, second = real_pairs(12)[:8], real_pairs(12)[4:]
+    out = tmp_path / "out"
+    with FakeOllama() as server:
+        config = AnnotateConfig(annotator=server.spec(), **FAST)
+        run_stage(write_pairs(tmp_path / "p1", first), out, config)
+        stats = run_stage(write_pairs(tmp_path / "p2", second), out, config)
+    assert {e.pair_id for e in examples(out)} == {p.pair_id for p in second}
+    assert stats["reused_raw_responses"] == 4 and stats["requests_this_run"] == 4
+    assert len(server.requests) == 12
+
+
 def _cli(pairs_dir: Path, out: Path, spec: str, concurrency: int) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "biodivergence_dataset.cli", "annotate", str(pairs_dir), "--out", str(out),
            "--annotator", spec, "--concurrency", str(concurrency), "--no-progress"]

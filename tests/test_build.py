@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,11 @@ from datasets import ClassLabel, load_dataset
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.cli import main
+from biodivergence_dataset.io import read_records
+from biodivergence_dataset.records import CandidatePair
 from biodivergence_dataset.validate import validate_release
 from builder import build
+from builder.audit import read_config
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
@@ -137,6 +141,23 @@ def test_rerun_after_an_interrupted_split_finishes_the_release(small_build):
     # the split is redone; its output is identical, so the audit of it still holds
     assert [s.status for s in outcome.steps] == ["up to date"] * 4 + ["ran", "up to date"]
     assert outcome.ok and outcome.sizes == first.sizes
+
+
+def test_a_copied_work_folder_resumes_and_new_mining_reaches_the_release(small_build, tmp_path):
+    """Stages are current by content fingerprint, not paths or times: a copy resumes as is; another mining
+    setting re-runs mining and everything after it, and no label of a pair that is no longer mined survives."""
+    root, _, first = small_build
+    work = tmp_path / "work"
+    shutil.copytree(root / "work", work)
+    again = build.build(write_config(tmp_path / "same.yaml", SMALL_CONFIG), work)
+    assert [s.status for s in again.steps] == ["up to date"] * len(build.STEPS)
+    changed = {**SMALL_CONFIG, "mine": {**SMALL_CONFIG["mine"], "cap_per_domain": 60}}
+    outcome = build.build(write_config(tmp_path / "changed.yaml", changed), work)
+    assert [s.status for s in outcome.steps] == ["up to date"] * 2 + ["ran"] * 4
+    mined = {p.pair_id for p in read_records(work / "pairs", CandidatePair)}
+    released = {r["pair_id"] for c in ontology.CONFIGS for rows in read_config(work / "release", c).values()
+                for r in rows}
+    assert len(mined) < first.steps[2].stats["kept"] and released <= mined
 
 
 def test_a_built_release_trains_predicts_and_scores_through_the_cli(small_build, tmp_path):
