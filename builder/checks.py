@@ -11,62 +11,36 @@ stages run on them) and the checks compare stage output with the annotations:
 
 from __future__ import annotations
 
-import ast
 import csv
-import io as _io
 import itertools
 import json
-import tokenize
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from biodivergence_dataset.records import Abstract, Claim, MiningScores, Section, article_uid_for, claim_id_for
+from biodivergence_dataset.io import StageStats
+from biodivergence_dataset.records import Abstract, Claim, MiningScores, claim_id_for
 
-from .claims import CONCLUSIONS, analyse_sentence
+from .claims import analyse_sentence
 from .embeddings import embed_texts
 from .scoring import ClaimFeatures, ScoringConfig, claim_features, score_pair
+from .sources.scifact import parse_array_repr
 
 SCIFACT_LABELLED = ("claims_train.jsonl", "claims_dev.jsonl")
 
 
 # --- PubMedQA ------------------------------------------------------------------------------------------
 def pubmedqa_abstracts(path: str | Path, domain: str | None = None) -> list[Abstract]:
-    """PQA-L records as structured abstracts: each context under its label, ``LONG_ANSWER`` as CONCLUSIONS."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    out = []
-    for pmid, rec in data.items():
-        parts = list(zip(rec["LABELS"], rec["CONTEXTS"], strict=True)) + [(CONCLUSIONS, rec["LONG_ANSWER"])]
-        text, sections = _join_sections(parts)
-        out.append(Abstract(
-            article_uid=article_uid_for(None, pmid, text), pmid=pmid, title=rec["QUESTION"], text=text,
-            year=int(rec["YEAR"]) if rec.get("YEAR") else None, domain=domain, source="pubmedqa",
-            mesh_terms=rec.get("MESHES", []), sections=sections,
-        ))
-    return out
+    """PQA-L records as the build reads them (the pubmedqa reader and ingest): each context under its label,
+    ``LONG_ANSWER`` as CONCLUSIONS; ``domain`` pins the domain (None: the query packs assign it)."""
+    from .ingest import IngestConfig, ingest, resolve_sources
 
-
-def _join_sections(parts: Iterable[tuple[str, str]]) -> tuple[str, list[Section]]:
-    text, sections = "", []
-    for label, body in parts:
-        body = " ".join(body.split())
-        if not body:
-            continue
-        if text:
-            text += " "
-        sections.append(Section(label=label.upper(), start=len(text), end=len(text) + len(body)))
-        text += body
-    return text, sections
+    config = IngestConfig(domain=domain, progress=False, near_duplicates="off")
+    return list(ingest(resolve_sources([f"pubmedqa:{path}"], domain), config, StageStats("checks")))
 
 
 # --- SciFact corpus ------------------------------------------------------------------------------------
-def parse_numpy_repr(value: str) -> list[str]:
-    """The string literals of a NumPy array repr (``"['a'\\n 'b']"``), as SciFact's CSV stores abstracts."""
-    return [ast.literal_eval(tok.string) for tok in tokenize.generate_tokens(_io.StringIO(value).readline)
-            if tok.type == tokenize.STRING]
-
-
 @dataclass(frozen=True)
 class SciFactDoc:
     abstract: Abstract
@@ -81,7 +55,7 @@ def scifact_corpus(scifact_dir: str | Path, domain: str | None = None) -> dict[i
     with open(Path(scifact_dir) / "corpus_train.csv", newline="", encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
             text, spans = "", []
-            for sent in parse_numpy_repr(row["abstract"]):
+            for sent in parse_array_repr(row["abstract"]) or []:
                 sent = " ".join(sent.split())
                 if not sent:
                     spans.append((len(text), len(text)))

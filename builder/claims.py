@@ -28,31 +28,16 @@ from biodivergence_dataset.records import Abstract, Claim, ClaimFrame, ClaimSlot
 
 from . import sentences
 from .frames import extract_frame
+from .sources.base import BACKGROUND, CONCLUSIONS, METHODS, OBJECTIVE, RESULTS, UNASSIGNED, canonical_label
 
 STAGE = "claims"
 
+
 # --- sections -----------------------------------------------------------------------------------------
-#: NLM structured-abstract categories, and the words that put a free-text label into one of them.
-BACKGROUND, OBJECTIVE, METHODS, RESULTS, CONCLUSIONS = "BACKGROUND", "OBJECTIVE", "METHODS", "RESULTS", "CONCLUSIONS"
-_SECTION_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (CONCLUSIONS, ("CONCLU", "INTERPRETATION", "IMPLICATION", "DISCUSSION", "RELEVANCE")),
-    (RESULTS, ("RESULT", "FINDING")),
-    (OBJECTIVE, ("OBJECTIVE", "AIM", "PURPOSE", "GOAL", "QUESTION", "HYPOTHES")),
-    (METHODS, ("METHOD", "DESIGN", "SETTING", "PATIENT", "PARTICIPANT", "SUBJECT", "MATERIAL", "INTERVENTION",
-               "MEASURE", "PROCEDURE", "POPULATION", "SAMPLE", "STUDY", "DATA SOURCE", "SEARCH", "SELECTION")),
-    (BACKGROUND, ("BACKGROUND", "INTRODUCTION", "CONTEXT", "RATIONALE", "IMPORTANCE")),
-)
-
-
 def section_category(label: str | None) -> str | None:
-    """Map a structured-abstract label (NLM category or free text) to an NLM category, or None."""
-    if not label:
-        return None
-    upper = label.upper()
-    for category, words in _SECTION_WORDS:
-        if any(w in upper for w in words):
-            return category
-    return None
+    """The NLM category of a structured-abstract label (the readers' one mapping), or None if it has none."""
+    category = canonical_label(label) if label else UNASSIGNED
+    return None if category == UNASSIGNED else category
 
 
 # --- configuration ------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, claim_id_for, pair_id_for
 
 from ..agreement import cohen_kappa, is_conflict
-from ..checks import parse_numpy_repr
+from ..sources.scifact import parse_array_repr
 
 SCIFACT_CLAIM_FILES = ("claims_train.jsonl", "claims_dev.jsonl")
 HEALTHVER_FILES = ("healthver_dev.csv", "healthver_test.csv")
@@ -66,7 +66,7 @@ def make_pair(a: Claim, b: Claim, abstract_a: str = "", abstract_b: str = "") ->
 def _scifact_abstracts(data_dir: Path, doc_ids: set[str]) -> dict[str, str]:
     csv.field_size_limit(sys.maxsize)
     with open(data_dir / "corpus_train.csv", newline="", encoding="utf-8") as fh:
-        return {row["doc_id"]: " ".join(parse_numpy_repr(row["abstract"]))
+        return {row["doc_id"]: " ".join(parse_array_repr(row["abstract"]) or [])
                 for row in csv.DictReader(fh) if row["doc_id"] in doc_ids}
 
 
