@@ -342,9 +342,9 @@ def _clause_end(text: str, start: int) -> int:
     return start + (stop.start() if stop else len(rest.rstrip(" .")))
 
 
-_NO_SUBJECT = re.compile(r"\s*(?:there|it|this|these|we)?\s*(?:was|were|is|are|had|has|have|showed|found)?\s*",
-                         re.IGNORECASE)
-_OF_ON = re.compile(r"(?:of|in)\s+(.+?)\s+(?:on|with|and|to)\s+", re.IGNORECASE)
+_NO_SUBJECT = re.compile(r"\s*(?:there|it|this|these|we)?\s*(?:was|were|is|are|had|has|have|showed|found)?"
+                         r"(?:\s+(?:also|still|again|thus|therefore))?\s*", re.IGNORECASE)
+_OF_ON = re.compile(r"(?:(?:of|in)\s+)?(.+?)\s+(?:on|with|and|to)\s+", re.IGNORECASE)
 #: Words that may stand between a finding noun and its "between X and Y" ("no association was noted between").
 _REPORTING_ONLY = re.compile(r"(?:\s*\b(?:was|were|is|are|been|be|has|have|had|noted|observed|found|seen|detected|"
                             r"identified|evident|apparent|shown|demonstrated|reported|significant|statistically)\b)*\s*",
@@ -402,7 +402,7 @@ def _sides(text: str, cue: _Cue) -> tuple[Span | None, Span | None]:
         return exposure, outcome
     outcome_end = _clause_end(text, after_start)
     if no_subject:  # "No effect of X on Y", "there was an association of X with Y"
-        of = _OF_ON.match(rest)
+        of = _OF_ON.match(rest) if lead or rest[:3].lower() in ("of ", "in ") else None
         if of:
             return (_span(text, after_start + of.start(1), after_start + of.end(1)),
                     _span(text, after_start + of.end(0), outcome_end))

@@ -33,6 +33,10 @@ def label(a: str, b: str, **kw):
     ("Knee pain was reduced by weekly hydrotherapy.", "weekly hydrotherapy", "Knee pain", DECREASE),
     ("There was no significant difference in relapse rates between the two regimens.",
      "the two regimens", "relapse rates", NO_DIFFERENCE),
+    ("There was also no effect of oral zinc on diarrhoea duration in toddlers.",
+     "oral zinc", "diarrhoea duration", NO_EFFECT),
+    ("We found no association of night-shift work with migraine frequency.",
+     "night-shift work", "migraine frequency", NO_ASSOCIATION),
 ])
 def test_frame_extraction(sentence, exposure, outcome, direction):
     frame = extract_frame(sentence)
