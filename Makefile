@@ -1,6 +1,6 @@
 # Two set-up commands for a fresh machine:
-#   make demo   create .venv, install, build a release from ../shared/data and load it
-#   make test   create .venv, install, run the test suite
+#   make demo   create .venv, install the package (no test tools, no llama.cpp), build a release from ../shared/data
+#   make test   create .venv, install the package with its dev extra and the llama.cpp server, run the test suite
 VENV      ?= .venv
 PY        := $(VENV)/bin/python
 WHEELS    ?= $(HOME)/.cache/biodivergence/wheels
@@ -9,13 +9,19 @@ LLAMA_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 LLAMA_SERVER_DEPS := uvicorn fastapi sse-starlette starlette-context pydantic-settings
 
-.PHONY: install demo test lint clean
+.PHONY: install dev demo test lint clean
 
 install: $(VENV)/.installed
+dev: $(VENV)/.dev
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q -e ".[dev,llm]"
+	$(PY) -m pip install -q -e .
+	touch $@
+
+# Test and lint tools (pytest, hypothesis, ruff, lm-eval): not needed to build a release.
+$(VENV)/.dev: $(VENV)/.installed
+	$(PY) -m pip install -q -e ".[dev]"
 	touch $@
 
 # The tests also start a real llama.cpp server; the demo build does not need it (building the wheel takes minutes).
@@ -31,11 +37,11 @@ demo: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/biodivergence build --config builder/configs/demo.yaml --out build/demo
 
 # pytest exits 5 when it collected no test: that counts as a failure.
-test: install $(VENV)/.llama
+test: $(VENV)/.dev $(VENV)/.llama
 	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$rc
 
-lint: install
+lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check biodivergence_dataset builder trainer metrics tests benchmarks
 
 clean:

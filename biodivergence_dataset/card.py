@@ -22,6 +22,8 @@ from .tasks import load_tasks
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "dataset_card.md"
 META_FILE = "card_meta.json"
+#: A short robustness section (``biodivergence analyze --card``), included in the card when the release has it.
+ROBUSTNESS_FILE = "robustness.md"
 
 #: Hub vocabularies for the values this card uses (huggingface.js tasks/pipelines + dataset-card spec).
 SIZE_CATEGORIES: tuple[tuple[int, str], ...] = (
@@ -180,6 +182,7 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
         goldcheck=goldcheck,
         goldcheck_table=goldcheck_table(goldcheck),
         goldcheck_warnings=goldcheck_warnings(goldcheck),
+        robustness=(release_dir / ROBUSTNESS_FILE).read_text(encoding="utf-8") if (release_dir / ROBUSTNESS_FILE).exists() else "",
         split_manifest=_flatten({k: v for k, v in split_manifest.items() if k not in _MANIFEST_TABLES}),
         per_domain_counts=split_manifest.get("per_domain_counts", {}),
         core_splits=ontology.SPLITS,
@@ -210,10 +213,12 @@ def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("release_dir", help="release folder to (re-)render README.md for")
+    from .cli import add_release_argument
+
+    add_release_argument(parser, "release folder to (re-)render README.md for", legacy_positional=True)
 
 
 def run(args) -> int:
-    path = write_card(args.release_dir)
+    path = write_card(args.release)
     print(f"wrote {path}")
     return 0

@@ -4,13 +4,20 @@ Each subcommand lives in the module that does the work; that module exposes
 ``add_arguments(parser)`` and ``run(args) -> int`` and imports heavy libraries lazily
 (``MODULE:NAME`` picks ``add_NAME_arguments`` and ``run_NAME`` of a module serving several subcommands).
 Only the chosen subcommand's module is imported, so ``biodivergence info`` stays fast.
+Every command names its release with ``--release`` (:func:`add_release_argument`) and shows its
+defaults in ``--help``.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib
+import shlex
 import sys
+from importlib.metadata import PackageNotFoundError, version
+
+from .threads import cap_threads
 
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -34,7 +41,63 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "predict": ("trainer.predict", "write predictions of a trained model"),
     "evaluate": ("trainer.evaluate", "score predictions against a release with the BioDivergence metric"),
     "baselines": ("trainer.baselines", "run and score the baseline suite"),
+    "analyze": ("trainer.analyses", "robustness, counterfactual, leave-one-domain-out, slices, annotator and error analyses"),
 }
+
+#: Commands that pick up where an interrupted run stopped when re-run with the same arguments.
+RESUMABLE = frozenset({"ingest", "collect", "claims", "mine", "annotate", "split", "audit", "build"})
+
+RELEASE_FOLDER_HELP = "release folder"
+RELEASE_HELP = "release: a local folder or a Hub dataset id ORG/NAME[@REVISION] (read offline from the HF cache)"
+_LEGACY_RELEASE = "legacy_release_dir"
+
+
+def add_release_argument(parser: argparse.ArgumentParser, help_text: str = RELEASE_HELP, *, required: bool = True,
+                         legacy_positional: bool = False) -> None:
+    """``--release`` (the one way to name a release); ``legacy_positional`` also accepts the old positional form."""
+    parser.add_argument("--release", required=required and not legacy_positional, help=help_text)
+    if legacy_positional:
+        parser.add_argument(_LEGACY_RELEASE, nargs="?", metavar="RELEASE_DIR", help=argparse.SUPPRESS)
+
+
+def _take_legacy_release(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Move a positional release folder to ``args.release`` with a deprecation note; insist on one release."""
+    if not hasattr(args, _LEGACY_RELEASE):
+        return
+    legacy = vars(args).pop(_LEGACY_RELEASE)
+    if legacy is not None and args.release is not None:
+        parser.error("give the release once, as --release")
+    if legacy is not None:
+        print(f"{parser.prog}: the positional release folder is deprecated; use --release {legacy}", file=sys.stderr)
+        args.release = legacy
+    if args.release is None:
+        parser.error("the following arguments are required: --release")
+
+
+def _has_default(action: argparse.Action) -> bool:
+    return action.default not in (None, False, [], argparse.SUPPRESS)
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default (also for options without help text) unless it is empty or the help names it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        return super()._get_help_string(action) if _has_default(action) and "default" not in text else text
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if not action.help and action.option_strings and _has_default(action):
+            action = copy.copy(action)
+            action.help = "(default: %(default)s)"
+        return super()._format_action(action)
+
+
+def package_version() -> str:
+    """The installed ``biodivergence`` version (``unknown`` when run from a bare checkout)."""
+    try:
+        return version("biodivergence")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -45,6 +108,7 @@ def _top_parser() -> argparse.ArgumentParser:
         epilog="commands:\n" + "\n".join(f"  {name:<11} {text}" for name, (_, text) in COMMANDS.items()),
     )
     parser.add_argument("command", choices=list(COMMANDS), metavar="COMMAND", help="one of the commands below")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     return parser
 
 
@@ -55,18 +119,22 @@ def main(argv: list[str] | None = None) -> int:
         top.print_help()
         return 0 if argv else 2
     if argv[0] not in COMMANDS:
-        top.parse_args(argv[:1])  # prints the usage error and exits 2
+        top.parse_args(argv[:1])  # prints the version, or the usage error and exits 2
     name = argv[0]
     module_name, help_text = COMMANDS[name]
     module_name, _, variant = module_name.partition(":")
+    cap_threads()  # before the command imports scikit-learn or torch
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"biodivergence {name}", description=help_text)
+    parser = argparse.ArgumentParser(prog=f"biodivergence {name}", description=help_text, formatter_class=HelpFormatter)
     getattr(module, f"add_{variant}_arguments" if variant else "add_arguments")(parser)
     args = parser.parse_args(argv[1:])
+    _take_legacy_release(parser, args)
+    args.command_line = shlex.join(["biodivergence", *argv])  # for result files that record how they were made
     try:
         return int(getattr(module, f"run_{variant}" if variant else "run")(args) or 0)
     except KeyboardInterrupt:
-        print("interrupted; re-run the same command to resume", file=sys.stderr)
+        resume = "re-run the same command to resume" if name in RESUMABLE else "nothing was kept; re-run to start over"
+        print(f"interrupted; {resume}", file=sys.stderr)
         return 130
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"biodivergence {name}: error: {exc}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Publish to the Hugging Face Hub: one ``upload_folder`` commit, then a version tag.
 
-``biodivergence push RELEASE_DIR --repo ORG/NAME --tag vX.Y [--private] [--dry-run]`` publishes a release
+``biodivergence push --release DIR --repo ORG/NAME --tag vX.Y [--private] [--dry-run]`` publishes a release
 (a dataset repo); ``biodivergence push-metric --space ORG/NAME --tag vX.Y [--dry-run]`` publishes the metric
 folder ``metrics/biodivergence`` (a Gradio Space, as ``evaluate``'s metric Spaces are). Both go through
 :func:`publish`; a :class:`Target` says what differs (repo type, files, how the folder is checked and stamped).
@@ -323,7 +323,9 @@ def push_metric(
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("release_dir", help="release folder (written by `biodivergence build` or `split`)")
+    from .cli import add_release_argument
+
+    add_release_argument(parser, "release folder (written by `biodivergence build` or `split`)", legacy_positional=True)
     parser.add_argument("--repo", required=True, help="dataset repo ORG/NAME on the Hub")
     _common_arguments(parser)
 
@@ -336,15 +338,15 @@ def _common_arguments(parser) -> None:
 
 def run(args) -> int:
     if args.dry_run:
-        return print_plan(DATASET, args.release_dir, args.repo, args.tag, args.private)
-    oid = push_release(args.release_dir, args.repo, args.tag, private=args.private)
+        return print_plan(DATASET, args.release, args.repo, args.tag, args.private)
+    oid = push_release(args.release, args.repo, args.tag, private=args.private)
     print(f"published {args.repo}@{args.tag} (commit {oid})")
     return 0
 
 
 def add_metric_arguments(parser) -> None:
     parser.add_argument("--space", required=True, help="Space ORG/biodivergence on the Hub (evaluate.load's id)")
-    parser.add_argument("--metric-dir", help="metric folder (default: $BIODIVERGENCE_METRIC, else metrics/biodivergence)")
+    parser.add_argument("--metric-dir", help="metric folder (default: $BIODIVERGENCE_METRIC, else the installed metric)")
     _common_arguments(parser)
 
 

@@ -66,9 +66,9 @@ def sample_rows(release_dir: str, n: int, seed: int = 0, config: str = ontology.
     import random
 
     from .features import decode_row
-    from .release import load_release
+    from .release import load_release, resolve_release
 
-    ds = load_release(release_dir, config)[split]
+    ds = load_release(resolve_release(release_dir), config)[split]
     by_type: dict[str, list[dict]] = {}
     for row in ds:
         row = decode_row(row)
@@ -97,8 +97,10 @@ def format_sample(sample: dict[str, list[dict]]) -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--json", action="store_true", help="print as JSON")
-    parser.add_argument("--release", default=None, help="with --sample: a release folder to read rows from")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="how to print")
+    from .cli import RELEASE_HELP, add_release_argument
+
+    add_release_argument(parser, f"with --sample: {RELEASE_HELP}", required=False)
     parser.add_argument("--sample", type=int, default=0, metavar="N",
                         help="print N random rows of each conflict type of the release (claims, frames, spans)")
     parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
@@ -109,10 +111,10 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     if args.sample:
         if not args.release:
-            raise ValueError("--sample needs --release DIR")
+            raise ValueError("--sample needs --release (a folder or ORG/NAME[@REVISION])")
         sample = sample_rows(args.release, args.sample, args.seed, args.config, args.split)
-        print(json.dumps(sample, indent=2, default=str) if args.json else format_sample(sample))
+        print(json.dumps(sample, indent=2, default=str) if args.format == "json" else format_sample(sample))
         return 0
     data = info_dict()
-    print(json.dumps(data, indent=2) if args.json else format_info(data))
+    print(json.dumps(data, indent=2) if args.format == "json" else format_info(data))
     return 0

@@ -209,17 +209,21 @@ def validate_release(release_dir: str | Path) -> ValidationReport:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("release_dir", help="release folder to check")
+    from .cli import RELEASE_HELP, add_release_argument
+
+    add_release_argument(parser, RELEASE_HELP, legacy_positional=True)
 
 
 def run(args) -> int:
-    report = validate_release(args.release_dir)
+    from .release import resolve_release
+
+    report = validate_release(resolve_release(args.release))
     for config, splits in report.rows.items():
         print(f"{config}: " + ", ".join(f"{s}={n}" for s, n in splits.items()))
     if report.ok:
-        print(f"{args.release_dir}: OK")
+        print(f"{args.release}: OK")
         return 0
     for problem in report.problems:
         print(f"error: {problem}")
-    print(f"{args.release_dir}: {len(report.problems)} problem(s)")
+    print(f"{args.release}: {len(report.problems)} problem(s)")
     return 1

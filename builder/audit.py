@@ -1,6 +1,6 @@
 """Leakage audit (paper Table 37), release statistics (Tables 17–18) and plots of a release folder.
 
-``biodivergence audit RELEASE_DIR`` writes ``audit.json``, ``stats.json`` and ``plots/*.png`` into the
+``biodivergence audit --release DIR`` writes ``audit.json``, ``stats.json`` and ``plots/*.png`` into the
 release, re-renders its card, and exits non-zero when ``primary`` leaks: any article, claim or pair
 shared between two of its splits (the test-family splits ``test`` and ``test_matched`` may share).
 """
@@ -415,15 +415,17 @@ def format_audit(audit: Mapping[str, Any]) -> str:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("release_dir", help="release folder written by `biodivergence split`")
+    from biodivergence_dataset.cli import add_release_argument
+
+    add_release_argument(parser, "release folder written by `biodivergence split`", legacy_positional=True)
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
 
 def run(args) -> int:
-    audit = run_stage(args.release_dir, AuditConfig(plots=not args.no_plots))
+    audit = run_stage(args.release, AuditConfig(plots=not args.no_plots))
     print(format_audit(audit))
     if not audit["ok"]:
-        print(f"error: {ontology.DEFAULT_CONFIG} leaks across splits (see {Path(args.release_dir) / AUDIT_FILE})")
+        print(f"error: {ontology.DEFAULT_CONFIG} leaks across splits (see {Path(args.release) / AUDIT_FILE})")
         return 1
     print(f"{ontology.DEFAULT_CONFIG}: zero article / claim / pair overlap across splits")
     return 0

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from huggingface_hub import constants
 from release_factory import seed_hub_cache, write_small_release
 
-from biodivergence_dataset.release import resolve_release
+from biodivergence_dataset.cli import main
+from biodivergence_dataset.release import iter_rows, resolve_release
 
 
 @pytest.fixture
@@ -55,3 +57,32 @@ def test_a_file_is_not_a_release_folder(tmp_path, offline_cache):
     f.write_text("x")
     with pytest.raises(FileNotFoundError, match="not a folder"):
         resolve_release(str(f))
+
+
+def _perfect_predictions(release_dir: Path, path: Path) -> Path:
+    rows = [{"pair_id": r["pair_id"], "conflict_type": r["conflict_type"], "divergence_axes": r["divergence_axes"],
+             "dominant_confounder": r["dominant_confounder"] or ""} for _, r in iter_rows(release_dir, "primary", "test")]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_evaluate_reads_a_release_by_hub_id_from_the_offline_cache(tmp_path, offline_cache):
+    src = write_small_release(tmp_path / "release")
+    seed_hub_cache(offline_cache, "acme/biodivergence", "v1.0", src)
+    predictions = _perfect_predictions(src, tmp_path / "preds.jsonl")
+    out = tmp_path / "report.json"
+    assert main(["evaluate", "--predictions", str(predictions), "--release", "acme/biodivergence@v1.0",
+                 "--no-semsim", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["release"] == "acme/biodivergence@v1.0"
+    assert report["n_scored"] == report["n_references"] == 3
+    assert report["metrics"]["conflict_type/accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("command", ["evaluate", "validate"])
+def test_commands_name_a_missing_release_folder(tmp_path, offline_cache, capsys, command):
+    extra = ["--predictions", str(_perfect_predictions(write_small_release(tmp_path / "r"), tmp_path / "p.jsonl"))]
+    argv = [command, "--release", str(tmp_path / "gone" / "release"), *(extra if command == "evaluate" else [])]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"no such folder: {tmp_path / 'gone' / 'release'}" in err and "biodivergence card" not in err

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.cli import add_release_argument
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import load_tasks
 
@@ -30,13 +31,12 @@ SHOWN_IDS = 5
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--predictions", required=True, type=Path,
                         help="JSONL file: one object per pair with pair_id and task fields")
-    parser.add_argument("--release", required=True, type=Path,
-                        help="release folder (as written by `biodivergence split`)")
+    add_release_argument(parser)
     parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
     parser.add_argument("--split", default="test")
     parser.add_argument("--out", type=Path, help="JSON report (default: PREDICTIONS with suffix .metrics.json)")
     parser.add_argument("--metric", type=Path,
-                        help=f"metric folder (default: ${ENV_VAR}, else the repository's metrics/biodivergence)")
+                        help=f"metric folder (default: ${ENV_VAR}, else the installed metric)")
     parser.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap resamples for 95%% intervals")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--semsim-model",
@@ -179,7 +179,9 @@ def _on_line(exc: ValueError, path: Path, matched: list[str], lines: dict[str, i
 
 def run(args: argparse.Namespace) -> int:
     predictions, lines = read_predictions(args.predictions)
-    references = read_references(args.release, args.config, args.split)
+    from biodivergence_dataset.release import resolve_release
+
+    references = read_references(resolve_release(args.release), args.config, args.split)
     matched, missing, extra = match(predictions, references)
     print(f"{len(matched)} of {len(references)} references of {args.config}/{args.split} have a prediction")
     if missing:

@@ -1,8 +1,10 @@
 """The one door from our code to the BioDivergence metric (trainer, CLI, benchmarks and tests).
 
 :func:`metric_dir` locates the metric folder: a folder given by the caller, else
-``$BIODIVERGENCE_METRIC`` (e.g. a clone of the Hub Space), else ``metrics/biodivergence`` beside
-this package in a source checkout. Two ways in, onto the same code (``scoring.py``):
+``$BIODIVERGENCE_METRIC`` (e.g. a clone of the Hub Space), else the installed package
+``biodivergence`` (the wheel ships ``metrics/biodivergence`` under that name), else
+``metrics/biodivergence`` beside this package in a source checkout. Two ways in, onto the same code
+(``scoring.py``):
 
 * :func:`load_metric` — ``evaluate.load`` on the folder, the public way (ARCHITECTURE §2);
 * :func:`score` / :func:`scoring_module` — the plain scorer imported by file path. Trainer's
@@ -23,11 +25,20 @@ from typing import Any
 
 ENV_VAR = "BIODIVERGENCE_METRIC"
 _MODULE_NAME = "biodivergence_metric_scoring"
+_PACKAGE = "biodivergence"  # metrics/biodivergence as the wheel installs it
+_CHECKOUT_DIR = Path(__file__).resolve().parents[1] / "metrics" / "biodivergence"
+
+
+def installed_metric_dir() -> Path | None:
+    """The folder of the installed ``biodivergence`` metric package, if one is importable."""
+    spec = importlib.util.find_spec(_PACKAGE)
+    locations = (spec.submodule_search_locations or []) if spec else []
+    return next((Path(p) for p in locations if (Path(p) / "scoring.py").exists()), None)
 
 
 def metric_dir(path: str | os.PathLike | None = None) -> Path:
-    """The metric folder: ``path``, else ``$BIODIVERGENCE_METRIC``, else ``<repo>/metrics/biodivergence``."""
-    found = Path(path or os.environ.get(ENV_VAR) or Path(__file__).resolve().parents[1] / "metrics" / "biodivergence")
+    """The metric folder: ``path``, else ``$BIODIVERGENCE_METRIC``, else the installed package, else the checkout's."""
+    found = Path(path or os.environ.get(ENV_VAR) or installed_metric_dir() or _CHECKOUT_DIR)
     if not (found / "scoring.py").exists():
         raise FileNotFoundError(f"no BioDivergence metric at {found} (give the metric folder or set {ENV_VAR})")
     return found

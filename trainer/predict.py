@@ -195,8 +195,10 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
 
 
 def add_arguments(parser) -> None:
+    from biodivergence_dataset.cli import add_release_argument
+
     parser.add_argument("--model", required=True, help="folder written by `biodivergence train`")
-    parser.add_argument("--release", required=True, help="release folder")
+    add_release_argument(parser)
     parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
     parser.add_argument("--split", default="test")
     parser.add_argument("--out", required=True, help="JSONL file to write")
@@ -207,9 +209,11 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from biodivergence_dataset.release import resolve_release
+
     from .data import decoded_rows, load_splits
 
-    splits = load_splits(args.release, args.config)
+    splits = load_splits(resolve_release(args.release), args.config)
     if args.split not in splits:
         raise ValueError(f"split {args.split!r} is not in {args.release} ({args.config}); it has {list(splits)}")
     model, tokenizer = load_model(args.model, args.constraint_mode, args.axis_threshold)

@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.cli import add_release_argument
 
 from .suite import RESULTS_JSON, RESULTS_MD, SuiteOptions, run_suite, standard_systems
 
@@ -21,16 +22,20 @@ __all__ = ["SuiteOptions", "add_arguments", "run", "run_baselines", "run_suite",
 
 
 def run_baselines(release_dir: str | Path, out_dir: str | Path, config: str = ontology.DEFAULT_CONFIG,
-                  split: str = "test", options: SuiteOptions | None = None) -> dict:
-    """Fit on the release's train split, predict and score ``split``; write the results folder."""
+                  split: str = "test", options: SuiteOptions | None = None, command: str | None = None) -> dict:
+    """Fit on the release (a folder or a Hub id) train split, predict and score ``split``; write the results folder."""
+    from biodivergence_dataset.release import resolve_release
+
     from ..data import decoded_rows, load_splits
 
-    datasets = load_splits(release_dir, config)
+    datasets = load_splits(resolve_release(release_dir), config)
     for needed in ("train", split):
         if needed not in datasets:
             raise ValueError(f"{release_dir} ({config}) has no {needed!r} split; it has {list(datasets)}")
     train, rows = decoded_rows(datasets["train"]), decoded_rows(datasets[split])
     meta = {"release": str(release_dir), "config": config, "split": split, "train_size": len(train)}
+    if command:
+        meta["command"] = command
     return run_suite(train, rows, out_dir, options, meta)
 
 
@@ -42,7 +47,7 @@ def _named_file(text: str) -> tuple[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--release", required=True, help="release folder")
+    add_release_argument(parser)
     parser.add_argument("--out", required=True, help="results folder (results.md, results.json, predictions/)")
     parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
     parser.add_argument("--split", default="test", help="split to evaluate (systems are fitted on train)")
@@ -65,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     options = SuiteOptions(seed=args.seed, nli_models=args.nli, llm_specs=args.llm, llm_limit=args.llm_limit,
                            llm_max_abstract_chars=args.llm_max_abstract_chars,
                            dense_model=args.dense_model, skip=args.skip, extra=dict(args.add))
-    results = run_baselines(args.release, args.out, args.config, args.split, options)
+    results = run_baselines(args.release, args.out, args.config, args.split, options,
+                            getattr(args, "command_line", None))
     print(f"scored {len(results['systems'])} systems on {results['n']} examples; "
           f"wrote {Path(args.out) / RESULTS_MD} and {Path(args.out) / RESULTS_JSON}")
     return 0

@@ -163,14 +163,22 @@ def load_extra(path: str | Path, rows: Sequence[Row]) -> list[Record]:
     return [by_id[r["pair_id"]] for r in rows]
 
 
+def chosen_systems(options: SuiteOptions) -> list[System]:
+    """The systems to run: every available one but those ``options.skip`` names (an unknown name is an error)."""
+    available = standard_systems(options.seed, options.dense_model) + optional_systems(options)
+    unknown = sorted(set(options.skip) - {s.slug for s in available})
+    if unknown:
+        raise ValueError(f"--skip: unknown baseline(s) {unknown}; the suite has {[s.slug for s in available]}")
+    return [s for s in available if s.slug not in options.skip]
+
+
 def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, options: SuiteOptions | None = None,
               meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run, save and score every system; write ``results.json`` and ``results.md``; return the results."""
     options = options or SuiteOptions()
     out_dir = Path(out_dir)
     references = [reference_record(r) for r in rows]
-    systems = [s for s in standard_systems(options.seed, options.dense_model) + optional_systems(options)
-               if s.slug not in options.skip]
+    systems = chosen_systems(options)
     outputs: dict[str, list[Record]] = {}
     entries = []
     encoder = CachedEncoder()
@@ -222,7 +230,7 @@ def _cell(value: float | None, key: str) -> str:
 def render_markdown(results: dict[str, Any]) -> str:
     """The paper-style tables of a results dict."""
     lines = ["# BioDivergence baselines", ""]
-    described = {k: results[k] for k in ("release", "config", "split", "train_size") if k in results}
+    described = {k: results[k] for k in ("command", "release", "config", "split", "train_size") if k in results}
     lines += [f"- {k}: {v}" for k, v in described.items()] + [f"- evaluated examples: {results['n']}", ""]
     for title, task_name, columns in TABLES:
         systems = [s for s in results["systems"] if task_name in s["tasks"]]
