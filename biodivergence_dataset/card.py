@@ -1,7 +1,8 @@
 """Dataset card: Hub YAML metadata + a body rendered from the ontology, the tasks and the release's own figures.
 
 The body template is ``dataset_card.md`` at the repository root. The YAML header carries
-``configs:`` and ``dataset_info:`` so that ``load_dataset(folder, config)`` reads typed features.
+``configs:`` and ``dataset_info:`` so that ``load_dataset(folder, config)`` reads typed features, and the
+source datasets with their licences (``license: other`` when they differ) from the release's ``sources.json``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import jinja2
 import yaml
 
 from . import __version__, benchmark, ontology
+from .features import COLUMN_DESCRIPTIONS, release_features
 from .io import write_json_atomic, write_text_atomic
+from .provenance import read_sources, release_licence
 from .records import SCHEMA_VERSION
 from .release import README, config_names, configs_yaml, dataset_info_yaml, split_order, split_sizes
 from .tasks import load_tasks
@@ -48,6 +51,7 @@ class CardMeta:
     metric_revision: str = "v1.0"  # the Space tag of the metric version that scores this release
     license: str = "cc-by-4.0"
     language: list[str] = field(default_factory=lambda: ["en"])
+    multilinguality: list[str] = field(default_factory=lambda: ["monolingual"])
     task_categories: list[str] = field(default_factory=lambda: ["text-classification", "text-generation"])
     task_ids: list[str] = field(
         default_factory=lambda: ["natural-language-inference", "multi-class-classification",
@@ -55,7 +59,7 @@ class CardMeta:
     )
     annotations_creators: list[str] = field(default_factory=lambda: ["machine-generated"])
     language_creators: list[str] = field(default_factory=lambda: ["found"])
-    source_datasets: list[str] = field(default_factory=lambda: ["original"])
+    source_datasets: list[str] = field(default_factory=lambda: ["original"])  # used when no sources.json
     tags: list[str] = field(
         default_factory=lambda: ["biomedical", "contradiction", "scientific-claims", "pubmed", "silver-labels"]
     )
@@ -90,16 +94,18 @@ def card_yaml(release_dir: str | Path, meta: CardMeta) -> dict[str, Any]:
     """The YAML header: Hub metadata, ``configs:`` and ``dataset_info:``."""
     sizes = split_sizes(release_dir)
     largest = max((sum(s.values()) for s in sizes.values()), default=0)
+    sources = read_sources(release_dir)
     return {
-        "license": meta.license,
+        "license": release_licence(sources, meta.license),
         "language": meta.language,
+        "multilinguality": meta.multilinguality,
         "pretty_name": meta.pretty_name,
         "task_categories": meta.task_categories,
         "task_ids": meta.task_ids,
         "size_categories": [size_category(largest)],
         "annotations_creators": meta.annotations_creators,
         "language_creators": meta.language_creators,
-        "source_datasets": meta.source_datasets,
+        "source_datasets": [f"extended|{s.name}" for s in sources] or meta.source_datasets,
         "tags": meta.tags,
         "configs": configs_yaml(release_dir),
         "dataset_info": dataset_info_yaml(release_dir),
@@ -111,8 +117,38 @@ def _flatten(d: dict[str, Any]) -> dict[str, str]:
     return {k: v if isinstance(v, (str, int, float)) else json.dumps(v, sort_keys=True) for k, v in d.items()}
 
 
-#: Nested split_manifest.json entries shown as their own tables instead of one-line JSON.
-_MANIFEST_TABLES = ("per_domain_counts", "targets", "funnel_per_domain")
+#: Nested split_manifest.json entries shown as their own tables instead of one-line JSON (``sources`` holds
+#: local paths: the card lists the source datasets from ``sources.json`` instead).
+_MANIFEST_TABLES = ("per_domain_counts", "targets", "funnel_per_domain", "sources")
+
+
+def feature_type(feature: Any) -> str:
+    """A short type name of a ``datasets`` feature for the Data Fields list."""
+    from datasets import ClassLabel, List, Value
+
+    if isinstance(feature, ClassLabel):
+        return "class label"
+    if isinstance(feature, Value):
+        return feature.dtype
+    if isinstance(feature, List):
+        return f"list of {feature_type(feature.feature)}"
+    return "struct" if isinstance(feature, dict) else type(feature).__name__
+
+
+def data_fields() -> list[dict[str, str]]:
+    """One entry per release column: name, type and description (from ``features.COLUMN_DESCRIPTIONS``)."""
+    return [{"name": name, "type": feature_type(feature), "description": COLUMN_DESCRIPTIONS[name]}
+            for name, feature in release_features().items()]
+
+
+def plot_entries(release_dir: Path) -> list[dict[str, str]]:
+    """The release's plots with title, caption and alt text (``plots/plots.json``, written by the audit)."""
+    described = _read_json_list(release_dir / "plots" / "plots.json")
+    return [p for p in described if (release_dir / p["file"]).exists()]
+
+
+def _read_json_list(path: Path) -> list[Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
 
 
 def goldcheck_table(result: dict[str, Any]) -> str:
@@ -190,7 +226,10 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
         matched=audit_file.get(ontology.EXTRA_TEST_SPLITS[0]),
         matched_split=ontology.EXTRA_TEST_SPLITS[0],
         domains=ontology.DOMAIN_NAMES,
-        plots=sorted(str(p.relative_to(release_dir)) for p in release_dir.glob("plots/*.png")),
+        plots=plot_entries(release_dir),
+        data_fields=data_fields(),
+        sources=read_sources(release_dir),
+        release_licence=release_licence(read_sources(release_dir), meta.license),
         annotator_summary=", ".join(kinds),
         evaluable=ontology.EVALUABLE_CLASSES,
         primary_axes=ontology.PRIMARY_AXIS_NAMES,

@@ -1,4 +1,9 @@
-"""The release's ``datasets.Features``, generated from the ontology and the ``Example`` record."""
+"""The release's ``datasets.Features``, generated from the ontology and the ``Example`` record, and what each
+column means (:data:`COLUMN_DESCRIPTIONS`, rendered as the card's "Data Fields").
+
+An unknown year or a missing confounder is stored as ``-1`` (datasets' convention for a missing class
+label), not as null: the columns then stay integers in ``Dataset.to_pandas()`` instead of turning into
+float NaN. :func:`decode_row` reads ``-1`` back as ``None``."""
 
 from __future__ import annotations
 
@@ -17,6 +22,9 @@ _CLASS_LABEL_COLUMNS: dict[str, tuple[str, ...]] = {
     "dominant_confounder": ontology.AXIS_NAMES,
 }
 _INT_COLUMNS = ("pub_year_a", "pub_year_b")
+#: Stored value of an unknown year or a missing confounder.
+MISSING_INT = -1
+_NULLABLE_INT_COLUMNS = ("pub_year_a", "pub_year_b", "dominant_confounder")
 _FLOAT_COLUMNS = (
     "similarity", "disagreement", "entity_overlap", "type_compatibility", "year_penalty",
     "combined_score", "confidence", "label_quality", "exposure_similarity", "outcome_similarity",
@@ -52,6 +60,70 @@ _STRUCT_COLUMNS: dict[str, Any] = {
 }
 
 
+def _names(values) -> str:
+    return ", ".join(f"`{v}`" for v in values)
+
+
+#: One line per release column: what it holds and where it comes from (the card's "Data Fields").
+COLUMN_DESCRIPTIONS: dict[str, str] = {
+    "example_id": "Row id. Each pair has one row per config, so it equals `pair_id`; it would differ only in a "
+                  "release that kept several labelled copies of a pair.",
+    "pair_id": "Order-independent id of the claim pair (SHA-1 of the two sorted claim ids, 20 hex digits); "
+               "predictions are matched to references by it.",
+    "domain": f"Biomedical domain of the pair: {_names(ontology.DOMAIN_NAMES)}.",
+    "claim_a_id": "Id of claim A: SHA-1 of its article uid and character offsets (16 hex digits).",
+    "claim_b_id": "Id of claim B, made as `claim_a_id`.",
+    "claim_a_text": "Claim A: one sentence of article A's abstract.",
+    "claim_b_text": "Claim B: one sentence of article B's abstract (always another article than A).",
+    "claim_a_type": f"Claim type of claim A: {_names(ontology.CLAIM_TYPE_NAMES)}.",
+    "claim_b_type": "Claim type of claim B (same classes as `claim_a_type`).",
+    "article_uid_a": "Article of claim A (`pmid:…`, `doi:…`, …); `primary` never puts an article in two splits.",
+    "article_uid_b": "Article of claim B.",
+    "abstract_a": "The whole abstract claim A comes from (empty when the source has none).",
+    "abstract_b": "The whole abstract claim B comes from.",
+    "pub_year_a": f"Publication year of article A; {MISSING_INT} when the source gives none.",
+    "pub_year_b": f"Publication year of article B; {MISSING_INT} when the source gives none.",
+    "journal_a": "Journal of article A (empty when unknown).",
+    "journal_b": "Journal of article B (empty when unknown).",
+    "similarity": "Mining score: cosine similarity of the two claim sentences' embeddings (all-MiniLM-L6-v2).",
+    "disagreement": "Mining score in [0, 1]: noisy-OR of contradiction cues (polarity, negation or direction "
+                    "mismatch, opposed terms, numbers, entity substitution, conflicting context values, contrast "
+                    "markers).",
+    "entity_overlap": "Mining score: Jaccard overlap of the two claims' entity sets (0 when either has none).",
+    "type_compatibility": "Mining score: how compatible the two claim types are (same type, one side factual, "
+                          "or two different types).",
+    "year_penalty": "Mining score: penalty for the gap between the publication years (0 when a year is unknown).",
+    "combined_score": "The miner's ranking score: weighted sum of `similarity`, `disagreement`, `entity_overlap` "
+                      "and `type_compatibility` minus `year_penalty` (default weights 0.35 / 0.35 / 0.15 / 0.10).",
+    "exposure_similarity": "Cosine similarity of the two claim frames' exposure phrases where the same-question "
+                           "check used it; null elsewhere.",
+    "outcome_similarity": "Cosine similarity of the two claim frames' outcome phrases, as `exposure_similarity`.",
+    "conflict_type": "Task 1 target: the conflict type (six classes; see the conflict taxonomy).",
+    "divergence_axes": "Task 2 target: the context axes on which the two claims differ (multi-label; see the "
+                       "divergence axes).",
+    "dominant_confounder": f"Task 3 target: the one axis of `divergence_axes` that best explains the divergence; "
+                           f"{MISSING_INT} when there is none.",
+    "reconciliation": "Task 4 target: a sentence explaining how both claims can hold.",
+    "evidence_spans": "Task 5 target: spans of the claim texts that carry the divergence (`text`, `start`/`end` "
+                      "character offsets into that claim, end exclusive, `role` claim_a or claim_b, `article_uid`).",
+    "annotator_id": "The annotator whose label the row carries (a rule set, a judge or an LLM and its version).",
+    "annotator_kind": f"Kind of that annotator: {_names(ontology.ANNOTATOR_KINDS)}.",
+    "confidence": "That annotator's own confidence in its conflict type, in [0, 1] (a score, not a calibrated "
+                  "probability unless the annotator is a calibrated judge).",
+    "prompt_version": "Version of that annotator's prompt or rules.",
+    "frame_a": f"Claim frame of claim A: `exposure`, `outcome`, `finding` ({_names(ontology.FINDING_DIRECTIONS)}), "
+               f"`significance` ({_names(ontology.SIGNIFICANCE_VALUES)}), `finding_text` and the `context` it "
+               "states (axis, value, text, offsets); null when no frame was read.",
+    "frame_b": "Claim frame of claim B, as `frame_a`.",
+    "comparability": f"Verdict of the same-question check on the two frames: {_names(ontology.COMPARABILITY)}; "
+                      "empty when not recorded.",
+    "annotator_labels": "Every panel member's conflict type and confidence for this pair (empty when one "
+                        "annotator labelled it).",
+    "label_quality": "Consensus quality of the row's label: the winning side's share of the panel's weight (1.0 "
+                     "when all members agree); null when one annotator labelled it.",
+}
+
+
 def release_features() -> Features:
     """Typed features of every release config, in ``Example`` column order."""
     columns: dict[str, Any] = {}
@@ -72,18 +144,24 @@ def release_features() -> Features:
 
 
 def encode_example(example: Example) -> dict[str, Any]:
-    """An ``Example`` as a release row: labels become ClassLabel ids; a missing confounder stays null."""
+    """An ``Example`` as a release row: labels become ClassLabel ids; an unknown year or confounder becomes -1."""
     row = example.model_dump(mode="json")
     for name, names in _CLASS_LABEL_COLUMNS.items():
         if row[name] is not None:
             row[name] = names.index(row[name])
     row["divergence_axes"] = [ontology.AXIS_NAMES.index(a) for a in row["divergence_axes"]]
+    for name in _NULLABLE_INT_COLUMNS:
+        if row[name] is None:
+            row[name] = MISSING_INT
     return row
 
 
 def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     """Inverse of :func:`encode_example` for rows read back from Parquet or ``load_dataset``."""
     out = dict(row)
+    for name in _NULLABLE_INT_COLUMNS:
+        if out.get(name) == MISSING_INT:
+            out[name] = None
     for name in _FLOAT_COLUMNS:
         if isinstance(out.get(name), float):
             out[name] = round(out[name], 6)  # float32 storage: drop the binary noise of the widening

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import ontology
 
-SCHEMA_VERSION = "1.1"
+#: 1.2: an unknown year or missing confounder is stored as -1 (``features.MISSING_INT``), no longer as null.
+SCHEMA_VERSION = "1.2"
 
 
 class RecordError(ValueError):

@@ -164,8 +164,13 @@ def configs_yaml(release_dir: str | Path) -> list[dict[str, Any]]:
     return out
 
 
+def split_num_bytes(release_dir: str | Path, config: str, split: str) -> int:
+    """A split's size in memory (Arrow bytes), the ``num_bytes`` ``datasets`` records when it prepares a split."""
+    return sum(pq.read_table(p).nbytes for p in split_files(release_dir, config, split))
+
+
 def dataset_info_yaml(release_dir: str | Path) -> list[dict[str, Any]]:
-    """The README ``dataset_info:`` block (typed features + split sizes) for the configs on disk."""
+    """The README ``dataset_info:`` block (typed features, split sizes, download and dataset sizes) per config."""
     from datasets import DatasetInfo, SplitDict, SplitInfo
 
     out = []
@@ -173,9 +178,12 @@ def dataset_info_yaml(release_dir: str | Path) -> list[dict[str, Any]]:
     for config in config_names(release_dir):
         splits = SplitDict()
         for split, n in sizes[config].items():
-            nbytes = sum(p.stat().st_size for p in split_files(release_dir, config, split))
-            splits.add(SplitInfo(name=split, num_bytes=nbytes, num_examples=n))
-        info = DatasetInfo(features=release_features(), splits=splits, config_name=config)
+            splits.add(SplitInfo(name=split, num_bytes=split_num_bytes(release_dir, config, split), num_examples=n))
+        info = DatasetInfo(
+            features=release_features(), splits=splits, config_name=config,
+            download_size=sum(p.stat().st_size for p in (Path(release_dir) / config).glob("*.parquet")),
+            dataset_size=sum(s.num_bytes for s in splits.values()),
+        )
         out.append({"config_name": config, **info._to_yaml_dict()})
     return out
 

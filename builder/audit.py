@@ -11,7 +11,7 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -22,14 +22,24 @@ from pydantic import BaseModel, ConfigDict
 from biodivergence_dataset import ontology
 from biodivergence_dataset.features import decode_row
 from biodivergence_dataset.io import content_fingerprint, mark_done, stage_is_current, write_json_atomic, write_manifest
+from biodivergence_dataset.provenance import (
+    NOT_STATED,
+    SOURCE_MD,
+    SourceDataset,
+    find_source_md,
+    parse_source_md,
+    write_sources,
+)
 from biodivergence_dataset.release import config_names, split_files, split_names
 
+from .sources import SourceSpec
 from .split import SPLIT_MANIFEST, UnionFind, state_dir
 
 STAGE = "audit"
 AUDIT_FILE = "audit.json"
 STATS_FILE = "stats.json"
 PLOTS_DIR = "plots"
+PLOTS_FILE = "plots.json"  # title, caption and alt text of each plot, for the card
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 TEST_FAMILY = frozenset({TEST, *ontology.EXTRA_TEST_SPLITS})
 COLUMNS = ("pair_id", "domain", "claim_a_id", "claim_b_id", "claim_a_text", "claim_b_text", "article_uid_a",
@@ -233,63 +243,108 @@ def _pyplot():
     return plt
 
 
-def plot_label_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Path:
-    """Conflict-type share per split, one panel per config."""
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(by_config), figsize=(6 * len(by_config), 4.2), squeeze=False)
-    labels = list(ontology.CONFLICT_TYPE_NAMES)
-    for ax, (config, stats) in zip(axes[0], by_config.items()):
-        table, splits = stats["conflict_type_by_split"], list(stats["splits"])
-        width = 0.8 / max(1, len(splits))
-        for i, split in enumerate(splits):
-            n = stats["splits"][split] or 1
-            ax.bar([x + i * width for x in range(len(labels))], [100.0 * table[c][split] / n for c in labels],
-                   width, label=f"{split} (n={stats['splits'][split]})")
-        ax.set_xticks([x + width * (len(splits) - 1) / 2 for x in range(len(labels))])
-        ax.set_xticklabels([c.replace("_", " ") for c in labels], rotation=30, ha="right", fontsize=8)
-        ax.set_ylabel("% of split")
-        ax.set_title(f"{config}: conflict type by split")
-        ax.legend(fontsize=8)
-    return _save(fig, path, dpi)
+@dataclass(frozen=True)
+class Plot:
+    """A plot as the card shows it: the file (relative to the release), a title, a caption and alt text."""
+
+    file: str
+    title: str
+    caption: str
+    alt: str
 
 
-def plot_axis_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Path:
-    """Share of each split's examples carrying each divergence axis, one panel per config."""
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(by_config), figsize=(6 * len(by_config), 5), squeeze=False)
-    names = list(ontology.AXIS_NAMES)
-    for ax, (config, stats) in zip(axes[0], by_config.items()):
-        table, splits = stats["axis_by_split"], list(stats["splits"])
-        height = 0.8 / max(1, len(splits))
-        for i, split in enumerate(splits):
-            n = stats["splits"][split] or 1
-            ax.barh([y + i * height for y in range(len(names))], [100.0 * table[a][split] / n for a in names], height,
-                    label=f"{split} (n={stats['splits'][split]})")
-        ax.set_yticks([y + height * (len(splits) - 1) / 2 for y in range(len(names))])
-        ax.set_yticklabels(names, fontsize=8)
+def _counts_text(table: Mapping[str, Mapping[str, int]], split: str) -> str:
+    """``name n, …`` of the non-zero rows of one split column (``none`` when all are zero)."""
+    return ", ".join(f"{name} {row[split]}" for name, row in table.items() if row[split]) or "none"
+
+
+def _alt(by_config: Mapping[str, Mapping[str, Any]], key: str, what: str) -> str:
+    return " ".join(f"{config}/{split} ({n} rows): {_counts_text(stats[key], split)}."
+                    for config, stats in by_config.items() for split, n in stats["splits"].items()) + f" {what}"
+
+
+def _grouped_counts(ax, table: Mapping[str, Mapping[str, int]], splits: Mapping[str, int], horizontal: bool) -> None:
+    """One bar per (row, split) with its count written on it, on a symmetric-log scale: rare classes stay visible."""
+    names = list(table)
+    step = 0.8 / max(1, len(splits))
+    for i, split in enumerate(splits):
+        positions = [k + i * step for k in range(len(names))]
+        counts = [table[name][split] for name in names]
+        draw = ax.barh if horizontal else ax.bar
+        bars = draw(positions, counts, step, label=f"{split} (n={splits[split]})")
+        ax.bar_label(bars, labels=[str(c) for c in counts], fontsize=6, padding=1, rotation=0 if horizontal else 90)
+    ticks = [k + step * (len(splits) - 1) / 2 for k in range(len(names))]
+    labels = [n.replace("_", " ") for n in names]
+    headroom = 4 * max((row[s] for row in table.values() for s in splits), default=1) or 1  # room for the counts
+    if horizontal:
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlim(0, headroom)
+        ax.set_yticks(ticks, labels, fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlabel("% of split's examples with the axis")
+    else:
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylim(0, headroom)
+        ax.set_xticks(ticks, labels, rotation=30, ha="right", fontsize=8)
+    ax.legend(fontsize=8)
+
+
+def plot_label_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Plot:
+    """Conflict-type counts per split, one panel per config (log scale, counts on the bars)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(by_config), figsize=(6.5 * len(by_config), 4.5), squeeze=False)
+    for ax, (config, stats) in zip(axes[0], by_config.items()):
+        _grouped_counts(ax, stats["conflict_type_by_split"], stats["splits"], horizontal=False)
+        ax.set_ylabel("examples (log scale)")
+        ax.set_title(f"{config}: conflict type by split")
+    _save(fig, path, dpi)
+    return Plot(f"{PLOTS_DIR}/{path.name}", "Conflict types per split",
+                "Examples of each conflict type in each split, one panel per config. The count axis is "
+                "logarithmic (linear below 1) and every bar carries its count, so classes with a handful of "
+                "examples stay visible next to the dominant one.",
+                "Grouped bar chart of conflict-type counts per split. Non-zero counts: "
+                + _alt(by_config, "conflict_type_by_split", "Every other class has 0 examples."))
+
+
+def plot_axis_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Plot:
+    """Examples carrying each divergence axis per split, one panel per config (log scale, counts on the bars)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(by_config), figsize=(6.5 * len(by_config), 5.5), squeeze=False)
+    for ax, (config, stats) in zip(axes[0], by_config.items()):
+        _grouped_counts(ax, stats["axis_by_split"], stats["splits"], horizontal=True)
+        ax.set_xlabel("examples with the axis (log scale)")
         ax.set_title(f"{config}: divergence axes by split")
-        ax.legend(fontsize=8)
-    return _save(fig, path, dpi)
+    _save(fig, path, dpi)
+    return Plot(f"{PLOTS_DIR}/{path.name}", "Divergence axes per split",
+                "Examples carrying each divergence axis in each split (an example may carry several), one panel "
+                "per config, on a logarithmic count axis with every bar labelled with its count.",
+                "Horizontal grouped bar chart of divergence-axis counts per split. Non-zero counts: "
+                + _alt(by_config, "axis_by_split", "Every other axis has 0 examples."))
 
 
-def plot_component_sizes(series: Mapping[str, Sequence[int]], path: Path, dpi: int) -> Path:
+def plot_component_sizes(series: Mapping[str, Sequence[int]], path: Path, dpi: int) -> Plot:
     """Rank–size plot of article-graph components (examples per component, largest first), one line per graph."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4))
+    described = []
     for label, sizes in series.items():
         ranked = sorted(sizes, reverse=True)
         if ranked:
             ax.step(range(1, len(ranked) + 1), ranked, where="post", marker=".",
                     label=f"{label} ({len(ranked)} components, largest {ranked[0]})")
+            described.append(f"{label}: {len(ranked)} components, the largest with {ranked[0]} examples, "
+                             f"{sum(1 for n in ranked if n == 1)} with a single example.")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("component rank")
     ax.set_ylabel("examples in component")
     ax.set_title("primary: article-graph components")
     ax.legend(fontsize=8)
-    return _save(fig, path, dpi)
+    _save(fig, path, dpi)
+    return Plot(f"{PLOTS_DIR}/{path.name}", "Article-graph components",
+                "Size of each connected component of the article graph (articles linked by a shared pair), "
+                "largest first, on log–log axes: before the split and in the released primary splits. `primary` "
+                "keeps each component inside one split, so a few giant components limit how evenly it can split.",
+                "Rank–size step plot on log–log axes. " + " ".join(described))
 
 
 def _save(fig, path: Path, dpi: int) -> Path:
@@ -351,7 +406,27 @@ def audit_release(release_dir: str | Path) -> dict[str, Any]:
     return {"audit": audit, "stats": stats, "component_sizes": {k: v for k, v in series.items() if v}}
 
 
-def write_plots(release_dir: Path, result: Mapping[str, Any], dpi: int) -> list[Path]:
+def source_datasets(specs: Sequence[SourceSpec]) -> list[SourceDataset]:
+    """The source dataset (from its ``SOURCE.md``) of each abstract source, once each, in source order."""
+    found: dict[str, SourceDataset] = {}
+    for spec in specs:
+        source_md = find_source_md(spec.path)
+        source = parse_source_md(source_md) if source_md else SourceDataset(
+            name=f"{spec.format} source", title=f"abstracts read as {spec.format} (no {SOURCE_MD} beside them)",
+            licences=[NOT_STATED])
+        found.setdefault(source.name, source)
+    return list(found.values())
+
+
+def record_sources(release_dir: Path, manifest: Mapping[str, Any]) -> None:
+    """Write ``sources.json`` when the split manifest's abstract sources are readable here (kept otherwise)."""
+    specs = [SourceSpec.parse(s) for s in manifest.get("sources", {}).get("abstracts", [])]
+    if specs and all(Path(s.path).exists() for s in specs):
+        write_sources(release_dir, source_datasets(specs))
+
+
+def write_plots(release_dir: Path, result: Mapping[str, Any], dpi: int) -> list[Plot]:
+    """Draw the plots into ``PLOTS_DIR``; returns their titles, captions and alt text for the card."""
     plots = release_dir / PLOTS_DIR
     by_config = result["stats"]["by_config"]
     return [
@@ -381,8 +456,10 @@ def run_stage(release_dir: str | Path, config: AuditConfig | None = None) -> dic
         write_json_atomic(release_dir / STATS_FILE, result["stats"])
         bar.update()
         if config.plots:
-            write_plots(release_dir, result, config.dpi)
+            plots = write_plots(release_dir, result, config.dpi)
+            write_json_atomic(release_dir / PLOTS_DIR / PLOTS_FILE, [asdict(p) for p in plots])
             bar.update()
+        record_sources(release_dir, _read_json(release_dir / SPLIT_MANIFEST))
         write_card(release_dir)
         bar.update()
     write_json_atomic(marker / "stats.json", {"stage": STAGE, "ok": result["audit"]["ok"],

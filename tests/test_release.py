@@ -9,6 +9,7 @@ from release_factory import make_example, make_splits, write_small_release
 from biodivergence_dataset import ontology, release
 from biodivergence_dataset.card import CardMeta, card_yaml, size_category
 from biodivergence_dataset.cli import main
+from biodivergence_dataset.features import MISSING_INT
 from biodivergence_dataset.io import write_text_atomic
 from biodivergence_dataset.validate import validate_release
 
@@ -43,8 +44,8 @@ def test_load_dataset_reads_both_configs_with_typed_features(small_release):
         assert features["conflict_type"].int2str(row["conflict_type"]) == ontology.CONTEXTUAL
         assert [features["divergence_axes"].feature.int2str(a) for a in row["divergence_axes"]] == [
             "geography", "clinical_setting"]
-        assert ds["train"][0]["dominant_confounder"] is None  # nullable ClassLabel
-        assert ds["train"][0]["pub_year_b"] is None
+        assert ds["train"][0]["dominant_confounder"] == MISSING_INT  # no confounder: -1, as datasets marks no label
+        assert ds["train"][0]["pub_year_b"] == MISSING_INT
         assert row["evidence_spans"][0]["text"] == "Greek"
 
 

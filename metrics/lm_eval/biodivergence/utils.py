@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.features import MISSING_INT
 from trainer.metric import scoring_module
 
 scoring = scoring_module()
@@ -65,8 +66,8 @@ def confounder_target(doc: dict[str, Any]) -> str:
 
 
 def with_confounder(dataset):
-    """Task 3 is scored on the examples whose reference names a confounder."""
-    return dataset.filter(lambda doc: doc["dominant_confounder"] is not None)
+    """Task 3 is scored on the examples whose reference names a confounder (stored -1, or null before 1.2, if none)."""
+    return dataset.filter(lambda doc: doc["dominant_confounder"] not in (None, MISSING_INT))
 
 
 def parse_axes(text: str) -> list[str]:
