@@ -9,7 +9,7 @@ two claim-type one-hots. The per-axis and confounder classifiers add TF-IDF of t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -75,23 +75,27 @@ def _pair_text(row: Row) -> str:
     return f"{row['claim_a_text']} || {row['claim_b_text']}"
 
 
-class _PairVectoriser:
-    """TF-IDF of the claim pair next to standardised slot-mismatch features, fitted on the training split."""
+class PairVectoriser:
+    """TF-IDF of the claim pair next to standardised slot-mismatch features, fitted on the training split.
 
-    def __init__(self, train: Sequence[Row]):
+    ``features`` computes the slot-mismatch matrix (default :func:`slot_matrix`; a caller may pass a cached one).
+    """
+
+    def __init__(self, train: Sequence[Row], features: Callable[[Sequence[Row]], np.ndarray] = slot_matrix):
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.preprocessing import StandardScaler
 
+        self.features = features
         self.tfidf = TfidfVectorizer(min_df=2, ngram_range=(1, 2), max_features=50_000, sublinear_tf=True)
         self.scaler = StandardScaler()
         self.tfidf.fit([_pair_text(r) for r in train])
-        self.scaler.fit(slot_matrix(train))
+        self.scaler.fit(features(train))
 
     def __call__(self, rows: Sequence[Row]):
         from scipy.sparse import csr_matrix, hstack
 
         return hstack([self.tfidf.transform([_pair_text(r) for r in rows]),
-                       csr_matrix(self.scaler.transform(slot_matrix(rows)))]).tocsr()
+                       csr_matrix(self.scaler.transform(self.features(rows)))]).tocsr()
 
 
 def _logistic(seed: int):
@@ -132,17 +136,23 @@ def per_axis_pipeline(seed: int = DEFAULT_SEED, threshold: float = 0.5):
     under a separate confounder classifier ("" when no axis is predicted)."""
 
     def predict(train: Sequence[Row], rows: Sequence[Row], previous: Mapping[str, list[Record]]) -> list[Record]:
-        vectorise = _PairVectoriser(train)
+        vectorise = PairVectoriser(train)
         x_train, x_rows = vectorise(train), vectorise(rows)
-        present = axis_probabilities(train, rows, x_train, x_rows, seed) >= threshold
-        confounder = np.where(present, confounder_probabilities(train, x_train, x_rows, seed) + 1e-9, 0.0)
-        out = []
-        for i in range(len(rows)):
-            axes = [a for a, on in zip(ontology.AXIS_NAMES, present[i]) if on]
-            out.append({
-                "divergence_axes": axes,
-                "dominant_confounder": ontology.AXIS_NAMES[int(confounder[i].argmax())] if axes else "",
-            })
-        return out
+        return axis_records(axis_probabilities(train, rows, x_train, x_rows, seed),
+                            confounder_probabilities(train, x_train, x_rows, seed), threshold)
 
     return predict
+
+
+def axis_records(axis_probs: np.ndarray, confounder_probs: np.ndarray, threshold: float = 0.5) -> list[Record]:
+    """Axes above ``threshold`` and the most probable of them as confounder ("" when no axis is predicted)."""
+    present = axis_probs >= threshold
+    confounder = np.where(present, confounder_probs + 1e-9, 0.0)
+    out = []
+    for i in range(len(present)):
+        axes = [a for a, on in zip(ontology.AXIS_NAMES, present[i]) if on]
+        out.append({
+            "divergence_axes": axes,
+            "dominant_confounder": ontology.AXIS_NAMES[int(confounder[i].argmax())] if axes else "",
+        })
+    return out
