@@ -50,18 +50,34 @@ def _brute_force(emb, groups, k):
     return order, np.take_along_axis(sims, order, axis=1)
 
 
-@pytest.mark.parametrize("n, k, block", [(37, 5, 4), (60, 10, None), (5, 10, 2)])
-def test_neighbours_match_brute_force_and_never_share_a_group(n, k, block):
+def _unit_rows(n: int, d: int = 16, seed: int = 0) -> np.ndarray:
+    emb = np.random.default_rng(seed).normal(size=(n, d)).astype(np.float32)
+    return emb / np.linalg.norm(emb, axis=1, keepdims=True)
+
+
+# exact_max_rows below n takes the IVF path; with √n lists ≤ IVF_MIN_NPROBE every list is visited: exact too
+@pytest.mark.parametrize("n, k, exact_max_rows", [(37, 5, 1000), (60, 10, 1000), (5, 10, 1000), (200, 7, 10)])
+def test_neighbours_match_brute_force_and_never_share_a_group(n, k, exact_max_rows):
     rng = np.random.default_rng(n)
-    emb = rng.normal(size=(n, 16)).astype(np.float32)
-    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    emb = _unit_rows(n, seed=n)
     groups = np.sort(rng.integers(0, max(2, n // 4), size=n))
-    idx, sims = mine.nearest_neighbours(emb, groups, k, block)
+    idx, sims = mine.nearest_neighbours(emb, groups, k, exact_max_rows)
     want_idx, want_sims = _brute_force(emb, groups, min(k, n - 1))
     finite = np.isfinite(want_sims)
     assert np.array_equal(np.where(finite, want_idx, -1), idx)
     assert np.allclose(sims[finite], want_sims[finite], atol=1e-6)
     assert all(groups[i] != groups[j] for i, row in enumerate(idx) for j in row if j >= 0)
+
+
+def test_approximate_search_is_deterministic_for_a_seed_and_finds_most_true_neighbours():
+    n, k = 6000, 5
+    emb, groups = _unit_rows(n, d=32, seed=1), np.arange(n) // 3
+    exact = mine.nearest_neighbours(emb, groups, k)
+    first = mine.nearest_neighbours(emb, groups, k, exact_max_rows=1000, seed=3)
+    again = mine.nearest_neighbours(emb, groups, k, exact_max_rows=1000, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    recall = np.mean([len(set(a) & set(e)) / k for a, e in zip(first[0], exact[0])])
+    assert recall >= 0.9
 
 
 def test_neighbour_pairs_are_undirected_unique_and_thresholded():

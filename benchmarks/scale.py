@@ -1,0 +1,176 @@
+"""How the pipeline grows with the corpus (issue 13): seconds and peak memory per stage at several sizes.
+
+The shared corpus (every abstract source in ``../shared/data`` through ``ingest``, about 4.6k abstracts)
+is replicated to N abstracts: copy ``c`` of an abstract gets new identifiers and a light,
+length-preserving variation (digits rotated by ``c``, two inner letters swapped in every seventh long
+word), so exact de-duplication keeps every copy and section offsets stay valid. Each size is built
+from scratch by the demo's stages and settings (``builder/configs/demo.yaml``), one stage per
+subprocess, so the peak resident memory of each stage is its own (``os.wait4``).
+
+Reported per stage and size: wall seconds, peak RSS in MiB; per stage the growth exponent (slope of
+log seconds on log N over the sizes run) and, from the largest size and that exponent, the time
+at 200k abstracts (the paper's corpus). Run: ``python benchmarks/scale.py [--sizes 5000 20000 80000]``
+(writes benchmarks/results/scale.json and scale.md; minutes per size on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import claims as claims_bench
+
+from biodivergence_dataset import io
+from biodivergence_dataset.records import Abstract
+from builder import build
+
+WORK = claims_bench.WORK / "scale"
+PAPER_CORPUS = 202_180
+DEMO_CONFIG = ROOT / "builder" / "configs" / "demo.yaml"
+_DIGITS = [str.maketrans("0123456789", "".join(str((d + c) % 10) for d in range(10))) for c in range(10)]
+
+
+def varied(text: str, copy: int) -> str:
+    """A length-preserving variant of ``text`` for copy ``copy`` (copy 0 is the text itself)."""
+    if copy == 0:
+        return text
+    text = text.translate(_DIGITS[copy % 10])
+    words = text.split(" ")
+    for i in range(copy % 7, len(words), 7):
+        w = words[i]
+        if len(w) >= 6 and w.isalpha():
+            j = 1 + copy % (len(w) - 3)
+            words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2:]
+    return " ".join(words)
+
+
+def replicated_source(base: list[Abstract], n: int) -> Path:
+    """A JSONL source of ``n`` abstracts in the project's Abstract schema (domains pinned as ingested)."""
+    path = WORK / f"abstracts-{n}.jsonl"
+    if path.exists():
+        return path
+    rows = []
+    for k in range(n):
+        a, copy = base[k % len(base)], k // len(base)
+        rows.append(json.dumps({
+            "pmid": str(90_000_000 + k), "title": varied(a.title, copy), "text": varied(a.text, copy),
+            "year": a.year, "domain": a.domain, "mesh_terms": a.mesh_terms,
+            "sections": [{"label": s.label, "start": s.start, "end": s.end} for s in a.sections],
+        }, ensure_ascii=False))
+    io.write_text_atomic(path, "\n".join(rows) + "\n")
+    return path
+
+
+def build_config(source: Path, n: int) -> Path:
+    """The demo's build config with the replicated source and no gold check (it does not depend on N)."""
+    import yaml
+
+    config = yaml.safe_load(DEMO_CONFIG.read_text(encoding="utf-8"))
+    config.pop("sources_from", None)
+    config.pop("goldcheck", None)
+    config["sources"] = [f"jsonl:{source}"]
+    for section in ("ingest", "annotate"):
+        config[section] = {**(config.get(section) or {}), "progress": False}
+    path = WORK / f"build-{n}.yaml"
+    io.write_text_atomic(path, yaml.safe_dump(config))
+    return path
+
+
+def run_one_stage(config_path: str, work: str, name: str) -> None:
+    """(In a subprocess) run one build step of ``config_path`` into ``work``."""
+    config = build.load_config(config_path)
+    sources = build.resolve_sources(config, Path(config_path).parent)
+    index, step = next((i, s) for i, s in enumerate(build.STEPS, 1) if s.name == name)
+    build.run_step(step, index, Path(work), config, sources)
+
+
+def timed_stage(config: Path, work: Path, name: str) -> dict:
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, __file__, "--one-stage", str(config), str(work), name], cwd=ROOT,
+                            stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"stage {name} failed at {work}")
+    return {"seconds": round(time.perf_counter() - start, 2), "peak_rss_mib": round(usage.ru_maxrss / 1024, 1)}
+
+
+def exponent(sizes: list[int], seconds: list[float]) -> float | None:
+    """Slope of log(seconds) on log(N) (least squares), or None with fewer than two sizes."""
+    if len(sizes) < 2:
+        return None
+    return round(float(np.polyfit(np.log(sizes), np.log(np.maximum(seconds, 1e-3)), 1)[0]), 3)
+
+
+def main(sizes: list[int]) -> dict:
+    base = sorted(io.read_records(claims_bench.shared_corpus(), Abstract), key=lambda a: a.article_uid)
+    runs: dict[str, dict[str, dict]] = {}
+    for n in sizes:
+        work = WORK / f"work-{n}"
+        shutil.rmtree(work, ignore_errors=True)
+        config = build_config(replicated_source(base, n), n)
+        runs[str(n)] = {step.name: timed_stage(config, work, step.name) for step in build.STEPS}
+        print(f"{n} abstracts: " + ", ".join(f"{k} {v['seconds']} s / {v['peak_rss_mib']} MiB"
+                                              for k, v in runs[str(n)].items()), flush=True)
+    largest = str(max(sizes))
+    growth = {}
+    for step in build.STEPS:
+        exp = exponent(sizes, [runs[str(n)][step.name]["seconds"] for n in sizes])
+        at_largest = runs[largest][step.name]["seconds"]
+        growth[step.name] = {"exponent": exp, "seconds_at_paper_corpus": None if exp is None else
+                             round(at_largest * (PAPER_CORPUS / int(largest)) ** exp, 1)}
+    total = [g["seconds_at_paper_corpus"] for g in growth.values()]
+    result = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                    "load_average_1min_at_end": round(os.getloadavg()[0], 2)},
+        "base_abstracts": len(base), "sizes": sizes, "runs": runs, "growth": growth,
+        "paper_corpus_abstracts": PAPER_CORPUS,
+        "extrapolated_minutes_at_paper_corpus": None if None in total else round(sum(total) / 60, 1),
+        "goals": {"exponent_max": 1.15, "neighbour_search_exponent_max": 1.3, "peak_rss_gib_at_80k": 4,
+                  "minutes_at_200k_on_2_cores": 45},
+    }
+    io.write_json_atomic(RESULTS / "scale.json", result)
+    io.write_text_atomic(RESULTS / "scale.md", render(result))
+    return result
+
+
+def render(result: dict) -> str:
+    sizes = [str(n) for n in result["sizes"]]
+    lines = ["# Pipeline scale (benchmarks/scale.py)", "",
+             (f"Shared corpus ({result['base_abstracts']} abstracts) replicated with variation; demo settings; "
+             f"{result['machine']['cpus']} CPUs, load average at the end {result['machine']['load_average_1min_at_end']}."),
+             "", "| stage | " + " | ".join(f"{n}: s / MiB" for n in sizes) + " | exponent | s at 202k |",
+             "|---" * (len(sizes) + 3) + "|"]
+    for name, g in result["growth"].items():
+        cells = [f"{result['runs'][n][name]['seconds']} / {result['runs'][n][name]['peak_rss_mib']}" for n in sizes]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {g['exponent']} | {g['seconds_at_paper_corpus']} |")
+    lines += ["", (f"Extrapolated total at {result['paper_corpus_abstracts']} abstracts: "
+              f"{result['extrapolated_minutes_at_paper_corpus']} minutes (goal ≤ 45 on 2 cores)."), ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--one-stage":
+        run_one_stage(*sys.argv[2:])
+        sys.exit(0)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 80000])
+    sizes = sorted(parser.parse_args().sizes)
+    if min(sizes) < 1:
+        raise SystemExit("sizes must be positive")
+    out = main(sizes)
+    print(render(out))
