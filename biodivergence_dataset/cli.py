@@ -44,8 +44,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": ("trainer.analyses", "robustness, counterfactual, leave-one-domain-out, slices, annotator and error analyses"),
 }
 
-#: Commands that pick up where an interrupted run stopped when re-run with the same arguments.
-RESUMABLE = frozenset({"ingest", "collect", "claims", "mine", "annotate", "split", "audit", "build"})
+#: What re-running an interrupted command does, for the commands that keep their progress (others start over).
+ON_INTERRUPT: dict[str, str] = {
+    **{name: "re-run the same command to resume"
+       for name in ("ingest", "collect", "claims", "mine", "annotate", "split", "audit", "build")},
+    "train": "re-run it with --resume-from-checkpoint true to continue from each seed's last saved checkpoint",
+}
 
 RELEASE_FOLDER_HELP = "release folder"
 RELEASE_HELP = "release: a local folder or a Hub dataset id ORG/NAME[@REVISION] (read offline from the HF cache)"
@@ -133,8 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(getattr(module, f"run_{variant}" if variant else "run")(args) or 0)
     except KeyboardInterrupt:
-        resume = "re-run the same command to resume" if name in RESUMABLE else "nothing was kept; re-run to start over"
-        print(f"interrupted; {resume}", file=sys.stderr)
+        print(f"interrupted; {ON_INTERRUPT.get(name, 'nothing was kept; re-run to start over')}", file=sys.stderr)
         return 130
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"biodivergence {name}: error: {exc}", file=sys.stderr)
