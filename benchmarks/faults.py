@@ -80,7 +80,7 @@ def headerless_tsv(work: Path) -> str:
 
 def validate_case(make: Callable[[Path], Path]) -> Callable[[Path], str]:
     def run(work: Path) -> str:
-        code, out, _ = run_cli("validate", make(work / "release"))
+        code, out, _ = run_cli("validate", "--release", make(work / "release"))
         errors = [line for line in out.splitlines() if line.startswith("error:")]
         return f"exit {code}; " + " / ".join(errors)
     return run
@@ -97,7 +97,7 @@ def push_case(offline: bool) -> Callable[[Path], str]:
         try:
             with cases.failing_hub(500) as endpoint:
                 constants.ENDPOINT, constants.HF_HUB_OFFLINE = (saved[0], True) if offline else (endpoint, False)
-                code, _, err = run_cli("push", release_dir, "--repo", "org/biodivergence", "--tag", "v1.0")
+                code, _, err = run_cli("push", "--release", release_dir, "--repo", "org/biodivergence", "--tag", "v1.0")
         finally:
             constants.ENDPOINT, constants.HF_HUB_OFFLINE = saved[:2]
             os.environ.clear()

@@ -76,7 +76,7 @@ def test_test_family_splits_may_share_rows():
 
 def test_audit_command_passes_a_clean_primary_and_reports_pairlevel_leakage(tmp_path, capsys):
     rel = make_release(tmp_path, clean_splits(), leaky_splits())
-    assert main(["audit", str(rel)]) == 0
+    assert main(["audit", "--release", str(rel)]) == 0
     out = capsys.readouterr().out
     assert "zero article / claim / pair overlap" in out and "3 (75.0%)" in out
     written = json.loads((rel / "audit.json").read_text())
@@ -88,7 +88,7 @@ def test_audit_command_passes_a_clean_primary_and_reports_pairlevel_leakage(tmp_
 
 def test_audit_command_fails_when_primary_leaks(tmp_path, capsys):
     rel = make_release(tmp_path, leaky_splits(), clean_splits())
-    assert main(["audit", str(rel), "--no-plots"]) == 1
+    assert main(["audit", "--release", str(rel), "--no-plots"]) == 1
     assert "primary leaks" in capsys.readouterr().out
     assert json.loads((rel / "audit.json").read_text())["ok"] is False
 

@@ -134,7 +134,7 @@ def test_atomic_writes_follow_the_umask(tmp_path):
 
 def test_validate_fails_on_missing_shard(tmp_path, capsys):
     release_dir = cases.release_missing_shard(tmp_path / "release")
-    assert cli_main(["validate", str(release_dir)]) == 1
+    assert cli_main(["validate", "--release", str(release_dir)]) == 1
     out = capsys.readouterr().out
     assert "pairlevel/train declares 8 rows but the Parquet files hold 4" in out
     assert "missing ['train-00001-of-00002.parquet']" in out
@@ -142,7 +142,7 @@ def test_validate_fails_on_missing_shard(tmp_path, capsys):
 
 def test_validate_names_truncated_parquet(tmp_path, capsys):
     release_dir = cases.release_truncated_shard(tmp_path / "release")
-    assert cli_main(["validate", str(release_dir)]) == 1
+    assert cli_main(["validate", "--release", str(release_dir)]) == 1
     out = capsys.readouterr().out
     assert f"{release_dir}/pairlevel/train-00000-of-00002.parquet: not a readable Parquet file" in out
 
@@ -254,7 +254,7 @@ def _push(release_dir, monkeypatch, endpoint: str | None, offline: bool) -> int:
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
     if endpoint:
         monkeypatch.setattr(constants, "ENDPOINT", endpoint)
-    return cli_main(["push", str(release_dir), "--repo", "org/biodivergence", "--tag", "v1.0"])
+    return cli_main(["push", "--release", str(release_dir), "--repo", "org/biodivergence", "--tag", "v1.0"])
 
 
 def test_push_failing_on_the_hub_leaves_the_release_unchanged(tmp_path, monkeypatch, capsys):

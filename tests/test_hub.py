@@ -123,7 +123,7 @@ def test_uploaded_files_exclude_local_bookkeeping(release):
 
 def test_dry_run_lists_operations_and_contacts_nobody(release, capsys):
     with mock.patch.object(hub, "push_release") as push, mock.patch("huggingface_hub.HfApi") as api_class:
-        assert main(["push", str(release), "--repo", REPO, "--tag", TAG, "--dry-run"]) == 0
+        assert main(["push", "--release", str(release), "--repo", REPO, "--tag", TAG, "--dry-run"]) == 0
     push.assert_not_called()
     api_class.assert_not_called()
     out = capsys.readouterr().out
@@ -147,7 +147,7 @@ def test_missing_token_is_a_clear_error(monkeypatch, tmp_path, release):
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
     with pytest.raises(PushError, match="set HF_TOKEN"):
         push_release(release, REPO, TAG)
-    assert main(["push", str(release), "--repo", REPO, "--tag", TAG]) == 1
+    assert main(["push", "--release", str(release), "--repo", REPO, "--tag", TAG]) == 1
 
 
 # --- the metric Space: the same code path, a Gradio Space and the metric folder ---------------------

@@ -58,7 +58,7 @@ def test_validate_accepts_good_release(small_release):
     report = validate_release(small_release)
     assert report.ok, report.problems
     assert report.rows["primary"] == {"train": 8, "validation": 2, "test": 3}
-    assert main(["validate", str(small_release)]) == 0
+    assert main(["validate", "--release", str(small_release)]) == 0
 
 
 def _rewrite_first_row(path, column, value):
@@ -77,7 +77,7 @@ def test_validate_rejects_unknown_label(small_release, tmp_path, capsys):
     report = validate_release(bad)
     assert not report.ok
     assert any(str(shard) in p and "conflict_type" in p and "42" in p for p in report.problems), report.problems
-    assert main(["validate", str(bad)]) == 1
+    assert main(["validate", "--release", str(bad)]) == 1
     assert "conflict_type" in capsys.readouterr().out
 
 
@@ -89,7 +89,7 @@ def test_validate_rejects_article_in_train_and_test(small_release, tmp_path, cap
     release.write_config(bad, "primary", splits)
     report = validate_release(bad)
     assert any("article(s) appear in both train and test" in p and train_article in p for p in report.problems)
-    assert main(["validate", str(bad)]) == 1
+    assert main(["validate", "--release", str(bad)]) == 1
     assert train_article in capsys.readouterr().out
 
 
@@ -232,5 +232,5 @@ def test_validate_checks_eval_yaml(small_release, tmp_path):
     write_text_atomic(bad / "eval.yaml", yaml.safe_dump(data))
     assert validate_release(bad).problems == [
         f"{bad / 'eval.yaml'}: tasks are scored on primary/holdout, which the release does not hold"]
-    assert main(["card", str(bad)]) == 0  # re-rendering restores it
+    assert main(["card", "--release", str(bad)]) == 0  # re-rendering restores it
     assert validate_release(bad).ok
