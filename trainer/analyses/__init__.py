@@ -28,7 +28,9 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--release", required=True, help="release folder or Hub id ORG/NAME[@REVISION]")
+    from biodivergence_dataset.cli import add_release_argument
+
+    add_release_argument(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--predictions", default=None, help="JSONL written by `biodivergence predict` (or a baseline)")
     source.add_argument("--model", default=None, help="model folder written by `biodivergence train`")
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     fitters = {LEXICAL: domains.LexicalFitter(features)}
     schedule = ""
     if args.model:
-        reference = domains.ReferenceFitter(out / "domain_models", args.full_schedule, args.encoder)
+        reference = domains.ReferenceFitter(args.full_schedule, args.encoder)
         fitters[scored.name], schedule = reference, reference.schedule
     steps = [
         ("perturbation", lambda: perturbation.analyze(release, live, args.max_pairs, args.seed)),

@@ -3,6 +3,7 @@ of the fifth (macro-F1 and Ctx-F1 per held-out domain, for each system)."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from .predictors import LexicalPredictor, ModelPredictor, SlotFeatures
 #: (train rows, validation rows, fold name) -> a fitted predictor
 Fitter = Callable[[Sequence[Row], Sequence[Row], str], Predictor]
 #: the short schedule's caps on training and validation rows (CPU-friendly)
-SHORT_TRAIN_ROWS, SHORT_VALIDATION_ROWS = 1000, 500
+SHORT_TRAIN_ROWS, SHORT_VALIDATION_ROWS = 500, 200
 
 
 @dataclass
@@ -47,9 +48,8 @@ class LexicalFitter:
 
 @dataclass
 class ReferenceFitter:
-    """Train the reference model (``trainer.train.train_seed``) per fold into ``work_dir/<fold>``."""
+    """Train the reference model (``trainer.train.train_seed``) per fold in a temporary folder, kept in memory."""
 
-    work_dir: Path
     full_schedule: bool = False
     encoder: str | None = None
     seed: int = 42
@@ -68,9 +68,9 @@ class ReferenceFitter:
             epochs=1, patience=1, max_length=128, max_train_examples=SHORT_TRAIN_ROWS)
         splits = {"train": subsample(list(train), settings.max_train_examples, self.seed),
                   "validation": list(validation) if self.full_schedule else subsample(list(validation), SHORT_VALIDATION_ROWS, self.seed)}
-        out = Path(self.work_dir) / fold
-        train_seed(splits, resolve_encoder(self.encoder), self.seed, out, settings)
-        return ModelPredictor(out)
+        with tempfile.TemporaryDirectory(prefix=f"biodivergence-lodo-{fold}-") as tmp:
+            train_seed(splits, resolve_encoder(self.encoder), self.seed, Path(tmp), settings)
+            return ModelPredictor(Path(tmp))
 
 
 def analyze(release: Release, fitters: dict[str, Fitter], schedule: str = "") -> LeaveOneDomainOutResult:

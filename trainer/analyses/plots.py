@@ -43,7 +43,7 @@ def _save(fig, out_dir: Path, name: str) -> str:
 
 
 def bar_chart(out_dir: Path, name: str, title: str, xlabel: str, ylabel: str,
-              categories: Sequence[str], series: dict[str, Sequence[float | None]], ylim: tuple[float, float] = (0, 1.05)) -> Figure:
+              categories: Sequence[str], series: dict[str, Sequence[float | None]], ylim: tuple[float, float] = (0, 1.15)) -> Figure:
     """Grouped vertical bars: one group per category, one bar per series (None plotted as a gap)."""
     import numpy as np
 
@@ -57,8 +57,7 @@ def bar_chart(out_dir: Path, name: str, title: str, xlabel: str, ylabel: str,
         ax.bar_label(bars, labels=["" if v is None else f"{v:.2f}" for v in values], fontsize="x-small")
     ax.set_xticks(x, categories, rotation=30 if len(categories) > 4 else 0, ha="right" if len(categories) > 4 else "center")
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel, ylim=ylim)
-    if len(series) > 1:
-        ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper center", ncols=len(series))
     ax.grid(axis="y", alpha=0.3)
     data = {"categories": list(categories), "series": {k: list(v) for k, v in series.items()}}
     return Figure(_save(fig, out_dir, name), title, xlabel, ylabel, data)

@@ -134,8 +134,8 @@ def render_confidence(r: ConfidenceSlicesResult, out: Path) -> tuple[str, list[F
     figs = []
     for column in dict.fromkeys(s.column for s in r.slices):
         mine = [s for s in r.slices if s.column == column]
-        figs.append(bar_chart(out, f"slices_{column}", f"Conflict-type scores by {column} ({r.predictor})", f"{column} bin",
-                              "score", [s.bin for s in mine],
+        figs.append(bar_chart(out, f"slices_{column}", f"Conflict-type scores by {column} ({r.predictor})",
+                              f"{column} bin (pairs in the bin)", "score", [f"{s.bin}\n(n = {s.n})" for s in mine],
                               {"accuracy": [s.accuracy for s in mine], "macro-F1": [s.macro_f1 for s in mine]}))
     text = (f"Predictor: {r.predictor}. `confidence` is the release label's annotation confidence, `label_quality` "
             f"the panel's consensus quality." + (f" Rows without a value: {missing}." if missing else "") + "\n\n"
