@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from .report import FEW, ROBUSTNESS, AnalysisResults, write_report
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.card and not Path(args.release).is_dir():
+        raise ValueError(f"--card writes into the release folder; {args.release} is not a local folder")
     release_dir = resolve_release(args.release)
     release = common.load(release_dir, args.config, args.split)
     out = Path(args.out)

@@ -19,8 +19,8 @@ from biodivergence_dataset import cues, ontology
 Row = Mapping[str, Any]
 Edit = Callable[[Row], "dict[str, Any] | None"]
 
-DIRECT = "direct_contradiction"
-SAME_QUESTION = "same_question"
+DIRECT = ontology.CONFLICT_TYPE_NAMES[1]  # direct_contradiction
+SAME_QUESTION = next(iter(ontology.COMPARABILITY))  # same_question: both claims share exposure and outcome
 #: Meaning-keeping frames around a claim (``{}`` is the claim with a lower-cased first letter).
 PARAPHRASE_TEMPLATES: tuple[str, ...] = ("In this study, {}", "The authors report that {}", "It was found that {}")
 NEGATION_TEMPLATE = "It is not the case that {}"

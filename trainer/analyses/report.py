@@ -18,6 +18,7 @@ from .annotators import AnnotatorAuditResult
 from .confidence import ConfidenceSlicesResult
 from .counterfactual import CounterfactualResult
 from .domains import LeaveOneDomainOutResult
+from .edits import DIRECT
 from .errors import NO_CONFOUNDER, ErrorAnalysisResult
 from .perturbation import PerturbationResult
 from .plots import Figure, bar_chart, heatmap
@@ -77,7 +78,7 @@ def data_warnings(results: AnalysisResults) -> list[str]:
     """What the evaluated split's label counts allow one to read from the analyses."""
     counts = results.class_counts
     out = [f"The `{results.split}` split holds {counts.get(c, 0)} {_title(c).lower()} pairs: scores of that class "
-           "(and Ctx-F1) rest on too few pairs to read." for c in ontology.EVALUABLE_CLASSES + ("direct_contradiction",)
+           "(and Ctx-F1) rest on too few pairs to read." for c in (*ontology.EVALUABLE_CLASSES, DIRECT)
            if counts.get(c, 0) < FEW]
     if counts.get(ontology.CONTEXTUAL, 0) == 0:
         out.append("With no contextual contradiction to edit, the counterfactual analysis has nothing to measure.")
