@@ -10,7 +10,7 @@ from biodivergence_dataset import card, cues, ontology, release
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.records import AnnotatorLabel, ClaimFrame, FrameSlot
 from trainer.analyses import annotators, common, confidence, counterfactual, domains, edits, errors, perturbation
-from trainer.analyses.predictors import LEXICAL, FilePredictor
+from trainer.analyses.predictors import LEXICAL, FilePredictor, Remembered
 from trainer.analyses.report import FIGURES, RECORDS, REPORT, SECTIONS
 
 DIRECT = "direct_contradiction"
@@ -234,3 +234,18 @@ def test_a_bad_predictions_file_names_the_file_and_line(tmp_path):
     with pytest.raises(ValueError, match=rf"{good}: no prediction for 1 of 2 pairs"):
         predictor.predict([{"pair_id": "p1"}, {"pair_id": "p9"}])
     assert [p["conflict_type"] for p in predictor.predict([{"pair_id": "p1"}])] == ["no_conflict"]
+
+
+def test_remembered_predictions_are_asked_once_per_pair_text(tiny):
+    asked = []
+
+    class Counting(Gold):
+        def predict(self, rows):
+            asked.extend(r["pair_id"] for r in rows)
+            return super().predict(rows)
+
+    predictor = Remembered(Counting())
+    first = predictor.predict(tiny.rows)
+    assert predictor.predict(tiny.rows) == first and len(asked) == len(tiny.rows)
+    predictor.predict([edits.paraphrase(tiny.rows[0]), tiny.rows[0]])
+    assert len(asked) == len(tiny.rows) + 1  # only the edited text is new

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from biodivergence_dataset.release import resolve_release
 
     from . import annotators, common, confidence, counterfactual, domains, errors, perturbation
-    from .predictors import LEXICAL, FilePredictor, LexicalPredictor, ModelPredictor, SlotFeatures
+    from .predictors import LEXICAL, FilePredictor, LexicalPredictor, ModelPredictor, Remembered, SlotFeatures
     from .report import FEW, ROBUSTNESS, AnalysisResults, write_report
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -66,20 +66,20 @@ def run(args: argparse.Namespace) -> int:
     if args.predictions:
         scored = FilePredictor.read(args.predictions)
     else:
-        scored = ModelPredictor(Path(args.model)) if args.model else LexicalPredictor(release.train, features=features)
-    live = scored if scored.labels_new_pairs else LexicalPredictor(release.train, features=features)
+        scored = Remembered(ModelPredictor(Path(args.model)) if args.model else LexicalPredictor(release.train, features=features))
+    live = scored if scored.labels_new_pairs else Remembered(LexicalPredictor(release.train, features=features))
     fitters = {LEXICAL: domains.LexicalFitter(features)}
     schedule = ""
     if args.model:
         reference = domains.ReferenceFitter(args.full_schedule, args.encoder)
         fitters[scored.name], schedule = reference, reference.schedule
-    steps = [
+    steps = [  # the evaluated split first: the edits' originals are then already predicted
+        ("errors", lambda: errors.analyze(release, scored)),
+        ("confidence", lambda: confidence.analyze(release, scored)),
         ("perturbation", lambda: perturbation.analyze(release, live, args.max_pairs, args.seed)),
         ("counterfactual", lambda: counterfactual.analyze(release, live, args.max_pairs, args.seed)),
         ("domains", lambda: None if args.skip_domains else domains.analyze(release, fitters, schedule)),
-        ("confidence", lambda: confidence.analyze(release, scored)),
         ("annotators", lambda: annotators.analyze(release)),
-        ("errors", lambda: errors.analyze(release, scored)),
     ]
     notes = [] if live is scored else [
         f"{scored.name} cannot label edited pairs: analyses 1–2 use the {live.name} fitted on the train split."]

@@ -12,7 +12,7 @@ import numpy as np
 from biodivergence_dataset import ontology
 
 from ..baselines import lexical
-from .common import Record, Row
+from .common import Predictor, Record, Row
 
 LEXICAL = "lexical baseline"
 REFERENCE = "reference model"
@@ -86,8 +86,7 @@ class SlotFeatures:
 @dataclass
 class LexicalPredictor:
     """The lexical baseline fitted on ``train``: slot-mismatch gradient boosting for the conflict type (with its
-    probability as confidence) and, with ``with_axes``, the per-axis classifiers and the pipeline confounder.
-    Predictions are remembered per (pair, claim texts)."""
+    probability as confidence) and, with ``with_axes``, the per-axis classifiers and the pipeline confounder."""
 
     train: Sequence[Row]
     with_axes: bool = True
@@ -101,7 +100,7 @@ class LexicalPredictor:
 
         if not self.train:
             raise ValueError("the lexical baseline needs training rows")
-        self._model, self._memo = None, {}
+        self._model = None
         y = np.array([ontology.CONFLICT_TYPE_NAMES.index(r["conflict_type"]) for r in self.train])
         if len(set(y)) > 1:  # the baseline's settings (trainer.baselines.lexical.gradient_boosting)
             self._model = HistGradientBoostingClassifier(class_weight="balanced", early_stopping=False, random_state=self.seed)
@@ -112,12 +111,6 @@ class LexicalPredictor:
             self._x_train = self._vectorise(self.train)
 
     def predict(self, rows: Sequence[Row]) -> list[Record]:
-        new = list({_row_key(r): r for r in rows if _row_key(r) not in self._memo}.values())
-        for row, record in zip(new, self._predict(new) if new else []):
-            self._memo[_row_key(row)] = record
-        return [dict(self._memo[_row_key(r)]) for r in rows]
-
-    def _predict(self, rows: Sequence[Row]) -> list[Record]:
         if self._model is None:
             conflict, confidence = np.full(len(rows), self._constant), np.ones(len(rows))
         else:
@@ -132,6 +125,29 @@ class LexicalPredictor:
             for record, labels in zip(out, axes):
                 record.update(labels)
         return out
+
+
+@dataclass
+class Remembered:
+    """A predictor whose predictions are kept per (pair, claim texts), so analyses asking about the same rows
+    (and edits of them) do not predict them twice."""
+
+    inner: Predictor
+    _memo: dict[tuple[str, str, str], Record] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def labels_new_pairs(self) -> bool:
+        return self.inner.labels_new_pairs
+
+    def predict(self, rows: Sequence[Row]) -> list[Record]:
+        new = list({_row_key(r): r for r in rows if _row_key(r) not in self._memo}.values())
+        for row, record in zip(new, self.inner.predict(new) if new else []):
+            self._memo[_row_key(row)] = record
+        return [dict(self._memo[_row_key(r)]) for r in rows]
 
 
 @dataclass
