@@ -70,3 +70,16 @@ def test_the_installed_metric_is_found_without_an_environment_variable(wheel, tm
     assert Path(module_file).is_relative_to(site)
     assert Path(found) == site / "biodivergence"
     assert accuracy == 1.0
+
+
+def test_scoring_alone_imports_neither_torch_nor_sentence_transformers():
+    code = ("import sys; from trainer.metric import score; "
+            "r = {'conflict_type': 'no_conflict', 'divergence_axes': [], 'dominant_confounder': '', "
+            "'reconciliation': 'the same words'}; "
+            "s = score([r], [r], semsim_model=None); "
+            "print(s['conflict_type/accuracy'], s['reconciliation/rouge_l'], "
+            "sorted(m for m in ('torch', 'sentence_transformers', 'datasets', 'evaluate') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1.0", "1.0", "[]"]
