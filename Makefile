@@ -34,7 +34,7 @@ $(VENV)/.llama: $(VENV)/.installed
 	touch $@
 
 demo: install
-	HF_HUB_OFFLINE=1 $(VENV)/bin/biodivergence build --config builder/configs/demo.yaml --out build/demo
+	HF_HUB_OFFLINE=1 $(VENV)/bin/biodivergence build --config-file builder/configs/demo.yaml --out build/demo
 
 # pytest exits 5 when it collected no test: that counts as a failure.
 test: $(VENV)/.dev $(VENV)/.llama

@@ -1,4 +1,4 @@
-"""The main job: ``biodivergence build --config FILE --out DIR`` runs the whole pipeline.
+"""The main job: ``biodivergence build --config-file FILE --out DIR`` runs the whole pipeline.
 
 ingest → claims → mine → annotate → split → audit → card, each through its stage's ``run_stage``,
 so a re-run after success does nothing and a re-run after a kill continues where it stopped. The
@@ -18,9 +18,11 @@ The config file is YAML with one section per stage whose keys go to that stage's
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -343,8 +345,6 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
 def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
     """Score the build's local annotators on the gold sources (out of fold) into ``release/goldcheck.json``;
     print a loud warning for every source where an annotator does not beat the negation rule."""
-    import sys
-
     from biodivergence_dataset.io import write_json_atomic
 
     from .annotate import AnnotateConfig
@@ -372,12 +372,19 @@ def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--config", required=True, help="build config YAML (e.g. builder/configs/demo.yaml)")
+    parser.add_argument("--config-file", help="build config YAML (e.g. builder/configs/demo.yaml)")
+    # the old name; elsewhere --config names a release config (primary / pairlevel)
+    parser.add_argument("--config", dest="legacy_config_file", help=argparse.SUPPRESS)
     parser.add_argument("--out", required=True, help="work directory; the release lands in OUT/release/")
 
 
 def run(args) -> int:
-    outcome = build(args.config, args.out)
+    if args.legacy_config_file:
+        print("biodivergence build: --config is now --config-file", file=sys.stderr)
+    config_file = args.config_file or args.legacy_config_file
+    if not config_file:
+        raise ValueError("--config-file FILE is required (a build config YAML, e.g. builder/configs/demo.yaml)")
+    outcome = build(config_file, args.out)
     print_summary(outcome)
     print(f"report: {Path(args.out) / REPORT_FILE}")
     return 0 if outcome.ok else 1

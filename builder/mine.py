@@ -367,7 +367,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("claims_dir", metavar="CLAIMS_DIR", help="finished claims stage folder")
     parser.add_argument("--out", required=True, help="output folder for CandidatePair shards")
     parser.add_argument("--abstracts", default=None, help="abstracts stage folder (default: from the claims manifest)")
-    parser.add_argument("--model", default=d.model, help="sentence-transformers model name or folder")
+    parser.add_argument("--encoder", default=d.model, help="sentence-transformers model name or folder")
     parser.add_argument("--cache-dir", default=None, help="embedding cache folder (default: OUT/embedding_cache)")
     parser.add_argument("--top-k", type=int, default=d.top_k)
     parser.add_argument("--min-similarity", type=float, default=d.min_similarity)
@@ -377,7 +377,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = MineConfig(model=args.model, cache_dir=args.cache_dir, abstracts_dir=args.abstracts, top_k=args.top_k,
+    config = MineConfig(model=args.encoder, cache_dir=args.cache_dir, abstracts_dir=args.abstracts, top_k=args.top_k,
                         min_similarity=args.min_similarity, min_combined=args.min_combined,
                         cap_per_domain=args.cap_per_domain, batch_size=args.batch_size)
     stats = run_stage(args.claims_dir, args.out, config)

@@ -123,7 +123,7 @@ def test_rerun_after_success_does_nothing(small_build, capsys):
     root, config, _ = small_build
     shard = min((root / "work" / "release" / "primary").glob("train-*.parquet"))
     before = shard.stat().st_mtime_ns
-    assert main(["build", "--config", str(config), "--out", str(root / "work")]) == 0
+    assert main(["build", "--config-file", str(config), "--out", str(root / "work")]) == 0
     out = capsys.readouterr().out
     assert out.count("up to date in") == len(build.STEPS)
     assert shard.stat().st_mtime_ns == before
@@ -166,7 +166,7 @@ def test_a_built_release_trains_predicts_and_scores_through_the_cli(small_build,
     model, preds = tmp_path / "model", tmp_path / "preds.jsonl"
     assert main(["train", "--release", str(release), "--encoder", "minilm", "--epochs", "1",
                  "--max-train-examples", "32", "--max-length", "64", "--out", str(model)]) == 0
-    results = json.loads((model / "train_results.json").read_text())
+    results = json.loads((model / "biodivergence_results.json").read_text())  # ours; train_results.json is Trainer's
     assert results["split_sizes"]["train"] == 32 and results["runs"][0]["epochs_run"] == 1
     assert main(["predict", "--model", str(model), "--release", str(release), "--out", str(preds)]) == 0
     rows = [json.loads(line) for line in preds.read_text().splitlines()]
@@ -194,7 +194,7 @@ def test_config_errors_name_the_section(tmp_path):
     no_sources = write_config(tmp_path / "c.yaml", {"annotate": {"annotator": "heuristic"}})
     with pytest.raises(ValueError, match="names no sources"):
         build.build(no_sources, tmp_path / "out")
-    assert main(["build", "--config", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "out")]) == 1
+    assert main(["build", "--config-file", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "out")]) == 1
 
 
 def test_shipped_demo_config_names_every_shared_source_and_valid_sections():

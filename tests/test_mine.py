@@ -240,7 +240,7 @@ def test_cli_mine_and_missing_model_path(stage_dirs, mined, tmp_path, capsys):
             str(mined[0] / "embedding_cache"), "--abstracts", str(stage_dirs / "abstracts")]
     assert cli.main(args) == 0
     assert re.search(r"mine: \d+ candidate pairs from \d+ claims", capsys.readouterr().out)
-    bad = ["mine", str(stage_dirs / "claims"), "--out", str(tmp_path / "q"), "--model", str(tmp_path / "no-model")]
+    bad = ["mine", str(stage_dirs / "claims"), "--out", str(tmp_path / "q"), "--encoder", str(tmp_path / "no-model")]
     assert cli.main(bad) == 1
     err = capsys.readouterr().err
     assert "model path" in err and "does not exist" in err and "Traceback" not in err

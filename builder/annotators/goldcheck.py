@@ -313,7 +313,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score only these sources (repeat; default: every source found)")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
     parser.add_argument("--json", dest="json_out", default=None, help="also write the result to this JSON file")
-    parser.add_argument("--model", default=None,
+    parser.add_argument("--encoder", default=None,
                         help="sentence encoder for the slot similarities (default: the miner's, all-MiniLM-L6-v2)")
     parser.add_argument("--no-slot-similarity", action="store_true",
                         help="compare frames by their words only (no encoder is loaded)")
@@ -324,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..embeddings import DEFAULT_MODEL, load_encoder
 
-    encoder = None if args.no_slot_similarity else load_encoder(args.model or DEFAULT_MODEL)
+    encoder = None if args.no_slot_similarity else load_encoder(args.encoder or DEFAULT_MODEL)
     result = goldcheck(args.annotators or ["frames"], args.data_dir, args.sources, args.bootstrap, encoder=encoder)
     print(render_table(result))
     for line in warnings_for(result):
