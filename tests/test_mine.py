@@ -55,8 +55,8 @@ def _unit_rows(n: int, d: int = 16, seed: int = 0) -> np.ndarray:
     return emb / np.linalg.norm(emb, axis=1, keepdims=True)
 
 
-# exact_max_rows below n takes the IVF path; with √n lists ≤ IVF_MIN_NPROBE every list is visited: exact too
-@pytest.mark.parametrize("n, k, exact_max_rows", [(37, 5, 1000), (60, 10, 1000), (5, 10, 1000), (200, 7, 10)])
+# exact_max_rows below n takes the IVF path; with 4√n lists ≤ IVF_NPROBE every list is visited: exact too
+@pytest.mark.parametrize("n, k, exact_max_rows", [(37, 5, 1000), (60, 10, 1000), (5, 10, 1000), (120, 7, 10)])
 def test_neighbours_match_brute_force_and_never_share_a_group(n, k, exact_max_rows):
     rng = np.random.default_rng(n)
     emb = _unit_rows(n, seed=n)
@@ -71,7 +71,10 @@ def test_neighbours_match_brute_force_and_never_share_a_group(n, k, exact_max_ro
 
 def test_approximate_search_is_deterministic_for_a_seed_and_finds_most_true_neighbours():
     n, k = 6000, 5
-    emb, groups = _unit_rows(n, d=32, seed=1), np.arange(n) // 3
+    rng = np.random.default_rng(1)  # clustered, as sentence embeddings are
+    emb = _unit_rows(60, d=32, seed=1)[rng.integers(0, 60, size=n)] + 0.15 * rng.normal(size=(n, 32))
+    emb = (emb / np.linalg.norm(emb, axis=1, keepdims=True)).astype(np.float32)
+    groups = np.arange(n) // 3
     exact = mine.nearest_neighbours(emb, groups, k)
     first = mine.nearest_neighbours(emb, groups, k, exact_max_rows=1000, seed=3)
     again = mine.nearest_neighbours(emb, groups, k, exact_max_rows=1000, seed=3)
