@@ -33,7 +33,7 @@ from biodivergence_dataset.records import Claim
 from builder import claims, embeddings, mine
 
 K = 10
-NOISE = 0.02
+NOISE = 0.05
 
 
 def corpus_embeddings() -> tuple[np.ndarray, np.ndarray]:
