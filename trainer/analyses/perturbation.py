@@ -22,9 +22,11 @@ class Family:
 
 FAMILIES: dict[str, Family] = {
     "swap_context": Family("swap one context slot's values between the claims", True, lambda r, i: edits.swap_context(r)),
-    "same_context": Family("remove the differing context so both claims share it", False,
+    "same_context": Family("remove the differing context so both claims share it (a contextual contradiction "
+                           "becomes direct)", False,
                            lambda r, i: edits.same_context(r)),
-    "negation": Family("insert or remove a negation of claim B's finding", False, lambda r, i: edits.toggle_negation(r)),
+    "negation": Family("insert or remove a negation of claim B's finding (changes the label where both claims "
+                       "answer the same question)", False, lambda r, i: edits.toggle_negation(r)),
     "paraphrase": Family("wrap claim A in a meaning-keeping template", True, edits.paraphrase),
 }
 DEFAULT_MAX_PAIRS = 500
