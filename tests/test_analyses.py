@@ -2,6 +2,7 @@
 
 import json
 import os
+import tempfile
 
 import pytest
 from release_factory import make_example
@@ -249,3 +250,18 @@ def test_remembered_predictions_are_asked_once_per_pair_text(tiny):
     assert predictor.predict(tiny.rows) == first and len(asked) == len(tiny.rows)
     predictor.predict([edits.paraphrase(tiny.rows[0]), tiny.rows[0]])
     assert len(asked) == len(tiny.rows) + 1  # only the edited text is new
+
+
+def test_reference_fitter_trains_a_fold_and_predicts_through_load_model(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the fold's model folder is temporary
+    held_out = ontology.DOMAIN_NAMES[0]
+    predictor = domains.ReferenceFitter(encoder="minilm")(
+        [r for r in tiny.train if r["domain"] != held_out], [r for r in tiny.splits["validation"] if r["domain"] != held_out],
+        held_out)
+    test = [r for r in tiny.rows if r["domain"] == held_out]
+    predicted = predictor.predict(test)
+    assert [p["pair_id"] for p in predicted] == [r["pair_id"] for r in test]
+    for p in predicted:
+        assert p["conflict_type"] in ontology.CONFLICT_TYPE_NAMES and 0.0 < p["confidence"] <= 1.0
+        assert set(p["divergence_axes"]) <= set(ontology.AXIS_NAMES)
+    assert not list(tmp_path.iterdir())  # nothing left behind
