@@ -1,7 +1,7 @@
 """Benchmark run: the reference model over seeds next to the baseline suite, on one release.
 
 For each seed, ``trainer.train.train`` fits the reference model (one folder per seed, so an
-interrupted run resumes at the first seed without a ``train_results.json``). The model's head
+interrupted run resumes at the first seed without a ``biodivergence_results.json``). The model's head
 outputs on the evaluated split are decoded twice — axis threshold 0.5 and the threshold tuned on
 validation (what ``biodivergence train`` saves) — written as prediction files and scored through
 ``evaluate.load(metrics/biodivergence)`` as a user would score them. The baseline suite
@@ -43,7 +43,7 @@ from trainer.baselines.suite import RESULTS_JSON
 from trainer.data import decoded_rows, load_splits
 from trainer.metric import load_metric
 from trainer.predict import head_outputs, load_model, reference_record, write_jsonl
-from trainer.train import PAPER_SEEDS, RESULTS_FILE, TrainSettings, train
+from trainer.train import PAPER_DEFAULTS, PAPER_SEEDS, RESULTS_FILE, TrainSettings, train
 
 RESULTS = ROOT / "benchmarks" / "results" / "reference_run"
 #: (column header, metric key) of the comparison table: Tasks 1–3.
@@ -59,17 +59,20 @@ VARIANTS = {"fixed": "axis threshold 0.5", "tuned": "axis threshold tuned on val
 RIVALS = {"majority": "Majority class", "lexical-gbt": "Lexical gradient boosting"}
 
 
-def train_seed_once(release: Path, out: Path, encoder: str, seed: int, settings: TrainSettings) -> dict[str, Any]:
-    """``train_results.json`` of one seed trained into ``out/seed-<n>`` (reused when a finished run with the
-    same settings is there)."""
+def train_seed_once(release: Path, out: Path, encoder: str, seed: int, settings: TrainSettings,
+                    training: dict[str, Any]) -> dict[str, Any]:
+    """The run summary (``RESULTS_FILE``) of one seed trained into ``out/seed-<n>`` (reused when a finished run
+    with the same settings and schedule is there)."""
     folder = out / f"seed-{seed}"
     done = folder / RESULTS_FILE
     if done.exists():
         previous = json.loads(done.read_text(encoding="utf-8"))
-        if previous.get("settings") == json.loads(json.dumps(asdict(settings))):
+        schedule = previous["runs"][0].get("schedule", {}) if previous.get("runs") else {}
+        if previous.get("settings") == json.loads(json.dumps(asdict(settings))) and all(
+                schedule.get(k) == v for k, v in training.items()):
             print(f"seed {seed}: reusing {folder}")
             return previous
-    return train(release, folder, encoder, (seed,), settings=settings)
+    return train(release, folder, encoder, (seed,), settings=settings, training=training)
 
 
 def score_predictions(records: list[dict[str, Any]], references: list[dict[str, Any]], metric) -> dict[str, float]:
@@ -130,8 +133,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "reference_run")
     parser.add_argument("--encoder", default="minilm")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(PAPER_SEEDS))
-    parser.add_argument("--epochs", type=float, default=defaults.epochs)
-    parser.add_argument("--lr", type=float, default=defaults.learning_rate)
+    parser.add_argument("--epochs", type=float, default=PAPER_DEFAULTS["num_train_epochs"])
+    parser.add_argument("--lr", type=float, default=PAPER_DEFAULTS["learning_rate"])
     parser.add_argument("--max-length", type=int, default=defaults.max_length)
     parser.add_argument("--max-train-examples", type=int, default=None)
     parser.add_argument("--split", default="test")
@@ -139,10 +142,10 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    settings = TrainSettings(epochs=args.epochs, learning_rate=args.lr, max_length=args.max_length,
-                             max_train_examples=args.max_train_examples)
+    settings = TrainSettings(max_length=args.max_length, max_train_examples=args.max_train_examples)
+    training = {"num_train_epochs": args.epochs, "learning_rate": args.lr}
     started = time.perf_counter()
-    trained = [train_seed_once(args.release, args.out, args.encoder, seed, settings) for seed in args.seeds]
+    trained = [train_seed_once(args.release, args.out, args.encoder, seed, settings, training) for seed in args.seeds]
     runs = [t["runs"][0] for t in trained]
     train_seconds = sum(r["train_runtime_s"] for r in runs)
 
@@ -176,7 +179,9 @@ def main() -> None:
         "benchmark": "reference model (mean ± std over seeds) vs the baseline suite",
         "release": shown_path(args.release), "config": "primary", "split": args.split, "n_evaluated": len(references),
         "encoder": shown_path(trained[0]["encoder"]), "seeds": args.seeds,
-        "settings": asdict(settings), "train_examples": args.max_train_examples or baselines["train_size"],
+        "settings": {**asdict(settings), "epochs": args.epochs, "learning_rate": args.lr,
+                     "batch_size": PAPER_DEFAULTS["per_device_train_batch_size"]},
+        "train_examples": args.max_train_examples or baselines["train_size"],
         "train_seconds": train_seconds, "wall_seconds": round(time.perf_counter() - started, 1),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "runs": [{**run, "model_dir": shown_path(run["model_dir"])} for run in runs],

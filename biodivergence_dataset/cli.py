@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "card": ("biodivergence_dataset.card", "re-render a release's dataset card"),
     "push": ("biodivergence_dataset.hub", "publish a release to the Hugging Face Hub with a version tag"),
     "push-metric": ("biodivergence_dataset.hub:metric", "publish the metric as a Hub Space with a version tag"),
+    "push-model": ("trainer.hub_model", "publish a model trained by `train` to the Hub with a version tag"),
     "train": ("trainer.train", "train the reference multi-task model"),
     "predict": ("trainer.predict", "write predictions of a trained model"),
     "evaluate": ("trainer.evaluate", "score predictions against a release with the BioDivergence metric"),

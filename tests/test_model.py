@@ -1,6 +1,9 @@
 """The reference multi-task model on a tiny randomly initialised BERT (no download)."""
 
+import ast
+import json
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,7 +11,7 @@ import torch
 from transformers import AutoModel, AutoTokenizer, BertConfig
 
 from biodivergence_dataset import ontology
-from trainer import encoders
+from trainer import encoders, modeling
 from trainer.data import PairCollator, axis_pos_weight, class_weights, encode_rows, label_ids
 from trainer.features import DISAGREEMENT, FEATURE_NAMES, FEATURES, METADATA, feature_mask, feature_vector
 from trainer.modeling import MultiTaskConflictConfig, MultiTaskConflictModel, masked_cross_entropy
@@ -158,8 +161,14 @@ def test_save_and_load_give_identical_predictions(tmp_path):
     model = tiny_model(constraint_mode="predicted_axes", disabled_feature_groups=[DISAGREEMENT]).eval()
     b = inputs_only(batch())
     model.save_pretrained(tmp_path)
-    for loaded in (MultiTaskConflictModel.from_pretrained(tmp_path), AutoModel.from_pretrained(tmp_path)):
-        assert isinstance(loaded, MultiTaskConflictModel)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert saved["auto_map"] == {"AutoConfig": "modeling.MultiTaskConflictConfig",
+                                 "AutoModel": "modeling.MultiTaskConflictModel"}
+    assert (tmp_path / "modeling.py").read_text() == Path(modeling.__file__).read_text()
+    # here the registered class serves trust_remote_code too; test_train loads the copy in a process without our packages
+    remote = AutoModel.from_pretrained(tmp_path, trust_remote_code=True)
+    for loaded in (MultiTaskConflictModel.from_pretrained(tmp_path), AutoModel.from_pretrained(tmp_path), remote):
+        assert type(loaded).__name__ == "MultiTaskConflictModel"
         loaded.eval()
         assert loaded.config.disabled_feature_groups == [DISAGREEMENT]
         before, after = model(**b), loaded(**b)
@@ -192,6 +201,56 @@ def test_single_task_trains_only_the_conflict_head():
     out.loss.backward()
     torch.testing.assert_close(out.loss, torch.nn.functional.cross_entropy(out.conflict_logits, b["labels"]))
     assert model.axis_head.weight.grad is None or model.axis_head.weight.grad.abs().sum() == 0
+
+
+def test_the_modeling_file_is_self_contained_and_its_vocabularies_match_ours():
+    """``save_pretrained`` copies trainer/modeling.py next to the weights: it may import only what transformers needs."""
+    tree = ast.parse(Path(modeling.__file__).read_text())
+    imported = {a.name.partition(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.partition(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]  # no relative import
+    assert imported <= {"__future__", "dataclasses", "os", "typing", "torch", "transformers", "huggingface_hub"}
+    assert modeling.CONFLICT_TYPE_NAMES == ontology.CONFLICT_TYPE_NAMES
+    assert modeling.AXIS_NAMES == ontology.AXIS_NAMES
+    assert modeling.CLAIM_TYPE_NAMES == ontology.CLAIM_TYPE_NAMES
+    assert modeling.FEATURE_GROUPS == {name: group for name, (group, _) in FEATURES.items()}
+    assert set(modeling.FEATURE_GROUP_NAMES) == {g for g, _ in FEATURES.values()}
+
+
+def test_a_config_saved_before_feature_groups_loads_and_a_foreign_feature_set_is_refused():
+    from trainer.data import check_features
+
+    config = MultiTaskConflictConfig(encoder_config=TINY_BERT.to_dict())
+    old = config.to_dict()
+    old.pop("feature_groups")
+    restored = MultiTaskConflictConfig.from_dict(old)
+    assert restored.feature_groups == [FEATURES[n][0] for n in FEATURE_NAMES]
+    check_features(restored)
+    other = MultiTaskConflictConfig(encoder_config=TINY_BERT.to_dict(), feature_names=["x", "y"],
+                                    feature_groups=["comparison", "metadata"])
+    assert MultiTaskConflictModel(other).feature_mask.tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="comparison features"):
+        check_features(other)
+    with pytest.raises(ValueError, match="feature_groups must be given"):
+        MultiTaskConflictConfig(encoder_config=TINY_BERT.to_dict(), feature_names=["x"])
+
+
+def test_the_encoder_is_recorded_by_its_hub_name(tmp_path):
+    minilm = encoders.packaged_minilm()
+    assert encoders.hub_name(str(minilm)) == "sentence-transformers/all-MiniLM-L6-v2"
+    assert encoders.hub_name("dmis-lab/biobert-v1.1") == "dmis-lab/biobert-v1.1"
+    snapshot = tmp_path / "hub" / "models--microsoft--BiomedNLP-BiomedBERT-base-uncased-abstract" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    assert encoders.hub_name(str(snapshot)) == "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract"
+    local = tmp_path / "my-encoder"
+    local.mkdir()
+    assert encoders.hub_name(str(local)) == ""
+    (local / "config.json").write_text(json.dumps({"_name_or_path": "org/encoder"}))
+    assert encoders.hub_name(str(local)) == "org/encoder"
+    model = MultiTaskConflictModel.from_encoder(str(minilm), hub_name=encoders.hub_name(str(minilm)))
+    assert model.config.encoder_name_or_path == "sentence-transformers/all-MiniLM-L6-v2"
+    assert model.config.to_dict()["encoder_config"].get("_name_or_path", "") == ""  # not the local folder
+    assert MultiTaskConflictModel.from_encoder(str(minilm)).config.encoder_name_or_path == ""  # a path is never kept
 
 
 def test_config_rejects_bad_settings():
@@ -265,3 +324,12 @@ def test_encoder_resolution_is_offline_and_explicit(tmp_path, caplog):
         encoders.resolve_encoder(str(tmp_path / "missing-model"))
     with pytest.raises(FileNotFoundError, match="cannot be downloaded"):
         encoders.resolve_encoder("dmis-lab/biobert-v1.1")
+
+
+def test_trainer_scales_the_loss_itself(tmp_path):
+    """The loss is a batch mean: Trainer must not pass ``num_items_in_batch`` and skip its own scaling (under
+    several processes it would multiply the loss by their number)."""
+    from transformers import Trainer, TrainingArguments
+
+    trainer = Trainer(model=tiny_model(), args=TrainingArguments(output_dir=str(tmp_path), use_cpu=True))
+    assert MultiTaskConflictModel.accepts_loss_kwargs is False and trainer.model_accepts_loss_kwargs is False

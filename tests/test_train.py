@@ -1,12 +1,19 @@
-"""Training and prediction CLIs end to end on a small release of real SciFact claim pairs (MiniLM encoder)."""
+"""Training and prediction CLIs end to end on a small release of real SciFact claim pairs (MiniLM encoder):
+Trainer's own records, one validation pass, resume, the model card, loading without our packages, the push."""
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 from trainer_release import write_scifact_release
-from transformers import EvalPrediction
+from transformers import EvalPrediction, Trainer
 
 from biodivergence_dataset import ontology, release
 from biodivergence_dataset.cli import main
@@ -16,17 +23,27 @@ from trainer.predict import AXIS_THRESHOLD_GRID, read_jsonl, reference_record, t
 from trainer.train import (
     ABLATIONS,
     BEST_METRIC,
+    PAPER_DEFAULTS,
     RESULTS_FILE,
+    TUNED_THRESHOLD,
     TrainSettings,
-    _training_arguments,
-    best_evaluation,
+    _interrupted_message,
+    kept_evaluation,
     make_compute_metrics,
     model_config_kwargs,
+    parse_namespace,
+    parser,
     subsample,
     summarise,
+    training_arguments,
 )
 
+ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"train": 40, "validation": 12, "test": 12}
+TRAIN_ARGS = ["--encoder", "minilm", "--batch-size", "8", "--max-length", "64", "--seed", "7", "--bootstrap", "200"]
+MODEL_REPO, MODEL_TAG = "biodiv-org/biodivergence-reference", "v1.0"
+#: (split prefix, rows) of every evaluation loop of the `trained` fixture's run
+EVALUATION_PASSES: list[tuple[str, int]] = []
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -41,31 +58,83 @@ def scifact_release(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def trained(scifact_release, tmp_path_factory):
+    """One epoch through the CLI; records every evaluation pass Trainer makes (split prefix, number of rows)."""
     out = tmp_path_factory.mktemp("model")
-    code = main(["train", "--release", str(scifact_release), "--encoder", "minilm", "--epochs", "1",
-                 "--batch-size", "8", "--max-length", "64", "--seed", "7", "--out", str(out)])
+    passes = EVALUATION_PASSES
+    original = Trainer.evaluation_loop
+
+    def recording(self, dataloader, *args, **kwargs):
+        passes.append((kwargs.get("metric_key_prefix", "eval"), len(dataloader.dataset)))
+        return original(self, dataloader, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Trainer, "evaluation_loop", recording)
+        code = main(["train", "--release", str(scifact_release), "--epochs", "1", *TRAIN_ARGS, "--out", str(out)])
     assert code == 0
     return out
 
 
-def test_train_writes_model_and_results(trained, scifact_release):
-    assert (trained / "config.json").exists() and (trained / "model.safetensors").exists()
-    assert (trained / "tokenizer.json").exists()
-    assert not (trained / "checkpoints").exists()
-    results = json.loads((trained / RESULTS_FILE).read_text())
-    assert results["split_sizes"] == SIZES and results["encoder"].endswith("model")
+def _results(folder: Path) -> dict:
+    return json.loads((folder / RESULTS_FILE).read_text())
+
+
+def test_train_writes_model_trainer_records_and_our_summary(trained):
+    for name in ("config.json", "model.safetensors", "modeling.py", "tokenizer.json", "README.md", "training_args.bin",
+                 "trainer_state.json", "train_results.json", "eval_results.json", "test_results.json",
+                 "all_results.json", "test_predictions.jsonl"):
+        assert (trained / name).is_file(), name
+    assert [p.name for p in trained.glob("checkpoint-*")] == ["checkpoint-5"]  # save_total_limit 1, kept for resume
+    assert (trained / "checkpoint-5" / "optimizer.pt").is_file()
+    results = _results(trained)
+    assert results["split_sizes"] == SIZES == results["release_split_sizes"]
+    assert results["encoder"] == "sentence-transformers/all-MiniLM-L6-v2"
     (run,) = results["runs"]
-    assert run["seed"] == 7 and run["epochs_run"] == pytest.approx(1.0)
+    assert run["seed"] == 7 and run["epochs_run"] == pytest.approx(1.0) and run["best_checkpoint"] == "checkpoint-5"
     assert run["best_validation_macro_f1"] == pytest.approx(run["validation"][BEST_METRIC])
+    assert run["schedule"]["learning_rate"] == 2e-5 and run["schedule"]["per_device_train_batch_size"] == 8
     for key in ("conflict_type/accuracy", "conflict_type/ctx_f1", "axes/micro_f1", "axes_primary/micro_f1",
                 "confounder/accuracy"):
         assert 0.0 <= run["test"][key] <= 1.0
         assert results["summary"]["test"][key] == {"mean": run["test"][key], "std": None}
+    for key in ("conflict_type/macro_f1", "axes/micro_f1"):  # 95% bootstrap intervals of the headline test scores
+        assert run["test"][f"{key}/ci_low"] <= run["test"][key] <= run["test"][f"{key}/ci_high"]
     saved = json.loads((trained / "config.json").read_text())
     assert saved["max_length"] == 64 and saved["constraint_mode"] == "predicted_axes"
     assert run["axis_threshold"] in AXIS_THRESHOLD_GRID and saved["axis_threshold"] == run["axis_threshold"]
     assert 0.0 <= run["validation_axes_micro_f1_at_threshold"] <= 1.0
     assert len(saved["class_weights"]) == len(ontology.CONFLICT_TYPE_NAMES)
+    # Trainer's files have Trainer's schema; ours is separate
+    assert "train_loss" in json.loads((trained / "train_results.json").read_text())
+    state = json.loads((trained / "trainer_state.json").read_text())
+    assert state["global_step"] == 5 and state["best_model_checkpoint"].endswith("checkpoint-5")
+
+
+def test_validation_is_evaluated_once_and_the_threshold_comes_from_that_pass(trained):
+    assert EVALUATION_PASSES == [("eval", SIZES["validation"]), ("test", SIZES["test"])]
+    state = json.loads((trained / "trainer_state.json").read_text())
+    kept = kept_evaluation(SimpleNamespace(**state), load_best_model_at_end=True)
+    eval_results = json.loads((trained / "eval_results.json").read_text())
+    assert eval_results == {k: v for k, v in kept.items() if k.startswith("eval_")}
+    assert kept[f"eval_{TUNED_THRESHOLD}"] == _results(trained)["runs"][0]["axis_threshold"]
+
+
+def test_config_is_portable_and_the_card_describes_the_run(trained):
+    text = (trained / "config.json").read_text()
+    saved = json.loads(text)
+    assert saved["encoder_name_or_path"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert saved["auto_map"] == {"AutoConfig": "modeling.MultiTaskConflictConfig",
+                                 "AutoModel": "modeling.MultiTaskConflictModel"}
+    assert str(sys.prefix) not in text and str(trained) not in text and '"_name_or_path"' not in text
+    tokenizer_config = json.loads((trained / "tokenizer_config.json").read_text())
+    assert not {"local_files_only", "is_local"} & set(tokenizer_config)  # how it was loaded here is not kept
+    card = (trained / "README.md").read_text()
+    assert card.startswith("---\n") and "base_model: sentence-transformers/all-MiniLM-L6-v2" in card
+    assert "library_name: transformers" in card and "custom_code" in card
+    assert str(trained) not in card and str(sys.prefix) not in card and "/tmp" not in card
+    assert "trust_remote_code=True" in card and "## Limitations" in card and "silver" in card
+    assert "1 epoch(s) instead of the paper's 8" in card
+    test_scores = _results(trained)["runs"][0]["test"]
+    assert f"{test_scores['conflict_type/macro_f1']:.3f} [{test_scores['conflict_type/macro_f1/ci_low']:.3f}, " in card
 
 
 def test_predict_rows_score_through_evaluate_and_match_training_eval(trained, scifact_release, tmp_path):
@@ -82,9 +151,203 @@ def test_predict_rows_score_through_evaluate_and_match_training_eval(trained, sc
         assert p["dominant_confounder"] in p["divergence_axes"] or p["dominant_confounder"] == ""
     references = [reference_record(r) for r in rows]
     scores = metric.load_metric().compute(predictions=predictions, references=references, semsim_model=None)
-    trained_on = json.loads((trained / RESULTS_FILE).read_text())["runs"][0]["test"]
+    trained_on = _results(trained)["runs"][0]["test"]
     for key in ("conflict_type/accuracy", "conflict_type/macro_f1", "axes/micro_f1", "confounder/accuracy"):
         assert scores[key] == pytest.approx(trained_on[key]), key
+    written = read_jsonl(trained / "test_predictions.jsonl")  # the training run's own test predictions, same order
+    assert [p["pair_id"] for p in written] == [r["pair_id"] for r in rows]
+
+
+def test_pipeline_gives_the_predictions_of_predict(trained, scifact_release):
+    from transformers import pipeline
+
+    from trainer.pipeline import TASK, conflict_pipeline
+    from trainer.predict import load_model, predict_rows
+
+    rows = [row for _, row in release.iter_rows(scifact_release, "primary", "test")]
+    model, tokenizer = load_model(trained)
+    expected = [{k: v for k, v in r.items() if k != "pair_id"} for r in predict_rows(model, tokenizer, rows)]
+    classify = conflict_pipeline(str(trained))
+    assert classify(rows) == expected
+    assert classify(rows, batch_size=5) == expected
+    assert pipeline(TASK, model=str(trained), device="cpu")(rows[0]) == expected[0]
+    pair = (rows[0]["claim_a_text"], rows[0]["claim_b_text"])
+    scored = classify(pair, return_scores=True)
+    assert set(scored) == {"conflict_type", "divergence_axes", "dominant_confounder", "scores", "axis_probabilities"}
+    assert sum(scored["scores"].values()) == pytest.approx(1.0) and max(scored["scores"], key=scored["scores"].get) == scored["conflict_type"]
+    with pytest.raises(TypeError, match="claim pair"):
+        classify("just one claim")
+
+
+FRESH_PROCESS = """
+import importlib.abc, json, sys
+OURS = {"trainer", "biodivergence_dataset", "builder", "metrics", "biodivergence", "tests"}
+
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in OURS:
+            raise ModuleNotFoundError(f"{name} is not importable here")
+        return None
+
+sys.meta_path.insert(0, Block())
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+inputs, text_a, text_b = torch.load(sys.argv[1]), sys.argv[2], sys.argv[3]
+out = {}
+for source in sys.argv[4:]:
+    repo, _, revision = source.partition("@")
+    model = AutoModel.from_pretrained(repo, revision=revision or None, trust_remote_code=True).eval()
+    tokenizer = AutoTokenizer.from_pretrained(repo, revision=revision or None)
+    with torch.no_grad():
+        result = model(**inputs)
+    out[source] = {"class": type(model).__module__ + "." + type(model).__name__,
+                   "input_ids": tokenizer(text_a, text_b)["input_ids"],
+                   **{k: result[k].tolist() for k in ("conflict_logits", "axis_logits", "confounder_logits")}}
+out["ours_imported"] = sorted(m for m in sys.modules if m.partition(".")[0] in OURS)
+out["sys_path"] = sys.path
+print(json.dumps(out))
+"""
+
+
+def _fresh_process(tmp_path: Path, inputs_file: Path, texts: tuple[str, str], sources: list[str], env_extra: dict) -> dict:
+    """Run FRESH_PROCESS in an isolated interpreter (-I: no PYTHONPATH, no cwd on sys.path) outside the repo."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HOME=str(tmp_path / "hf-home"), HF_MODULES_CACHE=str(tmp_path / "hf-modules"),
+               HF_UPDATE_DOWNLOAD_COUNTS="0", **env_extra)
+    done = subprocess.run([sys.executable, "-I", "-c", FRESH_PROCESS, str(inputs_file), *texts, *sources],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_model_loads_without_our_packages_from_the_folder_and_from_the_hub(trained, scifact_release, tmp_path,
+                                                                          monkeypatch):
+    """AutoModel + trust_remote_code in a fresh process that cannot import our packages (from the folder, then
+    pushed to the fake Hub and loaded by repo id at the tag) predicts exactly what our loader predicts."""
+    from fault_cases import FakeHub
+    from huggingface_hub import constants
+
+    from trainer.data import PairCollator, encode_rows
+    from trainer.hub_model import push_model
+    from trainer.predict import load_model
+
+    rows = [row for _, row in release.iter_rows(scifact_release, "primary", "test")][:5]
+    model, tokenizer = load_model(trained)
+    batch = PairCollator(tokenizer)(encode_rows(rows, tokenizer, model.config.max_length))
+    inputs = {k: v for k, v in batch.items() if k not in ("labels", "axis_labels", "confounder_labels")}
+    torch.save(inputs, tmp_path / "inputs.pt")
+    with torch.no_grad():
+        ours = model(**inputs)
+    texts = (rows[0]["claim_a_text"], rows[0]["claim_b_text"])
+    folder = tmp_path / "model"
+    shutil.copytree(trained, folder)
+
+    with FakeHub() as fake:
+        monkeypatch.setenv("HF_TOKEN", "hf_fake_token")
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "ENDPOINT", fake.endpoint)
+        oid = push_model(folder, MODEL_REPO, MODEL_TAG)
+        pushed = fake.files("model", MODEL_REPO, MODEL_TAG)
+        env = {"HF_ENDPOINT": fake.endpoint, "HF_HUB_OFFLINE": "0"}
+        loaded = _fresh_process(tmp_path, tmp_path / "inputs.pt", texts, [str(folder), f"{MODEL_REPO}@{MODEL_TAG}"], env)
+    assert fake.repos[("model", MODEL_REPO)]["tags"] == {MODEL_TAG: oid}
+    assert {"config.json", "modeling.py", "model.safetensors", "README.md", "tokenizer.json", "trainer_state.json",
+            "biodivergence_results.json"} <= set(pushed)
+    assert not [p for p in pushed if p.startswith("checkpoint-")]
+    assert f'AutoModel.from_pretrained("{MODEL_REPO}", revision="{MODEL_TAG}", trust_remote_code=True)' in \
+        pushed["README.md"].decode()
+    assert loaded["ours_imported"] == [] and str(ROOT) not in loaded["sys_path"]
+    for source in (str(folder), f"{MODEL_REPO}@{MODEL_TAG}"):
+        got = loaded[source]
+        assert got["class"].startswith("transformers_modules.") and got["class"].endswith("modeling.MultiTaskConflictModel")
+        assert got["input_ids"] == tokenizer(*texts)["input_ids"]
+        for key in ("conflict_logits", "axis_logits", "confounder_logits"):
+            np.testing.assert_allclose(np.array(got[key]), ours[key].numpy(), rtol=0, atol=1e-6, err_msg=f"{source} {key}")
+
+
+def test_resume_from_the_last_checkpoint_continues_the_run(trained, scifact_release, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(trained, folder)
+    assert main(["train", "--release", str(scifact_release), "--epochs", "2", *TRAIN_ARGS, "--max-eval-examples", "8",
+                 "--resume-from-checkpoint", "true", "--out", str(folder)]) == 0
+    state = json.loads((folder / "trainer_state.json").read_text())
+    assert state["global_step"] == 10 and state["epoch"] == pytest.approx(2.0)
+    assert [h["epoch"] for h in state["log_history"] if f"eval_{BEST_METRIC}" in h] == [1.0, 2.0]  # epoch 1 kept
+    results = _results(folder)
+    assert results["runs"][0]["resumed_from"].endswith("checkpoint-5")
+    assert results["split_sizes"] == {"train": 40, "validation": 8, "test": 8}
+    assert results["release_split_sizes"] == SIZES
+    assert len(read_jsonl(folder / "test_predictions.jsonl")) == 8
+    assert len(list(folder.glob("checkpoint-*"))) <= 2  # the best and the last
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder(tmp_path_factory):
+    """A randomly initialised 2-layer BERT with MiniLM's tokenizer: training steps cost next to nothing."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from trainer.encoders import packaged_minilm
+
+    folder = tmp_path_factory.mktemp("tiny-encoder")
+    tokenizer = AutoTokenizer.from_pretrained(packaged_minilm())
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=128)).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_two_processes_train_save_once_and_scale_the_loss_like_one(scifact_release, tiny_encoder, tmp_path):
+    """torchrun (what ``accelerate launch`` runs) with two CPU processes: every process saves through
+    Trainer.save_model, the main one writes our files; the loss is the batch mean, never multiplied by the
+    number of processes (the model does not take Trainer's loss kwargs)."""
+    out = tmp_path / "model"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "trainer.train",
+         "--release", str(scifact_release), "--encoder", str(tiny_encoder), "--epochs", "1", "--batch-size", "4",
+         "--max-length", "64", "--bootstrap", "0", "--use-cpu", "--ddp-backend", "gloo", "--out", str(out)],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (run,) = _results(out)["runs"]
+    assert run["schedule"]["world_size"] == 2 and run["global_step"] == 5  # 40 rows / (2 processes × 4)
+    assert (out / "model.safetensors").is_file() and (out / "README.md").is_file()
+    assert len(read_jsonl(out / "test_predictions.jsonl")) == SIZES["test"]
+    state = json.loads((out / "trainer_state.json").read_text())
+    (train_log,) = [h for h in state["log_history"] if "train_loss" in h]
+    assert train_log["train_loss"] == pytest.approx(run["validation"]["loss"], rel=0.5)  # ~ln(6)+..., not doubled
+
+
+def test_interrupted_run_says_how_to_resume(tmp_path):
+    assert "starts over" in _interrupted_message(tmp_path, [7])
+    (tmp_path / "checkpoint-5").mkdir()
+    message = _interrupted_message(tmp_path, [7])
+    assert "checkpoint-5" in message and "--resume-from-checkpoint true" in message
+    (tmp_path / "seed-2" / "checkpoint-3").mkdir(parents=True)
+    message = _interrupted_message(tmp_path, [1, 2])
+    assert "seed-2/checkpoint-3" in message and "finished seeds are kept" in message
+
+
+def test_push_options_are_checked_before_training(scifact_release, tmp_path, capsys):
+    base = ["train", "--release", str(scifact_release), "--out", str(tmp_path / "m"), "--push-to-hub"]
+    assert main(base) == 1
+    assert "needs --hub-model-id ORG/NAME and --hub-tag vX.Y" in capsys.readouterr().err
+    assert main([*base, "--hub-model-id", "org/name", "--hub-tag", "1.0"]) == 1
+    assert "vX.Y" in capsys.readouterr().err
+    assert main([*base, "--hub-model-id", "org/name", "--hub-tag", "v1.0", "--seed", "1", "2"]) == 1
+    assert "publishes one model" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
+
+
+def test_push_dry_run_lists_the_model_files(trained, capsys):
+    from trainer import hub_model
+
+    args = hub_model.argparse.Namespace(model=str(trained), repo=MODEL_REPO, tag=MODEL_TAG, private=False, dry_run=True)
+    assert hub_model.run(args) == 0
+    out = capsys.readouterr().out
+    assert "modeling.py" in out and "model.safetensors" in out and "checkpoint-5" not in out and "model is valid" in out
+    assert hub_model.model_problems(trained.parent) != []
 
 
 def test_predict_with_gold_axes_restricts_confounders_to_gold(trained, scifact_release, tmp_path):
@@ -153,20 +416,48 @@ def test_ablations_map_to_model_settings():
     full = model_config_kwargs(TrainSettings(), rows)
     assert set(ABLATIONS) == {"full", "no_metadata", "no_disagreement", "no_cross_attention", "single_task"}
     assert (full["loss_weight_conflict_type"], full["loss_weight_axes"], full["loss_weight_confounder"]) == (1.0, 1.0, 0.3)
-    assert "class_weights" not in model_config_kwargs(TrainSettings(class_weighting=False), rows)
+    assert "class_weights" not in model_config_kwargs(TrainSettings(class_weights=False), rows)
     with pytest.raises(ValueError, match="unknown ablation"):
         TrainSettings(ablation="no_encoder")
+    with pytest.raises(ValueError, match="three numbers"):
+        TrainSettings(loss_weights=[1.0, 2.0])
 
 
-def test_training_arguments_follow_the_paper(tmp_path):
-    args = _training_arguments(TrainSettings(), 123, tmp_path)
+def test_training_arguments_follow_the_paper_and_take_trainers_options(tmp_path):
+    args = training_arguments(tmp_path, 123)
     assert (args.learning_rate, args.weight_decay, args.num_train_epochs, args.max_grad_norm) == (2e-5, 0.01, 8, 1.0)
     assert args.get_warmup_steps(1000) == 100
     assert (args.per_device_train_batch_size, args.per_device_eval_batch_size, args.seed) == (16, 32, 123)
     assert args.load_best_model_at_end and args.metric_for_best_model == BEST_METRIC and args.greater_is_better
+    assert args.save_total_limit == PAPER_DEFAULTS["save_total_limit"] and args.report_to == []
+
+    run_args, settings, training = parser().parse_args_into_dataclasses(
+        ["--release", "R", "--out", "M"], look_for_args_file=False)
+    assert (run_args.release, training.output_dir, training.seed, settings.patience) == ("R", "M", [42], 3)
+
+    import argparse
+
+    cli = argparse.ArgumentParser()
+    from trainer.train import add_arguments
+
+    add_arguments(cli)
+    ns = cli.parse_args(["--release", "R", "--out", "M", "--seed", "42", "123", "7", "--epochs", "3", "--lr", "1e-4",
+                         "--batch-size", "4", "--eval-batch-size", "64", "--gradient-accumulation-steps", "2",
+                         "--report-to", "tensorboard", "--max-eval-examples", "50", "--no-class-weights",
+                         "--loss-weights", "1", "0.5", "0"])
+    run_args, settings, training, seeds = parse_namespace(ns)
+    assert seeds == [42, 123, 7] and settings.max_eval_examples == 50 and settings.class_weights is False
+    assert settings.loss_weights == [1.0, 0.5, 0.0]
+    one = training_arguments("M", 7, **training)
+    assert (one.num_train_epochs, one.learning_rate, one.per_device_train_batch_size) == (3.0, 1e-4, 4)
+    assert (one.per_device_eval_batch_size, one.gradient_accumulation_steps, one.report_to) == (64, 2, ["tensorboard"])
+    assert cli.parse_args(["--release", "R", "--out", "M", "--bf16"]).bf16 is True
+    if not torch.cuda.is_available():  # TrainingArguments' own check runs before any data is read
+        with pytest.raises(ValueError, match="bf16"):
+            parse_namespace(cli.parse_args(["--release", "R", "--out", "M", "--bf16"]))
 
 
-def test_compute_metrics_decodes_heads_and_calls_the_metric():
+def test_compute_metrics_decodes_heads_calls_the_metric_and_tunes_the_threshold():
     n_axes = len(ontology.AXIS_NAMES)
     conflict = np.full((3, 6), -5.0)
     conflict[[0, 1, 2], [2, 0, 2]] = 5.0
@@ -178,12 +469,14 @@ def test_compute_metrics_decodes_heads_and_calls_the_metric():
     axis_labels = np.zeros((3, n_axes))
     axis_labels[0, 1] = axis_labels[2, 3] = 1.0
     confounder_labels = np.array([1, -100, 3])
-    scores = make_compute_metrics("predicted_axes", 0.5)(
-        EvalPrediction(predictions=(conflict, axes, confounder), label_ids=(labels, axis_labels, confounder_labels)))
+    prediction = EvalPrediction(predictions=(conflict, axes, confounder), label_ids=(labels, axis_labels, confounder_labels))
+    scores = make_compute_metrics("predicted_axes", 0.5)(prediction)
     assert scores["conflict_type/accuracy"] == pytest.approx(2 / 3)
     assert scores["axes/micro_f1"] == 1.0
     assert scores["confounder/accuracy"] == 1.0  # row 2: axis 4 scores higher but is not predicted; 3 is
-    assert "conflict_type/confusion_matrix" not in scores
+    assert "conflict_type/confusion_matrix" not in scores and TUNED_THRESHOLD not in scores
+    tuned = make_compute_metrics("predicted_axes", 0.5, tune=True)(prediction)
+    assert tuned[TUNED_THRESHOLD] == 0.5 and tuned["axes/micro_f1_at_tuned_threshold"] == 1.0
 
 
 def test_summary_reports_mean_and_sample_std_over_seeds():
@@ -197,7 +490,10 @@ def test_validation_scores_are_those_of_the_kept_checkpoint():
     history = [{"loss": 2.0, "epoch": 1.0}]
     history += [{f"eval_{BEST_METRIC}": f1, "eval_conflict_type/ctx_f1": ctx, "eval_loss": 1.0, "eval_runtime": 3.0,
                  "epoch": e} for e, (f1, ctx) in enumerate([(0.2, 0.1), (0.4, 0.3), (0.4, 0.5), (0.3, 0.2)], 1)]
-    assert best_evaluation(history) == {BEST_METRIC: 0.4, "conflict_type/ctx_f1": 0.3, "loss": 1.0}
+    history = [{**h, "step": 10 * h["epoch"]} for h in history]
+    assert kept_evaluation(SimpleNamespace(log_history=history, best_global_step=20, global_step=40), True)["epoch"] == 2
+    assert kept_evaluation(SimpleNamespace(log_history=history, best_global_step=20, global_step=40), False)["epoch"] == 4
+    assert kept_evaluation(SimpleNamespace(log_history=history[:1], best_global_step=None, global_step=10), True) == {}
 
 
 def test_short_schedules_sample_the_same_training_rows_for_every_seed():
@@ -205,3 +501,4 @@ def test_short_schedules_sample_the_same_training_rows_for_every_seed():
     assert subsample(rows, None) is rows and subsample(rows, 500) is rows
     sample = subsample(rows, 10)
     assert len(sample) == 10 and sample == subsample(rows, 10) and len({r["i"] for r in sample}) == 10
+    assert [rows[i] for i in subsample(list(range(100)), 10)] == sample  # sampling indices picks the same rows

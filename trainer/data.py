@@ -7,7 +7,7 @@ folder, ClassLabel features from its README). Each row becomes
 * ``pair_segments``: 1 on claim-a tokens, 2 on claim-b tokens, 0 on special and padding tokens;
 * ``features`` (``trainer.features``) and ``claim_types`` (two claim-type ids);
 * ``labels`` (conflict type id), ``axis_labels`` (13-dim multi-hot), ``confounder_labels``
-  (axis id, -100 when the example has no dominant confounder).
+  (axis id, -100 when the example has no dominant confounder), when the row is labelled.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.features import decode_row
 from biodivergence_dataset.release import README, load_release
 
-from .features import claim_type_ids, feature_vector
+from .features import FEATURE_NAMES, claim_type_ids, feature_vector
 from .modeling import IGNORE_INDEX
 
 DEFAULT_MAX_LENGTH = 256
@@ -64,13 +64,21 @@ def label_ids(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def check_features(config) -> None:
+    """A model computes nothing but what its config says; refuse one built on other comparison features."""
+    names = list(getattr(config, "feature_names", None) or [])
+    if names != list(FEATURE_NAMES):
+        raise ValueError(f"this model was built with comparison features {names}; this code computes {list(FEATURE_NAMES)}")
+
+
 def pair_segments(encoding, index: int) -> list[int]:
     """1/2 for tokens of the first/second sequence, 0 for special tokens (fast tokenizers only)."""
     return [0 if s is None else s + 1 for s in encoding.sequence_ids(index)]
 
 
 def encode_rows(rows: Sequence[Mapping[str, Any]], tokenizer, max_length: int = DEFAULT_MAX_LENGTH) -> list[dict[str, Any]]:
-    """Model inputs (unpadded) for decoded release rows, with ``pair_id`` kept for predictions."""
+    """Model inputs (unpadded) for decoded release rows, with ``pair_id`` kept for predictions; label
+    fields only for rows that carry a ``conflict_type``."""
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("the reference model needs a fast tokenizer (it reads token → claim alignment)")
     enc = tokenizer(
@@ -83,8 +91,9 @@ def encode_rows(rows: Sequence[Mapping[str, Any]], tokenizer, max_length: int = 
         item["pair_segments"] = pair_segments(enc, i)
         item["features"] = feature_vector(row)
         item["claim_types"] = claim_type_ids(row)
-        item.update(label_ids(row))
-        item["pair_id"] = row["pair_id"]
+        if row.get("conflict_type") is not None:
+            item.update(label_ids(row))
+        item["pair_id"] = row.get("pair_id")
         out.append(item)
     return out
 

@@ -7,6 +7,11 @@ The documented default is BiomedBERT (paper Table 32). Nothing can be downloaded
 * ``minilm`` / ``all-MiniLM-L6-v2`` / ``sentence-transformers/all-MiniLM-L6-v2`` → those packaged files;
 * an explicit path → used as is, or FileNotFoundError if it does not exist;
 * any other Hub id → used if the local cache has it, else FileNotFoundError (no silent substitution).
+
+A trained model records the encoder by its Hub name (:func:`hub_name`), never by the local folder it
+was loaded from: the packaged MiniLM is ``sentence-transformers/all-MiniLM-L6-v2``, a Hugging Face
+cache snapshot is its repo id. The encoder weights are inside the saved model, so loading it never
+needs the name.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 DEFAULT_ENCODER = "microsoft/BiomedNLP-BiomedBERT-base-uncased-abstract"
+MINILM_HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_ALIASES = frozenset({"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
 
 
@@ -65,3 +71,30 @@ def resolve_encoder(name: str | None = None) -> str:
         f"encoder {name!r} is not in the local Hugging Face cache and cannot be downloaded here; "
         "pass a local folder or 'minilm'"
     )
+
+
+def hub_name(name_or_path: str) -> str:
+    """The Hub id of a resolved encoder (see :func:`resolve_encoder`), or ``""`` when a local folder has none.
+
+    The packaged MiniLM → ``sentence-transformers/all-MiniLM-L6-v2``; a Hub cache snapshot
+    (``…/models--ORG--NAME/snapshots/REV``) → ``ORG/NAME``; another local folder → the ``_name_or_path`` its
+    ``config.json`` records when that is a Hub id, else ``""``; a Hub id → itself.
+    """
+    import json
+
+    path = Path(name_or_path).expanduser()
+    if not path.exists():
+        return name_or_path
+    try:
+        if path.resolve() == packaged_minilm().resolve():
+            return MINILM_HUB_NAME
+    except (ImportError, FileNotFoundError):
+        pass
+    for part in reversed(path.resolve().parts):
+        if part.startswith("models--"):
+            return part.removeprefix("models--").replace("--", "/", 1)
+    try:
+        recorded = json.loads((path / "config.json").read_text(encoding="utf-8")).get("_name_or_path") or ""
+    except (OSError, ValueError):
+        recorded = ""
+    return recorded if recorded and not _looks_like_path(recorded) and not Path(recorded).exists() else ""

@@ -16,10 +16,17 @@ Constraint modes for the confounder head (``config.constraint_mode``):
 
 The confounder loss is always computed on the unrestricted logits, so a gold confounder
 outside the predicted axes cannot make it infinite; absent confounders (-100) are ignored.
+
+This file imports only torch, transformers and huggingface_hub: ``save_pretrained`` copies it into
+the model folder and writes an ``auto_map``, so ``AutoModel.from_pretrained(folder,
+trust_remote_code=True)`` loads the model in a process that has none of the BioDivergence packages.
+The label and feature vocabularies below are a copy of ``biodivergence_dataset.ontology`` and
+``trainer.features`` (a test keeps them equal); a saved model carries its own in ``config.json``.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,21 +38,47 @@ from transformers import initialization as init
 from transformers.configuration_utils import SubConfigSpec
 from transformers.utils import ModelOutput
 
-from biodivergence_dataset import ontology
-
-from . import features as feature_defs
-
 CONSTRAINT_MODES: tuple[str, ...] = ("none", "predicted_axes", "gold_axes")
 TASKS: tuple[str, ...] = ("conflict_type", "axes", "confounder")
 IGNORE_INDEX = -100
 _POOLER_MODEL_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"})
 _NEG_INF = -1e4  # large enough to zero a softmax entry, small enough for fp16
 
+# --- vocabularies: a copy of biodivergence_dataset.ontology and trainer.features (a test keeps them equal) ---
+CONFLICT_TYPE_NAMES: tuple[str, ...] = (
+    "no_conflict", "direct_contradiction", "contextual_contradiction", "underspecified_apparent_contradiction",
+    "evidence_insufficiency", "unresolved_scientific_controversy",
+)
+AXIS_NAMES: tuple[str, ...] = (
+    "population_cohort", "geography", "year_time_period", "assay_measurement_protocol", "study_design",
+    "dosage_intervention", "disease_subtype", "organism_strain_lineage", "gene_mutation_molecular_background",
+    "clinical_setting", "sample_source", "endpoint_definition", "unknown_latent_factor",
+)
+CLAIM_TYPE_NAMES: tuple[str, ...] = (
+    "factual", "efficacy", "prognostic", "correlational", "prevalence", "causal", "mechanistic", "recommendation",
+)
+COMPARISON, DISAGREEMENT, METADATA = "comparison", "disagreement", "metadata"
+FEATURE_GROUP_NAMES: tuple[str, ...] = (COMPARISON, DISAGREEMENT, METADATA)
+#: comparison feature -> its group (the ablations of paper Table 12 switch a whole group off)
+FEATURE_GROUPS: dict[str, str] = {
+    "similarity": COMPARISON, "entity_overlap": COMPARISON,
+    **dict.fromkeys(("disagreement", "combined_score", "negation_a", "negation_b", "negation_mismatch", "hedge_a",
+                     "hedge_b", "polarity_a", "polarity_b", "polarity_mismatch", "direction_opposed",
+                     "null_vs_effect"), DISAGREEMENT),
+    **dict.fromkeys(("type_compatibility", "year_penalty", "same_claim_type", "year_gap", "year_known",
+                     "domain_amr", "domain_oncology", "domain_infectious_disease", "domain_genomics",
+                     "domain_clinical_trials_epidemiology"), METADATA),
+}
+
 
 @strict(accept_kwargs=True)
 @dataclass(repr=False)
 class MultiTaskConflictConfig(PreTrainedConfig):
-    """Configuration of :class:`MultiTaskConflictModel`; ``encoder_config`` is the encoder's own config."""
+    """Configuration of :class:`MultiTaskConflictModel`; ``encoder_config`` is the encoder's own config.
+
+    ``encoder_name_or_path`` is the Hub name the encoder weights started from (informational: the weights
+    are in the saved model); ``feature_groups`` gives the group of each of ``feature_names``.
+    """
 
     model_type = "biodivergence-multitask"
     sub_configs_defaults = {"encoder_config": SubConfigSpec(config_class=AutoConfig, model_type="bert")}  # noqa: RUF012
@@ -59,6 +92,7 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     use_cross_attention: bool = True
     disabled_feature_groups: list[str] | None = None
     feature_names: list[str] | None = None
+    feature_groups: list[str] | None = None
     tasks: list[str] | None = None
     constraint_mode: Literal["none", "predicted_axes", "gold_axes"] = "predicted_axes"
     axis_threshold: float = 0.5
@@ -75,11 +109,17 @@ class MultiTaskConflictConfig(PreTrainedConfig):
 
     def __post_init__(self, **kwargs):
         self.disabled_feature_groups = list(self.disabled_feature_groups or [])
-        self.feature_names = list(self.feature_names or feature_defs.FEATURE_NAMES)
+        self.feature_names = list(self.feature_names or FEATURE_GROUPS)
+        if self.feature_groups is None:  # configs saved before feature_groups existed
+            unknown = [n for n in self.feature_names if n not in FEATURE_GROUPS]
+            if unknown:
+                raise ValueError(f"feature_groups must be given for the comparison features {unknown}")
+            self.feature_groups = [FEATURE_GROUPS[n] for n in self.feature_names]
+        self.feature_groups = list(self.feature_groups)
         self.tasks = list(self.tasks or TASKS)
-        self.conflict_type_names = list(self.conflict_type_names or ontology.CONFLICT_TYPE_NAMES)
-        self.axis_names = list(self.axis_names or ontology.AXIS_NAMES)
-        self.claim_type_names = list(self.claim_type_names or ontology.CLAIM_TYPE_NAMES)
+        self.conflict_type_names = list(self.conflict_type_names or CONFLICT_TYPE_NAMES)
+        self.axis_names = list(self.axis_names or AXIS_NAMES)
+        self.claim_type_names = list(self.claim_type_names or CLAIM_TYPE_NAMES)
         if self.id2label is None:
             self.id2label = dict(enumerate(self.conflict_type_names))
             self.label2id = {n: i for i, n in enumerate(self.conflict_type_names)}
@@ -92,7 +132,12 @@ class MultiTaskConflictConfig(PreTrainedConfig):
         unknown = set(self.tasks) - set(TASKS)
         if unknown or "conflict_type" not in self.tasks:
             raise ValueError(f"tasks must include 'conflict_type' and be among {TASKS}, got {self.tasks}")
-        feature_defs.feature_mask(self.disabled_feature_groups)  # validates the group names
+        unknown_groups = set(self.disabled_feature_groups) - set(FEATURE_GROUP_NAMES)
+        if unknown_groups:
+            raise ValueError(f"unknown feature groups {sorted(unknown_groups)}; expected some of {list(FEATURE_GROUP_NAMES)}")
+        if len(self.feature_groups) != len(self.feature_names) or set(self.feature_groups) - set(FEATURE_GROUP_NAMES):
+            raise ValueError(f"feature_groups must name one of {list(FEATURE_GROUP_NAMES)} for each of the "
+                             f"{len(self.feature_names)} feature_names, got {self.feature_groups}")
         if self.projection_dim % self.num_cross_attention_heads:
             raise ValueError("projection_dim must be divisible by num_cross_attention_heads")
         for name, values, n in (
@@ -136,6 +181,9 @@ class MultiTaskConflictModel(PreTrainedModel):
     base_model_prefix = "biodivergence"
     main_input_name = "input_ids"
     _supports_sdpa = True
+    # ``loss`` is a mean over the batch: Trainer must scale it for gradient accumulation and several processes
+    # itself (``**kwargs`` in ``forward`` would otherwise make it pass ``num_items_in_batch`` and skip that)
+    accepts_loss_kwargs = False
 
     def __init__(self, config: MultiTaskConflictConfig):
         super().__init__(config)
@@ -161,21 +209,21 @@ class MultiTaskConflictModel(PreTrainedModel):
             init.copy_(self.feature_mask, self._feature_mask())
 
     def _feature_mask(self) -> torch.Tensor:
-        names = self.config.feature_names
-        if list(names) != list(feature_defs.FEATURE_NAMES):
-            raise ValueError(
-                f"this model was built with comparison features {names}; this code computes {list(feature_defs.FEATURE_NAMES)}"
-            )
-        return torch.tensor(feature_defs.feature_mask(self.config.disabled_feature_groups))
+        """1.0 for each comparison feature whose group is enabled, 0.0 for the disabled groups."""
+        disabled = set(self.config.disabled_feature_groups)
+        return torch.tensor([0.0 if group in disabled else 1.0 for group in self.config.feature_groups])
 
     @classmethod
-    def from_encoder(cls, encoder_name_or_path: str, **config_kwargs) -> MultiTaskConflictModel:
-        """A new model whose encoder weights come from ``encoder_name_or_path`` (heads freshly initialised)."""
+    def from_encoder(cls, encoder_name_or_path: str, hub_name: str | None = None, **config_kwargs) -> MultiTaskConflictModel:
+        """A new model whose encoder weights come from ``encoder_name_or_path`` (a Hub id or a local folder;
+        heads freshly initialised). ``hub_name`` is the encoder's Hub id recorded in the config (a local
+        folder is never recorded: the config must not depend on this machine)."""
         encoder = AutoModel.from_pretrained(encoder_name_or_path)
+        name = hub_name or (str(encoder_name_or_path) if _is_hub_id(str(encoder_name_or_path)) else "")
+        encoder_config = encoder.config.to_dict()
+        encoder_config.pop("_name_or_path", None)
         config_kwargs.setdefault("pad_token_id", getattr(encoder.config, "pad_token_id", None))
-        config = MultiTaskConflictConfig(
-            encoder_config=encoder.config.to_dict(), encoder_name_or_path=str(encoder_name_or_path), **config_kwargs
-        )
+        config = MultiTaskConflictConfig(encoder_config=encoder_config, encoder_name_or_path=name, **config_kwargs)
         model = cls(config)
         weights = {k: v for k, v in encoder.state_dict().items() if not k.startswith("pooler.")}
         model.encoder.load_state_dict(weights)
@@ -196,7 +244,7 @@ class MultiTaskConflictModel(PreTrainedModel):
 
     def _type_embeddings(self, claim_types: torch.Tensor) -> torch.Tensor:
         emb = self.type_embedding(claim_types).flatten(1)
-        if feature_defs.METADATA in self.config.disabled_feature_groups:
+        if METADATA in self.config.disabled_feature_groups:
             emb = torch.zeros_like(emb)
         return emb
 
@@ -280,6 +328,12 @@ class MultiTaskConflictModel(PreTrainedModel):
         return total
 
 
+def _is_hub_id(name: str) -> bool:
+    """``ORG/NAME`` or ``NAME`` that is not a path on this machine."""
+    return bool(name) and not os.path.isabs(name) and not name.startswith((".", "~")) and name.count("/") <= 1 \
+        and not os.path.exists(name)
+
+
 def _bare_encoder(encoder_config: PreTrainedConfig) -> PreTrainedModel:
     """The encoder without its pooler where the architecture has one (unused weights break DDP)."""
     if encoder_config.model_type in _POOLER_MODEL_TYPES:
@@ -295,5 +349,9 @@ def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.T
     return nn.functional.cross_entropy(logits[keep], targets[keep])
 
 
+# ``AutoConfig`` / ``AutoModel`` find the classes by model type in this process; ``register_for_auto_class``
+# makes ``save_pretrained`` copy this file into the model folder and write the ``auto_map`` of config.json.
 AutoConfig.register(MultiTaskConflictConfig.model_type, MultiTaskConflictConfig, exist_ok=True)
 AutoModel.register(MultiTaskConflictConfig, MultiTaskConflictModel, exist_ok=True)
+MultiTaskConflictConfig.register_for_auto_class("AutoConfig")
+MultiTaskConflictModel.register_for_auto_class("AutoModel")

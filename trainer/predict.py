@@ -110,16 +110,32 @@ def reference_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def load_model(model_dir: str | Path, constraint_mode: str | None = None, axis_threshold: float | None = None):
-    """A trained model and its tokenizer, in eval mode; ``constraint_mode`` / ``axis_threshold`` override the saved ones."""
+def load_model(model_dir: str | Path, constraint_mode: str | None = None, axis_threshold: float | None = None,
+               revision: str | None = None):
+    """A trained model and its tokenizer, in eval mode; ``constraint_mode`` / ``axis_threshold`` override the saved ones.
+
+    ``model_dir`` is a folder written by ``biodivergence train`` or the Hub id of a pushed one, ``ORG/NAME@REV``
+    or ``revision=`` pinning its version (offline, the local Hugging Face cache must hold it).
+    """
     from transformers import AutoTokenizer
 
+    from .data import check_features
+    from .encoders import _looks_like_path
     from .modeling import CONSTRAINT_MODES, MultiTaskConflictModel
 
-    model_dir = Path(model_dir)
-    if not (model_dir / "config.json").exists():
-        raise FileNotFoundError(f"{model_dir} is not a saved model folder (no config.json)")
-    model = MultiTaskConflictModel.from_pretrained(model_dir)
+    name = str(model_dir)
+    if Path(name).expanduser().exists() or _looks_like_path(name):
+        model_dir = Path(name).expanduser()
+        if not (model_dir / "config.json").exists():
+            raise FileNotFoundError(f"{model_dir} is not a saved model folder (no config.json)")
+    elif "@" in name:
+        model_dir, _, pinned = name.partition("@")
+        revision = revision or pinned
+    try:
+        model = MultiTaskConflictModel.from_pretrained(model_dir, revision=revision)
+    except OSError as exc:
+        raise FileNotFoundError(f"cannot load model {name!r}: {str(exc).strip().splitlines()[0]}") from exc
+    check_features(model.config)
     if constraint_mode is not None:
         if constraint_mode not in CONSTRAINT_MODES:
             raise ValueError(f"constraint mode must be one of {CONSTRAINT_MODES}, got {constraint_mode!r}")
@@ -129,7 +145,7 @@ def load_model(model_dir: str | Path, constraint_mode: str | None = None, axis_t
             raise ValueError(f"axis threshold must be in (0, 1), got {axis_threshold}")
         model.config.axis_threshold = axis_threshold
     model.eval()
-    return model, AutoTokenizer.from_pretrained(model_dir)
+    return model, AutoTokenizer.from_pretrained(model_dir, revision=revision)
 
 
 @dataclass
@@ -164,9 +180,13 @@ def head_outputs(model, tokenizer, rows: Sequence[dict[str, Any]], batch_size: i
     with torch.inference_mode():
         for start in tqdm(range(0, len(items), batch_size), desc="predict", unit="batch", disable=len(items) <= batch_size):
             batch = collate(items[start:start + batch_size])
-            gold = batch.pop("axis_labels")
+            gold = batch.pop("axis_labels", None)
             for key in ("labels", "confounder_labels"):
-                batch.pop(key)
+                batch.pop(key, None)
+            if gold is None:
+                if gold_mode:
+                    raise ValueError("constraint mode 'gold_axes' needs rows with their gold divergence_axes")
+                gold = torch.zeros(len(batch["input_ids"]), len(model.config.axis_names))
             batch = {k: v.to(model.device) for k, v in batch.items()}
             result = model(**batch, axis_labels=gold.to(model.device) if gold_mode else None)
             parts["conflict"].append(result.conflict_logits.float().cpu().numpy())
@@ -197,7 +217,8 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
 def add_arguments(parser) -> None:
     from biodivergence_dataset.cli import add_release_argument
 
-    parser.add_argument("--model", required=True, help="folder written by `biodivergence train`")
+    parser.add_argument("--model", required=True,
+                        help="folder written by `biodivergence train`, or the Hub id ORG/NAME[@REVISION] of a pushed one")
     add_release_argument(parser)
     parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
     parser.add_argument("--split", default="test")

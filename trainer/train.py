@@ -1,31 +1,51 @@
 """``biodivergence train``: the reference model on ``transformers.Trainer`` (paper appendix J.3, Table 32).
 
-AdamW, lr 2e-5, weight decay 0.01, 8 epochs, 10% warmup, grad-norm 1.0, batch 16 / 32,
-evaluation every epoch with early stopping (patience 3) on the metric's conflict-type
-macro-F1, best checkpoint restored at the end; the axis threshold of that model is then tuned
-on validation (``predict.tune_axis_threshold``) and saved in its config. Train-split class weights and axis
-``pos_weight`` are computed here and saved in the model config. Accelerate runs underneath
-Trainer, so the same code runs under ``accelerate launch -m trainer.train --release … --out …``.
+The options are ``transformers.TrainingArguments``, parsed by ``HfArgumentParser``, with the paper's
+defaults (:data:`PAPER_DEFAULTS`: AdamW, lr 2e-5, weight decay 0.01, 8 epochs, 10% warmup, grad-norm
+1.0, batch 16 / 32, evaluation and a checkpoint every epoch, early stopping with patience 3 on the
+metric's conflict-type macro-F1, best checkpoint restored at the end), next to the BioDivergence
+options (:class:`RunArguments`, :class:`TrainSettings`). Everything Trainer offers works as usual:
+``--bf16``, ``--gradient-accumulation-steps``, ``--report-to``, ``--save-total-limit``,
+``--resume-from-checkpoint`` (a checkpoint folder, or ``true`` for the last one of each seed).
+``--push-to-hub --hub-model-id ORG/NAME --hub-tag vX.Y`` publishes the trained folder through the
+same code path as the dataset (:mod:`trainer.hub_model`). The old short flags stay as aliases
+(``--out``, ``--epochs``, ``--lr``, ``--batch-size``, ``--eval-batch-size``).
 
-One seed writes the model to ``--out``; several seeds (the paper's 42 123 7) write
-``--out/seed-<n>/`` each and report mean ± sample std in ``--out/train_results.json``.
+Each evaluation scores the three heads with the metric and also tunes the axis threshold on the logits
+it already has (``predict.tune_axis_threshold``); the kept checkpoint's threshold is saved in the model
+config, and the test split is predicted once with it. Validation is never run a second time.
+Train-split class weights and axis ``pos_weight`` are computed here and saved in the model config.
+
+A model folder holds what Trainer writes (the model with its code and ``auto_map``, the tokenizer,
+``training_args.bin``, ``trainer_state.json``, ``train_results.json`` / ``eval_results.json`` /
+``test_results.json`` / ``all_results.json``, ``checkpoint-*`` limited by ``save_total_limit``), the
+test predictions, a model card (``README.md``) and our summary :data:`RESULTS_FILE`. One seed writes the
+model to ``--out``; several seeds (the paper's 42 123 7) write ``--out/seed-<n>/`` each and report mean
+± sample std in ``--out/`` :data:`RESULTS_FILE`. Accelerate runs underneath Trainer, so the same code runs
+under ``accelerate launch -m trainer.train --release … --out …``; saving goes through
+``Trainer.save_model`` on every process (it gathers FSDP / DeepSpeed weights) and our files are written
+by the main process only.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import random
-import shutil
 import statistics
+import sys
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from transformers import HfArgumentParser, TrainingArguments
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.cli import RELEASE_HELP
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import task
 
@@ -33,9 +53,14 @@ from .features import DISAGREEMENT, METADATA
 
 log = logging.getLogger(__name__)
 
-RESULTS_FILE = "train_results.json"
+#: Our summary of a run (Trainer's own ``train_results.json`` / ``all_results.json`` are Trainer's).
+RESULTS_FILE = "biodivergence_results.json"
+PREDICTIONS_FILE = "test_predictions.jsonl"
 PAPER_SEEDS = (42, 123, 7)
 BEST_METRIC = "conflict_type/macro_f1"
+TUNED_THRESHOLD = "axis_threshold_tuned"
+TUNED_AXES_F1 = "axes/micro_f1_at_tuned_threshold"
+LABEL_NAMES = ["labels", "axis_labels", "confounder_labels"]
 #: Paper Table 12 variants → model-config overrides.
 ABLATIONS: dict[str, dict[str, Any]] = {
     "full": {},
@@ -45,6 +70,30 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "single_task": {"tasks": ["conflict_type"]},
 }
 SUMMARY_TASKS = ("conflict_type", "axes", "confounder")
+#: TrainingArguments that differ from transformers' defaults: the paper's schedule (Table 32).
+PAPER_DEFAULTS: dict[str, Any] = {
+    "num_train_epochs": 8.0,
+    "learning_rate": 2e-5,
+    "weight_decay": 0.01,
+    "warmup_steps": 0.1,  # a float below 1 is a ratio of the training steps
+    "max_grad_norm": 1.0,
+    "per_device_train_batch_size": 16,
+    "per_device_eval_batch_size": 32,
+    "eval_strategy": "epoch",
+    "save_strategy": "epoch",
+    "logging_strategy": "epoch",
+    "save_total_limit": 1,
+    "load_best_model_at_end": True,
+    "metric_for_best_model": BEST_METRIC,
+    "greater_is_better": True,
+    "label_names": LABEL_NAMES,
+}
+#: The TrainingArguments a run summary and the model card record.
+SCHEDULE_KEYS = (
+    "num_train_epochs", "learning_rate", "weight_decay", "warmup_steps", "lr_scheduler_type", "optim",
+    "max_grad_norm", "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+    "bf16", "fp16", "seed",
+)
 
 
 def reported_keys() -> list[str]:
@@ -54,170 +103,197 @@ def reported_keys() -> list[str]:
     return keys + [f"conflict_type/f1/{c}" for c in ontology.CONFLICT_TYPE_NAMES]
 
 
+# -- options -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunArguments:
+    """What to train on, and where the model goes."""
+
+    _argument_group_name = "data and encoder"
+
+    release: str = field(metadata={"help": RELEASE_HELP})
+    config: Literal[ontology.CONFIGS] = field(default=ontology.DEFAULT_CONFIG, metadata={"help": "release config"})
+    encoder: str | None = field(default=None, metadata={
+        "help": "encoder name or path (default: BiomedBERT if cached locally, else the packaged MiniLM)"})
+    hub_tag: str | None = field(default=None, metadata={
+        "help": "version tag vX.Y of the model pushed with --push-to-hub (users pin it with revision=...)"})
+
+
 @dataclass
 class TrainSettings:
-    """Optimisation settings; the defaults are the paper's (Table 32)."""
+    """The BioDivergence side of a run: model variant, loss, data caps. The schedule is TrainingArguments'."""
 
-    epochs: float = 8
-    learning_rate: float = 2e-5
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    max_grad_norm: float = 1.0
-    batch_size: int = 16
-    eval_batch_size: int = 32
-    patience: int = 3
-    max_length: int = 256
-    loss_weights: tuple[float, float, float] = (1.0, 1.0, 0.3)
-    constraint_mode: str = "predicted_axes"
-    ablation: str = "full"
-    class_weighting: bool = True
-    max_train_examples: int | None = None
+    _argument_group_name = "reference model"
+
+    patience: int = field(default=3, metadata={"help": "early-stopping patience in evaluations"})
+    max_length: int = field(default=256, metadata={"help": "token limit of a claim pair"})
+    loss_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 0.3], metadata={
+        "help": "task loss weights CT AX DC"})
+    constraint_mode: Literal["none", "predicted_axes", "gold_axes"] = field(default="predicted_axes", metadata={
+        "help": "confounder head restriction"})
+    ablation: Literal[tuple(ABLATIONS)] = field(default="full", metadata={"help": "paper Table 12 variant"})
+    class_weights: bool = field(default=True, metadata={
+        "help": "train-split class weights and axis pos_weight (--no-class-weights turns both off)"})
+    max_train_examples: int | None = field(default=None, metadata={
+        "help": "train on a fixed random sample of N training rows (short schedules on CPU)"})
+    max_eval_examples: int | None = field(default=None, metadata={
+        "help": "evaluate on a fixed random sample of N validation rows and N test rows"})
+    bootstrap: int = field(default=1000, metadata={
+        "help": "bootstrap resamples for the 95%% intervals of the test scores (0: none)"})
 
     def __post_init__(self):
         if self.ablation not in ABLATIONS:
             raise ValueError(f"unknown ablation {self.ablation!r}; expected one of {list(ABLATIONS)}")
+        if len(self.loss_weights) != 3:
+            raise ValueError(f"--loss-weights takes three numbers (CT AX DC), got {self.loss_weights}")
+        self.loss_weights = [float(w) for w in self.loss_weights]
+
+
+def _arg(name: str, help_text: str | None = None, aliases: tuple[str, ...] = (), **kwargs):
+    """A TrainingArguments field with the paper's default, its own help, and optional old flag names."""
+    base = next(f for f in dataclasses.fields(TrainingArguments) if f.name == name)
+    metadata = dict(base.metadata)
+    if help_text:
+        metadata["help"] = help_text
+    if aliases:
+        metadata["aliases"] = list(aliases)
+    default = kwargs.get("default", PAPER_DEFAULTS.get(name, base.default))
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+@dataclass
+class ReferenceTrainingArguments(TrainingArguments):
+    """``TrainingArguments`` with the paper's defaults, the old short flags, and several seeds.
+
+    Only for parsing: each seed's Trainer gets a plain ``TrainingArguments`` (:func:`training_arguments`).
+    """
+
+    _argument_group_name = "transformers.TrainingArguments (paper defaults)"
+
+    output_dir: str = field(metadata={"help": "model folder to write (one seed), or the parent of seed-<n>/",
+                                      "aliases": ["--out"]})
+    seed: list[int] = field(default_factory=lambda: [PAPER_SEEDS[0]], metadata={
+        "help": f"one or more seeds (the paper uses {' '.join(map(str, PAPER_SEEDS))}); one model per seed"})
+    num_train_epochs: float = _arg("num_train_epochs", aliases=("--epochs",))
+    learning_rate: float = _arg("learning_rate", aliases=("--lr",))
+    per_device_train_batch_size: int = _arg("per_device_train_batch_size", aliases=("--batch-size",))
+    per_device_eval_batch_size: int = _arg("per_device_eval_batch_size", aliases=("--eval-batch-size",))
+    weight_decay: float = _arg("weight_decay")
+    warmup_steps: float = _arg("warmup_steps")
+    max_grad_norm: float = _arg("max_grad_norm")
+    eval_strategy: str = _arg("eval_strategy")
+    save_strategy: str = _arg("save_strategy")
+    logging_strategy: str = _arg("logging_strategy")
+    save_total_limit: int | None = _arg("save_total_limit")
+    load_best_model_at_end: bool = _arg("load_best_model_at_end")
+    metric_for_best_model: str | None = _arg("metric_for_best_model")
+    greater_is_better: bool | None = _arg("greater_is_better")
+    label_names: list[str] | None = _arg("label_names")  # noqa: RUF009 (_arg returns a field)
+
+    def __post_init__(self):
+        seeds = self.seed
+        self.seed = seeds[0]  # TrainingArguments checks a single seed
+        super().__post_init__()
+        self.seed = list(seeds)
+
+
+def parser() -> HfArgumentParser:
+    """The ``biodivergence train`` options as an ``HfArgumentParser`` (``parse_yaml_file`` / ``parse_dict`` work)."""
+    return HfArgumentParser((RunArguments, TrainSettings, ReferenceTrainingArguments), add_help=False)
+
+
+def training_arguments(output_dir: str | Path, seed: int = PAPER_SEEDS[0], **overrides: Any) -> TrainingArguments:
+    """Plain ``TrainingArguments`` for one seed: the paper's defaults, then ``overrides``."""
+    return TrainingArguments(**{**PAPER_DEFAULTS, **overrides, "output_dir": str(output_dir), "seed": seed})
+
+
+def _training_overrides(parsed: ReferenceTrainingArguments | argparse.Namespace) -> dict[str, Any]:
+    """The raw TrainingArguments values of a parsed command line (before TrainingArguments post-processing)."""
+    names = [f.name for f in dataclasses.fields(TrainingArguments) if f.init]
+    return {n: getattr(parsed, n) for n in names if hasattr(parsed, n) and n not in ("output_dir", "seed")}
+
+
+# -- model, metrics ------------------------------------------------------------------------------------------
 
 
 def model_config_kwargs(settings: TrainSettings, train_rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """``MultiTaskConflictConfig`` arguments for a run: loss weights, imbalance handling, ablation."""
+    """``MultiTaskConflictConfig`` arguments for a run: vocabularies, loss weights, imbalance handling, ablation."""
     from .data import axis_pos_weight, class_weights
+    from .features import FEATURES
 
     ct, ax, dc = settings.loss_weights
     kwargs: dict[str, Any] = {
         "loss_weight_conflict_type": ct, "loss_weight_axes": ax, "loss_weight_confounder": dc,
         "constraint_mode": settings.constraint_mode, "max_length": settings.max_length,
+        "conflict_type_names": list(ontology.CONFLICT_TYPE_NAMES), "axis_names": list(ontology.AXIS_NAMES),
+        "claim_type_names": list(ontology.CLAIM_TYPE_NAMES),
+        "feature_names": list(FEATURES), "feature_groups": [group for group, _ in FEATURES.values()],
     }
-    if settings.class_weighting:
+    if settings.class_weights:
         kwargs["class_weights"] = class_weights(train_rows)
         kwargs["axis_pos_weight"] = axis_pos_weight(train_rows)
     kwargs.update(ABLATIONS[settings.ablation])
     return kwargs
 
 
-def make_compute_metrics(constraint_mode: str, axis_threshold: float) -> Callable:
-    """Trainer ``compute_metrics``: decode the three heads and score them with the metric's plain scorer."""
-    from .metric import score
-    from .predict import decode, references_from_labels
+class TaskMetrics:
+    """Trainer ``compute_metrics``: decode the three heads and score them with the metric's plain scorer.
 
-    keys = reported_keys()
+    Decoding reads the axis threshold from ``model_config`` at each call, so after training the same object
+    scores the test split at the tuned threshold. With ``tune`` (validation), the threshold with the best axis
+    micro-F1 on these very logits is reported as ``axis_threshold_tuned`` (and that F1 as
+    ``axes/micro_f1_at_tuned_threshold``): the kept checkpoint's value is the one saved, without a second pass.
+    ``bootstrap`` adds ``<key>/ci_low`` / ``<key>/ci_high`` (95%) to the headline keys.
+    """
 
-    def compute_metrics(eval_pred) -> dict[str, float]:
+    def __init__(self, model_config, tune: bool = True, bootstrap: int = 0):
+        self.model_config, self.tune, self.bootstrap = model_config, tune, bootstrap
+        self.keys = reported_keys()
+
+    def __call__(self, eval_pred) -> dict[str, float]:
+        from .metric import score
+        from .predict import decode, references_from_labels, tune_axis_threshold
+
         conflict, axes, confounder = eval_pred.predictions
         labels, axis_labels, confounder_labels = eval_pred.label_ids
-        predictions = decode(conflict, axes, confounder, constraint_mode, axis_threshold, axis_labels)
+        config = self.model_config
+        predictions = decode(conflict, axes, confounder, config.constraint_mode, config.axis_threshold, axis_labels)
         references = references_from_labels(labels, axis_labels, confounder_labels)
-        scores = score(predictions, references, semsim_model=None)
-        return {k: float(scores[k]) for k in keys if k in scores}
-
-    return compute_metrics
-
-
-def _training_arguments(settings: TrainSettings, seed: int, checkpoints: Path):
-    from transformers import TrainingArguments
-
-    return TrainingArguments(
-        output_dir=str(checkpoints),
-        seed=seed,
-        num_train_epochs=settings.epochs,
-        learning_rate=settings.learning_rate,
-        weight_decay=settings.weight_decay,
-        warmup_steps=settings.warmup_ratio,
-        max_grad_norm=settings.max_grad_norm,
-        per_device_train_batch_size=settings.batch_size,
-        per_device_eval_batch_size=settings.eval_batch_size,
-        optim="adamw_torch",
-        eval_strategy="epoch",
-        save_strategy="epoch",
-        logging_strategy="epoch",
-        save_total_limit=1,
-        save_only_model=True,
-        load_best_model_at_end=True,
-        metric_for_best_model=BEST_METRIC,
-        greater_is_better=True,
-        label_names=["labels", "axis_labels", "confounder_labels"],
-        report_to="none",
-        dataloader_pin_memory=False,
-    )
+        scores = score(predictions, references, semsim_model=None, bootstrap=self.bootstrap)
+        out = {k: float(scores[k]) for k in self.keys if k in scores}
+        out.update({k: float(v) for k, v in scores.items() if k.endswith(("/ci_low", "/ci_high"))})
+        if self.tune:
+            out[TUNED_THRESHOLD], out[TUNED_AXES_F1] = tune_axis_threshold(axes, axis_labels)
+        return out
 
 
-def train_seed(
-    splits: dict[str, list[dict[str, Any]]],
-    encoder: str,
-    seed: int,
-    out_dir: Path,
-    settings: TrainSettings,
-) -> dict[str, Any]:
-    """Train one seed on decoded ``splits`` (train / validation, test if present); save the best model to ``out_dir``."""
-    from transformers import AutoTokenizer, EarlyStoppingCallback, Trainer, set_seed
-
-    from .data import PairCollator, encode_rows
-    from .modeling import MultiTaskConflictModel
-
-    set_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(encoder)
-    model = MultiTaskConflictModel.from_encoder(encoder, **model_config_kwargs(settings, splits["train"]))
-    encoded = {name: encode_rows(rows, tokenizer, settings.max_length) for name, rows in splits.items()}
-    checkpoints = out_dir / "checkpoints"
-    trainer = Trainer(
-        model=model,
-        args=_training_arguments(settings, seed, checkpoints),
-        train_dataset=encoded["train"],
-        eval_dataset=encoded["validation"],
-        data_collator=PairCollator(tokenizer),
-        processing_class=tokenizer,
-        compute_metrics=make_compute_metrics(model.config.constraint_mode, model.config.axis_threshold),
-        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings.patience)],
-    )
-    started = time.perf_counter()
-    trainer.train()
-    runtime = time.perf_counter() - started
-    threshold, threshold_f1 = calibrate_axis_threshold(trainer, encoded["validation"])
-    result: dict[str, Any] = {
-        "seed": seed,
-        "model_dir": str(out_dir),
-        "epochs_run": trainer.state.epoch,
-        "best_validation_macro_f1": trainer.state.best_metric,
-        "train_runtime_s": round(runtime, 2),
-        "validation": best_evaluation(trainer.state.log_history),
-        "axis_threshold": threshold,
-        "validation_axes_micro_f1_at_threshold": threshold_f1,
-    }
-    if "test" in encoded:
-        result["test"] = _reported(trainer.evaluate(eval_dataset=encoded["test"], metric_key_prefix="test"), "test")
-    if trainer.is_world_process_zero():
-        trainer.save_model(str(out_dir))
-        shutil.rmtree(checkpoints, ignore_errors=True)
-    return result
-
-
-def calibrate_axis_threshold(trainer, validation) -> tuple[float, float]:
-    """Tune the kept model's axis threshold on validation (``tune_axis_threshold``), store it in the model
-    config and make the trainer's metrics decode with it; returns (threshold, validation micro-F1)."""
-    from .predict import tune_axis_threshold
-
-    trainer.compute_metrics = None  # only the logits are needed here
-    output = trainer.predict(validation)
-    threshold, f1 = tune_axis_threshold(output.predictions[1], output.label_ids[1])
-    config = trainer.model.config
-    config.axis_threshold = threshold
-    trainer.compute_metrics = make_compute_metrics(config.constraint_mode, threshold)
-    return threshold, f1
+def make_compute_metrics(constraint_mode: str, axis_threshold: float, tune: bool = False):
+    """A :class:`TaskMetrics` for a fixed constraint mode and threshold (tests, scripts)."""
+    config = argparse.Namespace(constraint_mode=constraint_mode, axis_threshold=axis_threshold)
+    return TaskMetrics(config, tune=tune)
 
 
 def _reported(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
-    """The reported metric keys (and the loss) of a Trainer metrics dict, without the split prefix."""
-    keys = [*reported_keys(), "loss"]
-    return {key: metrics[f"{prefix}_{key}"] for key in keys if f"{prefix}_{key}" in metrics}
+    """The reported metric keys (with intervals, and the loss) of a Trainer metrics dict, without the split prefix."""
+    start = f"{prefix}_"
+    keys = {*reported_keys(), "loss"}
+    return {k[len(start):]: v for k, v in metrics.items()
+            if k.startswith(start) and (k[len(start):] in keys or k.endswith(("/ci_low", "/ci_high")))}
 
 
-def best_evaluation(log_history: list[dict[str, Any]]) -> dict[str, float]:
-    """Validation metrics of the checkpoint Trainer kept (the first evaluation with the best macro-F1)."""
-    evaluations = [h for h in log_history if f"eval_{BEST_METRIC}" in h]
-    return _reported(max(evaluations, key=lambda h: h[f"eval_{BEST_METRIC}"]), "eval")
+def kept_evaluation(state, load_best_model_at_end: bool) -> dict[str, Any]:
+    """The logged evaluation of the model Trainer ends with: the best checkpoint's (``best_global_step``) when it
+    restores it, else the evaluation at the last step; ``{}`` when there is none."""
+    evaluations = [h for h in state.log_history if any(k.startswith("eval_") and k != "eval_runtime" for k in h)]
+    step = state.best_global_step if load_best_model_at_end and state.best_global_step else state.global_step
+    return next((h for h in evaluations if h.get("step") == step), {})
 
 
-def subsample(rows: list[dict[str, Any]], n: int | None, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` training rows drawn without replacement (the same rows for every training seed), or all rows."""
+def subsample(rows: list[Any], n: int | None, seed: int = 0) -> list[Any]:
+    """``n`` rows drawn without replacement (the same rows for every training seed), or all rows."""
     if n is None or n >= len(rows):
         return rows
     return random.Random(seed).sample(rows, n)
@@ -236,6 +312,182 @@ def summarise(runs: list[dict[str, Any]], split: str) -> dict[str, dict[str, flo
     return out
 
 
+# -- one seed ------------------------------------------------------------------------------------------------
+
+
+def _schedule(args: TrainingArguments) -> dict[str, Any]:
+    schedule = {k: getattr(args, k) for k in SCHEDULE_KEYS}
+    schedule["lr_scheduler_type"] = str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type))
+    schedule["optim"] = str(getattr(args.optim, "value", args.optim))
+    schedule["world_size"] = args.world_size
+    return schedule
+
+
+def train_seed(
+    splits: dict[str, list[dict[str, Any]]],
+    encoder: str,
+    args: TrainingArguments,
+    settings: TrainSettings,
+    resume_from_checkpoint: str | bool | None = None,
+) -> dict[str, Any]:
+    """Train one seed on decoded ``splits`` (train / validation, test if present) into ``args.output_dir``.
+
+    Returns the run's summary; every process returns it, the main process alone writes files besides
+    Trainer's own.
+    """
+    from transformers import AutoTokenizer, EarlyStoppingCallback, Trainer, set_seed
+
+    from .data import PairCollator, encode_rows
+    from .encoders import hub_name
+    from .modeling import MultiTaskConflictModel
+    from .predict import HeadOutputs, write_jsonl
+
+    set_seed(args.seed)
+    out_dir = Path(args.output_dir)
+    tokenizer = AutoTokenizer.from_pretrained(encoder)
+    model = MultiTaskConflictModel.from_encoder(encoder, hub_name=hub_name(encoder),
+                                                **model_config_kwargs(settings, splits["train"]))
+    encoded = {name: encode_rows(rows, tokenizer, settings.max_length) for name, rows in splits.items()}
+    for name in ("validation", "test"):  # evaluation batches of similar lengths pad less (scores do not depend on order)
+        if name in encoded:
+            encoded[name] = sorted(encoded[name], key=lambda item: len(item["input_ids"]))
+    metrics = TaskMetrics(model.config, tune=True)
+    callbacks = []
+    if args.load_best_model_at_end and args.metric_for_best_model:
+        callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.patience))
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=encoded["train"],
+        eval_dataset=encoded["validation"],
+        data_collator=PairCollator(tokenizer),
+        processing_class=tokenizer,
+        compute_metrics=metrics,
+        callbacks=callbacks,
+    )
+    started = time.perf_counter()
+    train_output = trainer.train(resume_from_checkpoint=resume_from_checkpoint)
+    runtime = time.perf_counter() - started
+    trainer.save_metrics("train", train_output.metrics)
+
+    kept = kept_evaluation(trainer.state, args.load_best_model_at_end)
+    if not kept:  # no evaluation of the kept model was logged (evaluation off): evaluate it once
+        kept = trainer.evaluate()
+    threshold = kept.get(f"eval_{TUNED_THRESHOLD}", trainer.model.config.axis_threshold)
+    trainer.model.config.axis_threshold = threshold
+    eval_metrics = {k: v for k, v in kept.items() if k.startswith("eval_")}
+    trainer.log_metrics("eval", eval_metrics)
+    trainer.save_metrics("eval", eval_metrics)
+
+    result: dict[str, Any] = {
+        "seed": args.seed,
+        "model_dir": str(out_dir),
+        "epochs_run": trainer.state.epoch,
+        "global_step": trainer.state.global_step,
+        "best_checkpoint": Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else None,
+        "best_validation_macro_f1": kept.get(f"eval_{BEST_METRIC}"),
+        "train_runtime_s": round(runtime, 2),
+        "validation": _reported(kept, "eval"),
+        "axis_threshold": threshold,
+        "validation_axes_micro_f1_at_threshold": kept.get(f"eval_{TUNED_AXES_F1}"),
+        "schedule": _schedule(args),
+        "resumed_from": str(resume_from_checkpoint) if resume_from_checkpoint else None,
+    }
+    test_output = None
+    if "test" in encoded:
+        trainer.compute_metrics = TaskMetrics(trainer.model.config, tune=False, bootstrap=settings.bootstrap)
+        test_output = trainer.predict(encoded["test"], metric_key_prefix="test")
+        trainer.log_metrics("test", test_output.metrics)
+        trainer.save_metrics("test", test_output.metrics)
+        result["test"] = _reported(test_output.metrics, "test")
+    trainer.save_model(str(out_dir))  # every process: FSDP / DeepSpeed gather the weights here
+    trainer.save_state()
+    if trainer.is_world_process_zero():
+        _portable_tokenizer_config(out_dir)
+    if trainer.is_world_process_zero() and test_output is not None:
+        conflict, axes, confounder = test_output.predictions
+        outputs = HeadOutputs([it["pair_id"] for it in encoded["test"]], conflict, axes, confounder,
+                              test_output.label_ids[1])
+        records = {r["pair_id"]: r for r in outputs.decode(trainer.model.config.constraint_mode, threshold)}
+        write_jsonl(out_dir / PREDICTIONS_FILE, [records[row["pair_id"]] for row in splits["test"]])
+    result["is_main_process"] = trainer.is_world_process_zero()
+    return result
+
+
+#: Loading options of this machine that ``save_pretrained`` copies into tokenizer_config.json (offline loading).
+_LOCAL_TOKENIZER_KEYS = ("is_local", "local_files_only", "cache_dir", "name_or_path")
+
+
+def _portable_tokenizer_config(folder: Path) -> None:
+    """Drop how the tokenizer was loaded here (offline, from a local folder) from the saved tokenizer config."""
+    path = folder / "tokenizer_config.json"
+    if not path.exists():
+        return
+    config = json.loads(path.read_text(encoding="utf-8"))
+    if any(key in config for key in _LOCAL_TOKENIZER_KEYS):
+        write_json_atomic(path, {k: v for k, v in config.items() if k not in _LOCAL_TOKENIZER_KEYS})
+
+
+# -- a run ---------------------------------------------------------------------------------------------------
+
+
+def load_training_splits(
+    release_dir: str | Path, config: str, settings: TrainSettings,
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, int]]:
+    """Decoded rows of train (sampled to ``max_train_examples``), validation and test (sampled to
+    ``max_eval_examples``); only the rows used are decoded. Also returns the full split sizes."""
+    from biodivergence_dataset.release import resolve_release
+
+    from .data import decoded_rows, load_splits
+
+    datasets = load_splits(resolve_release(release_dir), config)
+    missing = {"train", "validation"} - set(datasets)
+    if missing:
+        raise ValueError(f"{release_dir} ({config}) lacks the split(s) {sorted(missing)} needed for training")
+    splits, sizes = {}, {}
+    for name in ("train", "validation", "test"):
+        if name not in datasets:
+            continue
+        ds = datasets[name]
+        sizes[name] = len(ds)
+        cap = settings.max_train_examples if name == "train" else settings.max_eval_examples
+        indices = subsample(list(range(len(ds))), cap)
+        if name != "train":
+            indices = sorted(indices)
+        splits[name] = decoded_rows(ds if len(indices) == len(ds) else ds.select(indices))
+    return splits, sizes
+
+
+def _resume_point(seed_dir: Path, resume: str | bool | None, n_seeds: int) -> str | bool | None:
+    """What to pass to ``Trainer.train(resume_from_checkpoint=...)`` for one seed's folder."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    if resume in (None, False, "", "false", "False"):
+        return None
+    if resume in (True, "true", "True"):
+        last = get_last_checkpoint(str(seed_dir)) if seed_dir.is_dir() else None
+        if last is None:
+            log.warning("no checkpoint in %s: training this seed from the start", seed_dir)
+        return last
+    if n_seeds > 1:
+        raise ValueError("--resume-from-checkpoint PATH names one seed's checkpoint; with several seeds pass "
+                         "--resume-from-checkpoint true (each seed resumes from its own last checkpoint)")
+    if not Path(resume).is_dir():
+        raise FileNotFoundError(f"checkpoint {resume} does not exist")
+    return str(resume)
+
+
+def _finished_run(seed_dir: Path, resume: str | bool | None) -> dict[str, Any] | None:
+    """A seed already trained by an earlier run (kept when resuming a multi-seed run)."""
+    done = seed_dir / RESULTS_FILE
+    if resume in (True, "true", "True") and done.exists() and (seed_dir / "config.json").exists():
+        runs = json.loads(done.read_text(encoding="utf-8")).get("runs") or []
+        if len(runs) == 1:
+            log.info("seed %s: finished earlier in %s, kept", runs[0]["seed"], seed_dir)
+            return runs[0]
+    return None
+
+
 def train(
     release_dir: str | Path,
     out_dir: str | Path,
@@ -243,89 +495,154 @@ def train(
     seeds: tuple[int, ...] = (PAPER_SEEDS[0],),
     config: str = ontology.DEFAULT_CONFIG,
     settings: TrainSettings | None = None,
+    training: dict[str, Any] | None = None,
+    resume_from_checkpoint: str | bool | None = None,
 ) -> dict[str, Any]:
-    """Train one model per seed on a release and write ``train_results.json``; returns its content."""
-    from .data import decoded_rows, load_splits
+    """Train one model per seed on a release; write :data:`RESULTS_FILE` and model cards; returns the summary.
+
+    ``training``: ``TrainingArguments`` values over :data:`PAPER_DEFAULTS` (``output_dir`` and ``seed`` come
+    from ``out_dir`` / ``seeds``).
+    """
     from .encoders import resolve_encoder
+    from .model_card import write_model_card
 
     settings = settings or TrainSettings()
+    training = dict(training or {})
     out_dir = Path(out_dir)
-    datasets = load_splits(release_dir, config)
-    missing = {"train", "validation"} - set(datasets)
-    if missing:
-        raise ValueError(f"{release_dir} ({config}) lacks the split(s) {sorted(missing)} needed for training")
-    splits = {name: decoded_rows(datasets[name]) for name in ("train", "validation", "test") if name in datasets}
-    splits["train"] = subsample(splits["train"], settings.max_train_examples)
+    splits, full_sizes = load_training_splits(release_dir, config, settings)
     resolved = resolve_encoder(encoder)
-    runs = []
+    runs, main_process = [], True
     for seed in seeds:
         seed_dir = out_dir if len(seeds) == 1 else out_dir / f"seed-{seed}"
-        log.info("training seed %d on %s → %s", seed, resolved, seed_dir)
-        runs.append(train_seed(splits, resolved, seed, seed_dir, settings))
-    results = {
+        finished = _finished_run(seed_dir, resume_from_checkpoint) if len(seeds) > 1 else None
+        if finished is not None:
+            runs.append(finished)
+            continue
+        resume = _resume_point(seed_dir, resume_from_checkpoint, len(seeds))
+        log.info("training seed %d on %s → %s%s", seed, resolved, seed_dir, f" (resuming {resume})" if resume else "")
+        args = training_arguments(seed_dir, seed, **training)
+        run = train_seed(splits, resolved, args, settings, resume)
+        main_process = run.pop("is_main_process")
+        runs.append(run)
+        if main_process and len(seeds) > 1:
+            _write_results(seed_dir, _results(release_dir, config, resolved, encoder, settings, splits, full_sizes, [run]))
+    results = _results(release_dir, config, resolved, encoder, settings, splits, full_sizes, runs)
+    if main_process:
+        _write_results(out_dir, results)
+        for run in runs:
+            write_model_card(Path(run["model_dir"]))
+    return results
+
+
+def _results(release_dir, config, resolved, encoder, settings, splits, full_sizes, runs) -> dict[str, Any]:
+    from .encoders import hub_name
+    from .model_card import release_reference
+
+    return {
         "release": str(release_dir),
+        "release_reference": release_reference(release_dir),
         "config": config,
-        "encoder": resolved,
+        "encoder": hub_name(resolved) or resolved,
         "encoder_requested": encoder,
         "settings": asdict(settings),
         "split_sizes": {name: len(rows) for name, rows in splits.items()},
+        "release_split_sizes": full_sizes,
+        "label_counts": {name: dict(Counter(r["conflict_type"] for r in rows)) for name, rows in splits.items()},
         "runs": runs,
         "summary": {split: summarise(runs, split) for split in ("validation", "test") if split in splits},
     }
-    write_json_atomic(out_dir / RESULTS_FILE, results)
-    return results
+
+
+def _write_results(folder: Path, results: dict[str, Any]) -> None:
+    write_json_atomic(folder / RESULTS_FILE, results)
 
 
 # -- CLI -----------------------------------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    defaults = TrainSettings()
-    parser.add_argument("--release", required=True, help="release folder (read with datasets.load_dataset)")
-    parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
-    parser.add_argument("--encoder", default=None,
-                        help="encoder name or path (default: BiomedBERT if cached locally, else the packaged MiniLM)")
-    parser.add_argument("--seed", type=int, nargs="+", default=[PAPER_SEEDS[0]],
-                        help=f"one or more seeds (the paper uses {' '.join(map(str, PAPER_SEEDS))})")
-    parser.add_argument("--epochs", type=float, default=defaults.epochs)
-    parser.add_argument("--batch-size", type=int, default=defaults.batch_size)
-    parser.add_argument("--eval-batch-size", type=int, default=defaults.eval_batch_size)
-    parser.add_argument("--lr", type=float, default=defaults.learning_rate)
-    parser.add_argument("--max-length", type=int, default=defaults.max_length)
-    parser.add_argument("--patience", type=int, default=defaults.patience)
-    parser.add_argument("--loss-weights", type=float, nargs=3, default=list(defaults.loss_weights),
-                        metavar=("CT", "AX", "DC"), help="task loss weights (default 1.0 1.0 0.3)")
-    parser.add_argument("--constraint-mode", default=defaults.constraint_mode,
-                        choices=["none", "predicted_axes", "gold_axes"])
-    parser.add_argument("--ablation", default="full", choices=list(ABLATIONS), help="paper Table 12 variant")
-    parser.add_argument("--no-class-weights", action="store_true", help="turn off class weights and axis pos_weight")
-    parser.add_argument("--max-train-examples", type=int, default=None,
-                        help="train on a fixed random sample of N training rows (short schedules on CPU)")
-    parser.add_argument("--out", required=True, help="model folder to write")
+def add_arguments(parser_: argparse.ArgumentParser) -> None:
+    """The options of :func:`parser` (HfArgumentParser) on the ``biodivergence train`` parser."""
+    parser_._add_container_actions(parser())  # what ArgumentParser(parents=[...]) does
 
 
-def settings_from_args(args: argparse.Namespace) -> TrainSettings:
-    return TrainSettings(
-        epochs=args.epochs, learning_rate=args.lr, batch_size=args.batch_size, eval_batch_size=args.eval_batch_size,
-        patience=args.patience, max_length=args.max_length, loss_weights=tuple(args.loss_weights),
-        constraint_mode=args.constraint_mode, ablation=args.ablation, class_weighting=not args.no_class_weights,
-        max_train_examples=args.max_train_examples,
-    )
+def parse_namespace(args: argparse.Namespace) -> tuple[RunArguments, TrainSettings, dict[str, Any], list[int]]:
+    """(run arguments, settings, TrainingArguments overrides, seeds) of a parsed command line."""
+    def build(dtype):
+        return dtype(**{f.name: getattr(args, f.name) for f in dataclasses.fields(dtype) if f.init and hasattr(args, f.name)})
+
+    run_args, settings = build(RunArguments), build(TrainSettings)
+    seeds = list(args.seed) if isinstance(args.seed, (list, tuple)) else [args.seed]
+    training = _training_overrides(args)
+    training["output_dir"] = args.output_dir
+    ReferenceTrainingArguments(**training, seed=seeds)  # validates the combination (as Trainer would) before any work
+    del training["output_dir"]
+    return run_args, settings, training, seeds
+
+
+def _check_push(training: dict[str, Any], run_args: RunArguments, seeds: list[int]) -> dict[str, Any] | None:
+    """The push to make after training (``--push-to-hub``), checked before any training; Trainer never pushes."""
+    push = training.pop("push_to_hub", False)
+    hub = {k: training.pop(k, None) for k in ("hub_model_id", "hub_token", "hub_private_repo")}
+    training.pop("hub_strategy", None)
+    if not push:
+        return None
+    from biodivergence_dataset.hub import check_names
+
+    if not hub["hub_model_id"] or not run_args.hub_tag:
+        raise ValueError("--push-to-hub needs --hub-model-id ORG/NAME and --hub-tag vX.Y")
+    if len(seeds) > 1:
+        raise ValueError("--push-to-hub publishes one model: train one --seed (or push a seed folder with "
+                         "`python -m trainer.hub_model`)")
+    check_names(hub["hub_model_id"], run_args.hub_tag)
+    return {"repo_id": hub["hub_model_id"], "tag": run_args.hub_tag, "token": hub["hub_token"],
+            "private": bool(hub["hub_private_repo"])}
 
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    results = train(args.release, args.out, args.encoder, tuple(args.seed), args.config, settings_from_args(args))
+    run_args, settings, training, seeds = parse_namespace(args)
+    resume = training.pop("resume_from_checkpoint", None)
+    push = _check_push(training, run_args, seeds)
+    out = Path(args.output_dir)
+    try:
+        results = train(run_args.release, out, run_args.encoder, tuple(seeds), run_args.config, settings,
+                        training, resume)
+    except KeyboardInterrupt:
+        print(_interrupted_message(out, seeds), file=sys.stderr)
+        return 130
     for split, summary in results["summary"].items():
         shown = {k: v["mean"] for k, v in summary.items() if k in (BEST_METRIC, "conflict_type/ctx_f1", "axes/micro_f1", "confounder/accuracy")}
         print(f"{split}: " + json.dumps({k: round(v, 4) for k, v in shown.items()}))
-    print(f"wrote {Path(args.out) / RESULTS_FILE}")
+    print(f"wrote {out / RESULTS_FILE}")
+    if push is not None and _is_main_process():
+        from .hub_model import push_model
+
+        oid = push_model(out, push["repo_id"], push["tag"], private=push["private"], token=push["token"])
+        print(f"published {push['repo_id']}@{push['tag']} (commit {oid}); load it with "
+              f"AutoModel.from_pretrained({push['repo_id']!r}, revision={push['tag']!r}, trust_remote_code=True)")
     return 0
 
 
-if __name__ == "__main__":  # `accelerate launch -m trainer.train --release … --out …`
-    import sys
+def _is_main_process() -> bool:
+    from accelerate import PartialState
 
+    return PartialState().is_main_process
+
+
+def _interrupted_message(out: Path, seeds: list[int]) -> str:
+    """What an interrupted run left, and how to go on from it."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    folders = [out] if len(seeds) == 1 else [out / f"seed-{s}" for s in seeds]
+    checkpoints = [c for c in (get_last_checkpoint(str(f)) if f.is_dir() else None for f in folders) if c]
+    if not checkpoints:
+        return ("interrupted before the first checkpoint (one is saved after each epoch): "
+                "re-running the same command starts over")
+    return (f"interrupted; last checkpoint: {', '.join(checkpoints)}. Re-run the same command with "
+            "--resume-from-checkpoint true to continue from there" + (" (finished seeds are kept)" if len(seeds) > 1 else ""))
+
+
+if __name__ == "__main__":  # `accelerate launch -m trainer.train --release … --out …`
     from biodivergence_dataset.cli import main
 
     sys.exit(main(["train", *sys.argv[1:]]))

@@ -62,14 +62,17 @@ class ReferenceFitter:
 
     def __call__(self, train: Sequence[Row], validation: Sequence[Row], fold: str) -> Predictor:
         from ..encoders import resolve_encoder
-        from ..train import TrainSettings, subsample, train_seed
+        from ..train import TrainSettings, subsample, train_seed, training_arguments
 
         settings = TrainSettings() if self.full_schedule else TrainSettings(
-            epochs=1, patience=1, max_length=128, max_train_examples=SHORT_TRAIN_ROWS)
+            patience=1, max_length=128, max_train_examples=SHORT_TRAIN_ROWS)
+        # short schedule: one epoch, so the last model is the kept one and no checkpoint is needed
+        schedule = {} if self.full_schedule else {"num_train_epochs": 1, "save_strategy": "no",
+                                                  "load_best_model_at_end": False}
         splits = {"train": subsample(list(train), settings.max_train_examples, self.seed),
                   "validation": list(validation) if self.full_schedule else subsample(list(validation), SHORT_VALIDATION_ROWS, self.seed)}
         with tempfile.TemporaryDirectory(prefix=f"biodivergence-lodo-{fold}-") as tmp:
-            train_seed(splits, resolve_encoder(self.encoder), self.seed, Path(tmp), settings)
+            train_seed(splits, resolve_encoder(self.encoder), training_arguments(tmp, self.seed, **schedule), settings)
             return ModelPredictor(Path(tmp))
 
 
