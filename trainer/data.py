@@ -34,7 +34,7 @@ def load_splits(release_dir: str | Path, config: str = ontology.DEFAULT_CONFIG):
     release_dir = Path(release_dir)
     if not (release_dir / README).exists():
         raise FileNotFoundError(
-            f"{release_dir} has no {README}; a release needs its card (run `biodivergence card {release_dir}`)"
+            f"{release_dir} has no {README}; a release needs its card (run `biodivergence card --release {release_dir}`)"
         )
     splits = load_release(release_dir, config)
     for name, ds in splits.items():
