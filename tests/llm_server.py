@@ -97,6 +97,18 @@ class _QuietServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+
+#: The CLI with Python's SIGINT handler installed first: a test run started with SIGINT ignored (a background
+#: job of a non-interactive shell) passes SIG_IGN on to its children, and Python keeps an ignored SIGINT.
+_INTERRUPTIBLE_CLI = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                      "from biodivergence_dataset.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def interruptible_cli(args: list[str], cwd: Path) -> subprocess.Popen:
+    """``biodivergence ARGS`` in a subprocess whose SIGINT raises KeyboardInterrupt, however the tests run."""
+    return subprocess.Popen([sys.executable, "-c", _INTERRUPTIBLE_CLI, *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
 @dataclass
 class Reply:
     """What the fake server does with one chat request."""

@@ -8,12 +8,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
-from llm_server import FakeOllama, Reply, claims_in, real_pairs, write_pairs
+from llm_server import FakeOllama, Reply, claims_in, interruptible_cli, real_pairs, write_pairs
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import is_done, read_jsonl, read_records
@@ -249,9 +248,8 @@ def test_new_candidate_pairs_relabel_without_stale_rows_or_asking_again(tmp_path
 
 
 def _cli(pairs_dir: Path, out: Path, spec: str, concurrency: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "biodivergence_dataset.cli", "annotate", str(pairs_dir), "--out", str(out),
-           "--annotator", spec, "--concurrency", str(concurrency), "--no-progress"]
-    return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return interruptible_cli(["annotate", str(pairs_dir), "--out", str(out), "--annotator", spec,
+                              "--concurrency", str(concurrency), "--no-progress"], REPO)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])

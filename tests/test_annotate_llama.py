@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from llm_server import chat_requests_served, llama_server, real_pairs, write_pairs
+from llm_server import chat_requests_served, interruptible_cli, llama_server, real_pairs, write_pairs
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import read_jsonl, read_records
@@ -57,10 +55,8 @@ def test_unconstrained_answers_are_repaired_and_an_interrupted_run_resumes_exact
     out = tmp_path / "out"
     spec = f"openai:{url}?model=smollm2&response_format=none"
     before = chat_requests_served(log)
-    cmd = [sys.executable, "-m", "biodivergence_dataset.cli", "annotate", str(pairs), "--out", str(out),
-           "--annotator", spec, "--concurrency", "1", "--max-tokens", "64", "--max-attempts", "1",
-           "--no-progress"]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = interruptible_cli(["annotate", str(pairs), "--out", str(out), "--annotator", spec, "--concurrency", "1",
+                              "--max-tokens", "64", "--max-attempts", "1", "--no-progress"], REPO)
     deadline = time.monotonic() + 240
     while not (out / "raw_responses.jsonl").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
