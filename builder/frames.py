@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from biodivergence_dataset import cues, ontology
 
-from .sentences import split_spans
+from .sentences import pieces_between, split_spans
 
 INCREASE, DECREASE, NO_EFFECT, ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE = ontology.FINDING_DIRECTIONS
 SIGNIFICANT, NOT_SIGNIFICANT = ontology.SIGNIFICANCE_VALUES
@@ -504,12 +504,7 @@ _CLAUSE_SPLIT = re.compile(r";\s+|,\s+(?:whereas|while|but|although|though)\s+|\
 
 def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The clauses of one sentence that may carry findings of their own (each at least 4 words)."""
-    out, last = [], start
-    for m in _CLAUSE_SPLIT.finditer(text, start, end):
-        out.append((last, m.start()))
-        last = m.end()
-    out.append((last, end))
-    kept = [(s, e) for s, e in out if len(_WORD_RE.findall(text[s:e])) >= 4]
+    kept = [(s, e) for s, e in pieces_between(_CLAUSE_SPLIT, text, start, end) if len(_WORD_RE.findall(text[s:e])) >= 4]
     return kept or [(start, end)]
 
 

@@ -3,8 +3,7 @@
 Claims are embedded (all-MiniLM-L6-v2 by default, cached on disk by text hash), and each claim's
 top-k cosine neighbours are found **within its domain, never in its own article**, with faiss: an
 exact flat index up to ``exact_search_max_rows`` claims per domain, an IVF index (seeded, so
-deterministic) above it. Neighbour links with similarity
-≥ ``min_similarity`` become candidate pairs, scored by :mod:`builder.scoring`; pairs with
+deterministic) above it. Neighbour links with similarity ≥ ``min_similarity`` become candidate pairs, scored by :mod:`builder.scoring`; pairs with
 ``combined ≥ min_combined`` are ranked (combined score descending, then pair id) and capped
 per domain. Output: CandidatePair shards with both abstracts' text, ``stats.json`` (pairs per
 domain, score distributions, embedding-cache counts, timings) and ``manifest.json``.
@@ -38,6 +37,8 @@ log = logging.getLogger(__name__)
 
 STAGE = "mine"
 SCORE_FIELDS = tuple(MiningScores.model_fields)
+#: Claims per domain up to which the neighbour search is exact.
+EXACT_SEARCH_MAX_ROWS = 50_000
 
 
 class MineConfig(BaseModel):
@@ -54,7 +55,7 @@ class MineConfig(BaseModel):
     abstracts_dir: str | None = None
     top_k: int = Field(10, ge=1)
     #: Exact neighbour search up to this many claims per domain; an approximate (IVF) index above.
-    exact_search_max_rows: int = Field(50_000, ge=1)
+    exact_search_max_rows: int = Field(EXACT_SEARCH_MAX_ROWS, ge=1)
     seed: int = 0
     min_similarity: float = 0.40
     min_combined: float = 0.25
@@ -73,9 +74,12 @@ class MineConfig(BaseModel):
 
 
 # --- neighbour search ---------------------------------------------------------------------------------
-def _check_contiguous(groups: np.ndarray) -> None:
-    if len(groups) and (np.diff(groups) != 0).sum() + 1 != len(np.unique(groups)):
+def _largest_group(groups: np.ndarray) -> int:
+    """Rows in the largest group (ValueError unless each group's rows are contiguous)."""
+    sizes = np.unique(groups, return_counts=True)[1]
+    if len(groups) and (np.diff(groups) != 0).sum() + 1 != len(sizes):
         raise ValueError("rows of one group must be contiguous")
+    return int(sizes.max()) if len(sizes) else 0
 
 
 def _index(emb: np.ndarray, exact_max_rows: int, seed: int):
@@ -107,8 +111,8 @@ def _index(emb: np.ndarray, exact_max_rows: int, seed: int):
 IVF_NPROBE = 48
 
 
-def nearest_neighbours(emb: np.ndarray, groups: np.ndarray, k: int, exact_max_rows: int = 50_000, seed: int = 0
-                       ) -> tuple[np.ndarray, np.ndarray]:
+def nearest_neighbours(emb: np.ndarray, groups: np.ndarray, k: int, exact_max_rows: int = EXACT_SEARCH_MAX_ROWS,
+                       seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` inner-product neighbours of every row among rows of *other* groups, with faiss.
 
     ``emb``: (n, d) float32, L2-normalised; ``groups``: (n,) ints, each group's rows contiguous.
@@ -116,13 +120,12 @@ def nearest_neighbours(emb: np.ndarray, groups: np.ndarray, k: int, exact_max_ro
     descending then index; slots without a neighbour hold index −1 and similarity −inf. Exact up to
     ``exact_max_rows`` rows, approximate (IVF, deterministic for ``seed``) above.
     """
-    _check_contiguous(groups)
+    own = _largest_group(groups)  # a row's own group can fill this many of its nearest slots
     n = len(emb)
     kk = min(k, n - 1)
     if kk <= 0:
         return np.empty((n, 0), dtype=np.int64), np.empty((n, 0), dtype=np.float32)
     emb = np.ascontiguousarray(emb, dtype=np.float32)
-    own = int(np.bincount(np.unique(groups, return_inverse=True)[1]).max())  # rows of the largest group
     sims, idx = _index(emb, exact_max_rows, seed).search(emb, min(n, kk + own))
     mask = (idx < 0) | (groups[np.clip(idx, 0, None)] == groups[:, None])
     sims = np.where(mask, -np.inf, sims).astype(np.float32)

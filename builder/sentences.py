@@ -68,7 +68,7 @@ def split_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple
     end = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
     cursor = start
-    for para in _paragraphs(text, start, end):
+    for para in pieces_between(_PARAGRAPH, text, start, end):
         cursor = para[0]
         for m in _BOUNDARY.finditer(text, para[0], para[1]):
             if _is_abbreviation(text, m.end()) or _is_split_decimal(text, m.end()):
@@ -83,9 +83,10 @@ def split_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple
     return spans
 
 
-def _paragraphs(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def pieces_between(separator: re.Pattern, text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The ``[start, end)`` spans of ``text[start:end]`` between matches of ``separator`` (empty ones too)."""
     out, cursor = [], start
-    for m in _PARAGRAPH.finditer(text, start, end):
+    for m in separator.finditer(text, start, end):
         out.append((cursor, m.start()))
         cursor = m.end()
     out.append((cursor, end))
