@@ -13,6 +13,7 @@ Every file is written atomically; the data folders of a release are swapped in w
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -29,9 +30,30 @@ from .io import write_table_atomic
 from .records import Example
 
 README = "README.md"
+SPLIT_MANIFEST = "split_manifest.json"
+#: Hidden bookkeeping folder inside a release (each stage's stats, manifest, success marker); never published.
+STATE_DIR = ".stages"
+#: What the split decided (the split manifest without the provenance the release stage adds), in its state folder.
+SPLIT_REPORT = "report.json"
 DEFAULT_SHARD_ROWS = 20_000
 #: ``ORG/NAME`` or ``ORG/NAME@REVISION`` (a branch, tag or commit of a Hub dataset repository).
 HUB_ID = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
+
+
+def state_dir(release_dir: str | Path, stage: str) -> Path:
+    """The bookkeeping folder of the stage ``stage`` (split, audit, release) inside a release."""
+    return Path(release_dir) / STATE_DIR / stage
+
+
+def split_record(release_dir: str | Path) -> dict[str, Any]:
+    """What the split decided: its report (``.stages/split/report.json``), else the release's split manifest
+    (a release assembled by hand)."""
+    for path, key in ((state_dir(release_dir, "split") / SPLIT_REPORT, "manifest"),
+                      (Path(release_dir) / SPLIT_MANIFEST, None)):
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return data[key] if key else data
+    return {}
 
 
 def resolve_release(spec: str | Path) -> Path:

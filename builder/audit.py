@@ -1,8 +1,9 @@
 """Leakage audit (paper Table 37), release statistics (Tables 17–18) and plots of a release folder.
 
 ``biodivergence audit --release DIR`` writes ``audit.json``, ``stats.json`` and ``plots/*.png`` into the
-release, re-renders its card, and exits non-zero when ``primary`` leaks: any article, claim or pair
-shared between two of its splits (the test-family splits ``test`` and ``test_matched`` may share).
+release, then runs the release stage (:mod:`builder.release`: manifests, funnel, card), and exits non-zero
+when ``primary`` leaks: any article, claim or pair shared between two of its splits (the test-family splits
+``test`` and ``test_matched`` may share). The audit itself does not write the card.
 """
 
 from __future__ import annotations
@@ -22,18 +23,17 @@ from pydantic import BaseModel, ConfigDict
 from biodivergence_dataset import ontology
 from biodivergence_dataset.features import decode_row
 from biodivergence_dataset.io import content_fingerprint, mark_done, stage_is_current, write_json_atomic, write_manifest
-from biodivergence_dataset.provenance import (
-    NOT_STATED,
-    SOURCE_MD,
-    SourceDataset,
-    find_source_md,
-    parse_source_md,
-    write_sources,
+from biodivergence_dataset.release import (
+    SPLIT_MANIFEST,
+    SPLIT_REPORT,
+    config_names,
+    split_files,
+    split_names,
+    split_record,
+    state_dir,
 )
-from biodivergence_dataset.release import config_names, split_files, split_names
 
-from .sources import SourceSpec
-from .split import SPLIT_MANIFEST, UnionFind, state_dir
+from .split import UnionFind
 
 STAGE = "audit"
 AUDIT_FILE = "audit.json"
@@ -215,21 +215,6 @@ def component_sizes(rows: Iterable[Mapping[str, Any]]) -> list[int]:
     return sorted(Counter(uf.find(f"a:{r['article_uid_a']}") for r in rows).values(), reverse=True)
 
 
-def per_domain(funnel: Mapping[str, Mapping[str, int]], by_config: Mapping[str, Mapping[str, Any]]) -> dict:
-    """Table 17: upstream funnel per domain plus final pairs in each config."""
-    out = {}
-    for domain in ontology.DOMAIN_NAMES:
-        row = dict(funnel.get(domain, {}))
-        for config, stats in by_config.items():
-            row[f"{config}_pairs"] = sum(n for s, n in stats["domain_by_split"][domain].items() if s in ontology.SPLITS)
-        if any(row.values()):
-            out[domain] = row
-    if out:
-        columns = dict.fromkeys(k for r in out.values() for k in r)
-        out["total"] = {k: sum(r.get(k, 0) for r in out.values()) for k in columns}
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # plots
 
@@ -366,8 +351,10 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def release_fingerprint(release_dir: Path) -> str:
-    """The content fingerprint of what the audit reads: the split manifest and every config's shards."""
-    files = [release_dir / SPLIT_MANIFEST]
+    """The content fingerprint of what the audit reads: the split's report (the split manifest of a release
+    assembled by hand) and every config's shards."""
+    report = state_dir(release_dir, "split") / SPLIT_REPORT
+    files = [report if report.exists() else release_dir / SPLIT_MANIFEST]
     files += [p for c in config_names(release_dir) for p in sorted((release_dir / c).glob("*.parquet"))]
     return content_fingerprint(release_dir, files)
 
@@ -378,7 +365,7 @@ def audit_release(release_dir: str | Path) -> dict[str, Any]:
     configs = {c: read_config(release_dir, c) for c in config_names(release_dir)}
     if not configs:
         raise FileNotFoundError(f"{release_dir}: no release configs ({', '.join(ontology.CONFIGS)}) found")
-    manifest = _read_json(release_dir / SPLIT_MANIFEST)
+    manifest = split_record(release_dir)
     leaks = {c: leakage(splits) for c, splits in configs.items()}
     by_config = {c: config_stats(splits) for c, splits in configs.items()}
     primary_rows = [r for s in ontology.SPLITS for r in configs.get(ontology.DEFAULT_CONFIG, {}).get(s, [])]
@@ -393,8 +380,7 @@ def audit_release(release_dir: str | Path) -> dict[str, Any]:
     matched = ontology.EXTRA_TEST_SPLITS[0]
     if matched in manifest:
         audit[matched] = manifest[matched]
-    stats = {
-        "per_domain": per_domain(manifest.get("funnel_per_domain", {}), by_config),
+    stats = {  # the release stage puts the funnel per domain (``per_domain``) first
         "by_config": by_config,
         "components": {"count": len(sizes), "largest": max(sizes, default=0),
                        "singletons": sum(1 for n in sizes if n == 1),
@@ -404,25 +390,6 @@ def audit_release(release_dir: str | Path) -> dict[str, Any]:
     }
     series = {"annotated pool, before the split": pool_sizes, "released primary splits": sizes}
     return {"audit": audit, "stats": stats, "component_sizes": {k: v for k, v in series.items() if v}}
-
-
-def source_datasets(specs: Sequence[SourceSpec]) -> list[SourceDataset]:
-    """The source dataset (from its ``SOURCE.md``) of each abstract source, once each, in source order."""
-    found: dict[str, SourceDataset] = {}
-    for spec in specs:
-        source_md = find_source_md(spec.path)
-        source = parse_source_md(source_md) if source_md else SourceDataset(
-            name=f"{spec.format} source", title=f"abstracts read as {spec.format} (no {SOURCE_MD} beside them)",
-            licences=[NOT_STATED])
-        found.setdefault(source.name, source)
-    return list(found.values())
-
-
-def record_sources(release_dir: Path, manifest: Mapping[str, Any]) -> None:
-    """Write ``sources.json`` when the split manifest's abstract sources are readable here (kept otherwise)."""
-    specs = [SourceSpec.parse(s) for s in manifest.get("sources", {}).get("abstracts", [])]
-    if specs and all(Path(s.path).exists() for s in specs):
-        write_sources(release_dir, source_datasets(specs))
 
 
 def write_plots(release_dir: Path, result: Mapping[str, Any], dpi: int) -> list[Plot]:
@@ -437,12 +404,10 @@ def write_plots(release_dir: Path, result: Mapping[str, Any], dpi: int) -> list[
 
 
 def run_stage(release_dir: str | Path, config: AuditConfig | None = None) -> dict[str, Any]:
-    """Write audit.json, stats.json and plots into the release and re-render its card; resumable.
+    """Write audit.json, stats.json and plots into the release; resumable (the card is the release stage's).
 
     Returns the audit dict (``leakage``, ``counts``, ``leaks``, ``ok``, …).
     """
-    from biodivergence_dataset.card import write_card
-
     config = config or AuditConfig()
     release_dir = Path(release_dir)
     params = {**config.model_dump(), "release": release_fingerprint(release_dir)}
@@ -450,7 +415,7 @@ def run_stage(release_dir: str | Path, config: AuditConfig | None = None) -> dic
     if stage_is_current(marker, params):
         return _read_json(release_dir / AUDIT_FILE)
     (marker / "_SUCCESS").unlink(missing_ok=True)
-    with _progress(3 if config.plots else 2) as bar:
+    with _progress(2 if config.plots else 1) as bar:
         result = audit_release(release_dir)
         write_json_atomic(release_dir / AUDIT_FILE, result["audit"])
         write_json_atomic(release_dir / STATS_FILE, result["stats"])
@@ -459,9 +424,6 @@ def run_stage(release_dir: str | Path, config: AuditConfig | None = None) -> dic
             plots = write_plots(release_dir, result, config.dpi)
             write_json_atomic(release_dir / PLOTS_DIR / PLOTS_FILE, [asdict(p) for p in plots])
             bar.update()
-        record_sources(release_dir, _read_json(release_dir / SPLIT_MANIFEST))
-        write_card(release_dir)
-        bar.update()
     write_json_atomic(marker / "stats.json", {"stage": STAGE, "ok": result["audit"]["ok"],
                                               "leaks": result["audit"]["leaks"]})
     write_manifest(marker, STAGE, [str(release_dir)], params)
@@ -472,7 +434,7 @@ def run_stage(release_dir: str | Path, config: AuditConfig | None = None) -> dic
 def _progress(steps: int):
     from tqdm.auto import tqdm
 
-    return tqdm(total=steps, desc="audit (tables, plots, card)", unit="step", leave=False)
+    return tqdm(total=steps, desc="audit (tables, plots)", unit="step", leave=False)
 
 
 def format_audit(audit: Mapping[str, Any]) -> str:
@@ -499,7 +461,10 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from . import release
+
     audit = run_stage(args.release, AuditConfig(plots=not args.no_plots))
+    release.run_stage(args.release)
     print(format_audit(audit))
     if not audit["ok"]:
         print(f"error: {ontology.DEFAULT_CONFIG} leaks across splits (see {Path(args.release) / AUDIT_FILE})")

@@ -1,6 +1,7 @@
 """The main job: ``biodivergence build --config-file FILE --out DIR`` runs the whole pipeline.
 
-ingest → claims → mine → annotate → split → audit → card, each through its stage's ``run_stage``,
+ingest → claims → mine → annotate → split → audit → release, each through its stage's ``run_stage``
+(the gold check of the annotators runs before the release, whose card shows it),
 so a re-run after success does nothing and a re-run after a kill continues where it stopped. The
 work directory holds one folder per stage (``abstracts/``, ``claims/``, ``pairs/``, ``annotations/``)
 and the release (``release/``); ``build_report.md`` summarises every stage's stats. The build ends by
@@ -13,7 +14,9 @@ The config file is YAML with one section per stage whose keys go to that stage's
     sources: ["pubmedqa:../shared/data/pubmedqa_pqal/ori_pqal.json", …]  # as `biodivergence ingest` takes them
     sources_from: [builder/configs/shared_sources.yaml]  # YAML lists of sources
     ingest: {…}   claims: {…}   mine: {…}   annotate: {…}   split: {…}   audit: {…}
-    card: {pretty_name: …, version: "1.0", repo_id: ORG/NAME}
+    card: {pretty_name: …, version: "1.0", repo_id: ORG/NAME}   # the release stage's config
+
+The card is written once, by the last stage (``builder/release.py``).
 """
 
 from __future__ import annotations
@@ -128,14 +131,18 @@ class Step:
     config_class: str
     output: str  # folder under the work directory
     marker: str  # its success marker, relative to the work directory
+    section: str = ""  # its section of the build config when not named after it, given as one keyword
 
     def make_config(self, section: dict[str, Any]):
         module = importlib.import_module(f"builder.{self.name}")
         cls = getattr(module, self.config_class)
         try:
-            return cls(**section)
+            return cls(**{self.section: section}) if self.section else cls(**section)
         except (ValidationError, TypeError) as exc:
-            raise ValueError(f"build config section {self.name!r}: {exc}") from None
+            raise ValueError(f"build config section {self.section or self.name!r}: {exc}") from None
+
+    def config_section(self, config: BuildConfig) -> dict[str, Any]:
+        return getattr(config, self.section or self.name)
 
 
 STEPS: tuple[Step, ...] = (
@@ -145,6 +152,7 @@ STEPS: tuple[Step, ...] = (
     Step("annotate", "AnnotateConfig", "annotations", f"annotations/{SUCCESS_MARKER}"),
     Step("split", "SplitConfig", RELEASE, f"{RELEASE}/.stages/split/{SUCCESS_MARKER}"),
     Step("audit", "AuditConfig", RELEASE, f"{RELEASE}/.stages/audit/{SUCCESS_MARKER}"),
+    Step("release", "ReleaseConfig", RELEASE, f"{RELEASE}/.stages/release/{SUCCESS_MARKER}", section="card"),
 )
 
 
@@ -163,7 +171,7 @@ def _marker_time(path: Path) -> int | None:
 
 def _call(step: Step, work: Path, config: BuildConfig, sources: list[str]) -> dict[str, Any]:
     module = importlib.import_module(f"builder.{step.name}")
-    stage_config = step.make_config(getattr(config, step.name))
+    stage_config = step.make_config(step.config_section(config))
     out = work / step.output
     inputs: dict[str, Callable[[], tuple]] = {
         "ingest": lambda: (sources, out),
@@ -172,7 +180,10 @@ def _call(step: Step, work: Path, config: BuildConfig, sources: list[str]) -> di
         "annotate": lambda: (work / "pairs", out),
         "split": lambda: (work / "annotations", out),
         "audit": lambda: (out,),
+        "release": lambda: (out,),
     }
+    if step.name == "release":
+        return module.run_stage(out, stage_config, [work / "annotations"]) or {}
     return module.run_stage(*inputs[step.name](), stage_config) or {}
 
 
@@ -184,7 +195,7 @@ def run_step(step: Step, index: int, work: Path, config: BuildConfig, sources: l
     seconds = time.perf_counter() - start
     status = "up to date" if before is not None and before == _marker_time(marker) else "ran"
     stats_path = work / step.output / STATS_FILE
-    if step.name not in ("split", "audit") and stats_path.exists():
+    if step.name not in ("split", "audit", "release") and stats_path.exists():
         stats = json.loads(stats_path.read_text(encoding="utf-8"))
     print(f"    {status} in {seconds:.1f} s{_headline(stats)}", flush=True)
     return StepResult(step.name, work / step.output, seconds, status, stats)
@@ -317,26 +328,24 @@ def print_summary(outcome: Outcome) -> None:
 
 
 def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | None = None) -> Outcome:
-    """Run every stage into ``out_dir`` (resumable), write the card and the report, check the release."""
-    from biodivergence_dataset.card import CardMeta, write_card
-
+    """Run every stage into ``out_dir`` (resumable; the last, ``release``, writes the card), write the report,
+    check the release."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     start = time.perf_counter()
     config_path, work = Path(config_path), Path(out_dir)
     config = load_config(config_path)
     sources = resolve_sources(config, Path(base_dir) if base_dir else None)
+    for step in STEPS:  # every section is checked before the first stage runs
+        step.make_config(step.config_section(config))
     work.mkdir(parents=True, exist_ok=True)
-    steps = [run_step(step, i, work, config, sources) for i, step in enumerate(STEPS, 1)]
     release = work / RELEASE
-    try:
-        meta = CardMeta(**config.card)
-    except TypeError as exc:
-        raise ValueError(f"build config section 'card': {exc}") from None
-    _goldcheck(config, work, release)
-    write_card(release, meta)
-    print(f"[card] {release / 'README.md'}", flush=True)
+    steps = []
+    for i, step in enumerate(STEPS, 1):
+        if step.name == "release":
+            _goldcheck(config, work, release)  # the card shows it
+        steps.append(run_step(step, i, work, config, sources))
     sizes, typed, problems = load_and_check(release, work / ".cache" / "datasets")
-    audit = steps[-1].stats
+    audit = next(s.stats for s in steps if s.name == "audit")
     outcome = Outcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
     write_text_atomic(work / REPORT_FILE, render_report(outcome, config_path))
     return outcome

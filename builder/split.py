@@ -27,7 +27,6 @@ content and the seed, not on the order records arrive in.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,12 +36,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from biodivergence_dataset import __version__, ontology
+from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
     StageStats,
     done_fingerprint,
     mark_done,
-    read_manifest,
     read_records,
     read_stats,
     stage_is_current,
@@ -50,12 +48,10 @@ from biodivergence_dataset.io import (
     write_manifest,
 )
 from biodivergence_dataset.records import Example
+from biodivergence_dataset.release import SPLIT_REPORT
+from biodivergence_dataset.release import state_dir as release_state_dir
 
 STAGE = "split"
-SPLIT_MANIFEST = "split_manifest.json"
-ANNOTATION_MANIFEST = "annotation_manifest.json"
-#: Hidden bookkeeping folder inside a release (stage stats, manifest, success marker); never published.
-STATE_DIR = ".stages"
 LLM = ontology.check_label("annotator_kind", "llm")
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 MATCHED = ontology.EXTRA_TEST_SPLITS[0]
@@ -569,83 +565,8 @@ def _as_dirs(annotations_dir: str | Path | Sequence[str | Path]) -> list[Path]:
     return [Path(d) for d in dirs]
 
 
-def upstream_chain(stage_dir: Path, limit: int = 8) -> list[tuple[str, Path]]:
-    """``[(stage, folder), …]`` from ``stage_dir`` back to the first stage, following manifest inputs."""
-    chain, current = [], stage_dir
-    while len(chain) < limit:
-        try:
-            manifest = read_manifest(current)
-        except FileNotFoundError:
-            break
-        chain.append((manifest.get("stage", current.name), current))
-        inputs = [Path(p) for p in manifest.get("inputs", []) if Path(p).is_dir()]
-        if not inputs:
-            break
-        current = inputs[0]
-    return chain
-
-
-#: Where stages put their output count per domain in stats.json, most specific first.
-_DOMAIN_TABLES = ("by_domain", "candidates_by_domain", "pairs_by_domain", "examples_by_domain", "claims_by_domain",
-                  "abstracts_by_domain")
-
-
-def _domain_counts(stats: Mapping[str, Any]) -> dict[str, int]:
-    """The per-domain output counts of a stage's stats.json (a ``…by_domain`` table of StageStats)."""
-    for key in _DOMAIN_TABLES:
-        table = stats.get(key)
-        if isinstance(table, Mapping) and table and all(isinstance(v, (int, float)) for v in table.values()):
-            return {d: int(v) for d, v in table.items() if d in ontology.DOMAIN_NAMES}
-    return {}
-
-
-#: Funnel column for each upstream stage name (as recorded in its manifest); "labelled" (unique annotated
-#: pairs) is counted by the split itself, so that several annotation runs over one pool count once.
-FUNNEL_COLUMNS = {"ingest": "abstracts", "claims": "claims", "mine": "candidates"}
-
-
-def upstream_funnel(annotation_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, int]], list[str]]:
-    """Per-domain abstracts / claims / candidates read from the upstream stages' stats, and the sources."""
-    funnel: dict[str, dict[str, int]] = defaultdict(dict)
-    sources: list[str] = []
-    for run in annotation_dirs:
-        for stage, folder in upstream_chain(run):
-            column = FUNNEL_COLUMNS.get(stage)
-            if column is None or not (folder / "stats.json").exists():
-                continue
-            for domain, n in _domain_counts(read_stats(folder)).items():
-                funnel[domain][column] = n
-            if stage == "ingest":
-                params = read_manifest(folder).get("params", {})
-                sources = list(params.get("sources") or read_manifest(folder).get("inputs", []))
-    columns = list(FUNNEL_COLUMNS.values())
-    ordered = {d: {c: funnel[d][c] for c in columns if c in funnel[d]} for d in ontology.DOMAIN_NAMES if d in funnel}
-    return ordered, sources
-
-
-def library_versions() -> dict[str, str]:
-    import datasets
-    import huggingface_hub
-    import pyarrow
-
-    return {"datasets": datasets.__version__, "pyarrow": pyarrow.__version__,
-            "huggingface_hub": huggingface_hub.__version__, "biodivergence": __version__}
-
-
-def _annotation_manifest(annotation_dirs: Sequence[Path]) -> dict[str, Any] | None:
-    """The annotation runs' manifests for the release; local paths are cut to folder names (the card is public)."""
-    manifests = [json.loads((d / ANNOTATION_MANIFEST).read_text(encoding="utf-8"))
-                 for d in annotation_dirs if (d / ANNOTATION_MANIFEST).exists()]
-    for manifest in manifests:
-        if "queue" in manifest:
-            manifest["queue"] = Path(manifest["queue"]).name
-    if not manifests:
-        return None
-    return manifests[0] if len(manifests) == 1 else {"runs": manifests}
-
-
 def state_dir(release_dir: str | Path, stage: str = STAGE) -> Path:
-    return Path(release_dir) / STATE_DIR / stage
+    return release_state_dir(release_dir, stage)
 
 
 def _stage_stats(result: SplitResult, n_read: int) -> StageStats:
@@ -663,8 +584,11 @@ def _stage_stats(result: SplitResult, n_read: int) -> StageStats:
 def run_stage(
     annotations_dir: str | Path | Sequence[str | Path], release_dir: str | Path, config: SplitConfig | None = None,
 ) -> dict[str, Any]:
-    """Split one or more annotation folders into a release folder (data, manifests, card); resumable."""
-    from biodivergence_dataset.card import write_card
+    """Split one or more annotation folders into a release folder's data; resumable.
+
+    What the split decided goes to ``.stages/split/report.json``; the release stage (:mod:`builder.release`)
+    turns it into ``split_manifest.json`` and writes the card.
+    """
     from biodivergence_dataset.release import write_config
 
     config = config or SplitConfig()
@@ -681,29 +605,23 @@ def run_stage(
     examples = [ex for d in dirs for ex in _progress(read_records(d, Example), f"split: reading {d.name}")]
     result = split_pool(examples, config)
     check_nonempty(result)
-    funnel, sources = upstream_funnel(dirs)
-    for domain, n in result.report["labelled_per_domain"].items():
-        funnel.setdefault(domain, {})["labelled"] = n
     for config_name, splits in result.configs.items():
         write_config(release_dir, config_name, splits)
-    write_json_atomic(release_dir / SPLIT_MANIFEST, {
-        "leakage_mode": {"primary": "article_disjoint_connected_components", "pairlevel": "pair_id_dedup_only"},
-        "label_source": result.report["label_source"],
-        "seed": config.seed,
-        "ratios": {"primary": config.primary_ratios, "pairlevel": config.pairlevel_ratios},
-        "thresholds": {"heuristic_topup_min_confidence": config.heuristic_topup_min_confidence,
-                       "matched_tolerance": config.matched_tolerance,
-                       "matched_min_fraction": config.matched_min_fraction},
-        "sources": {"annotations": [d.name for d in dirs], "abstracts": sources},
-        "sizes": {c: {s: len(rows) for s, rows in splits.items()} for c, splits in result.configs.items()},
-        **{k: v for k, v in result.report.items() if k not in ("label_source", "labelled_per_domain")},
-        "funnel_per_domain": funnel,
-        "library_versions": library_versions(),
+    write_json_atomic(marker / SPLIT_REPORT, {
+        "manifest": {
+            "leakage_mode": {"primary": "article_disjoint_connected_components", "pairlevel": "pair_id_dedup_only"},
+            "label_source": result.report["label_source"],
+            "seed": config.seed,
+            "ratios": {"primary": config.primary_ratios, "pairlevel": config.pairlevel_ratios},
+            "thresholds": {"heuristic_topup_min_confidence": config.heuristic_topup_min_confidence,
+                           "matched_tolerance": config.matched_tolerance,
+                           "matched_min_fraction": config.matched_min_fraction},
+            "sources": {"annotations": [d.name for d in dirs]},
+            "sizes": {c: {s: len(rows) for s, rows in splits.items()} for c, splits in result.configs.items()},
+            **{k: v for k, v in result.report.items() if k not in ("label_source", "labelled_per_domain")},
+        },
+        "labelled_per_domain": result.report["labelled_per_domain"],
     })
-    annotation = _annotation_manifest(dirs)
-    if annotation is not None:
-        write_json_atomic(release_dir / ANNOTATION_MANIFEST, annotation)
-    write_card(release_dir)
     stats = _stage_stats(result, len(examples))
     stats.write(marker)
     write_manifest(marker, STAGE, [str(d) for d in dirs], params)
@@ -727,7 +645,10 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     config = SplitConfig(seed=args.seed, matched_test=not args.no_matched_test)
+    from . import release
+
     stats = run_stage(args.annotations_dir, args.out, config)
+    release.run_stage(args.out)
     for name in ontology.CONFIGS:
         sizes = stats.get(f"{name}_sizes", {})
         print(f"{name}: " + ", ".join(f"{s}={n}" for s, n in sizes.items()))

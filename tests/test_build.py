@@ -10,7 +10,7 @@ import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
 
-from biodivergence_dataset import ontology
+from biodivergence_dataset import card, ontology
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.io import read_records
 from biodivergence_dataset.records import CandidatePair
@@ -43,11 +43,19 @@ def write_config(path: Path, data: dict) -> Path:
     return path
 
 
+#: The release folders whose card the small build rendered, one entry per rendering (every card write renders).
+CARD_RENDERS: list[Path] = []
+
+
 @pytest.fixture(scope="module")
 def small_build(tmp_path_factory):
     root = tmp_path_factory.mktemp("build")
     config = write_config(root / "build.yaml", SMALL_CONFIG)
-    outcome = build.build(config, root / "work")
+    render = card.render_card
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(card, "render_card", lambda release, *a, **k: CARD_RENDERS.append(Path(release))
+                      or render(release, *a, **k))
+        outcome = build.build(config, root / "work")
     return root, config, outcome
 
 
@@ -55,7 +63,7 @@ def test_small_build_produces_a_valid_loadable_release(small_build, tmp_path):
     root, _, outcome = small_build
     release = root / "work" / "release"
     assert outcome.ok, (outcome.problems, outcome.audit)
-    assert [s.name for s in outcome.steps] == ["ingest", "claims", "mine", "annotate", "split", "audit"]
+    assert [s.name for s in outcome.steps] == ["ingest", "claims", "mine", "annotate", "split", "audit", "release"]
     assert validate_release(release).ok
     for config in ontology.CONFIGS:
         ds = load_dataset(str(release), config, cache_dir=str(tmp_path / "cache"))
@@ -66,6 +74,14 @@ def test_small_build_produces_a_valid_loadable_release(small_build, tmp_path):
     audit = json.loads((release / "audit.json").read_text())
     assert audit["ok"] and not audit["leaks"]["primary"]
     assert audit["leakage"]["primary"]["test rows with either article in train"] == "0 (0.0%)"
+
+
+def test_a_build_writes_the_card_once_in_its_last_step(small_build):
+    root, _, outcome = small_build
+    assert CARD_RENDERS == [root / "work" / "release"]
+    assert outcome.steps[-1].name == "release" and outcome.steps[-1].status == "ran"
+    meta = json.loads((root / "work" / "release" / card.META_FILE).read_text())
+    assert meta["pretty_name"] == SMALL_CONFIG["card"]["pretty_name"]
 
 
 def test_funnel_and_manifests_trace_back_to_the_sources(small_build):
@@ -139,7 +155,7 @@ def test_rerun_after_an_interrupted_split_finishes_the_release(small_build):
         shard.unlink()
     outcome = build.build(config, root / "work")
     # the split is redone; its output is identical, so the audit of it still holds
-    assert [s.status for s in outcome.steps] == ["up to date"] * 4 + ["ran", "up to date"]
+    assert [s.status for s in outcome.steps] == ["up to date"] * 4 + ["ran", "up to date", "up to date"]
     assert outcome.ok and outcome.sizes == first.sizes
 
 
@@ -153,7 +169,7 @@ def test_a_copied_work_folder_resumes_and_new_mining_reaches_the_release(small_b
     assert [s.status for s in again.steps] == ["up to date"] * len(build.STEPS)
     changed = {**SMALL_CONFIG, "mine": {**SMALL_CONFIG["mine"], "cap_per_domain": 60}}
     outcome = build.build(write_config(tmp_path / "changed.yaml", changed), work)
-    assert [s.status for s in outcome.steps] == ["up to date"] * 2 + ["ran"] * 4
+    assert [s.status for s in outcome.steps] == ["up to date"] * 2 + ["ran"] * 5
     mined = {p.pair_id for p in read_records(work / "pairs", CandidatePair)}
     released = {r["pair_id"] for c in ontology.CONFIGS for rows in read_config(work / "release", c).values()
                 for r in rows}
@@ -212,7 +228,7 @@ def test_shipped_demo_config_names_every_shared_source_and_valid_sections():
     assert {Path(SourceSpec.parse(s).path).resolve().relative_to(SHARED.resolve()).parts[0]
             for s in sources} == abstract_folders
     for step in build.STEPS:
-        step.make_config(getattr(config, step.name))
+        step.make_config(step.config_section(config))
     assert config.annotate["annotator"] == "frames" and config.goldcheck.data_dir == "../shared/data"
 
 
