@@ -114,7 +114,8 @@ GENERIC_WORDS = frozenset(
     "evidence role important present observed found shown showed show shows demonstrated reported compared "
     "comparison treatment treated participant participants individual individuals people population more less "
     "other others one two three total overall mean median ratio value values change changes arm arms control controls "
-    "cohort cohorts sample samples compared versus respectively first second both all most many".split())
+    "cohort cohorts sample samples compared versus respectively first second both all most many only intervention "
+    "interventions".split())
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,15 @@ class Frame:
     finding: Finding
     exposure_terms: frozenset[str] = field(default_factory=frozenset)
     outcome_terms: frozenset[str] = field(default_factory=frozenset)
+    #: The slots' words outside context phrases (a strain or a population in a slot is compared as context),
+    #: and how many of them the slot phrase itself holds (``outcome_terms`` may read on past a clipped phrase).
+    exposure_core: frozenset[str] = field(default_factory=frozenset)
+    outcome_core: frozenset[str] = field(default_factory=frozenset)
+    exposure_core_size: int = 0
+    outcome_core_size: int = 0
+    #: Names in the slots (genes, variants, drugs, scores: "BRCA1", "Bmi-1", "RDW"), lower-cased.
+    exposure_names: frozenset[str] = field(default_factory=frozenset)
+    outcome_names: frozenset[str] = field(default_factory=frozenset)
     #: The sentence the frame was read from, and where it starts in the claim text.
     text: str = ""
     offset: int = 0
@@ -214,10 +224,15 @@ def abbreviations(text: str) -> dict[str, frozenset[str]]:
     return out
 
 
+#: A bracketed statistic ("(OR 0.51, 95% CI 0.34-0.77)", "[AOR], 8.6"): numbers, not what the claim is about.
+_BRACKETED = r"(?:[^()\[\]]|[(\[][^()\[\]]*[)\]])*"  # one level of nesting: "(adjusted odds ratio [AOR], 8.6)"
+_STATISTICS = re.compile(r"[(\[]" + _BRACKETED + r"\d" + _BRACKETED + r"(?:[)\]]|$)")  # or cut off at the phrase end
+
+
 def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
     """Content stems of a phrase, with abbreviations defined nearby expanded to their long forms."""
     out: set[str] = set()
-    for w in _WORD_RE.findall(text):
+    for w in _WORD_RE.findall(_STATISTICS.sub(" ", text)):
         low = w.lower()
         if low in GENERIC_WORDS or len(low) < 3 and not w.isupper() or not low[0].isalpha():
             continue
@@ -225,6 +240,17 @@ def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozen
         if abbrevs and low in abbrevs:
             out |= abbrevs[low]
     return frozenset(out)
+
+
+#: A slot that points back into its abstract ("this allele", "these patients") names nothing another claim can share.
+_ANAPHORA = re.compile(r"(?:this|these|that|those|such|its|their)\b", re.IGNORECASE)
+
+
+def names(text: str) -> frozenset[str]:
+    """The name-like words of a phrase (a letter and a digit, or two capitals: "IL-6", "G6PD", "ICU"),
+    bracketed statistics left out."""
+    return frozenset(w.lower() for w in _WORD_RE.findall(_STATISTICS.sub(" ", text))
+                     if any(c.isdigit() for c in w) and any(c.isalpha() for c in w) or sum(c.isupper() for c in w) >= 2)
 
 
 # --------------------------------------------------------------------------- extraction
@@ -361,16 +387,74 @@ _REPORTING = re.compile(r"^.*\b(?:that|whether)\b[\s,]+|^.*\b(?:revealed|showed|
                         re.IGNORECASE)
 
 
+#: Words of a reporting subject ("Our multivariate analysis showed …"): the verb after them reports, while
+#: after any other word it has a subject of its own ("Platelet count showed no correlation with …").
+_REPORTERS = frozenset("we our this present current study studies result results data analysis analyses finding "
+                       "findings trial trials review meta-analysis regression multivariate multivariable univariate "
+                       "logistic model models investigation survey these it further additional also in addition "
+                       "the a an sensitivity subgroup".split())
+#: A leading adverbial ("In multivariate analysis, …", "Among women over 60, …"); its context is read separately.
+_OPENER = re.compile(r"\s*(?:in|among|after|during|for|at|on|of|compared with|using|within|across|following|"
+                     r"since|when|overall)\b[^,;]{0,80},\s*", re.IGNORECASE)
+#: "was found to be", "were shown to": the raising verb is not part of the subject.
+_TRAILING_RAISING = re.compile(r"\s+(?:found|shown|proven|proved|considered|reported|thought|known|demonstrated|"
+                               r"observed|seen|believed|suggested|estimated|predicted)\s+to\s*$", re.IGNORECASE)
+_TRAILING_REPORT = re.compile(r"\s+(?:showed|shows|revealed|demonstrated|displayed|exhibited)\s*$", re.IGNORECASE)
+#: Subject words that leave no exposure ("we found a significant increase in Y": Y changed, nothing says why).
+_EMPTY_SUBJECT = (_DETERMINERS | _NO_MODIFIERS | _AUX | _REPORTERS
+                  | frozenset("there showed found noted observed was were small slight modest marked dramatic large "
+                              "sharp steady moderate greater mean relative absolute".split()))
+
+
+def _subject(text: str, end: int) -> str:
+    """The words before a finding cue that may hold its subject: trailing auxiliaries and raising verbs
+    ("was also found to be") cut off."""
+    subject = _TRAILING_AUX.sub("", _TRAILING_RAISING.sub("", _TRAILING_AUX.sub("", text[:end])))
+    cut = _TRAILING_REPORT.search(subject)
+    if cut and not _empty_subject(_subject_tail(subject[:cut.start()])):
+        return subject[:cut.start()]  # "Platelet count showed": the count is the subject, "showed" reports
+    return subject
+
+
+def _subject_tail(words: str) -> str:
+    m = _REPORTING.match(words)
+    return words[m.end():] if m and ("that" in m.group(0).lower() or "whether" in m.group(0).lower()) else words
+
+
 def _subject_start(subject: str) -> int:
+    """Where the subject starts: after a reporting clause ("we found that", "results suggest that", "the
+    analysis revealed") and a leading adverbial, but a reporting verb whose own subject is a content phrase
+    keeps it ("Platelet count showed …")."""
     m = _REPORTING.match(subject)
-    return m.end() if m else 0  # a subject that is only a reporting clause leaves no exposure
+    start = m.end() if m else 0
+    if m and "that" not in m.group(0).lower() and "whether" not in m.group(0).lower():
+        own = [w.lower() for w in _WORD_RE.findall(m.group(0))[:-1]]
+        if own and any(w not in _REPORTERS and w not in GENERIC_WORDS for w in own[len(_opener_words(m.group(0))):]):
+            start = 0
+    opener = _OPENER.match(subject, start)
+    return opener.end() if opener and opener.end() < len(subject.rstrip()) else start
+
+
+def _opener_words(text: str) -> list[str]:
+    opener = _OPENER.match(text)
+    return _WORD_RE.findall(opener.group(0)) if opener else []
+
+
+def _empty_subject(words: str) -> bool:
+    return all(w.lower() in _EMPTY_SUBJECT for w in _WORD_RE.findall(words))
+
+
+_ADVERBS = re.compile(r"(?:(?:" + "|".join(sorted(_NO_MODIFIERS)) + r"|\w+ly)\s+)+(?=(?:in|between)\s)",
+                      re.IGNORECASE)
 
 
 def _sides(text: str, cue: _Cue) -> tuple[Span | None, Span | None]:
     """Exposure and outcome around the finding cue (see the module docstring)."""
     after_start = cue.end + len(text[cue.end:]) - len(text[cue.end:].lstrip())
+    adverbs = _ADVERBS.match(text, after_start)  # "did not differ significantly in Y"
+    after_start = adverbs.end() if adverbs else after_start
     lead = _LEADING_PREP.match(text[after_start:])
-    subject = _TRAILING_AUX.sub("", text[:cue.neg_start])
+    subject = _subject(text, cue.neg_start)
     subject_start = _subject_start(subject)
     if lead and lead.group(0).lower().startswith("by"):  # "Y was reduced by X"
         by_start = after_start + lead.end()
@@ -378,7 +462,7 @@ def _sides(text: str, cue: _Cue) -> tuple[Span | None, Span | None]:
     if lead and not lead.group(0).lower().startswith("between"):
         after_start += lead.end()
     rest = text[after_start:]
-    no_subject = _NO_SUBJECT.fullmatch(subject[subject_start:]) is not None
+    no_subject = _NO_SUBJECT.fullmatch(subject[subject_start:]) is not None or _empty_subject(subject[subject_start:])
     between = _BETWEEN.search(rest) if cue.direction in _COMPARISONS else None
     if between is not None:
         first = after_start + between.start(1)
@@ -406,6 +490,9 @@ def _sides(text: str, cue: _Cue) -> tuple[Span | None, Span | None]:
         if of:
             return (_span(text, after_start + of.start(1), after_start + of.end(1)),
                     _span(text, after_start + of.end(0), outcome_end))
+        return None, _span(text, after_start, outcome_end)
+    if cue.direction in (DIFFERENCE, NO_DIFFERENCE) and not terms(subject[subject_start:]) and lead:
+        # "Groups did not differ in Y": the subject is only the comparison, Y the outcome
         return None, _span(text, after_start, outcome_end)
     if cue.direction in (DIFFERENCE, NO_DIFFERENCE):
         # "Relapse rates were similar in both arms": the subject is the outcome, the comparison the exposure.
@@ -447,11 +534,36 @@ def extract_frame(text: str, context_text: str = "") -> Frame:
         finding = Finding(cue.direction, significance, _span(text, cue.neg_start, finding_end), cue.negated,
                           False, _polar(words), words)
     abbrevs = abbreviations(context_text + " " + text) if "(" in context_text + text else None
+    exposure_terms = terms(exposure.text, abbrevs) if exposure and not _ANAPHORA.match(exposure.text) else frozenset()
+    outcome_terms = _outcome_terms(text, outcome, context, abbrevs)
+    exposure_text, outcome_text = _outside_context(text, exposure, context), _outside_context(text, outcome, context)
+    exposure_core = terms(exposure_text, abbrevs) if exposure_terms else frozenset()
+    outcome_core = terms(outcome_text, abbrevs)
+    read_on = outcome_terms - terms(outcome.text, abbrevs) if outcome else frozenset()
     return Frame(
         exposure=exposure, outcome=outcome, context=context, finding=finding,
-        exposure_terms=terms(exposure.text, abbrevs) if exposure else frozenset(),
-        outcome_terms=_outcome_terms(text, outcome, context, abbrevs), text=text,
+        exposure_terms=exposure_terms, outcome_terms=outcome_terms, text=text,
+        exposure_core=exposure_core, outcome_core=outcome_core | read_on,
+        exposure_core_size=len(exposure_core), outcome_core_size=len(outcome_core),
+        exposure_names=names(exposure_text), outcome_names=names(outcome_text),
     )
+
+
+_ENDPOINT_AXIS = ontology.axis("endpoint_definition").name
+
+
+def _outside_context(text: str, slot: Span | None, context: tuple[ContextSlot, ...]) -> str:
+    """The slot phrase with the context phrases inside it blanked ("MRSA" in "MRSA infections" is a strain:
+    context); an endpoint phrase ("overall mortality") is what the outcome is, so it stays."""
+    if slot is None:
+        return ""
+    chars = list(text[slot.start:slot.end])
+    for c in context:
+        if c.axis == _ENDPOINT_AXIS:
+            continue
+        for i in range(max(c.span.start, slot.start), min(c.span.end, slot.end)):
+            chars[i - slot.start] = " "
+    return "".join(chars)
 
 
 def _outcome_terms(text: str, outcome: Span | None, context: tuple[ContextSlot, ...], abbrevs) -> frozenset[str]:
@@ -549,6 +661,17 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
+def _shared_enough(a: frozenset[str], b: frozenset[str], size_a: int, size_b: int) -> bool:
+    """Two shared core words, or one where a slot phrase has one ("mortality"): one shared word of two longer
+    slots ("count" in "platelet count" / "leucocyte count") is a modifier, not the same slot."""
+    return len(a & b) >= min(2, size_a or len(a), size_b or len(b))
+
+
+def _names_clash(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Each slot names something the other does not ("Bmi-1 expression" / "Bmal1 expression")."""
+    return bool(a - b) and bool(b - a)
+
+
 #: Findings whose two sides may be read either way round ("X is associated with Y" = "Y is associated with X").
 _SYMMETRIC = frozenset({ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE})
 
@@ -593,13 +716,18 @@ def align(fa: Frame, fb: Frame, slot_similarity: tuple[float | None, float | Non
         return Alignment(False, reasons["finding_unstated"], 0.0, 0.0)
     if not all(0 < len(t) <= MAX_SLOT_TERMS for f in (fa, fb) for t in (f.exposure_terms, f.outcome_terms)):
         return Alignment(False, reasons["slots_unstated"], 0.0, 0.0)
-    if crossed(fa, fb):
-        exp, out = _overlap(fa.exposure_terms, fb.outcome_terms), _overlap(fa.outcome_terms, fb.exposure_terms)
-    else:
-        exp, out = _overlap(fa.exposure_terms, fb.exposure_terms), _overlap(fa.outcome_terms, fb.outcome_terms)
-    if not _slot_shared(exp, slot_similarity[0]):
+    cross = crossed(fa, fb)
+    b_exp_terms, b_out_terms = (fb.outcome_terms, fb.exposure_terms) if cross else (fb.exposure_terms, fb.outcome_terms)
+    b_exp_names, b_out_names = (fb.outcome_names, fb.exposure_names) if cross else (fb.exposure_names, fb.outcome_names)
+    b_exp_core, b_out_core, b_exp_size, b_out_size = (
+        (fb.outcome_core, fb.exposure_core, fb.outcome_core_size, fb.exposure_core_size) if cross
+        else (fb.exposure_core, fb.outcome_core, fb.exposure_core_size, fb.outcome_core_size))
+    exp, out = _overlap(fa.exposure_terms, b_exp_terms), _overlap(fa.outcome_terms, b_out_terms)
+    if not _slot_shared(exp, slot_similarity[0]) or _names_clash(fa.exposure_names, b_exp_names) \
+            or not _shared_enough(fa.exposure_core, b_exp_core, fa.exposure_core_size, b_exp_size):
         return Alignment(False, reasons["different_exposure"], exp, out)
-    if not _slot_shared(out, slot_similarity[1]):
+    if not _slot_shared(out, slot_similarity[1]) or _names_clash(fa.outcome_names, b_out_names) \
+            or not _shared_enough(fa.outcome_core, b_out_core, fa.outcome_core_size, b_out_size):
         return Alignment(False, reasons["different_outcome"], exp, out)
     return Alignment(True, reasons["same_question"], exp, out)
 

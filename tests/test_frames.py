@@ -37,6 +37,18 @@ def label(a: str, b: str, **kw):
      "oral zinc", "diarrhoea duration", NO_EFFECT),
     ("We found no association of night-shift work with migraine frequency.",
      "night-shift work", "migraine frequency", NO_ASSOCIATION),
+    # a raising verb is not part of the subject
+    ("Oral ribavirin was also found to be effective (OR 0.4, 95% CI 0.2-0.8).", "Oral ribavirin", "effective",
+     ASSOCIATION),
+    # "showed" after a measurement has a subject of its own; after "our analysis" it only reports
+    ("Serum sodium showed no correlation with delirium severity.", "Serum sodium", "delirium severity",
+     NO_ASSOCIATION),
+    ("Our cohort analysis showed no correlation between snoring and gout.", "snoring", "gout", NO_ASSOCIATION),
+    # "we found a marked decrease in Y": Y changed, nothing in the sentence says what changed it
+    ("In this trial we found a marked decrease in the incidence of pressure ulcers.", None,
+     "the incidence of pressure ulcers", DECREASE),
+    ("Arms did not differ significantly in the rate of wound dehiscence.", None, "the rate of wound dehiscence",
+     NO_DIFFERENCE),
 ])
 def test_frame_extraction(sentence, exposure, outcome, direction):
     frame = extract_frame(sentence)
@@ -194,3 +206,26 @@ def test_the_frames_a_row_shows_are_the_clauses_the_gate_compared():
     fa, _, alignment = compared_frames(pair)
     assert alignment.comparable and fa.outcome.text == "LDL cholesterol" and fa.finding.direction == DECREASE
     assert a[fa.finding.span.start:fa.finding.span.end] == fa.finding.span.text
+
+
+def test_bracketed_statistics_are_not_slot_words():
+    frame = extract_frame("Only ritonavir (adjusted odds ratio [AOR], 8.6; 95% CI, 3.0-24.6) was associated with "
+                          "severe hepatotoxicity.")
+    assert frame.exposure_terms == {"ritonavir"}
+
+
+@pytest.mark.parametrize(("a", "b", "reason"), [
+    # different names in the slot: two genes, not one question
+    ("High IL-6 expression predicted poor survival.", "High IL-8 expression did not predict poor survival.",
+     "different_exposure"),
+    # one shared modifier of a two-word slot is not the same slot
+    ("Platelet count was associated with fever.", "Neutrophil count was not associated with fever.",
+     "different_exposure"),
+    # "this regimen" points back into its own abstract: nothing to match
+    ("This regimen reduced relapse.", "Weekly methotrexate did not reduce relapse.", "slots_unstated"),
+    # the same one-word outcome is shared, whatever context follows it
+    ("Vitamin A supplementation reduced mortality in children under five.",
+     "Vitamin A supplementation did not reduce mortality in adults over 60.", "same_question"),
+])
+def test_the_gate_needs_the_same_named_slots(a, b, reason):
+    assert align(extract_frame(a), extract_frame(b)).reason == reason
