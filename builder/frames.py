@@ -505,6 +505,18 @@ def _context(text: str) -> tuple[ContextSlot, ...]:
                  for h in cues.axis_cues(text))
 
 
+#: How much of its object a finding phrase reads on into ("did not reduce mortality"), cut at a word's end.
+FINDING_OBJECT_CHARS = 40
+
+
+def _word_end(text: str, end: int) -> int:
+    """``end``, moved back to the end of the last whole word when it falls inside a word."""
+    if end >= len(text) or not (text[end - 1].isalnum() and text[end].isalnum()):
+        return end
+    cut = text.rfind(" ", 0, end)
+    return cut if cut > 0 else end
+
+
 @lru_cache(maxsize=65536)
 def extract_frame(text: str, context_text: str = "") -> Frame:
     """The frame of one claim sentence; ``context_text`` (its abstract) only defines abbreviations."""
@@ -530,7 +542,7 @@ def extract_frame(text: str, context_text: str = "") -> Frame:
             exposure, outcome = None, exposure
         if outcome is not None and outcome.start - finding_end <= 12:
             # the finding phrase reads on into its object: "did not reduce mortality"
-            finding_end = min(outcome.end, outcome.start + 40)
+            finding_end = _word_end(text, min(outcome.end, outcome.start + FINDING_OBJECT_CHARS))
         finding = Finding(cue.direction, significance, _span(text, cue.neg_start, finding_end), cue.negated,
                           False, _polar(words), words)
     abbrevs = abbreviations(context_text + " " + text) if "(" in context_text + text else None

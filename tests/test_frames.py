@@ -229,3 +229,12 @@ def test_bracketed_statistics_are_not_slot_words():
 ])
 def test_the_gate_needs_the_same_named_slots(a, b, reason):
     assert align(extract_frame(a), extract_frame(b)).reason == reason
+
+
+def test_a_finding_phrase_ends_at_a_word_end():
+    s = ("Folate may serve as a regulator of mammary epithelial cell growth whose function is compromised in "
+         "breast cancer.")
+    span = extract_frame(s).finding.span
+    assert span is not None and s[span.start:span.end] == span.text
+    assert span.end == len(s) - 1 or not s[span.end].isalnum()
+    assert span.text.split()[-1] in s.split()
