@@ -342,6 +342,9 @@ COMPARABILITY: dict[str, str] = {
     "slots_unstated": "a claim states no exposure or outcome that could be cut out and matched",
     "finding_unstated": "a claim states no finding that could be compared",
 }
+#: The gate verdicts that say the questions differ (the rest say a claim could not be read as a question).
+DIFFERENT_QUESTION_REASONS: tuple[str, ...] = ("different_exposure", "different_outcome")
+assert set(DIFFERENT_QUESTION_REASONS) <= set(COMPARABILITY)
 #: Why two findings on the same question disagree.
 DISAGREEMENT_REASONS: dict[str, str] = {
     "null_vs_effect": "one claim reports an effect or association, the other its absence",

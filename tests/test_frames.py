@@ -238,3 +238,11 @@ def test_a_finding_phrase_ends_at_a_word_end():
     assert span is not None and s[span.start:span.end] == span.text
     assert span.end == len(s) - 1 or not s[span.end].isalnum()
     assert span.text.split()[-1] in s.split()
+
+
+def test_a_claim_the_gate_cannot_read_is_not_called_a_different_question():
+    unread = label("Metformin and hepatic glucose output.", "Metformin did not reduce hepatic glucose output.")
+    different = label("Metformin reduced hepatic glucose output.", "Exercise training did not reduce body weight.")
+    assert unread.conflict_type == different.conflict_type == ontology.NO_CONFLICT
+    assert "different questions" not in unread.reconciliation and "no finding" in unread.reconciliation
+    assert different.reconciliation.startswith("The claims answer different questions")

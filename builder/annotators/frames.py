@@ -100,6 +100,14 @@ def _finding_words(frame: fr.Frame) -> str:
     return f"'{frame.finding.span.text}'" if frame.finding.span else "its finding"
 
 
+def not_compared(reason: str) -> str:
+    """Why the gate kept the claims apart, in words: different questions, or a claim it could not read."""
+    why = ontology.COMPARABILITY[reason]
+    if reason in ontology.DIFFERENT_QUESTION_REASONS:
+        return f"The claims answer different questions: {why}."
+    return f"The claims were not compared as answers to one question: {why}."
+
+
 def reconciliation(pair: CandidatePair, conflict: str, fa: fr.Frame, fb: fr.Frame,
                    chosen: list[AxisDifference], missing: list[str]) -> str:
     """One sentence that names the differing conditions (or says why the claims are compatible)."""
@@ -132,8 +140,7 @@ class FramesAnnotator(LocalAnnotator):
         fa, fb, alignment = compared_frames(pair)
         if not alignment.comparable:
             return Labels(ontology.NO_CONFLICT, confidence=0.8, comparable=False,
-                          reconciliation=f"The claims answer different questions: "
-                                         f"{ontology.COMPARABILITY[alignment.reason]}.",
+                          reconciliation=not_compared(alignment.reason),
                           comparability=alignment.reason, notes=alignment.reason)
         why = fr.findings_disagree(fa.finding, fb.finding)
         if why is None:
