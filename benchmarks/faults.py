@@ -50,7 +50,7 @@ def last_line(text: str) -> str:
 
 def ingest_summary(out: Path) -> str:
     s = io.read_stats(out)
-    return (f"seen {s['seen']}, kept {s['kept']}, dropped {s['dropped']}, "
+    return (f"seen {s['seen']}, kept {s['kept']}, dropped {io.dropped_counts(s)}, "
             f"identifier_conflicts {s.get('identifier_conflicts')}; faults {s['faults']}")
 
 

@@ -1,7 +1,7 @@
 """Atomic file writes, stage statistics and stage folders of Parquet shards.
 
 A stage folder holds ``part-00000.parquet`` … shards of one record type, a ``stats.json``
-(seen / kept / dropped by reason, plus stage-specific figures) and a ``_SUCCESS`` marker
+(``unit``, what it counts; ``seen`` / ``kept`` / ``dropped_<reason>`` in that unit; plus stage-specific figures) and a ``_SUCCESS`` marker
 written last, so a re-run can tell a finished stage from an interrupted one. The marker records
 the folder's content fingerprint (its manifest and shards, byte for byte); a downstream stage keeps
 that fingerprint in its own parameters, so a changed upstream output makes it re-run, and a copied
@@ -85,9 +85,18 @@ def write_table_atomic(path: str | os.PathLike, table: pa.Table) -> Path:
     return Path(path)
 
 
+#: Prefix of a stage's dropped-record counts in its stats: ``dropped_<reason>`` (``dropped_total``: their sum).
+DROPPED = "dropped_"
+DROPPED_TOTAL = "dropped_total"
+
+
 @dataclass
 class StageStats:
-    """What a stage saw, kept and dropped (by reason), plus free-form figures."""
+    """What a stage saw, kept and dropped (by reason), all in one ``unit`` (abstracts, sentences, pairs, …),
+    plus free-form figures.
+
+    ``to_dict`` writes each reason as ``dropped_<reason>``, so ``seen == kept + dropped_total``.
+    """
 
     stage: str
     seen: int = 0
@@ -95,6 +104,7 @@ class StageStats:
     dropped: Counter = field(default_factory=Counter)
     counts: dict[str, Counter] = field(default_factory=dict)
     figures: dict[str, Any] = field(default_factory=dict)
+    unit: str = "records"
 
     def drop(self, reason: str, n: int = 1) -> None:
         self.dropped[reason] += n
@@ -106,16 +116,23 @@ class StageStats:
     def to_dict(self) -> dict[str, Any]:
         return {
             "stage": self.stage,
+            "unit": self.unit,
             "seen": self.seen,
             "kept": self.kept,
-            "dropped": dict(sorted(self.dropped.items())),
-            "dropped_total": sum(self.dropped.values()),
+            DROPPED_TOTAL: sum(self.dropped.values()),
+            **{f"{DROPPED}{reason}": n for reason, n in sorted(self.dropped.items())},
             **{name: dict(sorted(c.items())) for name, c in sorted(self.counts.items())},
             **self.figures,
         }
 
     def write(self, out_dir: str | os.PathLike) -> Path:
         return write_json_atomic(Path(out_dir) / STATS_FILE, self.to_dict())
+
+
+def dropped_counts(stats: dict[str, Any]) -> dict[str, int]:
+    """``{reason: n}`` of a stage's stats dict (its ``dropped_<reason>`` keys)."""
+    return {k.removeprefix(DROPPED): v for k, v in stats.items()
+            if k.startswith(DROPPED) and k != DROPPED_TOTAL and isinstance(v, int)}
 
 
 def _records_to_table(rows: list[dict[str, Any]]) -> pa.Table:

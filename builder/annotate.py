@@ -466,7 +466,7 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     spec = config.llm_spec
     _prepare_out_dir(out_dir, params, config)
     write_manifest(out_dir, STAGE, [str(pairs_dir)], params)
-    stats = StageStats(STAGE)
+    stats = StageStats(STAGE, unit="pairs")
     pairs = _load_pairs(pairs_dir, config, stats)
     backend = spec and make_backend(spec, timeout_s=config.timeout_s, max_tokens=config.max_tokens,
                                     temperature=config.temperature)

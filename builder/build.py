@@ -36,9 +36,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.io import STATS_FILE, SUCCESS_MARKER, write_text_atomic
+from biodivergence_dataset.io import (
+    DROPPED,
+    DROPPED_TOTAL,
+    STATS_FILE,
+    SUCCESS_MARKER,
+    dropped_counts,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 REPORT_FILE = "build_report.md"
+#: Every stage's scalar stats in one flat mapping, keyed ``<stage>.<key>`` (see :func:`merged_stats`).
+STATS_REPORT_FILE = "build_stats.json"
 RELEASE = "release"
 
 
@@ -203,7 +213,8 @@ def run_step(step: Step, index: int, work: Path, config: BuildConfig, sources: l
 
 def _headline(stats: dict[str, Any]) -> str:
     if "seen" in stats and "kept" in stats:
-        return f": seen {stats['seen']}, kept {stats['kept']}, dropped {stats.get('dropped_total', 0)}"
+        unit = f" {stats['unit']}" if "unit" in stats else ""
+        return f": seen {stats['seen']}{unit}, kept {stats['kept']}, dropped {stats.get(DROPPED_TOTAL, 0)}"
     return ""
 
 
@@ -248,14 +259,21 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _scalars(stats: dict[str, Any]) -> list[list[Any]]:
-    skip = {"stage", "seen", "kept", "dropped", "dropped_total"}
-    return [[k, v] for k, v in stats.items() if k not in skip and isinstance(v, (int, float, str, bool))]
+    skip = {"stage", "unit", "seen", "kept", DROPPED_TOTAL}
+    return [[k, v] for k, v in stats.items() if k not in skip and not k.startswith(DROPPED)
+            and isinstance(v, (int, float, str, bool))]
 
 
 def _tables(stats: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Flat ``{key: number}`` tables of a stage's stats (per-domain counts, by-reason counts, …)."""
-    return [(k, v) for k, v in stats.items() if k != "dropped" and isinstance(v, dict) and v
+    return [(k, v) for k, v in stats.items() if isinstance(v, dict) and v
             and all(isinstance(x, (int, float, str, bool)) for x in v.values())]
+
+
+def merged_stats(steps: list[StepResult]) -> dict[str, Any]:
+    """Every stage's scalar stats under ``<stage>.<key>`` (``ingest.dropped_too_short``, ``claims.unit``, …)."""
+    return {f"{s.name}.{k}": v for s in steps for k, v in s.stats.items()
+            if k != "stage" and isinstance(v, (int, float, str, bool))}
 
 
 def goldcheck_section(release: Path) -> list[str]:
@@ -280,9 +298,13 @@ def render_report(outcome: Outcome, config_path: Path) -> str:
              f"- config: `{config_path}`",
              f"- wall time: {outcome.seconds:.1f} s",
              f"- result: {'OK' if outcome.ok else 'FAILED'}", "", "## Stages", ""]
-    lines += _table(["stage", "status", "seconds", "seen", "kept", "dropped", "output"], [
-        [s.name, s.status, f"{s.seconds:.1f}", s.stats.get("seen", ""), s.stats.get("kept", ""),
-         s.stats.get("dropped_total", ""), f"`{s.output.name}/`"] for s in outcome.steps])
+    lines += _table(["stage", "status", "seconds", "unit", "seen", "kept", "dropped", "output"], [
+        [s.name, s.status, f"{s.seconds:.1f}", s.stats.get("unit", ""), s.stats.get("seen", ""),
+         s.stats.get("kept", ""), s.stats.get(DROPPED_TOTAL, ""), f"`{s.output.name}/`"] for s in outcome.steps])
+    dropped = [[f"`{s.name}.{DROPPED}{reason}`", n, s.stats.get("unit", "")]
+               for s in outcome.steps for reason, n in dropped_counts(s.stats).items()]
+    if dropped:
+        lines += ["", "## Dropped, by stage and reason", "", *_table(["count", "n", "unit"], dropped)]
     stats_file = outcome.release / STATS_FILE
     funnel = json.loads(stats_file.read_text(encoding="utf-8")).get("per_domain", {}) if stats_file.exists() else {}
     if funnel:
@@ -299,9 +321,10 @@ def render_report(outcome: Outcome, config_path: Path) -> str:
     lines += [f"- {p}" for p in outcome.problems] or ["`biodivergence validate`: OK"]
     for step in outcome.steps:
         lines += ["", f"## Stage `{step.name}`", ""]
-        dropped = step.stats.get("dropped") or {}
+        dropped = dropped_counts(step.stats)
         if dropped:
-            lines += ["dropped by reason:", "", *_table(["reason", "count"], [[k, v] for k, v in dropped.items()]), ""]
+            lines += [f"dropped ({step.stats.get('unit', 'records')}) by reason:", "",
+                      *_table(["count", "n"], [[f"`{step.name}.{DROPPED}{k}`", v] for k, v in dropped.items()]), ""]
         scalars = _scalars(step.stats)
         if scalars:
             lines += [*_table(["figure", "value"], scalars), ""]
@@ -348,6 +371,7 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
     audit = next(s.stats for s in steps if s.name == "audit")
     outcome = Outcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
     write_text_atomic(work / REPORT_FILE, render_report(outcome, config_path))
+    write_json_atomic(work / STATS_REPORT_FILE, merged_stats(steps))
     return outcome
 
 

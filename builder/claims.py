@@ -472,8 +472,11 @@ def iter_claims(abstracts: Iterable[Abstract], config: ClaimsConfig, stats: io.S
     for abstract in abstracts:
         n_abstracts += 1
         domain = abstract.domain or config.default_domain
-        if domain is None:
-            stats.drop("abstract_without_domain")
+        if domain is None:  # its sentences are seen and dropped (the stage counts sentences)
+            n_sentences = len(sentence_units(abstract))
+            stats.seen += n_sentences
+            stats.drop("abstract_without_domain", n_sentences)
+            stats.figures["abstracts_without_domain"] = stats.figures.get("abstracts_without_domain", 0) + 1
             continue
         claims = extract_claims(abstract, domain, config, stats)
         n_yielding += bool(claims)
@@ -530,7 +533,7 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConf
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
     io.write_manifest(out_dir, STAGE, [str(abstracts_dir)], params)
-    stats = io.StageStats(STAGE)
+    stats = io.StageStats(STAGE, unit="sentences")  # kept: the sentences that became claims
     abstracts = _progress(io.read_records(abstracts_dir, Abstract), "claims")
     io.write_records(out_dir, iter_claims(abstracts, config, stats), stats, shard_size=config.shard_size)
     return stats.to_dict()

@@ -286,7 +286,7 @@ def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | d
     rate = config.rate or (10.0 if config.api == "pubmed" and api_key else 3.0)
     client = HttpClient(config, rate)
     collector = (PubMedCollector if config.api == "pubmed" else EuropePMCCollector)(client, out_dir, config)
-    stats = io.StageStats(STAGE)
+    stats = io.StageStats(STAGE, unit="records")  # identifiers found; kept: fetched
     try:
         from tqdm import tqdm
 

@@ -4,12 +4,12 @@
 :mod:`builder.sources`), normalises the text (:mod:`builder.normalise`), assigns a domain from the
 query packs or the pinned one (:mod:`builder.domains`), merges duplicates and reports near duplicates
 (:mod:`builder.dedup`), and writes a stage folder: Parquet shards of ``Abstract`` records,
-``stats.json`` (seen, kept, dropped by reason, by source, by domain, normalisation counts),
+``stats.json`` (in abstracts: seen, kept, ``dropped_<reason>``, by source, by domain, normalisation counts),
 ``near_duplicates.jsonl``, ``identifier_conflicts.jsonl`` (records excluded because one identifier
 names two different texts), ``manifest.json`` and ``_SUCCESS`` last. Re-running with the same
 sources (unchanged files) and parameters returns the existing statistics.
 
-Drop reasons: faults of the readers (``malformed``, ``truncated``, ``invalid_bytes``, ``empty_file``,
+Drop reasons (each counted as ``dropped_<reason>``): faults of the readers (``malformed``, ``truncated``, ``invalid_bytes``, ``empty_file``,
 ``missing_id``, ``too_long``), ``no_abstract``, ``too_short``, ``out_of_domain``,
 ``duplicate_doi|pmid|pmcid|content``, ``identifier_conflict``, ``deleted_citation`` (PubMed DeleteCitation) and
 ``near_duplicate`` (only with ``--drop-near-duplicates``). Every input record is counted once, so
@@ -97,8 +97,9 @@ class _Counter:
 
     def drop(self, spec: str, reason: str) -> None:
         self.stats.drop(reason)
-        dropped = self._source(spec)["dropped"]
-        dropped[reason] = dropped.get(reason, 0) + 1
+        source = self._source(spec)
+        key = f"{io.DROPPED}{reason}"
+        source[key] = source.get(key, 0) + 1
 
     def fault(self, spec: str, fault: Fault, counted: bool = False) -> None:
         """Stop (strict) or skip and count a bad record; ``counted``: it was already counted as seen."""
@@ -124,7 +125,7 @@ class _Counter:
         self.stats.count("by_domain", draft.domain)
 
     def _source(self, spec: str) -> dict[str, Any]:
-        return self.by_source.setdefault(spec, {"seen": 0, "kept": 0, "dropped": {}, "by_domain": {}})
+        return self.by_source.setdefault(spec, {"seen": 0, "kept": 0, "by_domain": {}})
 
 
 def prepare(
@@ -290,7 +291,7 @@ def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig |
               "config": config.model_dump(exclude={"progress"})}
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
-    stats = io.StageStats(STAGE)
+    stats = io.StageStats(STAGE, unit="abstracts")
     near_pairs: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
     abstracts = list(ingest(specs, config, stats, near_pairs, excluded))
@@ -342,5 +343,6 @@ def run(args: argparse.Namespace) -> int:
         querypacks=args.querypacks, near_duplicates="drop" if args.drop_near_duplicates else "report",
     )
     stats = run_stage(sources, args.out, config)
-    print(json.dumps({k: stats.get(k) for k in ("seen", "kept", "dropped", "by_domain")}, indent=2))
+    print(json.dumps({k: v for k, v in stats.items() if k in ("unit", "seen", "kept", "by_domain")
+                      or k.startswith(io.DROPPED)}, indent=2))
     return 0

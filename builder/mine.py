@@ -293,8 +293,9 @@ def _by_domain(claims: Iterable[Claim]) -> dict[str, list[Claim]]:
 def _mineable_domains(claims: Iterable[Claim], stats: io.StageStats) -> dict[str, list[Claim]]:
     """Claims by domain; a domain with fewer than two claims or articles is skipped, warned about and counted."""
     out = {}
+    stats.figures["claims"] = 0
     for domain, members in _by_domain(claims).items():
-        stats.seen += len(members)
+        stats.figures["claims"] = stats.figures.get("claims", 0) + len(members)
         stats.count("claims_by_domain", domain, len(members))
         articles = len({c.article_uid for c in members})
         if articles < 2:
@@ -323,7 +324,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
     io.write_manifest(out_dir, STAGE, [str(claims_dir)] + ([str(abstracts_dir)] if abstracts_dir else []), params)
 
-    stats = io.StageStats(STAGE)
+    stats = io.StageStats(STAGE, unit="pairs")  # seen: the neighbour pairs considered
     domains = _mineable_domains(io.read_records(claims_dir, Claim), stats)
     cache = open_cache(config.cache_dir or out_dir / "embedding_cache", config.model, embedding_dimension(encoder))
     t0 = time.perf_counter()
@@ -354,6 +355,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     for p in pairs:
         stats.count("pairs_by_domain", p.domain)
     stats.kept = len(pairs)
+    stats.seen = stats.kept + sum(stats.dropped.values())
     stats.figures.update({
         "score_distribution": {f: score_distribution(getattr(p.scores, f) for p in pairs) for f in SCORE_FIELDS},
         "combined_score_by_domain": {d: score_distribution(p.scores.combined_score for p in pairs if p.domain == d)

@@ -40,6 +40,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
     StageStats,
     done_fingerprint,
+    dropped_counts,
     mark_done,
     read_records,
     read_stats,
@@ -130,8 +131,10 @@ def apportion(total: int, weights: Mapping[str, float], caps: Mapping[str, int] 
             active, use_room = {k for k in weights if caps[k] > alloc[k]}, True
             if not active:
                 break
-        w = {k: (caps[k] - alloc[k]) if use_room else weights[k] for k in active}
-        norm = sum(w.values())
+        # a plain float sum depends on its order, and the order of a set of strings on the process's hash seed:
+        # the split of a re-run (after a kill) could differ
+        w = {k: (caps[k] - alloc[k]) if use_room else weights[k] for k in weights if k in active}
+        norm = math.fsum(w.values())  # exactly rounded: the same in any order
         exact = {k: remaining * w[k] / norm for k in active}
         share = {k: math.floor(exact[k]) for k in active}
         for k in sorted(active, key=lambda k: (-(exact[k] - share[k]), k))[: remaining - sum(share.values())]:
@@ -570,7 +573,7 @@ def state_dir(release_dir: str | Path, stage: str = STAGE) -> Path:
 
 
 def _stage_stats(result: SplitResult, n_read: int) -> StageStats:
-    stats = StageStats(STAGE, seen=n_read)
+    stats = StageStats(STAGE, seen=n_read, unit="pairs")
     stats.kept = sum(len(rows) for s, rows in result.configs["primary"].items() if s != MATCHED)
     for reason, n in result.report["dropped"].items():
         if n:
@@ -652,7 +655,7 @@ def run(args) -> int:
     for name in ontology.CONFIGS:
         sizes = stats.get(f"{name}_sizes", {})
         print(f"{name}: " + ", ".join(f"{s}={n}" for s, n in sizes.items()))
-    dropped = stats.get("dropped", {})
+    dropped = dropped_counts(stats)
     if dropped:
         print("dropped: " + ", ".join(f"{k}={v}" for k, v in dropped.items()))
     print(f"wrote {args.out}")

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
@@ -118,6 +124,21 @@ def test_build_report_summarises_every_stage(small_build):
     assert "BioDivergence (test build)" in card and 'revision="v0.0"' in card
 
 
+def test_stage_stats_count_one_unit_and_name_their_stage_when_merged(small_build):
+    """Each record stage counts one unit, seen = kept + dropped; the merged stats say the stage of each drop."""
+    root, _, outcome = small_build
+    units = {s.name: s.stats.get("unit") for s in outcome.steps}
+    assert units == {"ingest": "abstracts", "claims": "sentences", "mine": "pairs", "annotate": "pairs",
+                     "split": "pairs", "audit": None, "release": None}
+    for step in outcome.steps[:5]:
+        assert step.stats["seen"] == step.stats["kept"] + step.stats["dropped_total"], step.name
+        assert "dropped" not in step.stats
+    merged = json.loads((root / "work" / build.STATS_REPORT_FILE).read_text())
+    assert merged["claims.dropped_too_short"] == outcome.steps[1].stats["dropped_too_short"] > 0
+    assert merged["mine.unit"] == "pairs" and "mine.dropped_below_similarity" in merged
+    assert "`claims.dropped_too_short`" in (root / "work" / build.REPORT_FILE).read_text()
+
+
 def test_every_build_checks_its_annotators_against_gold_and_shows_it(small_build, tmp_path):
     root, _, _ = small_build
     release = root / "work" / "release"
@@ -174,6 +195,59 @@ def test_a_copied_work_folder_resumes_and_new_mining_reaches_the_release(small_b
     released = {r["pair_id"] for c in ontology.CONFIGS for rows in read_config(work / "release", c).values()
                 for r in rows}
     assert len(mined) < first.steps[2].stats["kept"] and released <= mined
+
+
+#: Where the kill test stops the build with SIGKILL: ``(file, seconds after it appears)``: each stage's completion
+#: marker the moment it appears (the next stage may have begun), and inside a stage: mining under way, the split
+#: with its data written but no marker, the release stage with its manifest written but no card.
+KILL_POINTS = (
+    ("abstracts/_SUCCESS", 0.0), ("claims/_SUCCESS", 0.0), ("pairs/manifest.json", 2.0), ("pairs/_SUCCESS", 0.0),
+    ("annotations/_SUCCESS", 0.0), ("release/.stages/split/report.json", 0.0), ("release/.stages/split/_SUCCESS", 0.0),
+    ("release/.stages/audit/_SUCCESS", 0.0), ("release/split_manifest.json", 0.0),
+)
+_BUILD_CLI = "import sys; from biodivergence_dataset.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _build_until(config: Path, work: Path, point: str, delay: float, hash_seed: int) -> None:
+    """Run the build CLI in a subprocess; SIGKILL it ``delay`` seconds after ``work/point`` appears.
+
+    Each run gets its own string-hash seed: a stage redone after a kill must not depend on it."""
+    proc = subprocess.Popen([sys.executable, "-c", _BUILD_CLI, "build", "--config-file", str(config), "--out",
+                             str(work)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONHASHSEED": str(hash_seed)})
+    try:
+        while not (work / point).exists():
+            assert proc.poll() is None, f"the build ended before {point} appeared: {proc.stderr.read()[-2000:]}"
+            time.sleep(0.01)
+        time.sleep(delay)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+
+
+def _data_files(work: Path) -> dict[str, object]:
+    """Every stage's records and the release's data and JSON files (not the card, nor the gold check)."""
+    out: dict[str, object] = {}
+    for folder in ("abstracts", "claims", "pairs", "annotations", "release/primary", "release/pairlevel"):
+        for path in sorted((work / folder).glob("*.parquet")):
+            out[str(path.relative_to(work))] = pq.read_table(path).to_pylist()
+    for path in sorted((work / "release").glob("*.json")):
+        if path.name not in ("goldcheck.json", card.META_FILE):
+            out[str(path.relative_to(work))] = json.loads(path.read_text())
+    return out
+
+
+@pytest.mark.slow  # about a minute: nine restarts, three of them loading the encoder
+def test_a_build_killed_anywhere_and_rerun_gives_the_identical_release(small_build, tmp_path):
+    root, _, _ = small_build
+    config = write_config(tmp_path / "build.yaml", {**SMALL_CONFIG, "goldcheck": {"enabled": False}})
+    work = tmp_path / "work"
+    for i, (point, delay) in enumerate(KILL_POINTS):
+        _build_until(config, work, point, delay, hash_seed=i)
+    outcome = build.build(config, work)
+    assert outcome.ok and outcome.steps[0].status == "up to date"
+    assert _data_files(work) == _data_files(root / "work")
+    assert validate_release(work / "release").ok
 
 
 def test_a_built_release_trains_predicts_and_scores_through_the_cli(small_build, tmp_path):

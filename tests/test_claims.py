@@ -233,7 +233,9 @@ def test_abstracts_without_domain_are_dropped_or_given_the_default(tmp_path):
     no_domain = _abstract([("RESULTS", "The drug significantly reduced mortality (p < 0.01).")]).model_copy(
         update={"domain": None})
     io.write_records(tmp_path / "abs", [no_domain], io.StageStats("ingest"))
-    assert claims.run_stage(tmp_path / "abs", tmp_path / "a")["dropped"] == {"abstract_without_domain": 1}
+    dropped = claims.run_stage(tmp_path / "abs", tmp_path / "a")
+    assert io.dropped_counts(dropped) == {"abstract_without_domain": 1}  # its one sentence: the stage counts sentences
+    assert dropped["unit"] == "sentences" and dropped["abstracts_without_domain"] == 1
     stats = claims.run_stage(tmp_path / "abs", tmp_path / "b", claims.ClaimsConfig(default_domain="oncology"))
     assert stats["claims_by_domain"] == {"oncology": 1}
 

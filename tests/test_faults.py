@@ -53,7 +53,7 @@ def test_truncated_europepmc_keeps_complete_records(tmp_path):
     (fault,) = faults
     assert fault.position == 11 and fault.reason == "malformed" and "after record 10" in fault.message
     stats = run_stage([f"europepmc_json:{path}"], tmp_path / "abstracts", CONFIG)
-    assert stats["seen"] == 11 and stats["kept"] > 0 and stats["dropped"]["malformed"] == 1
+    assert stats["seen"] == 11 and stats["kept"] > 0 and stats["dropped_malformed"] == 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,7 +78,7 @@ def test_same_pmid_different_text_is_a_conflict(tmp_path, caplog):
         stats = run_stage([f"jsonl:{a}", f"jsonl:{b}"], out, CONFIG)
     ids = ["pmid:900000", "pmid:900001", "pmid:900002"]
     assert stats["identifier_conflicts"] == 3 and stats["identifier_conflict_ids"] == ids
-    assert stats["kept"] == 0 and stats["dropped"] == {"identifier_conflict": 6}
+    assert stats["kept"] == 0 and io.dropped_counts(stats) == {"identifier_conflict": 6}
     excluded = list(io.read_jsonl(out / CONFLICTS_FILE))
     assert sorted(r["identifier"] for r in excluded) == sorted(ids * 2)
     assert {r["reason"] for r in excluded} == {"identifier_conflict"} and all(r["text"] for r in excluded)
@@ -88,7 +88,7 @@ def test_same_pmid_different_text_is_a_conflict(tmp_path, caplog):
 def test_same_pmid_same_text_still_merges(tmp_path):
     a, _ = cases.conflicting_jsonl(tmp_path, n=3)
     stats = run_stage([f"jsonl:{a}", f"jsonl:{a}"], tmp_path / "abstracts", CONFIG)
-    assert stats["kept"] == 3 and stats["dropped"] == {"duplicate_pmid": 3} and stats["identifier_conflicts"] == 0
+    assert stats["kept"] == 3 and io.dropped_counts(stats) == {"duplicate_pmid": 3} and stats["identifier_conflicts"] == 0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -160,10 +160,10 @@ def test_shared_run_counts(shared_run):
     assert stats["seen"] == 8208 and stats["seen"] == stats["kept"] + stats["dropped_total"]
     assert stats["kept"] == len(abstracts) == sum(stats["by_domain"].values())
     assert set(stats["by_domain"]) == set(DOMAIN_NAMES) and min(stats["by_domain"].values()) >= 30
-    assert stats["dropped"]["no_abstract"] >= 1029  # Europe PMC lite results carry no abstract
+    assert stats["dropped_no_abstract"] >= 1029 and stats["unit"] == "abstracts"  # Europe PMC lite results carry no abstract
     by_folder = {Path(SourceSpec.parse(spec).path).parts[3]: v for spec, v in stats["by_source"].items()}
     assert by_folder["europepmc_pyeuropepmc_fixtures"]["kept"] == 21
-    assert all(v["seen"] == v["kept"] + sum(v["dropped"].values()) for v in stats["by_source"].values())
+    assert all(v["seen"] == v["kept"] + sum(io.dropped_counts(v).values()) for v in stats["by_source"].values())
     assert stats["normalised"]["whitespace"] > 0 and stats["faults"] == []
     assert len({a.article_uid for a in abstracts}) == len(abstracts)
     assert all(len(a.text) >= 50 and a.domain in DOMAIN_NAMES for a in abstracts)
@@ -188,7 +188,7 @@ def test_known_duplicates_are_merged(shared_run):
     # the same update files as .xml and .xml.gz
     (update,) = by_pmid["17955499"]
     assert {Path(m.split(":")[1]).name for m in update.merged_from} == {"pubmed22n1313.xml", "pubmed22n1313.xml.gz"}
-    assert stats["dropped"]["duplicate_doi"] >= 3 + 1 and stats["dropped"]["duplicate_pmid"] >= 1
+    assert stats["dropped_duplicate_doi"] >= 3 + 1 and stats["dropped_duplicate_pmid"] >= 1
 
 
 def test_sections_and_pubmedqa_long_answer(shared_run):
@@ -213,7 +213,7 @@ def test_near_duplicates_reported_then_dropped(shared_run, tmp_path):
     cord = DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv"
     dropped = run_stage([f"cord19:{cord}@infectious_disease"], tmp_path / "nd",
                         IngestConfig(progress=False, near_duplicates="drop"))
-    assert dropped["dropped"]["near_duplicate"] >= 1
+    assert dropped["dropped_near_duplicate"] >= 1
     assert dropped["kept"] + dropped["dropped_total"] == dropped["seen"] == 52
 
 
@@ -239,7 +239,7 @@ def test_doi_case_and_jsonl_round_trip(tmp_path):
     path.write_text(json.dumps(other) + "\n")
     merged = run_stage([f"pubmed_xml:{xml}", f"jsonl:{path}"], tmp_path / "b",
                        IngestConfig(progress=False, domain="clinical_trials_epidemiology"))
-    assert merged["kept"] == 1 and merged["dropped"] == {"duplicate_doi": 1}
+    assert merged["kept"] == 1 and io.dropped_counts(merged) == {"duplicate_doi": 1}
 
     export = tmp_path / "export.jsonl"
     export.write_text(abstract.model_dump_json() + "\n")
@@ -258,8 +258,8 @@ def test_delete_citation_withdraws_earlier_records_only(tmp_path):
     after.write_text(json.dumps({"pmid": deleted, "text": text + " Re-added."}) + "\n")
     config = IngestConfig(progress=False, domain="genomics")
     stats = run_stage([f"jsonl:{before}", f"pubmed_xml:{update}"], tmp_path / "a", config)
-    assert stats["dropped"]["deleted_citation"] == 1
+    assert stats["dropped_deleted_citation"] == 1
     assert deleted not in {a.pmid for a in io.read_records(tmp_path / "a", Abstract)}
     stats = run_stage([f"pubmed_xml:{update}", f"jsonl:{after}"], tmp_path / "b", config)
-    assert "deleted_citation" not in stats["dropped"]
+    assert "dropped_deleted_citation" not in stats
     assert deleted in {a.pmid for a in io.read_records(tmp_path / "b", Abstract)}

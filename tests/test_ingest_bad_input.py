@@ -125,7 +125,7 @@ def _huge_csv(tmp_path: Path) -> Path:
 def test_huge_abstract_is_a_fault_and_strict_stops(tmp_path):
     path = _huge_csv(tmp_path)
     stats = run_stage([f"cord19:{path}"], tmp_path / "out", CONFIG)
-    assert stats["dropped"]["too_long"] == 1
+    assert stats["dropped_too_long"] == 1
     assert any("record 2" in f and "max_chars" in f and str(path) in f for f in stats["faults"])
     assert stats["seen"] == 53 and stats["seen"] == stats["kept"] + stats["dropped_total"]
 
@@ -151,4 +151,4 @@ def test_cli_reports_fault_and_exit_code(tmp_path, capsys):
     assert code == 1 and "huge.csv: record 2" in capsys.readouterr().err
     code = cli_main(["ingest", f"cord19:{path}", "--out", str(tmp_path / "o"), "--domain", "amr"])
     assert code == 0 and io.is_done(tmp_path / "o")
-    assert json.loads(capsys.readouterr().out)["dropped"]["too_long"] == 1
+    assert json.loads(capsys.readouterr().out)["dropped_too_long"] == 1

@@ -183,7 +183,7 @@ def test_cap_and_thresholds_are_configurable(stage_dirs, mined, tmp_path):
     cache = str(mined[0] / "embedding_cache")
     capped = mine.run_stage(stage_dirs / "claims", tmp_path / "capped",
                             mine.MineConfig(cache_dir=cache, cap_per_domain=2))
-    assert capped["pairs_by_domain"] == {d: 2 for d in DOMAINS} and capped["dropped"]["over_domain_cap"] > 0
+    assert capped["pairs_by_domain"] == {d: 2 for d in DOMAINS} and capped["dropped_over_domain_cap"] > 0
     top = {p.pair_id for p in io.read_records(tmp_path / "capped", CandidatePair)}
     ranked = [p for p in io.read_records(mined[0], CandidatePair)]
     assert top == {p.pair_id for d in DOMAINS for p in [q for q in ranked if q.domain == d][:2]}

@@ -268,6 +268,26 @@ def test_carved_split_is_identical_across_processes():
     assert digests[0] == digests[1] and len(digests[0].strip()) == 40
 
 
+APPORTION_CASES = ("import hashlib, json; from builder.split import apportion; "
+                   "ws = [{'train': .7, 'validation': .1, 'test': .2}, {'train': .7, 'validation': .15, 'test': .15}]; "
+                   "print(hashlib.sha1(json.dumps([apportion(n, w) for w in ws for n in range(1, 400)]).encode())"
+                   ".hexdigest())")
+
+
+def test_apportion_is_identical_across_processes_and_weight_orders():
+    """Largest remainders tie often (70/10/20 of 5 rows); the float sums deciding them must not follow a set's
+    per-process order, or a re-run after a kill splits differently."""
+    import subprocess
+    import sys
+
+    runs = [subprocess.run([sys.executable, "-c", APPORTION_CASES], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in range(8)]
+    assert len(set(runs)) == 1 and len(runs[0].strip()) == 40
+    weights = {TRAIN: 0.7, VALIDATION: 0.1, TEST: 0.2}
+    for n in range(1, 200):
+        assert apportion(n, weights) == apportion(n, dict(reversed(weights.items()))), n
+
+
 def test_carve_finds_the_communities():
     comp, = split.article_components(dense_clusters(n_clusters=3, size=8))
     pieces, crossing = split.carve(comp, max_examples=40, seed=0)
