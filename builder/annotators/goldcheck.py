@@ -9,7 +9,8 @@
   ("maybe" is left out). The conclusion answers exactly the question, so every pair is same-question.
 
 NLI4CT is not used: its statements are checked against clinical-trial *tables* (eligibility
-criteria, adverse-event counts), not against another claim's finding, so they make no claim pairs.
+criteria, adverse-event counts), not against another claim's finding, so they make no claim pairs
+(the learned judge trains on them, see ``judge_data``).
 
 Pairs are wrapped into real ``CandidatePair`` records (claim ids via ``claim_id_for``, pair ids via
 ``pair_id_for``; mining scores are placeholders). ``gold_check`` reports the confusion matrix and
@@ -26,7 +27,7 @@ import json
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,24 +94,28 @@ def scifact_pairs(data_dir: str | Path, with_abstracts: bool = True) -> list[Gol
     return out
 
 
+def healthver_rows(data_dir: str | Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """(file name, row) of every HealthVer claim–evidence row (columns id, evidence, claim, label, …)."""
+    for name in HEALTHVER_FILES:
+        with open(Path(data_dir) / name, newline="", encoding="utf-8") as fh:
+            yield from ((name, row) for row in csv.DictReader(fh))
+
+
 def healthver_pairs(data_dir: str | Path) -> list[GoldPair]:
     """Evidence–evidence pairs of HealthVer claims that have both Supports and Refutes evidence."""
-    data_dir = Path(data_dir)
     domain = ontology.domain("infectious_disease").name
+    by_claim: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
+    for name, row in healthver_rows(data_dir):
+        by_claim[name, row["claim"]].append(row)
     out = []
-    for name in HEALTHVER_FILES:
-        by_claim: dict[str, list[dict[str, str]]] = defaultdict(list)
-        with open(data_dir / name, newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                by_claim[row["claim"]].append(row)
-        for rows in by_claim.values():
-            evidence = [r for r in rows if r["label"] in ("Supports", "Refutes")]
-            if {r["label"] for r in evidence} != {"Supports", "Refutes"}:
-                continue
-            for ra, rb in itertools.combinations(evidence, 2):
-                a = make_claim(f"healthver:{name}:{ra['id']}", ra["evidence"], domain, "healthver")
-                b = make_claim(f"healthver:{name}:{rb['id']}", rb["evidence"], domain, "healthver")
-                out.append(GoldPair(make_pair(a, b), ra["label"] != rb["label"], "healthver"))
+    for (name, _), rows in by_claim.items():
+        evidence = [r for r in rows if r["label"] in ("Supports", "Refutes")]
+        if {r["label"] for r in evidence} != {"Supports", "Refutes"}:
+            continue
+        for ra, rb in itertools.combinations(evidence, 2):
+            a = make_claim(f"healthver:{name}:{ra['id']}", ra["evidence"], domain, "healthver")
+            b = make_claim(f"healthver:{name}:{rb['id']}", rb["evidence"], domain, "healthver")
+            out.append(GoldPair(make_pair(a, b), ra["label"] != rb["label"], "healthver"))
     return out
 
 
@@ -183,14 +188,21 @@ GOLDCHECK_FILE = "goldcheck.json"
 MIN_KAPPA_GAIN = 0.15
 
 
-def load_gold(source: str, data_dir: str | Path) -> list[GoldPair]:
-    """The pairs of one gold source (ValueError naming the known sources, FileNotFoundError naming the folder)."""
-    if source not in GOLD_SOURCES:
-        raise ValueError(f"unknown gold source {source!r}; expected one of {sorted(GOLD_SOURCES)}")
-    folder, reader = GOLD_SOURCES[source]
+def source_folder(source: str, data_dir: str | Path, table: dict[str, tuple[str, Any]], kind: str) -> tuple[Path, Any]:
+    """The folder of ``source`` under ``data_dir`` and its reader(s) in ``table`` (ValueError naming the known
+    sources, FileNotFoundError naming the folder)."""
+    if source not in table:
+        raise ValueError(f"unknown {kind} source {source!r}; expected one of {sorted(table)}")
+    folder, readers = table[source]
     path = Path(data_dir) / folder
     if not path.is_dir():
-        raise FileNotFoundError(f"gold source {source!r}: folder {path} does not exist")
+        raise FileNotFoundError(f"{kind} source {source!r}: folder {path} does not exist")
+    return path, readers
+
+
+def load_gold(source: str, data_dir: str | Path) -> list[GoldPair]:
+    """The pairs of one gold source (ValueError naming the known sources, FileNotFoundError naming the folder)."""
+    path, reader = source_folder(source, data_dir, GOLD_SOURCES, "gold")
     return reader(path)
 
 
