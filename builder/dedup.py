@@ -8,7 +8,8 @@ in, MeSH headings united, and every input listed in ``merged_from``. The drop re
 strongest shared key (``duplicate_doi`` > ``duplicate_pmid`` > ``duplicate_pmcid`` > ``duplicate_content``).
 Two records that share an identifier but whose texts disagree (less than half of the shorter text's
 word pairs in common) are not merged: which text is right cannot be told, so both are excluded with
-reason ``identifier_conflict`` (and so is any later record with that identifier).
+reason ``identifier_conflict`` (and so is any later record with that identifier). The records wait
+in a SQLite store on disk, not in memory (see ``Deduplicator``), so memory does not grow with the corpus.
 
 Near duplicates: MinHash signatures of word shingles of the normalised text, indexed with
 datasketch's ``MinHashLSH``; pairs above the Jaccard threshold are reported, and dropped on request.
@@ -16,10 +17,15 @@ datasketch's ``MinHashLSH``; pairs above the Jaccard threshold are reported, and
 
 from __future__ import annotations
 
+import json
+import pickle
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import pairwise
+from pathlib import Path
+from typing import Self
 
 import numpy as np
 
@@ -114,86 +120,132 @@ class Merge:
 
 
 class Deduplicator:
-    """Exact, hierarchical, transitive de-duplication with metadata merging (see module docstring)."""
+    """Exact, hierarchical, transitive de-duplication with metadata merging (see module docstring).
 
-    def __init__(self) -> None:
-        self._records: dict[int, Draft] = {}
-        self._keys: dict[int, list[str]] = {}
-        self._index: dict[str, int] = {}
-        self._conflicted: dict[int, str] = {}  # excluded record id -> the identifier in conflict
+    Memory stays bounded whatever the corpus size: the records (pickled Drafts, text included) and the
+    key index live in a SQLite file — in ``spill_dir`` if given (removed on ``close``), else a private
+    temporary database — and only the records one ``add`` touches are loaded. Iterating streams the
+    kept records back in input order. Our own store rather than datatrove's dedup blocks: those key on
+    text hashes alone, while a record here joins others through DOI → PMID → PMCID transitively, its
+    metadata merges, and two texts under one identifier must be compared before either is kept.
+    """
+
+    SPILL_FILE = ".dedup.sqlite"
+    _CACHE_KIB = 16 * 1024  # SQLite's page cache, the store's whole footprint in memory
+
+    def __init__(self, spill_dir: str | Path | None = None) -> None:
+        self._path = Path(spill_dir) / self.SPILL_FILE if spill_dir is not None else None
+        if self._path is not None:
+            self._path.unlink(missing_ok=True)  # a run killed before close left it
+        self._db = sqlite3.connect(str(self._path) if self._path else "", isolation_level=None)
+        self._db.executescript(f"""
+            PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -{self._CACHE_KIB};
+            CREATE TABLE records (rid INTEGER PRIMARY KEY, alive INTEGER NOT NULL, pmid TEXT,
+                                  conflict TEXT, draft BLOB NOT NULL);
+            CREATE INDEX records_pmid ON records (pmid) WHERE alive;
+            CREATE TABLE keys (key TEXT PRIMARY KEY, rid INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE INDEX keys_rid ON keys (rid);
+            BEGIN;
+        """)
         self._next = 0
         self.identifier_conflicts = 0
 
     def add(self, draft: Draft) -> Merge:
         keys = draft.keys()
+        index = dict(self._db.execute(f"SELECT key, rid FROM keys WHERE key IN ({_marks(keys)})",
+                                      [k for _, k in keys]))
         hits: dict[int, str] = {}
         for level, key in keys:
-            rid = self._index.get(key)
-            if rid is not None:
-                hits.setdefault(rid, level)
+            if key in index:
+                hits.setdefault(index[key], level)
         if not hits:
-            rid = self._next
+            self._insert(self._next, draft)
+            self._db.executemany("INSERT INTO keys VALUES (?, ?)", [(k, self._next) for _, k in keys])
             self._next += 1
-            self._records[rid], self._keys[rid] = draft, [k for _, k in keys]
-            for _, key in keys:
-                self._index[key] = rid
             return Merge(None)
-        conflict = self._text_conflict(draft, hits)
+        records = self._load(hits)
+        conflict = _text_conflict(draft, hits, records)
         if conflict is not None:
-            return self._exclude(draft, conflict)
-        target = min(hits)
-        kept = self._records[target]
+            return self._exclude(keys, conflict, *records[conflict])
+        target, *others = sorted(hits)
+        kept = records[target][1]
         merge = Merge(f"duplicate_{_strongest(hits.values())}")
-        for rid in sorted(hits)[1:]:  # records this one shows to be the same article
-            other = self._records.pop(rid)
+        for rid in others:  # records this one shows to be the same article
+            other = records[rid][1]
             merge.conflict |= kept.absorb(other)
             merge.absorbed.append((other, f"duplicate_{hits[rid]}"))
-            for key in self._keys.pop(rid):
-                self._index[key] = target
-                self._keys[target].append(key)
+            self._db.execute("DELETE FROM records WHERE rid = ?", (rid,))
+            self._db.execute("UPDATE keys SET rid = ? WHERE rid = ?", (target, rid))
         merge.conflict |= kept.absorb(draft)
-        for _, key in keys:
-            if self._index.setdefault(key, target) == target and key not in self._keys[target]:
-                self._keys[target].append(key)
+        self._db.executemany("INSERT OR IGNORE INTO keys VALUES (?, ?)", [(k, target) for _, k in keys])
+        self._insert(target, kept, replace=True)
         self.identifier_conflicts += merge.conflict
         return merge
 
-    def _text_conflict(self, draft: Draft, hits: dict[int, str]) -> int | None:
-        """The record id that shares an identifier with ``draft`` but not its text (or is already excluded)."""
-        for rid, level in sorted(hits.items()):
-            if rid in self._conflicted or (level != "content" and texts_disagree(self._records[rid].text, draft.text)):
-                return rid
-        return None
+    def _insert(self, rid: int, draft: Draft, replace: bool = False) -> None:
+        self._db.execute(f"INSERT {'OR REPLACE ' if replace else ''}INTO records VALUES (?, 1, ?, NULL, ?)",
+                         (rid, draft.pmid, pickle.dumps(draft, pickle.HIGHEST_PROTOCOL)))
 
-    def _exclude(self, draft: Draft, rid: int) -> Merge:
-        """Exclude ``draft`` and record ``rid`` (if still kept); their identifiers stay taken."""
+    def _load(self, rids) -> dict[int, tuple[str | None, Draft]]:
+        """``rid -> (conflicting identifier or None, Draft)`` for the records hit by one ``add``."""
+        rows = self._db.execute(f"SELECT rid, conflict, draft FROM records WHERE rid IN ({_marks(rids)})", list(rids))
+        return {rid: (conflict, pickle.loads(blob)) for rid, conflict, blob in rows}
+
+    def _exclude(self, keys: list[tuple[str, str]], rid: int, conflict_key: str | None, other: Draft) -> Merge:
+        """Exclude the record with ``keys`` and record ``rid`` (if still kept); their identifiers stay taken."""
         merge = Merge(IDENTIFIER_CONFLICT, conflict=True)
-        keys = draft.keys()
-        if rid not in self._conflicted:
-            other = self._records.pop(rid)
-            ids = {k for _, k in keys} & set(self._keys[rid])
-            self._conflicted[rid] = min(ids, key=lambda k: KEY_LEVELS.index(k.split(":", 1)[0]))
+        keys = [k for _, k in keys]
+        if conflict_key is None:
+            ids = set(keys) & {k for (k,) in self._db.execute("SELECT key FROM keys WHERE rid = ?", (rid,))}
+            conflict_key = min(ids, key=lambda k: KEY_LEVELS.index(k.split(":", 1)[0]))
+            self._db.execute("UPDATE records SET alive = 0, conflict = ? WHERE rid = ?", (conflict_key, rid))
             merge.absorbed.append((other, IDENTIFIER_CONFLICT))
-        merge.conflict_key = self._conflicted[rid]
-        for _, key in keys:
-            self._index.setdefault(key, rid)
+        merge.conflict_key = conflict_key
+        self._db.executemany("INSERT OR IGNORE INTO keys VALUES (?, ?)", [(k, rid) for k in keys])
         self.identifier_conflicts += 1
         return merge
 
     def remove_pmids(self, pmids: set[str]) -> list[Draft]:
         """Withdraw the records with these PMIDs (a PubMed DeleteCitation); returns them."""
-        removed = []
-        for rid in [rid for rid, d in self._records.items() if d.pmid in pmids]:
-            removed.append(self._records.pop(rid))
-            for key in self._keys.pop(rid):
-                del self._index[key]
-        return removed
+        rows = self._db.execute("SELECT rid, draft FROM records WHERE alive AND pmid IN "
+                                "(SELECT value FROM json_each(?)) ORDER BY rid", (json.dumps(sorted(pmids)),)).fetchall()
+        for rid, _ in rows:
+            self._db.execute("DELETE FROM records WHERE rid = ?", (rid,))
+            self._db.execute("DELETE FROM keys WHERE rid = ?", (rid,))
+        return [pickle.loads(blob) for _, blob in rows]
 
     def __iter__(self) -> Iterator[Draft]:
-        return iter(self._records.values())
+        """The kept records in input order, streamed from the store."""
+        for (blob,) in self._db.execute("SELECT draft FROM records WHERE alive ORDER BY rid"):
+            yield pickle.loads(blob)
 
     def __len__(self) -> int:
-        return len(self._records)
+        return self._db.execute("SELECT count(*) FROM records WHERE alive").fetchone()[0]
+
+    def close(self) -> None:
+        """Drop the store (and its file)."""
+        self._db.close()
+        if self._path is not None:
+            self._path.unlink(missing_ok=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _marks(values) -> str:
+    return ", ".join("?" * len(values))
+
+
+def _text_conflict(draft: Draft, hits: dict[int, str], records: dict[int, tuple[str | None, Draft]]) -> int | None:
+    """The record id that shares an identifier with ``draft`` but not its text (or is already excluded)."""
+    for rid, level in sorted(hits.items()):
+        conflict, other = records[rid]
+        if conflict is not None or (level != "content" and texts_disagree(other.text, draft.text)):
+            return rid
+    return None
 
 
 def _strongest(levels) -> str:
@@ -206,7 +258,7 @@ def _strongest(levels) -> str:
 _MASK32 = np.uint64(0xFFFFFFFF)
 _WORD_WEIGHTS = 64  # distinct random weights per byte position within a word (positions wrap)
 _SHIFT = np.uint64(32)
-_BATCH = 2048
+SIGNATURE_BATCH = 2048  # texts hashed at once
 
 
 @cache
@@ -250,8 +302,9 @@ class NearDuplicateFinder:
         """One signature row (``num_perm`` uint64 values below 2^32) per text."""
         if not texts:
             return np.zeros((0, self.num_perm), dtype=np.uint64)
-        if len(texts) > _BATCH:
-            return np.vstack([self.signatures(texts[i:i + _BATCH]) for i in range(0, len(texts), _BATCH)])
+        if len(texts) > SIGNATURE_BATCH:
+            return np.vstack([self.signatures(texts[i:i + SIGNATURE_BATCH])
+                              for i in range(0, len(texts), SIGNATURE_BATCH)])
         doc, shingles = self._shingles(texts)
         k = self.num_perm
         cell = doc.astype(np.int64) * k + ((shingles >> _SHIFT) % np.uint64(k)).astype(np.int64)  # (text, bin)

@@ -22,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shutil
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,7 +34,7 @@ from biodivergence_dataset import io
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 from biodivergence_dataset.records import Abstract, RecordError
 
-from .dedup import IDENTIFIER_CONFLICT, Deduplicator, Draft, NearDuplicateFinder
+from .dedup import IDENTIFIER_CONFLICT, SIGNATURE_BATCH, Deduplicator, Draft, NearDuplicateFinder
 from .domains import DomainAssigner
 from .normalise import Normaliser
 from .sources import SourceSpec
@@ -41,6 +43,7 @@ from .sources.base import MALFORMED, TOO_LONG, Deletion, Fault, RawRecord
 STAGE = "ingest"
 NEAR_DUPLICATES_FILE = "near_duplicates.jsonl"
 CONFLICTS_FILE = "identifier_conflicts.jsonl"
+PARTIAL_DIR = ".partial"  # scratch folder of a running ingest (the dedup store, the records before they are final)
 _MAX_FAULT_MESSAGES = 100
 
 logger = logging.getLogger(__name__)
@@ -170,9 +173,12 @@ def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
     )
 
 
-def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter) -> Deduplicator:
-    """Merge exact duplicates and apply DeleteCitation blocks; returns the de-duplicated set."""
-    dedup = Deduplicator()
+def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter, spill_dir: Path | None = None) -> Deduplicator:
+    """Merge exact duplicates and apply DeleteCitation blocks; returns the de-duplicated set (close it when read).
+
+    The records wait on disk (in ``spill_dir``, else a temporary file), so memory does not grow with the corpus.
+    """
+    dedup = Deduplicator(spill_dir)
     for draft in drafts:
         if isinstance(draft, Deletion):
             for removed in dedup.remove_pmids(set(draft.pmids)):
@@ -198,12 +204,23 @@ def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter) -> Dedupl
 def finish(
     drafts: Iterable[Draft], config: IngestConfig, counter: _Counter, near_pairs: list[dict[str, Any]],
 ) -> Iterator[Abstract]:
-    """Validate into Abstracts, find (and optionally drop) near duplicates, count what is kept."""
-    drafts = list(drafts)
-    finder, signatures = None, None
+    """Validate into Abstracts, find (and optionally drop) near duplicates, count what is kept.
+
+    Streams: ``drafts`` are read one signature batch at a time.
+    """
+    finder = None
     if config.near_duplicates != "off":
         finder = NearDuplicateFinder(config.near_duplicate_threshold, config.num_perm)
-        signatures = finder.signatures([draft.text for draft in drafts])
+    drafts = iter(drafts)
+    while batch := list(islice(drafts, SIGNATURE_BATCH)):
+        signatures = finder.signatures([draft.text for draft in batch]) if finder is not None else None
+        yield from _finish_batch(batch, signatures, finder, config, counter, near_pairs)
+
+
+def _finish_batch(
+    drafts: list[Draft], signatures, finder: NearDuplicateFinder | None, config: IngestConfig, counter: _Counter,
+    near_pairs: list[dict[str, Any]],
+) -> Iterator[Abstract]:
     for i, draft in enumerate(drafts):
         try:
             abstract = draft.to_abstract()
@@ -225,11 +242,12 @@ def finish(
 def ingest(
     sources: Iterable[SourceSpec], config: IngestConfig, stats: io.StageStats,
     near_pairs: list[dict[str, Any]] | None = None, excluded: list[dict[str, Any]] | None = None,
+    spill_dir: Path | None = None,
 ) -> Iterator[Abstract]:
-    """The whole stage over in-memory records: yields the de-duplicated Abstracts, filling ``stats``.
+    """The whole stage as a stream: yields the de-duplicated Abstracts, filling ``stats``.
 
     ``near_pairs`` and ``excluded`` (if given) receive the near-duplicate pairs and the records
-    excluded for identifier conflicts.
+    excluded for identifier conflicts; ``spill_dir`` holds the de-duplication store while it runs.
     """
     from tqdm import tqdm
 
@@ -241,8 +259,8 @@ def ingest(
     assigner = None if pinned else DomainAssigner.from_dir(config.querypacks, config.min_domain_score)
     items = ((str(spec), item) for spec in sources for item in spec.items())
     items = tqdm(items, desc="ingest", unit=" records", disable=None if config.progress else True)
-    dedup = deduplicate(prepare(items, config, counter, normaliser, assigner), counter)
-    yield from finish(dedup, config, counter, near_pairs)
+    with deduplicate(prepare(items, config, counter, normaliser, assigner), counter, spill_dir) as dedup:
+        yield from finish(dedup, config, counter, near_pairs)
     stats.counts["normalised"] = normaliser.changed
     stats.figures["by_source"] = counter.by_source
     stats.figures["faults"] = counter.faults
@@ -294,13 +312,21 @@ def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig |
     stats = io.StageStats(STAGE, unit="abstracts")
     near_pairs: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
-    abstracts = list(ingest(specs, config, stats, near_pairs, excluded))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
-    io.write_text_atomic(out_dir / NEAR_DUPLICATES_FILE, _jsonl(near_pairs))
-    io.write_text_atomic(out_dir / CONFLICTS_FILE, _jsonl(excluded))
-    io.write_manifest(out_dir, STAGE, [s.path for s in specs], params)
-    io.write_records(out_dir, abstracts, stats, shard_size=config.shard_size)
+    partial = out_dir / PARTIAL_DIR
+    shutil.rmtree(partial, ignore_errors=True)  # left by a killed run
+    try:
+        # the records stream through a scratch folder, so memory stays bounded and a failed (strict) run
+        # leaves a previous output untouched
+        with io.ShardWriter(partial, config.shard_size) as scratch:
+            for abstract in ingest(specs, config, stats, near_pairs, excluded, spill_dir=partial):
+                scratch.add(abstract)
+        (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+        io.write_text_atomic(out_dir / NEAR_DUPLICATES_FILE, _jsonl(near_pairs))
+        io.write_text_atomic(out_dir / CONFLICTS_FILE, _jsonl(excluded))
+        io.write_manifest(out_dir, STAGE, [s.path for s in specs], params)
+        io.write_records(out_dir, io.read_records(partial, Abstract), stats, shard_size=config.shard_size)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     return stats.to_dict()
 
 
