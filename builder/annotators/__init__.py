@@ -50,10 +50,10 @@ def make_local(spec: AnnotatorSpec | str, heldout: str | None = None):
 __all__ = [
     "FRAMES_ID",
     "HEURISTIC_ID",
-    "FramesAnnotator",
     "AnnotatorSpec",
     "BackendError",
     "ChatBackend",
+    "FramesAnnotator",
     "HeuristicAnnotator",
     "OllamaBackend",
     "OpenAIBackend",
