@@ -159,6 +159,17 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class SlotMatch:
+    """A slot's words outside context phrases (a strain or a population in a slot is compared as context),
+    how many of them the slot phrase itself holds (an outcome's words may read on past a clipped phrase),
+    and the names in it (genes, variants, drugs, scores: "BRCA1", "Bmi-1", "RDW"), lower-cased."""
+
+    core: frozenset[str] = frozenset()
+    core_size: int = 0
+    names: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class Frame:
     """Exposure, outcome, context slots and finding of one claim sentence."""
 
@@ -168,15 +179,9 @@ class Frame:
     finding: Finding
     exposure_terms: frozenset[str] = field(default_factory=frozenset)
     outcome_terms: frozenset[str] = field(default_factory=frozenset)
-    #: The slots' words outside context phrases (a strain or a population in a slot is compared as context),
-    #: and how many of them the slot phrase itself holds (``outcome_terms`` may read on past a clipped phrase).
-    exposure_core: frozenset[str] = field(default_factory=frozenset)
-    outcome_core: frozenset[str] = field(default_factory=frozenset)
-    exposure_core_size: int = 0
-    outcome_core_size: int = 0
-    #: Names in the slots (genes, variants, drugs, scores: "BRCA1", "Bmi-1", "RDW"), lower-cased.
-    exposure_names: frozenset[str] = field(default_factory=frozenset)
-    outcome_names: frozenset[str] = field(default_factory=frozenset)
+    #: What the same-question gate matches besides the slot terms.
+    exposure_match: SlotMatch = field(default_factory=lambda: SlotMatch())
+    outcome_match: SlotMatch = field(default_factory=lambda: SlotMatch())
     #: The sentence the frame was read from, and where it starts in the claim text.
     text: str = ""
     offset: int = 0
@@ -402,7 +407,7 @@ _TRAILING_RAISING = re.compile(r"\s+(?:found|shown|proven|proved|considered|repo
 _TRAILING_REPORT = re.compile(r"\s+(?:showed|shows|revealed|demonstrated|displayed|exhibited)\s*$", re.IGNORECASE)
 #: Subject words that leave no exposure ("we found a significant increase in Y": Y changed, nothing says why).
 _EMPTY_SUBJECT = (_DETERMINERS | _NO_MODIFIERS | _AUX | _REPORTERS
-                  | frozenset("there showed found noted observed was were small slight modest marked dramatic large "
+                  | frozenset("there showed found noted observed small slight modest marked dramatic large "
                               "sharp steady moderate greater mean relative absolute".split()))
 
 
@@ -418,7 +423,13 @@ def _subject(text: str, end: int) -> str:
 
 def _subject_tail(words: str) -> str:
     m = _REPORTING.match(words)
-    return words[m.end():] if m and ("that" in m.group(0).lower() or "whether" in m.group(0).lower()) else words
+    return words[m.end():] if m and _complement_clause(m) else words
+
+
+def _complement_clause(reporting: re.Match) -> bool:
+    """The reporting clause ends in "that"/"whether" (what follows is a clause of its own), rather than at a
+    reporting verb ("… showed")."""
+    return "that" in reporting.group(0).lower() or "whether" in reporting.group(0).lower()
 
 
 def _subject_start(subject: str) -> int:
@@ -427,7 +438,7 @@ def _subject_start(subject: str) -> int:
     keeps it ("Platelet count showed …")."""
     m = _REPORTING.match(subject)
     start = m.end() if m else 0
-    if m and "that" not in m.group(0).lower() and "whether" not in m.group(0).lower():
+    if m and not _complement_clause(m):
         own = [w.lower() for w in _WORD_RE.findall(m.group(0))[:-1]]
         if own and any(w not in _REPORTERS and w not in GENERIC_WORDS for w in own[len(_opener_words(m.group(0))):]):
             start = 0
@@ -547,17 +558,16 @@ def extract_frame(text: str, context_text: str = "") -> Frame:
                           False, _polar(words), words)
     abbrevs = abbreviations(context_text + " " + text) if "(" in context_text + text else None
     exposure_terms = terms(exposure.text, abbrevs) if exposure and not _ANAPHORA.match(exposure.text) else frozenset()
-    outcome_terms = _outcome_terms(text, outcome, context, abbrevs)
+    outcome_own = terms(outcome.text, abbrevs) if outcome else frozenset()
+    read_on = _read_on_terms(text, outcome, outcome_own, context, abbrevs) - outcome_own
     exposure_text, outcome_text = _outside_context(text, exposure, context), _outside_context(text, outcome, context)
     exposure_core = terms(exposure_text, abbrevs) if exposure_terms else frozenset()
     outcome_core = terms(outcome_text, abbrevs)
-    read_on = outcome_terms - terms(outcome.text, abbrevs) if outcome else frozenset()
     return Frame(
         exposure=exposure, outcome=outcome, context=context, finding=finding,
-        exposure_terms=exposure_terms, outcome_terms=outcome_terms, text=text,
-        exposure_core=exposure_core, outcome_core=outcome_core | read_on,
-        exposure_core_size=len(exposure_core), outcome_core_size=len(outcome_core),
-        exposure_names=names(exposure_text), outcome_names=names(outcome_text),
+        exposure_terms=exposure_terms, outcome_terms=outcome_own | read_on, text=text,
+        exposure_match=SlotMatch(exposure_core, len(exposure_core), names(exposure_text)),
+        outcome_match=SlotMatch(outcome_core | read_on, len(outcome_core), names(outcome_text)),
     )
 
 
@@ -578,20 +588,19 @@ def _outside_context(text: str, slot: Span | None, context: tuple[ContextSlot, .
     return "".join(chars)
 
 
-def _outcome_terms(text: str, outcome: Span | None, context: tuple[ContextSlot, ...], abbrevs) -> frozenset[str]:
-    """The outcome's content words; an outcome clipped to fewer than two of them at a number or parenthesis
-    ("a 4.9% (p = 0.02) decrease in confirmed cases") reads on to the sentence end, context phrases left out."""
-    if outcome is None:
+def _read_on_terms(text: str, outcome: Span | None, own: frozenset[str], context: tuple[ContextSlot, ...],
+                   abbrevs) -> frozenset[str]:
+    """The words an outcome reads on to: one clipped to fewer than two content words (``own``) at a number or
+    parenthesis ("a 4.9% (p = 0.02) decrease in confirmed cases") reads on to the sentence end, context
+    phrases left out; none otherwise."""
+    if outcome is None or len(own) >= 2:
         return frozenset()
-    own = terms(outcome.text, abbrevs)
-    if len(own) >= 2:
-        return own
     tail = text[outcome.end:]
     for slot in context:
         if slot.span.start >= outcome.end:
             a, b = slot.span.start - outcome.end, slot.span.end - outcome.end
             tail = tail[:a] + " " * (b - a) + tail[b:]
-    return own | terms(tail, abbrevs)
+    return terms(tail, abbrevs)
 
 
 def _moved(span: Span | None, offset: int) -> Span | None:
@@ -673,15 +682,20 @@ def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / min(len(a), len(b))
 
 
-def _shared_enough(a: frozenset[str], b: frozenset[str], size_a: int, size_b: int) -> bool:
+def _shared_enough(a: SlotMatch, b: SlotMatch) -> bool:
     """Two shared core words, or one where a slot phrase has one ("mortality"): one shared word of two longer
     slots ("count" in "platelet count" / "leucocyte count") is a modifier, not the same slot."""
-    return len(a & b) >= min(2, size_a or len(a), size_b or len(b))
+    return len(a.core & b.core) >= min(2, a.core_size or len(a.core), b.core_size or len(b.core))
 
 
-def _names_clash(a: frozenset[str], b: frozenset[str]) -> bool:
+def _names_clash(a: SlotMatch, b: SlotMatch) -> bool:
     """Each slot names something the other does not ("Bmi-1 expression" / "Bmal1 expression")."""
-    return bool(a - b) and bool(b - a)
+    return bool(a.names - b.names) and bool(b.names - a.names)
+
+
+def _slot_differs(word_overlap: float, similarity: float | None, a: SlotMatch, b: SlotMatch) -> bool:
+    """Whether two slots the gate pairs up name different things."""
+    return not _slot_shared(word_overlap, similarity) or _names_clash(a, b) or not _shared_enough(a, b)
 
 
 #: Findings whose two sides may be read either way round ("X is associated with Y" = "Y is associated with X").
@@ -728,18 +742,12 @@ def align(fa: Frame, fb: Frame, slot_similarity: tuple[float | None, float | Non
         return Alignment(False, reasons["finding_unstated"], 0.0, 0.0)
     if not all(0 < len(t) <= MAX_SLOT_TERMS for f in (fa, fb) for t in (f.exposure_terms, f.outcome_terms)):
         return Alignment(False, reasons["slots_unstated"], 0.0, 0.0)
-    cross = crossed(fa, fb)
-    b_exp_terms, b_out_terms = (fb.outcome_terms, fb.exposure_terms) if cross else (fb.exposure_terms, fb.outcome_terms)
-    b_exp_names, b_out_names = (fb.outcome_names, fb.exposure_names) if cross else (fb.exposure_names, fb.outcome_names)
-    b_exp_core, b_out_core, b_exp_size, b_out_size = (
-        (fb.outcome_core, fb.exposure_core, fb.outcome_core_size, fb.exposure_core_size) if cross
-        else (fb.exposure_core, fb.outcome_core, fb.exposure_core_size, fb.outcome_core_size))
+    straight = ((fb.exposure_terms, fb.exposure_match), (fb.outcome_terms, fb.outcome_match))
+    (b_exp_terms, b_exp), (b_out_terms, b_out) = straight[::-1] if crossed(fa, fb) else straight
     exp, out = _overlap(fa.exposure_terms, b_exp_terms), _overlap(fa.outcome_terms, b_out_terms)
-    if not _slot_shared(exp, slot_similarity[0]) or _names_clash(fa.exposure_names, b_exp_names) \
-            or not _shared_enough(fa.exposure_core, b_exp_core, fa.exposure_core_size, b_exp_size):
+    if _slot_differs(exp, slot_similarity[0], fa.exposure_match, b_exp):
         return Alignment(False, reasons["different_exposure"], exp, out)
-    if not _slot_shared(out, slot_similarity[1]) or _names_clash(fa.outcome_names, b_out_names) \
-            or not _shared_enough(fa.outcome_core, b_out_core, fa.outcome_core_size, b_out_size):
+    if _slot_differs(out, slot_similarity[1], fa.outcome_match, b_out):
         return Alignment(False, reasons["different_outcome"], exp, out)
     return Alignment(True, reasons["same_question"], exp, out)
 
