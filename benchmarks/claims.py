@@ -112,7 +112,7 @@ def main() -> dict:
         },
         "shared_corpus": {k: corpus_stats[k] for k in (
             "abstracts", "abstracts_with_claims", "abstract_yield", "claims_per_abstract",
-            "claims_per_yielding_abstract", "claim_type_share", "claims_by_domain", "claims_by_section",
+            "claims_per_yielding_abstract", "claim_type_share", "by_domain", "claims_by_section",
             "share_in_conclusions")},
         "shared_corpus_dropped_sentences": io.dropped_counts(corpus_stats),
         "paper": PAPER,

@@ -88,6 +88,8 @@ def write_table_atomic(path: str | os.PathLike, table: pa.Table) -> Path:
 #: Prefix of a stage's dropped-record counts in its stats: ``dropped_<reason>`` (``dropped_total``: their sum).
 DROPPED = "dropped_"
 DROPPED_TOTAL = "dropped_total"
+#: The count table of a stage's kept output per domain, the same name in every stage (the release's funnel reads it).
+BY_DOMAIN = "by_domain"
 
 
 @dataclass

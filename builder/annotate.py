@@ -35,6 +35,7 @@ from typing import Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
+    BY_DOMAIN,
     DEFAULT_SHARD_SIZE,
     MANIFEST_FILE,
     STATS_FILE,
@@ -440,7 +441,7 @@ def _stats(pairs: list[CandidatePair], rows: dict[str, dict[str, Any]], stats: S
         stats.count("by_annotator_kind", ex.annotator_kind)
         stats.count("by_comparability", ex.comparability or "not_recorded")
         stats.count("by_source", row["source"])
-        stats.count("by_domain", ex.domain)
+        stats.count(BY_DOMAIN, ex.domain)
         for axis in ex.divergence_axes:
             stats.count("by_axis", axis)
         if ex.dominant_confounder:
@@ -539,7 +540,7 @@ def _write_run_files(out_dir: Path, pairs_dir: Path, annotator: PairAnnotator, e
         "prompt_version": PROMPT_VERSION if backend else "",
         "sample_count": stats.kept,
         "counts": {k: counts.get(k, {}) for k in ("by_conflict_type", "by_annotator_kind", "by_source", "by_axis",
-                                                   "by_dominant_confounder", "by_domain")},
+                                                   "by_dominant_confounder", BY_DOMAIN)},
         "fallbacks": stats.figures["fallbacks"],
         "requests_total": stats.figures["requests_total"],
         "repairs": dict(sorted(repairs.items())),

@@ -482,7 +482,7 @@ def iter_claims(abstracts: Iterable[Abstract], config: ClaimsConfig, stats: io.S
         n_yielding += bool(claims)
         for claim in claims:
             stats.count("claims_by_type", claim.claim_type)
-            stats.count("claims_by_domain", claim.domain)
+            stats.count(io.BY_DOMAIN, claim.domain)
             stats.count("claims_by_section", claim.section or "NONE")
             yield claim
     stats.figures.update(corpus_figures(n_abstracts, n_yielding, stats))

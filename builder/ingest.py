@@ -125,7 +125,7 @@ class _Counter:
         source = self._source(draft.spec)
         source["kept"] += 1
         source["by_domain"][draft.domain] = source["by_domain"].get(draft.domain, 0) + 1
-        self.stats.count("by_domain", draft.domain)
+        self.stats.count(io.BY_DOMAIN, draft.domain)
 
     def _source(self, spec: str) -> dict[str, Any]:
         return self.by_source.setdefault(spec, {"seen": 0, "kept": 0, "by_domain": {}})

@@ -353,7 +353,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
         p.scores.exposure_similarity, p.scores.outcome_similarity = exp_sim, out_sim
     timings["slot_similarity"] = time.perf_counter() - t2
     for p in pairs:
-        stats.count("pairs_by_domain", p.domain)
+        stats.count(io.BY_DOMAIN, p.domain)
     stats.kept = len(pairs)
     stats.seen = stats.kept + sum(stats.dropped.values())
     stats.figures.update({
@@ -388,5 +388,5 @@ def run(args: argparse.Namespace) -> int:
                         cap_per_domain=args.cap_per_domain, batch_size=args.batch_size)
     stats = run_stage(args.claims_dir, args.out, config)
     print(f"mine: {stats['kept']} candidate pairs from {stats['seen']} claims "
-          f"({', '.join(f'{d}: {n}' for d, n in stats.get('pairs_by_domain', {}).items()) or 'none'}) -> {args.out}")
+          f"({', '.join(f'{d}: {n}' for d, n in stats.get(io.BY_DOMAIN, {}).items()) or 'none'}) -> {args.out}")
     return 0

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from biodivergence_dataset import __version__, ontology
 from biodivergence_dataset.card import CardMeta, write_card
 from biodivergence_dataset.io import (
+    BY_DOMAIN,
     STATS_FILE,
     SUCCESS_MARKER,
     content_fingerprint,
@@ -98,18 +99,12 @@ def upstream_chain(stage_dir: Path, limit: int = 8) -> list[tuple[str, Path]]:
     return chain
 
 
-#: Where stages put their output count per domain in stats.json, most specific first.
-_DOMAIN_TABLES = ("by_domain", "candidates_by_domain", "pairs_by_domain", "examples_by_domain", "claims_by_domain",
-                  "abstracts_by_domain")
-
-
 def _domain_counts(stats: Mapping[str, Any]) -> dict[str, int]:
-    """The per-domain output counts of a stage's stats.json (a ``…by_domain`` table of StageStats)."""
-    for key in _DOMAIN_TABLES:
-        table = stats.get(key)
-        if isinstance(table, Mapping) and table and all(isinstance(v, (int, float)) for v in table.values()):
-            return {d: int(v) for d, v in table.items() if d in ontology.DOMAIN_NAMES}
-    return {}
+    """The per-domain output counts of a stage's stats.json (its :data:`~biodivergence_dataset.io.BY_DOMAIN` table)."""
+    table = stats.get(BY_DOMAIN)
+    if not isinstance(table, Mapping):
+        return {}
+    return {d: int(v) for d, v in table.items() if d in ontology.DOMAIN_NAMES}
 
 
 #: Funnel column for each upstream stage name (as recorded in its manifest); "labelled" (unique annotated

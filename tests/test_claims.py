@@ -237,7 +237,7 @@ def test_abstracts_without_domain_are_dropped_or_given_the_default(tmp_path):
     assert io.dropped_counts(dropped) == {"abstract_without_domain": 1}  # its one sentence: the stage counts sentences
     assert dropped["unit"] == "sentences" and dropped["abstracts_without_domain"] == 1
     stats = claims.run_stage(tmp_path / "abs", tmp_path / "b", claims.ClaimsConfig(default_domain="oncology"))
-    assert stats["claims_by_domain"] == {"oncology": 1}
+    assert stats["by_domain"] == {"oncology": 1}
 
 
 def test_cli_claims(abstracts_dir, tmp_path, capsys):

@@ -161,7 +161,7 @@ def test_stage_mines_within_domains_never_within_articles(mined, stage_dirs):
         assert ranks == sorted(ranks)
     assert [p.domain for p in pairs] == sorted((p.domain for p in pairs), key=mine.ontology.DOMAIN_NAMES.index)
     assert stats["domains_skipped"] == {"amr": stats["claims_by_domain"]["amr"]}
-    assert stats["pairs_by_domain"] == {d: sum(p.domain == d for p in pairs) for d in DOMAINS}
+    assert stats["by_domain"] == {d: sum(p.domain == d for p in pairs) for d in DOMAINS}
     assert stats["score_distribution"]["combined_score"]["n"] == len(pairs)
     assert stats["embedding_cache"]["embedded"] == stats["embedding_cache"]["unique_texts"] > 0
     assert io.read_manifest(out)["inputs"][1] == str((stage_dirs / "abstracts").resolve())
@@ -183,7 +183,7 @@ def test_cap_and_thresholds_are_configurable(stage_dirs, mined, tmp_path):
     cache = str(mined[0] / "embedding_cache")
     capped = mine.run_stage(stage_dirs / "claims", tmp_path / "capped",
                             mine.MineConfig(cache_dir=cache, cap_per_domain=2))
-    assert capped["pairs_by_domain"] == {d: 2 for d in DOMAINS} and capped["dropped_over_domain_cap"] > 0
+    assert capped["by_domain"] == {d: 2 for d in DOMAINS} and capped["dropped_over_domain_cap"] > 0
     top = {p.pair_id for p in io.read_records(tmp_path / "capped", CandidatePair)}
     ranked = [p for p in io.read_records(mined[0], CandidatePair)]
     assert top == {p.pair_id for d in DOMAINS for p in [q for q in ranked if q.domain == d][:2]}
