@@ -33,7 +33,7 @@ from biodivergence_dataset.release import (
     state_dir,
 )
 
-from .split import UnionFind
+from .grouping import UnionFind
 
 STAGE = "audit"
 AUDIT_FILE = "audit.json"

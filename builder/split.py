@@ -52,6 +52,8 @@ from biodivergence_dataset.records import Example
 from biodivergence_dataset.release import SPLIT_REPORT
 from biodivergence_dataset.release import state_dir as release_state_dir
 
+from .grouping import UnionFind
+
 STAGE = "split"
 LLM = ontology.check_label("annotator_kind", "llm")
 TRAIN, VALIDATION, TEST = ontology.SPLITS
@@ -238,25 +240,6 @@ class Component:
     def key(self) -> str:
         """The smallest article uid: a stable identity for seeded ordering."""
         return min(self.article_ids)
-
-
-class UnionFind:
-    def __init__(self) -> None:
-        self.parent: dict[str, str] = {}
-
-    def find(self, x: str) -> str:
-        self.parent.setdefault(x, x)
-        root = x
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[x] != root:
-            self.parent[x], x = root, self.parent[x]
-        return root
-
-    def union(self, a: str, b: str) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
 
 
 def _nodes(ex: Example) -> tuple[str, ...]:
