@@ -1,0 +1,159 @@
+"""Faster CPU embeddings for pair mining (issue 13): float32 vs bfloat16 vs dynamic int8, speed and agreement.
+
+Claim sentences of the shared corpus (its claims stage, built as ``benchmarks/claims.py`` does; distinct
+sentences, the first ``--sentences`` in article order) are embedded by all-MiniLM-L6-v2 in each variant:
+float32 (the default), bfloat16 weights (``load_encoder(precision="bfloat16")``) and torch dynamic int8
+quantisation of every Linear layer, per tensor and per output channel (``quantize_dynamic``).
+Speed: sentences per second, the best of ``--rounds`` rounds, the variants interleaved within a round so
+a change in machine load hits them alike. Agreement with float32: the cosine between a sentence's two
+vectors (mean and minimum) and the overlap of its top-10 neighbours among other articles' sentences
+(``mine.nearest_neighbours``, exact), as the mine stage searches them.
+
+Run: ``python benchmarks/embeddings.py [--sentences 3000 --rounds 2]`` (writes
+benchmarks/results/embeddings.json and embeddings.md; a few minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import claims as claims_bench
+
+from biodivergence_dataset import io
+from biodivergence_dataset.records import Claim
+from builder import claims, embeddings, mine
+
+K = 10
+#: An option is worth offering at this speed-up over float32 with this top-10 overlap (issue 13).
+MIN_SPEEDUP, MIN_OVERLAP = 1.5, 0.9
+
+
+def claim_sentences(n: int) -> tuple[list[str], np.ndarray]:
+    """The first ``n`` distinct claim sentences of the shared corpus in article order, and their article groups."""
+    claims.run_stage(claims_bench.shared_corpus(), claims_bench.WORK / "claims")
+    found = sorted(io.read_records(claims_bench.WORK / "claims", Claim), key=lambda c: c.article_uid)
+    first = {}
+    for c in found:
+        first.setdefault(c.sentence, c.article_uid)
+    sentences = list(first)[:n]
+    return sentences, np.unique([first[s] for s in sentences], return_inverse=True)[1]
+
+
+def int8(per_channel: bool) -> Callable[[], Any]:
+    """A builder of the default encoder with every Linear layer dynamically quantised to int8."""
+    def build():
+        import torch
+        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+        spec = {torch.nn.Linear: per_channel_dynamic_qconfig} if per_channel else {torch.nn.Linear}
+        return quantize_dynamic(embeddings.load_encoder(), spec, dtype=torch.qint8)
+    return build
+
+
+VARIANTS: dict[str, Callable[[], Any]] = {
+    "float32": embeddings.load_encoder,
+    "bfloat16": lambda: embeddings.load_encoder(precision="bfloat16"),
+    "int8_per_tensor": int8(per_channel=False),
+    "int8_per_channel": int8(per_channel=True),
+}
+
+
+def encode(encoder: Any, sentences: list[str]) -> tuple[np.ndarray, float]:
+    """Unit-length float32 vectors of ``sentences`` (no cache) and the seconds it took."""
+    start = time.perf_counter()
+    vectors = embeddings.embed_texts(sentences, encoder)
+    return vectors, time.perf_counter() - start
+
+
+def agreement(reference: np.ndarray, vectors: np.ndarray, groups: np.ndarray) -> dict:
+    """Cosine of each sentence's two vectors and the overlap of its top-10 other-article neighbours."""
+    cosine = (reference * vectors).sum(axis=1)
+    ref_nn, _ = mine.nearest_neighbours(reference, groups, K, exact_max_rows=len(reference))
+    nn, _ = mine.nearest_neighbours(vectors, groups, K, exact_max_rows=len(vectors))
+    overlap = [len(set(a) & set(b)) / len(a) for a, b in zip(ref_nn.tolist(), nn.tolist(), strict=True)]
+    return {"mean_cosine": round(float(cosine.mean()), 4), "min_cosine": round(float(cosine.min()), 4),
+            "top10_overlap": round(float(np.mean(overlap)), 4)}
+
+
+def machine() -> dict:
+    import torch
+
+    flags = set(Path("/proc/cpuinfo").read_text().split()) if Path("/proc/cpuinfo").exists() else set()
+    return {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(), "processor": platform.processor() or platform.machine(),
+            "native_bf16": sorted(flags & {"avx512_bf16", "amx_bf16"}),
+            "load_average_1min": round(os.getloadavg()[0], 2)}
+
+
+def main(n: int, rounds: int) -> dict:
+    sentences, groups = claim_sentences(n)
+    encoders = {name: build() for name, build in VARIANTS.items()}
+    for encoder in encoders.values():
+        encode(encoder, sentences[:64])  # warm up
+    state_before = machine()
+    best: dict[str, float] = {}
+    vectors: dict[str, np.ndarray] = {}
+    for r in range(rounds):
+        order = list(encoders) if r % 2 == 0 else list(reversed(encoders))
+        for name in order:
+            vectors[name], seconds = encode(encoders[name], sentences)
+            best[name] = min(best.get(name, seconds), seconds)
+    reference = vectors["float32"]
+    variants = {}
+    for name in encoders:
+        speed = len(sentences) / best[name]
+        variants[name] = {"sentences_per_second": round(speed, 1),
+                          "speedup": round(speed * best["float32"] / len(sentences), 2),
+                          **agreement(reference, vectors[name], groups)}
+        variants[name]["worth_offering"] = (variants[name]["speedup"] >= MIN_SPEEDUP
+                                            and variants[name]["top10_overlap"] >= MIN_OVERLAP)
+    result = {"sentences": len(sentences), "articles": int(groups.max()) + 1, "rounds": rounds,
+              "machine_before": state_before, "load_average_1min_after": round(os.getloadavg()[0], 2),
+              "bar": {"min_speedup": MIN_SPEEDUP, "min_top10_overlap": MIN_OVERLAP}, "variants": variants}
+    io.write_json_atomic(RESULTS / "embeddings.json", result)
+    io.write_text_atomic(RESULTS / "embeddings.md", render(result))
+    return result
+
+
+def render(result: dict) -> str:
+    m = result["machine_before"]
+    lines = ["# CPU embedding variants (benchmarks/embeddings.py)", "",
+             (f"{result['sentences']} distinct claim sentences of the shared corpus ({result['articles']} articles), "
+              f"all-MiniLM-L6-v2, batch 64, best of {result['rounds']} interleaved rounds; {m['cpus']} CPUs "
+              f"({m['processor']}, native bf16: {', '.join(m['native_bf16']) or 'none'}), torch {m['torch']} with "
+              f"{m['torch_threads']} threads; load average {m['load_average_1min']} before, "
+              f"{result['load_average_1min_after']} after (other work ran on the machine)."), "",
+             "| variant | sentences/s | speed-up | mean cosine | min cosine | top-10 overlap | worth offering |",
+             "|---|---|---|---|---|---|---|"]
+    for name, v in result["variants"].items():
+        lines.append(f"| {name} | {v['sentences_per_second']} | {v['speedup']} | {v['mean_cosine']} | "
+                     f"{v['min_cosine']} | {v['top10_overlap']} | {'yes' if v['worth_offering'] else 'no'} |")
+    lines += ["", (f"Worth offering: ≥ {result['bar']['min_speedup']}× float32's speed with top-10 neighbour "
+                   f"overlap ≥ {result['bar']['min_top10_overlap']} (neighbours among other articles' sentences, "
+                   "exact search, as the mine stage). bfloat16 is fast only on CPUs with native bf16 "
+                   "instructions; elsewhere it is emulated. Not measured: the sentence-transformers ONNX "
+                   "backend (optimum 2.1 with onnxruntime needs transformers < 5; the project runs 5.x)."), ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sentences", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    print(render(main(args.sentences, args.rounds)))
