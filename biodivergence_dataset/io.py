@@ -5,7 +5,9 @@ A stage folder holds ``part-00000.parquet`` … shards of one record type, a ``s
 written last, so a re-run can tell a finished stage from an interrupted one. The marker records
 the folder's content fingerprint (its manifest and shards, byte for byte); a downstream stage keeps
 that fingerprint in its own parameters, so a changed upstream output makes it re-run, and a copied
-work folder (same bytes, other paths and times) resumes.
+work folder (same bytes, other paths and times) resumes. A stage may keep the records it dropped, with
+their reasons, in ``excluded-*.parquet`` shards (:class:`ExclusionWriter`, :func:`read_exclusions`); they are
+not part of its output or its fingerprint.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic_core import to_json
 
 from .records import _Record
 
@@ -107,8 +110,18 @@ class StageStats:
     counts: dict[str, Counter] = field(default_factory=dict)
     figures: dict[str, Any] = field(default_factory=dict)
     unit: str = "records"
+    #: where dropped records are kept with their reason (None: drops are only counted)
+    exclusions: ExclusionWriter | None = field(default=None, repr=False, compare=False)
 
-    def drop(self, reason: str, n: int = 1) -> None:
+    def drop(self, reason: str, n: int = 1, *, record: Any = None, record_id: str = "",
+             detail: dict[str, Any] | None = None) -> None:
+        """Count ``n`` records dropped for ``reason``. With an exclusion sink attached, each drop is one
+        ``record`` (with its id and optional ``detail``), written in the same call, so counts and kept
+        exclusions cannot disagree."""
+        if self.exclusions is not None:
+            if record is None or n != 1:
+                raise ValueError(f"{self.stage}: a drop ({reason}) with an exclusion sink needs its one record")
+            self.exclusions.add(reason, record_id, record, detail)
         self.dropped[reason] += n
 
     def count(self, table: str, key: Any, n: int = 1) -> None:
@@ -165,12 +178,64 @@ class ShardWriter:
         self.written += len(self._buffer)
         self._buffer = []
 
-    def __enter__(self) -> ShardWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.flush()
+
+
+EXCLUDED_PREFIX = "excluded"
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A dropped record with its reason: ``record`` as it was when dropped, ``detail`` what it was dropped for
+    (e.g. the record it duplicates or conflicts with)."""
+
+    reason: str
+    record_id: str
+    record: dict[str, Any]
+    detail: dict[str, Any]
+
+
+class ExclusionWriter:
+    """Keeps a stage's dropped records, with their reason, as ``excluded-*.parquet`` shards (written atomically)
+    beside the stage's ``part-*`` output; readers of the output (``shard_paths``) never see them.
+
+    Columns: ``reason``, ``record_id``, ``record`` and ``detail`` (JSON text, so any record type fits one schema).
+    """
+
+    def __init__(self, out_dir: str | os.PathLike, shard_size: int = DEFAULT_SHARD_SIZE):
+        self._shards = ShardWriter(out_dir, shard_size, prefix=EXCLUDED_PREFIX)
+
+    def add(self, reason: str, record_id: str, record: Any, detail: dict[str, Any] | None = None) -> None:
+        """Keep ``record`` (a record model, dataclass or dict) as dropped for ``reason``."""
+        self._shards.add({"reason": reason, "record_id": record_id,
+                          "record": to_json(record).decode("utf-8"), "detail": json.dumps(detail or {})})
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self._shards.flush()
+
+
+def read_exclusions(stage_dir: str | os.PathLike) -> Iterator[Exclusion]:
+    """The records a stage dropped, with their reasons, in the order it dropped them."""
+    for _, row in iter_rows(stage_dir, EXCLUDED_PREFIX):
+        yield Exclusion(row["reason"], row["record_id"], json.loads(row["record"]), json.loads(row["detail"]))
+
+
+def replace_shards(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, prefix: str) -> None:
+    """Move ``src_dir``'s ``<prefix>-*`` shards over ``dst_dir``'s (whose old ones are removed), one rename each."""
+    for old in shard_paths(dst_dir, prefix):
+        old.unlink()
+    Path(dst_dir).mkdir(parents=True, exist_ok=True)
+    for path in shard_paths(src_dir, prefix):
+        os.replace(path, Path(dst_dir) / path.name)
 
 
 def shard_paths(stage_dir: str | os.PathLike, prefix: str = "part") -> list[Path]:

@@ -8,7 +8,8 @@ in, MeSH headings united, and every input listed in ``merged_from``. The drop re
 strongest shared key (``duplicate_doi`` > ``duplicate_pmid`` > ``duplicate_pmcid`` > ``duplicate_content``).
 Two records that share an identifier but whose texts disagree (less than half of the shorter text's
 word pairs in common) are not merged: which text is right cannot be told, so both are excluded with
-reason ``identifier_conflict`` (and so is any later record with that identifier). The records wait
+reason ``identifier_conflict`` (and so is any later record with that identifier); ``Merge.counterpart``
+names the record a dropped one merged into or conflicts with, so the ingest stage can say so in its exclusions. The records wait
 in a SQLite store on disk, not in memory (see ``Deduplicator``), so memory does not grow with the corpus.
 
 Near duplicates: MinHash signatures of word shingles of the normalised text, indexed with
@@ -57,6 +58,11 @@ class Draft:
 
     def __post_init__(self):
         self.content_key = article_uid_for(None, None, self.text)
+
+    @property
+    def origin(self) -> str:
+        """The input this record was read from (``source:path:position``), its identity before de-duplication."""
+        return self.merged_from[0]
 
     def keys(self) -> list[tuple[str, str]]:
         """``(level, key)`` for each identifier present, strongest first; the content key is always present."""
@@ -117,6 +123,7 @@ class Merge:
     absorbed: list[tuple[Draft, str]] = field(default_factory=list)  # earlier records joined (or excluded) by this one
     conflict: bool = False
     conflict_key: str | None = None  # the identifier two different texts share
+    counterpart: Draft | None = None  # the record this one merged into, or (identifier_conflict) conflicts with
 
 
 class Deduplicator:
@@ -169,7 +176,7 @@ class Deduplicator:
             return self._exclude(keys, conflict, *records[conflict])
         target, *others = sorted(hits)
         kept = records[target][1]
-        merge = Merge(f"duplicate_{_strongest(hits.values())}")
+        merge = Merge(f"duplicate_{_strongest(hits.values())}", counterpart=kept)
         for rid in others:  # records this one shows to be the same article
             other = records[rid][1]
             merge.conflict |= kept.absorb(other)
@@ -193,7 +200,7 @@ class Deduplicator:
 
     def _exclude(self, keys: list[tuple[str, str]], rid: int, conflict_key: str | None, other: Draft) -> Merge:
         """Exclude the record with ``keys`` and record ``rid`` (if still kept); their identifiers stay taken."""
-        merge = Merge(IDENTIFIER_CONFLICT, conflict=True)
+        merge = Merge(IDENTIFIER_CONFLICT, conflict=True, counterpart=other)
         keys = [k for _, k in keys]
         if conflict_key is None:
             ids = set(keys) & {k for (k,) in self._db.execute("SELECT key FROM keys WHERE rid = ?", (rid,))}

@@ -6,7 +6,8 @@ query packs or the pinned one (:mod:`builder.domains`), merges duplicates and re
 (:mod:`builder.dedup`), and writes a stage folder: Parquet shards of ``Abstract`` records,
 ``stats.json`` (in abstracts: seen, kept, ``dropped_<reason>``, by source, by domain, normalisation counts),
 ``near_duplicates.jsonl``, ``identifier_conflicts.jsonl`` (records excluded because one identifier
-names two different texts), ``manifest.json`` and ``_SUCCESS`` last. Re-running with the same
+names two different texts), ``excluded-*.parquet`` (every dropped record with its reason and what it was
+dropped for, see :func:`biodivergence_dataset.io.read_exclusions`), ``manifest.json`` and ``_SUCCESS`` last. Re-running with the same
 sources (unchanged files) and parameters returns the existing statistics.
 
 Drop reasons (each counted as ``dropped_<reason>``): faults of the readers (``malformed``, ``truncated``, ``invalid_bytes``, ``empty_file``,
@@ -23,6 +24,7 @@ import argparse
 import json
 import logging
 import shutil
+import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
@@ -34,7 +36,7 @@ from biodivergence_dataset import io
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 from biodivergence_dataset.records import Abstract, RecordError
 
-from .dedup import IDENTIFIER_CONFLICT, SIGNATURE_BATCH, Deduplicator, Draft, NearDuplicateFinder
+from .dedup import IDENTIFIER_CONFLICT, SIGNATURE_BATCH, Deduplicator, Draft, Merge, NearDuplicateFinder
 from .domains import DomainAssigner
 from .normalise import Normaliser
 from .sources import SourceSpec
@@ -98,14 +100,16 @@ class _Counter:
         self.stats.seen += 1
         self._source(spec)["seen"] += 1
 
-    def drop(self, spec: str, reason: str) -> None:
-        self.stats.drop(reason)
+    def drop(self, spec: str, reason: str, record: Any, record_id: str, **detail: Any) -> None:
+        """Count ``record`` as dropped for ``reason`` (kept with ``detail`` where the stats keep exclusions)."""
+        self.stats.drop(reason, record=record, record_id=record_id, detail=detail)
         source = self._source(spec)
         key = f"{io.DROPPED}{reason}"
         source[key] = source.get(key, 0) + 1
 
-    def fault(self, spec: str, fault: Fault, counted: bool = False) -> None:
-        """Stop (strict) or skip and count a bad record; ``counted``: it was already counted as seen."""
+    def fault(self, spec: str, fault: Fault, counted: bool = False, record: Draft | None = None) -> None:
+        """Stop (strict) or skip and count a bad record; ``counted``: it was already counted as seen;
+        ``record``: the record as read, where there is one (else the fault itself is kept)."""
         if self.strict:
             raise IngestError(f"{fault} (source {spec}; re-run without --strict to skip bad records)")
         if len(self.faults) < _MAX_FAULT_MESSAGES:
@@ -113,7 +117,10 @@ class _Counter:
             self.faults.append(str(fault))
         if not counted:
             self.seen(spec)
-        self.drop(spec, fault.reason)
+        if record is None:
+            self.drop(spec, fault.reason, fault, f"{fault.path}:{fault.position}")
+        else:
+            self.drop(spec, fault.reason, record, record.origin, message=fault.message)
 
     def exclude(self, identifier: str, drafts: list[Draft]) -> None:
         """Keep the records excluded for an identifier conflict, with the identifier and reason."""
@@ -156,15 +163,15 @@ def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
         return None
     counter.seen(spec)
     if not any(text.strip() for _, text in raw.sections):
-        counter.drop(spec, "no_abstract")
+        counter.drop(spec, "no_abstract", raw, raw.origin)
         return None
     title, text, sections = normaliser.abstract(raw.title, raw.sections)
     if len(text) < config.min_chars:
-        counter.drop(spec, "too_short")
+        counter.drop(spec, "too_short", raw, raw.origin, chars=len(text))
         return None
     domain = raw.domain or config.domain or assigner.assign(title, text, raw.mesh_terms)
     if domain is None:
-        counter.drop(spec, "out_of_domain")
+        counter.drop(spec, "out_of_domain", raw, raw.origin)
         return None
     return Draft(
         source=raw.source, path=raw.path, position=raw.position, spec=spec, title=title, text=text, sections=sections,
@@ -182,15 +189,15 @@ def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter, spill_dir
     for draft in drafts:
         if isinstance(draft, Deletion):
             for removed in dedup.remove_pmids(set(draft.pmids)):
-                counter.drop(removed.spec, "deleted_citation")
+                counter.drop(removed.spec, "deleted_citation", removed, removed.origin,
+                             deleted_by=f"{draft.path}:{draft.position}")
             continue
         merge = dedup.add(draft)
-        if merge.reason:
-            counter.drop(draft.spec, merge.reason)
-        for other, reason in merge.absorbed:
-            counter.drop(other.spec, reason)
         if merge.reason == IDENTIFIER_CONFLICT:
-            counter.exclude(merge.conflict_key, [other for other, _ in merge.absorbed] + [draft])
+            _drop_conflicting(draft, merge, counter)
+        elif merge.reason:
+            for dropped, reason in [(draft, merge.reason), *merge.absorbed]:
+                counter.drop(dropped.spec, reason, dropped, dropped.origin, merged_into=merge.counterpart.origin)
     counter.stats.figures["identifier_conflicts"] = dedup.identifier_conflicts
     ids = sorted({row["identifier"] for row in counter.excluded})
     counter.stats.figures["identifier_conflict_ids"] = ids[:_MAX_FAULT_MESSAGES]
@@ -199,6 +206,18 @@ def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter, spill_dir
         logger.warning("%d identifier(s) name different texts; their records are excluded as %s (listed in %s): %s",
                        len(ids), IDENTIFIER_CONFLICT, CONFLICTS_FILE, shown)
     return dedup
+
+
+def _drop_conflicting(draft: Draft, merge: Merge, counter: _Counter) -> None:
+    """Count and keep the records one identifier conflict excludes, each naming the record it conflicts with;
+    nothing is merged."""
+    identifier = merge.conflict_key
+    counter.drop(draft.spec, IDENTIFIER_CONFLICT, draft, draft.origin, identifier=identifier,
+                 conflicts_with=merge.counterpart.origin)
+    for other, _ in merge.absorbed:  # the earlier record, excluded now that a different text shares its identifier
+        counter.drop(other.spec, IDENTIFIER_CONFLICT, other, other.origin, identifier=identifier,
+                     conflicts_with=draft.origin)
+    counter.exclude(identifier, [other for other, _ in merge.absorbed] + [draft])
 
 
 def finish(
@@ -225,15 +244,17 @@ def _finish_batch(
         try:
             abstract = draft.to_abstract()
         except RecordError as exc:
-            counter.fault(draft.spec, Fault(draft.path, draft.position, MALFORMED, str(exc)), counted=True)
+            counter.fault(draft.spec, Fault(draft.path, draft.position, MALFORMED, str(exc)), counted=True,
+                          record=draft)
             continue
         if finder is not None:
             twin = finder.check(abstract.article_uid, signatures[i])
             if twin is not None:
-                near_pairs.append({"article_uid": abstract.article_uid, "near_duplicate_of": twin,
-                                   "jaccard": round(finder.jaccard(abstract.article_uid, twin), 3)})
+                pair = {"article_uid": abstract.article_uid, "near_duplicate_of": twin,
+                        "jaccard": round(finder.jaccard(abstract.article_uid, twin), 3)}
+                near_pairs.append(pair)
                 if config.near_duplicates == "drop":
-                    counter.drop(draft.spec, "near_duplicate")
+                    counter.drop(draft.spec, "near_duplicate", abstract, draft.origin, **pair)
                     continue
         counter.kept(draft)
         yield abstract
@@ -309,20 +330,22 @@ def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig |
               "config": config.model_dump(exclude={"progress"})}
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
-    stats = io.StageStats(STAGE, unit="abstracts")
     near_pairs: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
     partial = out_dir / PARTIAL_DIR
     shutil.rmtree(partial, ignore_errors=True)  # left by a killed run
     try:
-        # the records stream through a scratch folder, so memory stays bounded and a failed (strict) run
-        # leaves a previous output untouched
-        with io.ShardWriter(partial, config.shard_size) as scratch:
+        # the records (and the dropped ones) stream through a scratch folder, so memory stays bounded and a
+        # failed (strict) run leaves a previous output untouched
+        with io.ShardWriter(partial, config.shard_size) as scratch, \
+                io.ExclusionWriter(partial, config.shard_size) as exclusions:
+            stats = io.StageStats(STAGE, unit="abstracts", exclusions=exclusions)
             for abstract in ingest(specs, config, stats, near_pairs, excluded, spill_dir=partial):
                 scratch.add(abstract)
         (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
         io.write_text_atomic(out_dir / NEAR_DUPLICATES_FILE, _jsonl(near_pairs))
         io.write_text_atomic(out_dir / CONFLICTS_FILE, _jsonl(excluded))
+        io.replace_shards(partial, out_dir, io.EXCLUDED_PREFIX)
         io.write_manifest(out_dir, STAGE, [s.path for s in specs], params)
         io.write_records(out_dir, io.read_records(partial, Abstract), stats, shard_size=config.shard_size)
     finally:
@@ -371,4 +394,7 @@ def run(args: argparse.Namespace) -> int:
     stats = run_stage(sources, args.out, config)
     print(json.dumps({k: v for k, v in stats.items() if k in ("unit", "seen", "kept", "by_domain")
                       or k.startswith(io.DROPPED)}, indent=2))
+    if stats.get(io.DROPPED_TOTAL):
+        print(f"dropped records, with their reasons: {Path(args.out) / io.EXCLUDED_PREFIX}-*.parquet "
+              "(biodivergence_dataset.io.read_exclusions)", file=sys.stderr)  # stdout stays one JSON object
     return 0
