@@ -7,10 +7,18 @@ word), so exact de-duplication keeps every copy and section offsets stay valid. 
 from scratch by the demo's stages and settings (``builder/configs/demo.yaml``), one stage per
 subprocess, so the peak resident memory of each stage is its own (``os.wait4``).
 
+A claim sentence that the variation leaves unchanged (no digit, no long word at a varied position)
+repeats across copies and is embedded once per build; the mine stage's embedding-cache counts (texts,
+distinct texts, from the cache: always 0 here, each size builds with a fresh cache) are reported per
+size, so the share of repeated sentences that mining did not pay for is visible.
+
 Reported per stage and size: wall seconds, peak RSS in MiB; per stage the growth exponent (slope of
 log seconds on log N over the sizes run) and, from the largest size and that exponent, the time
-at 200k abstracts (the paper's corpus). Run: ``python benchmarks/scale.py [--sizes 5000 20000 80000]``
-(writes benchmarks/results/scale.json and scale.md; minutes per size on 2 cores).
+at 200k abstracts (the paper's corpus). Results are written after every size; ``--resume`` keeps
+the sizes already written (same precision) and runs only the others. Run:
+``python benchmarks/scale.py [--sizes 5000 20000 80000] [--precision bfloat16]`` (the embedding precision
+of the mine stage, see builder/embeddings.py; writes benchmarks/results/scale.json and scale.md; minutes
+per size on 2 cores).
 """
 
 from __future__ import annotations
@@ -38,6 +46,8 @@ import claims as claims_bench
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract
 from builder import build
+from builder.embeddings import PRECISIONS
+from builder.mine import MineConfig
 
 WORK = claims_bench.WORK / "scale"
 PAPER_CORPUS = 202_180
@@ -76,8 +86,9 @@ def replicated_source(base: list[Abstract], n: int) -> Path:
     return path
 
 
-def build_config(source: Path, n: int) -> Path:
-    """The demo's build config with the replicated source and no gold check (it does not depend on N)."""
+def build_config(source: Path, n: int, precision: str) -> Path:
+    """The demo's build config with the replicated source, the mine stage's embedding ``precision`` and no
+    gold check (it does not depend on N)."""
     import yaml
 
     config = yaml.safe_load(DEMO_CONFIG.read_text(encoding="utf-8"))
@@ -86,6 +97,8 @@ def build_config(source: Path, n: int) -> Path:
     config["sources"] = [f"jsonl:{source}"]
     for section in ("ingest", "annotate"):
         config[section] = {**(config.get(section) or {}), "progress": False}
+    if precision != PRECISIONS[0]:
+        config["mine"] = {**(config.get("mine") or {}), "precision": precision}
     path = WORK / f"build-{n}.yaml"
     io.write_text_atomic(path, yaml.safe_dump(config))
     return path
@@ -116,16 +129,44 @@ def exponent(sizes: list[int], seconds: list[float]) -> float | None:
     return round(float(np.polyfit(np.log(sizes), np.log(np.maximum(seconds, 1e-3)), 1)[0]), 3)
 
 
-def main(sizes: list[int]) -> dict:
+def embedding_counts(work: Path) -> dict:
+    """The mine stage's embedding-cache counts and seconds per step of the build in ``work``."""
+    stats = io.read_stats(work / "pairs")
+    return {**stats["embedding_cache"], "mine_seconds": stats["seconds"]}
+
+
+def previous_runs(precision: str) -> tuple[dict, dict]:
+    """Per-stage and embedding figures of the sizes in the last results written with ``precision``."""
+    path = RESULTS / "scale.json"
+    last = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    if last.get("embedding_precision") != precision:
+        return {}, {}
+    return last["runs"], last["mine_embedding"]
+
+
+def main(sizes: list[int], precision: str, resume: bool) -> dict:
+    if precision != PRECISIONS[0] and "precision" not in MineConfig.model_fields:
+        raise SystemExit("the mine stage takes no embedding precision yet (MineConfig.precision)")
     base = sorted(io.read_records(claims_bench.shared_corpus(), Abstract), key=lambda a: a.article_uid)
-    runs: dict[str, dict[str, dict]] = {}
+    runs, embedding = previous_runs(precision) if resume else ({}, {})
+    done = sorted(n for n in sizes if str(n) in runs)
     for n in sizes:
+        if n in done:
+            continue
         work = WORK / f"work-{n}"
         shutil.rmtree(work, ignore_errors=True)
-        config = build_config(replicated_source(base, n), n)
+        config = build_config(replicated_source(base, n), n, precision)
         runs[str(n)] = {step.name: timed_stage(config, work, step.name) for step in build.STEPS}
+        embedding[str(n)] = embedding_counts(work)
+        done = sorted([*done, n])
         print(f"{n} abstracts: " + ", ".join(f"{k} {v['seconds']} s / {v['peak_rss_mib']} MiB"
                                               for k, v in runs[str(n)].items()), flush=True)
+        write(summary(base, done, runs, embedding, precision))
+    return summary(base, done, runs, embedding, precision)
+
+
+def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict, precision: str) -> dict:
+    """Growth exponents and the extrapolation to the paper's corpus from the sizes run so far."""
     largest = str(max(sizes))
     growth = {}
     for step in build.STEPS:
@@ -134,33 +175,48 @@ def main(sizes: list[int]) -> dict:
         growth[step.name] = {"exponent": exp, "seconds_at_paper_corpus": None if exp is None else
                              round(at_largest * (PAPER_CORPUS / int(largest)) ** exp, 1)}
     total = [g["seconds_at_paper_corpus"] for g in growth.values()]
-    result = {
+    return {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                    "load_average_1min_at_end": round(os.getloadavg()[0], 2)},
-        "base_abstracts": len(base), "sizes": sizes, "runs": runs, "growth": growth,
-        "paper_corpus_abstracts": PAPER_CORPUS,
+                    "load_average_1min_at_end": round(os.getloadavg()[0], 2),
+                    "state": "loaded: other engineers' builds and tests ran alongside"},
+        "embedding_precision": precision, "base_abstracts": len(base), "sizes": sizes,
+        "runs": {str(n): runs[str(n)] for n in sizes},
+        "mine_embedding": {str(n): embedding[str(n)] for n in sizes}, "growth": growth, "paper_corpus_abstracts": PAPER_CORPUS,
         "extrapolated_minutes_at_paper_corpus": None if None in total else round(sum(total) / 60, 1),
         "goals": {"exponent_max": 1.15, "neighbour_search_exponent_max": 1.3, "peak_rss_gib_at_80k": 4,
                   "minutes_at_200k_on_2_cores": 45},
     }
+
+
+def write(result: dict) -> None:
     io.write_json_atomic(RESULTS / "scale.json", result)
     io.write_text_atomic(RESULTS / "scale.md", render(result))
-    return result
 
 
 def render(result: dict) -> str:
     sizes = [str(n) for n in result["sizes"]]
     lines = ["# Pipeline scale (benchmarks/scale.py)", "",
-             (f"Shared corpus ({result['base_abstracts']} abstracts) replicated with variation; demo settings; "
-             f"{result['machine']['cpus']} CPUs, load average at the end {result['machine']['load_average_1min_at_end']}."),
+             (f"Shared corpus ({result['base_abstracts']} abstracts) replicated with variation; demo settings, "
+              f"mine stage embeddings in {result['embedding_precision']}; {result['machine']['cpus']} CPUs, "
+              f"{result['machine']['state']}, load average at the end {result['machine']['load_average_1min_at_end']}."),
              "", "| stage | " + " | ".join(f"{n}: s / MiB" for n in sizes) + " | exponent | s at 202k |",
              "|---" * (len(sizes) + 3) + "|"]
     for name, g in result["growth"].items():
         cells = [f"{result['runs'][n][name]['seconds']} / {result['runs'][n][name]['peak_rss_mib']}" for n in sizes]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {g['exponent']} | {g['seconds_at_paper_corpus']} |")
     lines += ["", (f"Extrapolated total at {result['paper_corpus_abstracts']} abstracts: "
-              f"{result['extrapolated_minutes_at_paper_corpus']} minutes (goal ≤ 45 on 2 cores)."), ""]
-    return "\n".join(lines)
+              f"{result['extrapolated_minutes_at_paper_corpus']} minutes (goal ≤ 45 on 2 cores)."), "",
+              "Claim sentences the mine stage embedded (each distinct sentence once; the cache starts empty):", "",
+              "| abstracts | claim sentences | distinct | repeated share | embed s | search s | slot similarity s |",
+              "|---|---|---|---|---|---|---|"]
+    for n in sizes:
+        e = result["mine_embedding"][n]
+        repeated = 1 - e["unique_texts"] / e["texts"] if e.get("texts") else None
+        secs = e["mine_seconds"]
+        lines.append(f"| {n} | {e.get('texts')} | {e.get('unique_texts')} | "
+                     f"{None if repeated is None else round(repeated, 3)} | {secs.get('embed')} | "
+                     f"{secs.get('search_and_score')} | {secs.get('slot_similarity')} |")
+    return "\n".join(lines + [""])
 
 
 if __name__ == "__main__":
@@ -169,8 +225,12 @@ if __name__ == "__main__":
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 80000])
-    sizes = sorted(parser.parse_args().sizes)
+    parser.add_argument("--precision", choices=PRECISIONS, default=PRECISIONS[0])
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the sizes already in benchmarks/results/scale.json (same precision)")
+    args = parser.parse_args()
+    sizes = sorted(args.sizes)
     if min(sizes) < 1:
         raise SystemExit("sizes must be positive")
-    out = main(sizes)
+    out = main(sizes, args.precision, args.resume)
     print(render(out))
