@@ -15,6 +15,10 @@ The config file is YAML with one section per stage whose keys go to that stage's
     sources_from: [builder/configs/shared_sources.yaml]  # YAML lists of sources
     ingest: {…}   claims: {…}   mine: {…}   annotate: {…}   split: {…}   audit: {…}
     card: {pretty_name: …, version: "1.0", repo_id: ORG/NAME}   # the release stage's config
+    runtime: {executor: local, tasks: 4}   # who runs the sharded stages (builder/runtime.py)
+
+The runtime may also come from its own file (``--runtime FILE``, e.g. ``builder/configs/runtime/slurm.yaml``):
+it decides where and on how many ranks claim extraction and claim embeddings run, never what they produce.
 
 The card is written once, by the last stage (``builder/release.py``).
 """
@@ -45,6 +49,8 @@ from biodivergence_dataset.io import (
     write_json_atomic,
     write_text_atomic,
 )
+
+from .runtime import RuntimeConfig
 
 REPORT_FILE = "build_report.md"
 #: Every stage's scalar stats in one flat mapping, keyed ``<stage>.<key>`` (see :func:`merged_stats`).
@@ -78,19 +84,29 @@ class BuildConfig(BaseModel):
     audit: dict[str, Any] = Field(default_factory=dict)
     goldcheck: GoldcheckSection = Field(default_factory=lambda: GoldcheckSection())
     card: dict[str, Any] = Field(default_factory=dict)
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
 
 
-def load_config(path: str | Path) -> BuildConfig:
-    path = Path(path)
+def _read_mapping(path: Path, what: str) -> dict[str, Any]:
     if not path.is_file():
-        raise FileNotFoundError(f"build config {path} does not exist")
+        raise FileNotFoundError(f"{what} {path} does not exist")
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a build config is a mapping of sections, got {type(data).__name__}")
+        raise ValueError(f"{path}: a {what} is a mapping of sections, got {type(data).__name__}")
+    return data
+
+
+def load_config(path: str | Path, runtime: str | Path | None = None) -> BuildConfig:
+    """The build config file; a ``runtime`` file (its keys, or its ``runtime:`` section) replaces its runtime."""
+    path = Path(path)
+    data = _read_mapping(path, "build config")
+    if runtime is not None:
+        extra = _read_mapping(Path(runtime), "runtime config")
+        data["runtime"] = extra.get("runtime", extra)
     try:
         return BuildConfig.model_validate(data)
     except ValidationError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        raise ValueError(f"{path}{f' with {runtime}' if runtime else ''}: {exc}") from None
 
 
 def resolve_source(source: str | dict[str, Any], base: Path | None) -> str:
@@ -166,6 +182,10 @@ STEPS: tuple[Step, ...] = (
 )
 
 
+#: The stages whose per-record work runs on the runtime's ranks (claim extraction; mining's embeddings).
+SHARDED = ("claims", "mine")
+
+
 @dataclass
 class StepResult:
     name: str
@@ -194,6 +214,8 @@ def _call(step: Step, work: Path, config: BuildConfig, sources: list[str]) -> di
     }
     if step.name == "release":
         return module.run_stage(out, stage_config, [work / "annotations"]) or {}
+    if step.name in SHARDED:
+        return module.run_stage(*inputs[step.name](), stage_config, config.runtime) or {}
     return module.run_stage(*inputs[step.name](), stage_config) or {}
 
 
@@ -350,13 +372,14 @@ def print_summary(outcome: Outcome) -> None:
 # the job
 
 
-def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | None = None) -> Outcome:
+def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | None = None,
+          runtime: str | Path | None = None) -> Outcome:
     """Run every stage into ``out_dir`` (resumable; the last, ``release``, writes the card), write the report,
-    check the release."""
+    check the release. ``runtime``: a runtime config file replacing the build config's ``runtime:``."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     start = time.perf_counter()
     config_path, work = Path(config_path), Path(out_dir)
-    config = load_config(config_path)
+    config = load_config(config_path, runtime)
     sources = resolve_sources(config, Path(base_dir) if base_dir else None)
     for step in STEPS:  # every section is checked before the first stage runs
         step.make_config(step.config_section(config))
@@ -409,6 +432,9 @@ def add_arguments(parser) -> None:
     # the old name; elsewhere --config names a release config (primary / pairlevel)
     parser.add_argument("--config", dest="legacy_config_file", help=argparse.SUPPRESS)
     parser.add_argument("--out", required=True, help="work directory; the release lands in OUT/release/")
+    parser.add_argument("--runtime", metavar="FILE",
+                        help="runtime config YAML (executor local/slurm/ray, tasks, workers), e.g. "
+                             "builder/configs/runtime/slurm.yaml; replaces the build config's runtime: section")
 
 
 def run(args) -> int:
@@ -417,7 +443,7 @@ def run(args) -> int:
     config_file = args.config_file or args.legacy_config_file
     if not config_file:
         raise ValueError("--config-file FILE is required (a build config YAML, e.g. builder/configs/demo.yaml)")
-    outcome = build(config_file, args.out)
+    outcome = build(config_file, args.out, runtime=args.runtime)
     print_summary(outcome)
     print(f"report: {Path(args.out) / REPORT_FILE}")
     return 0 if outcome.ok else 1

@@ -28,6 +28,7 @@ from biodivergence_dataset.records import Abstract, Claim, ClaimFrame, ClaimSlot
 
 from . import sentences
 from .frames import extract_frame
+from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 from .sources.base import BACKGROUND, CONCLUSIONS, METHODS, OBJECTIVE, RESULTS, UNASSIGNED, canonical_label
 
 STAGE = "claims"
@@ -506,22 +507,23 @@ def corpus_figures(n_abstracts: int, n_yielding: int, stats: io.StageStats) -> d
 
 
 # --- stage --------------------------------------------------------------------------------------------
-def check_stage_input(stage_dir: str | Path, what: str) -> Path:
-    """A finished stage folder, or a clear error saying what is wrong with it."""
-    path = Path(stage_dir)
-    if not path.is_dir():
-        raise FileNotFoundError(f"{what} folder {path} does not exist")
-    if not io.shard_paths(path):
-        if io.is_done(path):
-            return path  # a finished stage that produced no records
-        raise ValueError(f"{what} folder {path} is empty: no part-*.parquet shards and no {io.SUCCESS_MARKER}")
-    if not io.is_done(path):
-        raise ValueError(f"{what} folder {path} is not a finished stage ({io.SUCCESS_MARKER} missing); re-run it")
-    return path
+def map_abstracts(abstracts: Iterable[Abstract], config: ClaimsConfig, stats: io.StageStats) -> Iterator[Claim]:
+    """One rank's work (see :mod:`builder.runtime`): the claims of its slice of abstracts, with a progress bar."""
+    return iter_claims(_progress(abstracts, STAGE), config, stats)
 
 
-def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConfig | None = None) -> dict:
-    """Extract claims from a finished Abstract stage folder into ``out_dir`` (resumable)."""
+def finish_stats(stats: io.StageStats) -> None:
+    """Recompute the corpus figures of the ranks' summed stats, in the order one task writes them."""
+    figures = stats.figures
+    kept = {k: figures[k] for k in ("abstracts_without_domain",) if k in figures}
+    stats.figures = {**kept, **corpus_figures(figures.get("abstracts", 0), figures.get("abstracts_with_claims", 0),
+                                              stats)}
+
+
+def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Extract claims from a finished Abstract stage folder into ``out_dir`` (resumable), on ``runtime.tasks``
+    ranks of its executor; the output does not depend on the number of tasks."""
     config = config or ClaimsConfig()
     abstracts_dir = check_stage_input(abstracts_dir, "abstracts")
     if config.default_domain is not None:
@@ -529,13 +531,17 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConf
     out_dir = Path(out_dir)
     params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir)}
     if io.stage_is_current(out_dir, params):
+        clear_tasks(out_dir)
         return io.read_stats(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
     io.write_manifest(out_dir, STAGE, [str(abstracts_dir)], params)
-    stats = io.StageStats(STAGE, unit="sentences")  # kept: the sentences that became claims
-    abstracts = _progress(io.read_records(abstracts_dir, Abstract), "claims")
-    io.write_records(out_dir, iter_claims(abstracts, config, stats), stats, shard_size=config.shard_size)
+    # kept: the sentences that became claims
+    job = ShardJob(STAGE, map_abstracts, config, abstracts_dir, Abstract, Claim, "sentences", config.shard_size)
+    claims, stats = run_sharded(job, out_dir, runtime or RuntimeConfig())
+    finish_stats(stats)
+    io.write_records(out_dir, claims, stats, shard_size=config.shard_size)
+    clear_tasks(out_dir)
     return stats.to_dict()
 
 

@@ -24,13 +24,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io, ontology
-from biodivergence_dataset.records import Abstract, CandidatePair, Claim, MiningScores, pair_id_for
+from biodivergence_dataset.records import Abstract, CandidatePair, Claim, MiningScores, _Record, pair_id_for
 
 from . import scoring
 from .annotators.frames import frames_of, slot_similarities
-from .claims import check_stage_input
 from .embeddings import DEFAULT_MODEL
 from .frames import best_alignment
+from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 from .scoring import ScoringConfig
 
 log = logging.getLogger(__name__)
@@ -307,8 +307,75 @@ def _mineable_domains(claims: Iterable[Claim], stats: io.StageStats) -> dict[str
     return out
 
 
-def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | None = None) -> dict:
-    """Mine candidate pairs from a finished Claim stage folder into ``out_dir`` (resumable)."""
+# --- sharded embeddings ---------------------------------------------------------------------------------
+#: Folder (under the stage output) of the batches the ranks embed; removed with the task folders.
+BATCHES_DIR = ".batches"
+
+
+class TextBatch(_Record):
+    """One encoder batch of claim sentences: the unit the embedding ranks share out."""
+
+    texts: list[str]
+
+
+class TextVector(_Record):
+    """A rank's embedding of one claim sentence (hex key as in the embedding cache)."""
+
+    key: str
+    vector: list[float]
+
+
+def encoder_batches(texts: list[str], batch_size: int) -> list[list[str]]:
+    """``texts`` cut into the batches ``SentenceTransformer.encode`` would form (longest first), so that each
+    batch embedded on its own gives the same vectors, bit for bit, whichever rank embeds it."""
+    order = np.argsort([-len(t) for t in texts])  # as sentence-transformers sorts its input
+    ordered = [texts[i] for i in order]
+    return [ordered[i:i + batch_size] for i in range(0, len(ordered), batch_size)]
+
+
+def embed_batches(batches: Iterable[TextBatch], config: MineConfig, stats: io.StageStats) -> Iterable[TextVector]:
+    """One rank's work (see :mod:`builder.runtime`): the vectors of its batches, each encoded as one batch."""
+    from tqdm import tqdm
+
+    from .embeddings import load_encoder, text_key
+
+    encoder = load_encoder(config.model, config.device)
+    for batch in tqdm(batches, desc="embed", unit=" batches", mininterval=2.0, leave=False):
+        vectors = encoder.encode(batch.texts, batch_size=len(batch.texts), normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+        stats.seen += len(batch.texts)
+        stats.kept += len(batch.texts)
+        for text, vector in zip(batch.texts, vectors, strict=True):
+            yield TextVector(key=text_key(text).decode("ascii"), vector=vector.tolist())
+
+
+def fill_cache(texts: list[str], cache, out_dir: Path, config: MineConfig, runtime: RuntimeConfig) -> int:
+    """Embed the distinct ``texts`` the cache lacks on the runtime's ranks and add them to the cache; returns
+    how many were embedded."""
+    from .embeddings import text_key
+
+    missing = list(dict.fromkeys(t for t in texts if cache.get(text_key(t)) is None))
+    if not missing:
+        return 0
+    batches_dir = out_dir / BATCHES_DIR
+    io.write_records(batches_dir, (TextBatch(texts=b) for b in encoder_batches(missing, config.batch_size)))
+    job = ShardJob("embed", embed_batches, config, batches_dir, TextBatch, TextVector, "sentences")
+    vectors, _ = run_sharded(job, out_dir, runtime)
+    keys, rows = [], []
+    for v in vectors:
+        keys.append(v.key.encode("ascii"))
+        rows.append(v.vector)
+    cache.add(keys, np.asarray(rows, dtype=np.float32).reshape(len(rows), -1))
+    cache.stats.embedded += len(keys)
+    return len(keys)
+
+
+def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Mine candidate pairs from a finished Claim stage folder into ``out_dir`` (resumable); the claim
+    sentences are embedded on ``runtime.tasks`` ranks of its executor, with the same vectors whatever it is."""
+    import shutil
+
     from .embeddings import embed_texts, embedding_dimension, load_encoder, open_cache
 
     config = config or MineConfig()
@@ -318,6 +385,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir),
               "abstracts": io.done_fingerprint(abstracts_dir) if abstracts_dir and io.is_done(abstracts_dir) else None}
     if io.stage_is_current(out_dir, params):
+        clear_tasks(out_dir)
         return io.read_stats(out_dir)
     encoder = load_encoder(config.model, config.device)  # fails early on a bad model name or path
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -329,8 +397,10 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     cache = open_cache(config.cache_dir or out_dir / "embedding_cache", config.model, embedding_dimension(encoder))
     t0 = time.perf_counter()
     all_claims = [c for claims in domains.values() for c in claims]
-    emb = embed_texts([c.sentence for c in all_claims], encoder, cache, config.batch_size,
-                      show_progress=len(all_claims) > 5000)
+    sentences = [c.sentence for c in all_claims]
+    embedded = fill_cache(sentences, cache, out_dir, config, runtime or RuntimeConfig())
+    emb = embed_texts(sentences, encoder, cache, config.batch_size)  # every sentence is in the cache now
+    cache.stats.embedded, cache.stats.from_cache = embedded, cache.stats.unique_texts - embedded
     t1 = time.perf_counter()
     results: dict[str, tuple[list[Claim], DomainResult]] = {}
     offset = 0
@@ -365,6 +435,8 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
         "seconds": {k: round(v, 3) for k, v in timings.items()},
     })
     io.write_records(out_dir, pairs, stats, shard_size=config.shard_size)
+    clear_tasks(out_dir)
+    shutil.rmtree(out_dir / BATCHES_DIR, ignore_errors=True)
     return stats.to_dict()
 
 
