@@ -337,12 +337,11 @@ def embed_batches(batches: Iterable[TextBatch], config: MineConfig, stats: io.St
     """One rank's work (see :mod:`builder.runtime`): the vectors of its batches, each encoded as one batch."""
     from tqdm import tqdm
 
-    from .embeddings import load_encoder, text_key
+    from .embeddings import embed_texts, load_encoder, text_key
 
     encoder = load_encoder(config.model, config.device)
     for batch in tqdm(batches, desc="embed", unit=" batches", mininterval=2.0, leave=False):
-        vectors = encoder.encode(batch.texts, batch_size=len(batch.texts), normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+        vectors = embed_texts(batch.texts, encoder, batch_size=len(batch.texts))  # distinct texts: one encode call
         stats.seen += len(batch.texts)
         stats.kept += len(batch.texts)
         for text, vector in zip(batch.texts, vectors, strict=True):
@@ -366,7 +365,6 @@ def fill_cache(texts: list[str], cache, out_dir: Path, config: MineConfig, runti
         keys.append(v.key.encode("ascii"))
         rows.append(v.vector)
     cache.add(keys, np.asarray(rows, dtype=np.float32).reshape(len(rows), -1))
-    cache.stats.embedded += len(keys)
     return len(keys)
 
 

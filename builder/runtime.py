@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 
 TASKS_DIR = ".tasks"
 RANK_PREFIX = "rank-"
-EXECUTORS = ("local", "slurm", "ray")
 
 
 class SlurmOptions(BaseModel):
@@ -100,14 +99,12 @@ class ShardJob:
     writes: type
     unit: str
     shard_size: int = io.DEFAULT_SHARD_SIZE
-    #: identifies the input beyond its folder's content (e.g. an embedding model); part of the task key
-    extra_key: dict[str, Any] = field(default_factory=dict)
 
     def key(self, tasks: int) -> str:
         """The task folder's name: changes with the function, config, input content and task count."""
         ident = {"function": f"{self.function.__module__}.{self.function.__qualname__}",
                  "config": self.config.model_dump(mode="json"), "input": io.done_fingerprint(self.input_dir),
-                 "extra": self.extra_key, "tasks": tasks}
+                 "tasks": tasks}
         return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -251,9 +248,10 @@ def merge_stats(stage: str, unit: str, ranks: list[dict[str, Any]]) -> io.StageS
     for stats in ranks:
         merged.seen += stats["seen"]
         merged.kept += stats["kept"]
-        for reason, n in io.dropped_counts(stats).items():
+        dropped = io.dropped_counts(stats)
+        for reason, n in dropped.items():
             merged.drop(reason, n)
-        known = {"stage", "unit", "seen", "kept", io.DROPPED_TOTAL} | {f"{io.DROPPED}{r}" for r in io.dropped_counts(stats)}
+        known = {"stage", "unit", "seen", "kept", io.DROPPED_TOTAL} | {f"{io.DROPPED}{r}" for r in dropped}
         for key, value in stats.items():
             if key in known:
                 continue
