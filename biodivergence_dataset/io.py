@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -178,7 +178,7 @@ class ShardWriter:
         self.written += len(self._buffer)
         self._buffer = []
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> ShardWriter:  # noqa: PYI034 (typing.Self needs Python 3.11; we support 3.10)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -215,7 +215,7 @@ class ExclusionWriter:
         self._shards.add({"reason": reason, "record_id": record_id,
                           "record": to_json(record).decode("utf-8"), "detail": json.dumps(detail or {})})
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> ExclusionWriter:  # noqa: PYI034 (as ShardWriter)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from itertools import pairwise
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 
@@ -235,7 +234,7 @@ class Deduplicator:
         if self._path is not None:
             self._path.unlink(missing_ok=True)
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> Deduplicator:  # noqa: PYI034 (typing.Self needs Python 3.11; we support 3.10)
         return self
 
     def __exit__(self, *exc) -> None:

@@ -12,7 +12,6 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Self
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PUBMED_XML = DATA / "pubmed_xml_ncbiutils" / "pubmed.xml"  # 5 articles
@@ -248,7 +247,7 @@ class FakeHub:
                          "Content-Type": "application/octet-stream"}, data
         return 404, {}, b'{"error": "not served by the fake Hub"}'
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> FakeHub:  # noqa: PYI034 (typing.Self needs Python 3.11; we support 3.10)
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
