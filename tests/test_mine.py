@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -193,6 +195,34 @@ def test_cap_and_thresholds_are_configurable(stage_dirs, mined, tmp_path):
         assert strict["kept"] < mined[1]["kept"]
         assert all(getattr(p.scores, "similarity" if field == "min_similarity" else "combined_score") >= value
                    for p in io.read_records(tmp_path / field, CandidatePair))
+
+
+def _pairs_and_scores(folder: Path) -> list:
+    return [(p.pair_id, p.scores) for p in io.read_records(folder, CandidatePair)]
+
+
+def test_cache_is_filled_a_shard_at_a_time_with_the_same_vectors(stage_dirs, mined, tmp_path, monkeypatch):
+    """The ranks' vectors enter the cache in bounded chunks (never all at once), and nothing changes."""
+    monkeypatch.setattr(mine, "CACHE_SHARD_ROWS", 7)
+    stats = mine.run_stage(stage_dirs / "claims", tmp_path / "chunked")
+    shards = sorted((tmp_path / "chunked" / "embedding_cache").rglob("emb-*.npz"))
+    embedded = stats["embedding_cache"]["embedded"]
+    assert embedded == mined[1]["embedding_cache"]["embedded"] and len(shards) == -(-embedded // 7) > 1
+    assert all(len(np.load(s)["keys"]) == 7 for s in shards[:-1])
+    assert _pairs_and_scores(tmp_path / "chunked") == _pairs_and_scores(mined[0])
+
+
+def test_bfloat16_mining_uses_its_own_cache_and_finds_nearly_the_same_pairs(stage_dirs, mined, tmp_path):
+    cache = tmp_path / "cache"
+    shutil.copytree(mined[0] / "embedding_cache", cache)
+    stats = mine.run_stage(stage_dirs / "claims", tmp_path / "bf16",
+                           mine.MineConfig(cache_dir=str(cache), precision="bfloat16"))
+    assert stats["embedding_cache"]["embedded"] == mined[1]["embedding_cache"]["embedded"]  # float32 never reused
+    assert sorted(json.loads(m.read_text())["precision"] for m in cache.glob("*/meta.json")) == ["bfloat16",
+                                                                                                 "float32"]
+    full = {p for p, _ in _pairs_and_scores(mined[0])}
+    half = {p for p, _ in _pairs_and_scores(tmp_path / "bf16")}
+    assert len(full & half) >= 0.8 * len(full)
 
 
 def test_corrupt_cache_is_rebuilt_and_counted(stage_dirs, encoder, tmp_path):
