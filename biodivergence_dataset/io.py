@@ -17,7 +17,7 @@ import json
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,6 +273,11 @@ def write_records(
         stats.write(out_dir)
     mark_done(out_dir)
     return writer.written
+
+
+def as_dirs(folders: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
+    """One folder or several, as a list of paths (the stages that read several upstream folders take both)."""
+    return [Path(folders)] if isinstance(folders, (str, os.PathLike)) else [Path(f) for f in folders]
 
 
 def is_done(stage_dir: str | os.PathLike) -> bool:

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
@@ -71,6 +71,9 @@ from .annotators.frames import compared_frames
 from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
 from .repair import repair
+
+if TYPE_CHECKING:
+    from .runtime import RuntimeConfig
 
 STAGE = "annotate"
 ANNOTATIONS_FILE = "annotations.jsonl"
@@ -455,8 +458,10 @@ def _stats(pairs: list[CandidatePair], rows: dict[str, dict[str, Any]], stats: S
     return examples, repairs
 
 
-def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig | None = None) -> dict[str, Any]:
-    """Annotate the CandidatePair folder ``pairs_dir`` into ``out_dir``; returns the stats dict."""
+def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict[str, Any]:
+    """Annotate the CandidatePair folder ``pairs_dir`` into ``out_dir``; returns the stats dict. Requests run
+    ``config.concurrency`` at a time in this process, so ``runtime`` is not used (the Stage shape)."""
     config = config or AnnotateConfig()
     pairs_dir, out_dir = Path(pairs_dir), Path(out_dir)
     if not is_done(pairs_dir):

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
@@ -34,6 +34,9 @@ from biodivergence_dataset.release import (
 )
 
 from .grouping import UnionFind
+
+if TYPE_CHECKING:
+    from .runtime import RuntimeConfig
 
 STAGE = "audit"
 AUDIT_FILE = "audit.json"
@@ -403,26 +406,29 @@ def write_plots(release_dir: Path, result: Mapping[str, Any], dpi: int) -> list[
     ]
 
 
-def run_stage(release_dir: str | Path, config: AuditConfig | None = None) -> dict[str, Any]:
-    """Write audit.json, stats.json and plots into the release; resumable (the card is the release stage's).
+def run_stage(release_dir: str | Path, out_dir: str | Path, config: AuditConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict[str, Any]:
+    """Audit the release in ``release_dir`` and write audit.json, stats.json and plots into ``out_dir`` (in a
+    build, the release itself); resumable (the card is the release stage's; a global step: ``runtime`` is
+    not used).
 
     Returns the audit dict (``leakage``, ``counts``, ``leaks``, ``ok``, …).
     """
     config = config or AuditConfig()
-    release_dir = Path(release_dir)
+    release_dir, out_dir = Path(release_dir), Path(out_dir)
     params = {**config.model_dump(), "release": release_fingerprint(release_dir)}
-    marker = state_dir(release_dir, STAGE)
+    marker = state_dir(out_dir, STAGE)
     if stage_is_current(marker, params):
-        return _read_json(release_dir / AUDIT_FILE)
+        return _read_json(out_dir / AUDIT_FILE)
     (marker / "_SUCCESS").unlink(missing_ok=True)
     with _progress(2 if config.plots else 1) as bar:
         result = audit_release(release_dir)
-        write_json_atomic(release_dir / AUDIT_FILE, result["audit"])
-        write_json_atomic(release_dir / STATS_FILE, result["stats"])
+        write_json_atomic(out_dir / AUDIT_FILE, result["audit"])
+        write_json_atomic(out_dir / STATS_FILE, result["stats"])
         bar.update()
         if config.plots:
-            plots = write_plots(release_dir, result, config.dpi)
-            write_json_atomic(release_dir / PLOTS_DIR / PLOTS_FILE, [asdict(p) for p in plots])
+            plots = write_plots(out_dir, result, config.dpi)
+            write_json_atomic(out_dir / PLOTS_DIR / PLOTS_FILE, [asdict(p) for p in plots])
             bar.update()
     write_json_atomic(marker / "stats.json", {"stage": STAGE, "ok": result["audit"]["ok"],
                                               "leaks": result["audit"]["leaks"]})
@@ -463,8 +469,8 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from . import release
 
-    audit = run_stage(args.release, AuditConfig(plots=not args.no_plots))
-    release.run_stage(args.release)
+    audit = run_stage(args.release, args.release, AuditConfig(plots=not args.no_plots))
+    release.run_stage(None, args.release)
     print(format_audit(audit))
     if not audit["ok"]:
         print(f"error: {ontology.DEFAULT_CONFIG} leaks across splits (see {Path(args.release) / AUDIT_FILE})")

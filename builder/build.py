@@ -31,7 +31,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,7 @@ from biodivergence_dataset.io import (
     write_text_atomic,
 )
 
-from .runtime import RuntimeConfig
+from .runtime import RuntimeConfig, Stage
 
 REPORT_FILE = "build_report.md"
 #: Every stage's scalar stats in one flat mapping, keyed ``<stage>.<key>`` (see :func:`merged_stats`).
@@ -155,6 +154,7 @@ class Step:
 
     name: str
     config_class: str
+    input: str | None  # folder under the work directory it reads (None: the build's sources)
     output: str  # folder under the work directory
     marker: str  # its success marker, relative to the work directory
     section: str = ""  # its section of the build config when not named after it, given as one keyword
@@ -172,18 +172,15 @@ class Step:
 
 
 STEPS: tuple[Step, ...] = (
-    Step("ingest", "IngestConfig", "abstracts", f"abstracts/{SUCCESS_MARKER}"),
-    Step("claims", "ClaimsConfig", "claims", f"claims/{SUCCESS_MARKER}"),
-    Step("mine", "MineConfig", "pairs", f"pairs/{SUCCESS_MARKER}"),
-    Step("annotate", "AnnotateConfig", "annotations", f"annotations/{SUCCESS_MARKER}"),
-    Step("split", "SplitConfig", RELEASE, f"{RELEASE}/.stages/split/{SUCCESS_MARKER}"),
-    Step("audit", "AuditConfig", RELEASE, f"{RELEASE}/.stages/audit/{SUCCESS_MARKER}"),
-    Step("release", "ReleaseConfig", RELEASE, f"{RELEASE}/.stages/release/{SUCCESS_MARKER}", section="card"),
+    Step("ingest", "IngestConfig", None, "abstracts", f"abstracts/{SUCCESS_MARKER}"),
+    Step("claims", "ClaimsConfig", "abstracts", "claims", f"claims/{SUCCESS_MARKER}"),
+    Step("mine", "MineConfig", "claims", "pairs", f"pairs/{SUCCESS_MARKER}"),
+    Step("annotate", "AnnotateConfig", "pairs", "annotations", f"annotations/{SUCCESS_MARKER}"),
+    Step("split", "SplitConfig", "annotations", RELEASE, f"{RELEASE}/.stages/split/{SUCCESS_MARKER}"),
+    Step("audit", "AuditConfig", RELEASE, RELEASE, f"{RELEASE}/.stages/audit/{SUCCESS_MARKER}"),
+    Step("release", "ReleaseConfig", "annotations", RELEASE, f"{RELEASE}/.stages/release/{SUCCESS_MARKER}",
+         section="card"),
 )
-
-
-#: The stages whose per-record work runs on the runtime's ranks (claim extraction; mining's embeddings).
-SHARDED = ("claims", "mine")
 
 
 @dataclass
@@ -200,23 +197,9 @@ def _marker_time(path: Path) -> int | None:
 
 
 def _call(step: Step, work: Path, config: BuildConfig, sources: list[str]) -> dict[str, Any]:
-    module = importlib.import_module(f"builder.{step.name}")
-    stage_config = step.make_config(step.config_section(config))
-    out = work / step.output
-    inputs: dict[str, Callable[[], tuple]] = {
-        "ingest": lambda: (sources, out),
-        "claims": lambda: (work / "abstracts", out),
-        "mine": lambda: (work / "claims", out),
-        "annotate": lambda: (work / "pairs", out),
-        "split": lambda: (work / "annotations", out),
-        "audit": lambda: (out,),
-        "release": lambda: (out,),
-    }
-    if step.name == "release":
-        return module.run_stage(out, stage_config, [work / "annotations"]) or {}
-    if step.name in SHARDED:
-        return module.run_stage(*inputs[step.name](), stage_config, config.runtime) or {}
-    return module.run_stage(*inputs[step.name](), stage_config) or {}
+    run_stage: Stage = importlib.import_module(f"builder.{step.name}").run_stage
+    inputs = sources if step.input is None else work / step.input
+    return run_stage(inputs, work / step.output, step.make_config(step.config_section(config)), config.runtime) or {}
 
 
 def run_step(step: Step, index: int, work: Path, config: BuildConfig, sources: list[str]) -> StepResult:

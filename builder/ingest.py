@@ -28,7 +28,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -41,6 +41,9 @@ from .domains import DomainAssigner
 from .normalise import Normaliser
 from .sources import SourceSpec
 from .sources.base import MALFORMED, TOO_LONG, Deletion, Fault, RawRecord
+
+if TYPE_CHECKING:
+    from .runtime import RuntimeConfig
 
 STAGE = "ingest"
 NEAR_DUPLICATES_FILE = "near_duplicates.jsonl"
@@ -321,8 +324,10 @@ def _fingerprint(specs: list[SourceSpec]) -> list[list[Any]]:
     return out
 
 
-def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig | dict | None = None) -> dict:
-    """Ingest ``sources`` into the stage folder ``out_dir``; returns the stats dict (resumable)."""
+def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig | dict | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Ingest ``sources`` into the stage folder ``out_dir``; returns the stats dict (resumable). De-duplication
+    is one global step, so ``runtime`` is not used (the :class:`~builder.runtime.Stage` shape)."""
     config = config if isinstance(config, IngestConfig) else IngestConfig.model_validate(config or {})
     specs = resolve_sources(sources, config.domain)
     out_dir = Path(out_dir)

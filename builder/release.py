@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -32,6 +32,7 @@ from biodivergence_dataset.io import (
     BY_DOMAIN,
     STATS_FILE,
     SUCCESS_MARKER,
+    as_dirs,
     content_fingerprint,
     done_fingerprint,
     mark_done,
@@ -52,6 +53,9 @@ from biodivergence_dataset.provenance import (
 from biodivergence_dataset.release import SPLIT_MANIFEST, SPLIT_REPORT, state_dir
 
 from .sources import SourceSpec
+
+if TYPE_CHECKING:
+    from .runtime import RuntimeConfig
 
 STAGE = "release"
 ANNOTATION_MANIFEST = "annotation_manifest.json"
@@ -248,15 +252,15 @@ def _inputs_fingerprint(release_dir: Path, annotation_dirs: Sequence[Path]) -> d
             "files": content_fingerprint(release_dir, files)}
 
 
-def run_stage(release_dir: str | Path, config: ReleaseConfig | None = None,
-              annotation_dirs: Sequence[str | Path] | None = None) -> dict[str, Any]:
-    """Assemble the release's manifests, funnel, sources and card; resumable.
-
-    ``annotation_dirs`` defaults to the folders the split read (its stage manifest).
+def run_stage(annotation_dirs: str | Path | Sequence[str | Path] | None, release_dir: str | Path,
+              config: ReleaseConfig | None = None, runtime: RuntimeConfig | None = None) -> dict[str, Any]:
+    """Assemble the release's manifests, funnel, sources and card from the annotation folder(s) the release
+    was split from (None: the folders the split's stage manifest names); resumable (a global step:
+    ``runtime`` is not used).
     """
     config = config or ReleaseConfig()
     release_dir = Path(release_dir)
-    dirs = [Path(d) for d in annotation_dirs] if annotation_dirs is not None else split_inputs(release_dir)
+    dirs = as_dirs(annotation_dirs) if annotation_dirs is not None else split_inputs(release_dir)
     meta = config.meta(release_dir)
     params = {"card": asdict(meta), "inputs": _inputs_fingerprint(release_dir, dirs)}
     marker = state_dir(release_dir, STAGE)

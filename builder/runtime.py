@@ -12,6 +12,9 @@ or input never reuses a stale rank.
 
 Global steps (de-duplication, the neighbour search, the consensus, the split, the audit, the release) run in
 the build process; they read the gathered outputs.
+
+Every stage, sharded or global, has one signature (:class:`Stage`): ``run_stage(inputs, out_dir, config,
+runtime) -> stats``, so the build is a plain list of steps.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import pyarrow.parquet as pq
 from datatrove.pipeline.base import PipelineStep
@@ -85,6 +88,18 @@ class RuntimeConfig(BaseModel):
         if self.workers == 0:
             raise ValueError("workers must be -1 (no cap) or at least 1")
         return self
+
+
+class Stage(Protocol):
+    """The one shape of a build stage's ``run_stage``.
+
+    ``inputs``: what it reads (the finished folder of the stage before it, or the ingest sources);
+    ``out_dir``: the folder it writes (resumable: a finished, current output is not redone); ``config``:
+    its config model (None: the paper's defaults); ``runtime``: the executor its per-record work runs on
+    (stages that run only global steps accept and ignore it). Returns the stage's stats."""
+
+    def __call__(self, inputs: Any, out_dir: str | Path, config: Any = None,
+                 runtime: RuntimeConfig | None = None) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)

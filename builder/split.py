@@ -32,13 +32,14 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
     StageStats,
+    as_dirs,
     done_fingerprint,
     dropped_counts,
     mark_done,
@@ -53,6 +54,9 @@ from biodivergence_dataset.release import SPLIT_REPORT
 from biodivergence_dataset.release import state_dir as release_state_dir
 
 from .grouping import UnionFind
+
+if TYPE_CHECKING:
+    from .runtime import RuntimeConfig
 
 STAGE = "split"
 LLM = ontology.check_label("annotator_kind", "llm")
@@ -546,11 +550,6 @@ def check_nonempty(result: SplitResult) -> None:
 # stage I/O
 
 
-def _as_dirs(annotations_dir: str | Path | Sequence[str | Path]) -> list[Path]:
-    dirs = [annotations_dir] if isinstance(annotations_dir, (str, Path)) else list(annotations_dir)
-    return [Path(d) for d in dirs]
-
-
 def state_dir(release_dir: str | Path, stage: str = STAGE) -> Path:
     return release_state_dir(release_dir, stage)
 
@@ -569,8 +568,10 @@ def _stage_stats(result: SplitResult, n_read: int) -> StageStats:
 
 def run_stage(
     annotations_dir: str | Path | Sequence[str | Path], release_dir: str | Path, config: SplitConfig | None = None,
+    runtime: RuntimeConfig | None = None,
 ) -> dict[str, Any]:
-    """Split one or more annotation folders into a release folder's data; resumable.
+    """Split one or more annotation folders into a release folder's data; resumable (a global step: ``runtime``
+    is not used).
 
     What the split decided goes to ``.stages/split/report.json``; the release stage (:mod:`builder.release`)
     turns it into ``split_manifest.json`` and writes the card.
@@ -578,7 +579,7 @@ def run_stage(
     from biodivergence_dataset.release import write_config
 
     config = config or SplitConfig()
-    dirs, release_dir = _as_dirs(annotations_dir), Path(release_dir)
+    dirs, release_dir = as_dirs(annotations_dir), Path(release_dir)
     for d in dirs:
         if not (d / "_SUCCESS").exists():
             raise FileNotFoundError(f"{d}: not a finished annotation folder (no _SUCCESS marker)")
@@ -634,7 +635,7 @@ def run(args) -> int:
     from . import release
 
     stats = run_stage(args.annotations_dir, args.out, config)
-    release.run_stage(args.out)
+    release.run_stage(None, args.out)
     for name in ontology.CONFIGS:
         sizes = stats.get(f"{name}_sizes", {})
         print(f"{name}: " + ", ".join(f"{s}={n}" for s, n in sizes.items()))

@@ -103,9 +103,9 @@ def test_statistics_match_hand_counts(tmp_path):
     primary = {TRAIN: rows[:2], VALIDATION: rows[2:3], TEST: rows[3:]}
     manifest = {"funnel_per_domain": {"amr": {"abstracts": 10, "claims": 25, "candidates": 12, "labelled": 4}}}
     rel = make_release(tmp_path, primary, primary, manifest)
-    audit.run_stage(rel)
+    audit.run_stage(rel, rel)
     assert "per_domain" not in json.loads((rel / "stats.json").read_text())  # the release stage adds the funnel
-    release.run_stage(rel)
+    release.run_stage(None, rel)
     stats = json.loads((rel / "stats.json").read_text())
     prim = stats["by_config"]["primary"]
     assert prim["conflict_type_by_split"][ontology.CONTEXTUAL] == {TRAIN: 1, VALIDATION: 1, TEST: 0}
@@ -126,8 +126,8 @@ def test_statistics_match_hand_counts(tmp_path):
 
 def test_plots_are_pngs_shown_by_the_card(tmp_path):
     rel = make_release(tmp_path, clean_splits(), leaky_splits())
-    audit.run_stage(rel)
-    release.run_stage(rel)
+    audit.run_stage(rel, rel)
+    release.run_stage(None, rel)
     pngs = sorted(p.name for p in (rel / "plots").glob("*.png"))
     assert pngs == ["axes_by_split.png", "component_sizes.png", "conflict_type_by_split.png"]
     for name in pngs:
@@ -137,12 +137,12 @@ def test_plots_are_pngs_shown_by_the_card(tmp_path):
 
 def test_audit_is_resumable_and_reruns_after_the_release_changes(tmp_path):
     rel = make_release(tmp_path, clean_splits(), leaky_splits())
-    audit.run_stage(rel, audit.AuditConfig(plots=False))
+    audit.run_stage(rel, rel, audit.AuditConfig(plots=False))
     before = (rel / "audit.json").stat().st_mtime_ns
-    audit.run_stage(rel, audit.AuditConfig(plots=False))
+    audit.run_stage(rel, rel, audit.AuditConfig(plots=False))
     assert (rel / "audit.json").stat().st_mtime_ns == before
     write_config(rel, "primary", leaky_splits())
-    assert audit.run_stage(rel, audit.AuditConfig(plots=False))["ok"] is False
+    assert audit.run_stage(rel, rel, audit.AuditConfig(plots=False))["ok"] is False
 
 
 def test_component_sizes_of_the_article_graph():

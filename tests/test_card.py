@@ -51,8 +51,8 @@ def sourced_release(tmp_path, monkeypatch):
     sources = ["pubmedqa:data/tiny/sub", "scifact_corpus:data/unlicensed@oncology", "pubtator:data/tiny"]
     (root / "split_manifest.json").write_text(json.dumps({"sources": {"abstracts": sources}}))
     monkeypatch.chdir(tmp_path)  # the manifest's paths are relative to where the build ran
-    audit.run_stage(root, audit.AuditConfig(dpi=40))
-    release.run_stage(root)
+    audit.run_stage(root, root, audit.AuditConfig(dpi=40))
+    release.run_stage(None, root)
     return root
 
 
