@@ -330,6 +330,11 @@ def _cues(text: str) -> list[_Cue]:
     return out
 
 
+def finding_cue_starts(text: str) -> list[int]:
+    """Where each finding cue word of ``text`` begins (effect, association, difference and null words)."""
+    return [m.start() for m in _CUE_RE.finditer(text)]
+
+
 #: Adjectives that state a finding about their subject without an object ("X is safe", "Y was not useful").
 _EVALUATIVE = re.compile(r"safe|effective|efficacious|useful|feasible|accurate|reliable|beneficial|important|"
                          r"necessary|sufficient|essential|valuable|helpful|superior|inferior|ineffective|"

@@ -120,7 +120,23 @@ def test_goldcheck_reports_intervals_and_warns_when_the_rule_is_not_beaten():
 def test_pubmedqa_questions_read_as_claims():
     assert gc.question_as_claim("Do statins reduce stroke risk in women?") == "Statins reduce stroke risk in women."
     assert (gc.question_as_claim("Night shifts: is there a link with obesity?")
-            == "Night shifts: there a link with obesity.")
+            == "Night shifts: there is a link with obesity.")
+    # the auxiliary goes back after the subject, before the predicate that states the finding
+    written = {
+        "Is coffee intake associated with gout in older men?": "Coffee intake is associated with gout in older men.",
+        "Is a low platelet count a risk factor for bleeding?": "A low platelet count is a risk factor for bleeding.",
+        "Are night-shift nurses more likely to report insomnia?": "Night-shift nurses are more likely to report insomnia.",
+        "Can early mobilisation reduce hospital stay?": "Early mobilisation can reduce hospital stay.",
+        "Could vitamin D supplementation be useful after hip fracture?":
+            "Vitamin D supplementation could be useful after hip fracture.",
+        "Has the incidence of measles increased since 2015?": "The incidence of measles has increased since 2015.",
+        "Are anxiety disorders underdiagnosed in primary care?": "Anxiety disorders are underdiagnosed in primary care.",
+        # a finding word inside the subject is not the predicate; with none left, no place is guessed
+        "Is a reduction of sodium intake in hospital wards achievable?":
+            "A reduction of sodium intake in hospital wards achievable.",
+        "Is the wound-adapted dressing preferable?": "The wound-adapted dressing preferable.",
+    }
+    assert {q: gc.question_as_claim(q) for q in written} == written
     pairs = gc.load_gold("pubmedqa", SCIFACT.parent)
     assert len(pairs) == 890 and sum(p.conflict for p in pairs) == 338  # decisions no / yes; maybe left out
 

@@ -36,6 +36,7 @@ from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, claim_id_for, pair_id_for
 
 from ..agreement import cohen_kappa, is_conflict
+from ..frames import finding_cue_starts
 from ..sources.scifact import parse_array_repr
 
 SCIFACT_CLAIM_FILES = ("claims_train.jsonl", "claims_dev.jsonl")
@@ -147,16 +148,64 @@ def gold_check(gold: Iterable[GoldPair], predict: Callable[[CandidatePair], str]
 
 # --------------------------------------------------------------------------- PubMedQA-derived pairs
 
-_QUESTION_AUX = re.compile(r"^\s*(?:do|does|did|is|are|was|were|can|could|should|has|have|had|will|would|may|might)"
+_QUESTION_AUX = re.compile(r"^\s*(do|does|did|is|are|was|were|can|could|should|has|have|had|will|would|may|might)"
                            r"\s+", re.IGNORECASE)
+#: Auxiliaries that carry no meaning of their own once the question is a statement ("Does X reduce Y?").
+_DO_SUPPORT = frozenset({"do", "does", "did"})
+#: Words that open a predicate before its finding word: the auxiliary goes before them ("is a risk factor").
+_PREDICATE_OPENERS = frozenset(["a", "an", "the", "more", "less", "most", "least", "also"])
+#: A finding word after one of these sits inside the subject ("a prediction of different subtypes").
+_PREPOSITIONS = frozenset(["of", "in", "on", "for", "with", "to", "between", "among", "from", "by", "at"])
+_MODALS = frozenset(["can", "could", "should", "will", "would", "may", "might"])
+#: Noun endings: a finding word with one names a thing in the subject ("stimulation", "treatment").
+_NOUN_ENDINGS = ("ion", "ions", "ment", "ments", "ance", "ence", "ity")
+_WORD = re.compile(r"\S+")
+
+
+def _auxiliary_position(aux: str, text: str) -> int | None:
+    """Where the fronted auxiliary ``aux`` of a yes/no question goes back in its statement: before
+    ``there``; a modal before "be"; else before the predicate of the first verb-like finding word not
+    inside the subject (stepping back over "a", "more" …); else before the first later unhyphenated
+    past participle; None if unknown."""
+    words = [(m.start(), m.group(0).lower().strip(",;()")) for m in _WORD.finditer(text)]
+    if words and words[0][1] == "there":
+        return words[1][0] if len(words) > 1 else None
+    if aux in _MODALS:
+        return next((start for start, w in words[1:] if w == "be"), None) or _cue_position(words, text)
+    return _cue_position(words, text) or next(
+        (start for start, w in words[1:] if len(w) > 4 and w.endswith("ed") and "-" not in w), None)
+
+
+def _cue_position(words: list[tuple[int, str]], text: str) -> int | None:
+    index = {start: i for i, (start, _) in enumerate(words)}
+    for cue in finding_cue_starts(text):
+        i = index.get(cue)
+        if not i or words[i - 1][1] in _PREPOSITIONS or words[i][1].endswith(_NOUN_ENDINGS):
+            continue
+        while i > 0 and words[i - 1][1] in _PREDICATE_OPENERS:
+            i -= 1
+        if i:  # else the finding word is the subject's own noun ("a prediction of …")
+            return words[i][0]
+    return None
+
+
+def _as_statement(question: str) -> str:
+    """One yes/no question as the statement it asks about; unchanged when it opens with no auxiliary."""
+    m = _QUESTION_AUX.match(question)
+    if not m:
+        return question.strip().rstrip(" ?")
+    aux, rest = m.group(1).lower(), question[m.end():].strip().rstrip(" ?")
+    where = None if aux in _DO_SUPPORT else _auxiliary_position(aux, rest)
+    return rest if where is None else f"{rest[:where]}{aux} {rest[where:]}"
 
 
 def question_as_claim(question: str) -> str:
-    """A yes/no question read as the statement it asks about ("Do statins reduce X?" → "Statins reduce X.")."""
+    """A yes/no question read as the statement it asks about, the auxiliary put back after the subject
+    ("Do statins reduce X?" → "Statins reduce X.", "Is X associated with Y?" → "X is associated with Y.")."""
     head, colon, tail = question.partition(": ")
     if colon and _QUESTION_AUX.match(tail):  # "Title: does X improve Y?" keeps the title as context
-        return f"{head}: {_QUESTION_AUX.sub('', tail).rstrip(' ?')}."
-    text = _QUESTION_AUX.sub("", question.strip()).rstrip(" ?")
+        return f"{head}: {_as_statement(tail)}."
+    text = _as_statement(question)
     return (text[:1].upper() + text[1:] + ".") if text else question
 
 
