@@ -9,7 +9,8 @@ goldcheck's ``score_source`` (κ and its bootstrap interval next to the negation
 the calibrated probability with a bootstrap interval. Writes ``benchmarks/results/judge.json`` and
 ``judge.md``; the machine state (cores, load average) is recorded with the timings.
 
-Usage: python benchmarks/judge.py [--out build/judge] [--reuse] [--max-per-source N] [--source S] [--bootstrap 1000]
+Usage: python benchmarks/judge.py [--out build/judge] [--reuse] [--max-per-source N] [--epochs E] [--learning-rate LR]
+       [--batch-size B] [--source S] [--bootstrap 1000]
 """
 
 from __future__ import annotations
@@ -91,13 +92,17 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "build" / "judge"), help="judge folder (folds go under it)")
     parser.add_argument("--reuse", action="store_true", help="score the folds already in --out, train the missing")
     parser.add_argument("--max-per-source", type=int, default=d.max_per_source)
+    parser.add_argument("--epochs", type=float, default=d.epochs)
+    parser.add_argument("--learning-rate", type=float, default=d.learning_rate)
+    parser.add_argument("--batch-size", type=int, default=d.batch_size)
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--source", action="append", choices=sorted(gc.GOLD_SOURCES), dest="sources",
                         help="only these gold sources (repeat; default: all)")
     args = parser.parse_args()
     sources = args.sources or list(gc.GOLD_SOURCES)
     out = Path(args.out)
-    config = TrainConfig(data_dir=str(DATA), max_per_source=args.max_per_source)
+    config = TrainConfig(data_dir=str(DATA), max_per_source=args.max_per_source, epochs=args.epochs,
+                         learning_rate=args.learning_rate, batch_size=args.batch_size)
     result = {"command": " ".join(["python", "benchmarks/judge.py", *sys.argv[1:]]), "cpus": os.cpu_count(),
               "threads": os.environ.get("OMP_NUM_THREADS"),
               "load_average_at_start": [round(x, 2) for x in os.getloadavg()], "folds": {}, "scores": {}}
