@@ -327,6 +327,37 @@ def _cues(text: str) -> list[_Cue]:
             direction = {NO_DIFFERENCE: DIFFERENCE, NO_ASSOCIATION: ASSOCIATION, NO_EFFECT: INCREASE}[direction]
         out.append(_Cue(m.start(), m.end(), direction, neg is not None, neg if neg is not None else m.start(),
                         _is_verbal(text, m.start(), word), null_word))
+    return _with_changes_caused(text, out)
+
+
+#: Verbs whose object is the change they bring about ("resulted in a decrease in Y", "led to improved Y").
+_CAUSATIVE = re.compile(r"leads? to|led to|leading to|results? in|resulted in|resulting in|caus(?:e|es|ed|ing)"
+                        r"|produc(?:e|es|ed)|induc(?:e|es|ed)|elicit(?:s|ed)?|trigger(?:s|ed)?", re.IGNORECASE)
+#: Words that may stand between such a verb and the change it names ("a significant, dose-dependent").
+_CHANGE_MODIFIERS = re.compile(r"(?:\s+(?:an?|the|no|any|\w+ly|[\w-]+(?:al|ant|ent|ive|ous|ic|er|ed)|mild|modest"
+                               r"|small|large|slight|marked|great|dose-dependent|further|overall|net)){0,3}\s+$",
+                               re.IGNORECASE)
+
+
+def _with_changes_caused(text: str, found: list[_Cue]) -> list[_Cue]:
+    """A causative verb followed by the change it brings about is one finding with the change's direction
+    ("resulted in a decrease in HbA1c" is a decrease of HbA1c, "did not lead to a reduction" no effect); the
+    text after the change is the outcome. Other cues are kept as they are."""
+    out: list[_Cue] = []
+    skip = -1
+    for i, cue in enumerate(found):
+        if i == skip:
+            continue
+        change = found[i + 1] if i + 1 < len(found) else None
+        if (change is not None and change.direction in (INCREASE, DECREASE, NO_EFFECT, NO_ASSOCIATION)
+                and _CAUSATIVE.fullmatch(text[cue.start:cue.end])
+                and _CHANGE_MODIFIERS.fullmatch(" " + text[cue.end:change.neg_start if change.negated else change.start])):
+            direction = NULL_OF.get(change.direction, change.direction) if cue.negated else change.direction
+            out.append(_Cue(cue.start, change.end, direction, cue.negated or change.negated, cue.neg_start, True,
+                            change.null_word))
+            skip = i + 1
+        else:
+            out.append(cue)
     return out
 
 

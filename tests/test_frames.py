@@ -49,6 +49,12 @@ def label(a: str, b: str, **kw):
      "the incidence of pressure ulcers", DECREASE),
     ("Arms did not differ significantly in the rate of wound dehiscence.", None, "the rate of wound dehiscence",
      NO_DIFFERENCE),
+    # a causative verb takes the direction of the change it brings about; what changed is the outcome
+    ("Nightly melatonin resulted in a marked decrease in sleep latency among shift workers.", "Nightly melatonin",
+     "sleep latency", DECREASE),
+    ("Weekly iron infusions did not lead to a reduction in transfusion needs.", "Weekly iron infusions",
+     "transfusion needs", NO_EFFECT),
+    ("Prone positioning led to improved oxygenation.", "Prone positioning", "oxygenation", INCREASE),
 ])
 def test_frame_extraction(sentence, exposure, outcome, direction):
     frame = extract_frame(sentence)
@@ -99,6 +105,12 @@ def test_findings_disagree_on_direction_null_and_significance_only():
     sig = extract_frame("Drug X significantly increased bone density.")
     ns = extract_frame("Drug X increased bone density, but not significantly.")
     assert findings_disagree(sig.finding, ns.finding) == "significance"
+
+
+def test_a_caused_change_is_compared_by_its_direction():
+    up = "Ketamine infusion resulted in an increase in pain thresholds."
+    assert label(up, "Ketamine infusion resulted in a decrease in pain thresholds.").conflict_type != ontology.NO_CONFLICT
+    assert label(up, "Ketamine infusion led to higher pain thresholds.").conflict_type == ontology.NO_CONFLICT
 
 
 def test_a_negation_word_alone_never_makes_a_conflict():
