@@ -55,6 +55,8 @@ class ClaimsConfig(BaseModel):
     section_bonus: dict[str, float] = Field(default_factory=lambda: {RESULTS: 1.0, CONCLUSIONS: 1.5})
     #: Domain given to abstracts that have none (None: such abstracts are dropped and counted).
     default_domain: str | None = None
+    #: Keep every dropped sentence with its reason in ``excluded-*.parquet`` (``io.read_exclusions``).
+    keep_exclusions: bool = False
     shard_size: int = io.DEFAULT_SHARD_SIZE
 
 
@@ -433,14 +435,23 @@ def extract_claims(abstract: Abstract, domain: str, config: ClaimsConfig, stats:
             else:
                 kept.append(_Candidate(score, unit, sentence, matches))
                 continue
-        stats.drop(reason)
+        _drop_sentence(stats, reason, abstract, unit)
     cap = config.max_claims_per_abstract or len(kept)
     if len(kept) > cap:
-        stats.drop("over_abstract_cap", len(kept) - cap)
-        kept = sorted(kept, key=lambda c: (-c.score, c.unit.start))[:cap]
+        ranked = sorted(kept, key=lambda c: (-c.score, c.unit.start))
+        for c in ranked[cap:]:
+            _drop_sentence(stats, "over_abstract_cap", abstract, c.unit)
+        kept = ranked[:cap]
     claims = [_make_claim(abstract, domain, c, config) for c in sorted(kept, key=lambda c: c.unit.start)]
     stats.kept += len(claims)
     return claims
+
+
+def _drop_sentence(stats: io.StageStats, reason: str, abstract: Abstract, unit: SentenceUnit) -> None:
+    """Count one dropped sentence (kept with its reason when the stage keeps exclusions)."""
+    stats.drop(reason, record_id=f"{abstract.article_uid}:{unit.start}-{unit.end}",
+               record={"article_uid": abstract.article_uid, "start": unit.start, "end": unit.end,
+                       "section": unit.section, "sentence": abstract.text[unit.start:unit.end]})
 
 
 def _make_claim(abstract: Abstract, domain: str, cand: _Candidate, config: ClaimsConfig) -> Claim:
@@ -474,9 +485,10 @@ def iter_claims(abstracts: Iterable[Abstract], config: ClaimsConfig, stats: io.S
         n_abstracts += 1
         domain = abstract.domain or config.default_domain
         if domain is None:  # its sentences are seen and dropped (the stage counts sentences)
-            n_sentences = len(sentence_units(abstract))
-            stats.seen += n_sentences
-            stats.drop("abstract_without_domain", n_sentences)
+            units = sentence_units(abstract)
+            stats.seen += len(units)
+            for unit in units:
+                _drop_sentence(stats, "abstract_without_domain", abstract, unit)
             stats.figures["abstracts_without_domain"] = stats.figures.get("abstracts_without_domain", 0) + 1
             continue
         claims = extract_claims(abstract, domain, config, stats)
@@ -537,7 +549,8 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConf
     (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
     io.write_manifest(out_dir, STAGE, [str(abstracts_dir)], params)
     # kept: the sentences that became claims
-    job = ShardJob(STAGE, map_abstracts, config, abstracts_dir, Abstract, Claim, "sentences", config.shard_size)
+    job = ShardJob(STAGE, map_abstracts, config, abstracts_dir, Abstract, Claim, "sentences", config.shard_size,
+                   keep_exclusions=config.keep_exclusions)
     claims, stats = run_sharded(job, out_dir, runtime or RuntimeConfig())
     finish_stats(stats)
     io.write_records(out_dir, claims, stats, shard_size=config.shard_size)
@@ -558,11 +571,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-claims-per-abstract", type=int, default=ClaimsConfig().max_claims_per_abstract)
     parser.add_argument("--default-domain", choices=ontology.DOMAIN_NAMES, default=None,
                         help="domain for abstracts that have none (otherwise they are dropped)")
+    parser.add_argument("--keep-exclusions", action="store_true",
+                        help="keep every dropped sentence with its reason in OUT/excluded-*.parquet")
 
 
 def run(args: argparse.Namespace) -> int:
     config = ClaimsConfig(min_score=args.min_score, max_claims_per_abstract=args.max_claims_per_abstract,
-                          default_domain=args.default_domain)
+                          default_domain=args.default_domain, keep_exclusions=args.keep_exclusions)
     stats = run_stage(args.abstracts_dir, args.out, config)
     print(f"claims: {stats['kept']} claims from {stats.get('abstracts_with_claims', 0)} of "
           f"{stats.get('abstracts', 0)} abstracts (yield {stats.get('abstract_yield', 0):.1%}) -> {args.out}")

@@ -19,6 +19,7 @@ runtime) -> stats``, so the build is a plain list of steps.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -114,12 +115,15 @@ class ShardJob:
     writes: type
     unit: str
     shard_size: int = io.DEFAULT_SHARD_SIZE
+    #: Keep every record the function drops (``stats.drop(reason, record=…)``) with its reason: each rank
+    #: writes ``excluded-*.parquet`` and the gather puts them beside the stage's output, in rank order.
+    keep_exclusions: bool = False
 
     def key(self, tasks: int) -> str:
         """The task folder's name: changes with the function, config, input content and task count."""
         ident = {"function": f"{self.function.__module__}.{self.function.__qualname__}",
                  "config": self.config.model_dump(mode="json"), "input": io.done_fingerprint(self.input_dir),
-                 "tasks": tasks}
+                 "tasks": tasks, "exclusions": self.keep_exclusions}
         return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -182,7 +186,10 @@ class MapRecords(PipelineStep):
         start, stop = rank_slice(count_records(job.input_dir), rank, world_size)
         stats = io.StageStats(job.stage, unit=job.unit)
         records = slice_records(job.input_dir, job.reads, start, stop)
-        written = io.write_records(folder, job.function(records, job.config, stats), stats, job.shard_size)
+        with contextlib.ExitStack() as stack:
+            if job.keep_exclusions:
+                stats.exclusions = stack.enter_context(io.ExclusionWriter(folder, job.shard_size))
+            written = io.write_records(folder, job.function(records, job.config, stats), stats, job.shard_size)
         self.stat_update("records_in", value=stop - start)
         self.stat_update("records_out", value=written)
         yield from ()
@@ -298,7 +305,22 @@ def run_sharded(job: ShardJob, out_root: Path, config: RuntimeConfig) -> tuple[I
                 shutil.rmtree(stale, ignore_errors=True)
     parts.mkdir(parents=True, exist_ok=True)
     run_ranks(job, parts, config)
+    gather_exclusions(parts, config.tasks, Path(out_root))
     return gather(job, parts, config.tasks)
+
+
+def gather_exclusions(parts: Path, tasks: int, out_dir: Path) -> int:
+    """Copy the ranks' ``excluded-*`` shards into ``out_dir`` in rank order, replacing its old ones (copies, so
+    a stage killed before it finishes finds them in the ranks again); returns how many."""
+    for old in io.shard_paths(out_dir, io.EXCLUDED_PREFIX):
+        old.unlink()
+    copied = 0
+    for rank in range(tasks):
+        for path in io.shard_paths(rank_folder(parts, rank), io.EXCLUDED_PREFIX):
+            with io.atomic_path(out_dir / f"{io.EXCLUDED_PREFIX}-{copied:05d}.parquet") as tmp:
+                shutil.copyfile(path, tmp)
+            copied += 1
+    return copied
 
 
 def clear_tasks(out_root: Path) -> None:

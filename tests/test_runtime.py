@@ -7,6 +7,7 @@ import itertools
 import os
 import stat
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,27 @@ def test_claims_are_the_same_for_any_task_count(abstracts_dir, one_task, tmp_pat
         claims.run_stage(abstracts_dir, out, claims.ClaimsConfig(), RuntimeConfig(tasks=tasks, workers=workers))
         assert _output(out) == (shards, stats)
         assert not (out / runtime.TASKS_DIR).exists()  # the task folders go once the stage is written
+
+
+def test_dropped_sentences_are_kept_with_their_reason_for_any_task_count(abstracts_dir, one_task, tmp_path):
+    config = claims.ClaimsConfig(keep_exclusions=True, max_claims_per_abstract=2)
+    kept = {}
+    for tasks in (1, 3):
+        out = tmp_path / f"tasks{tasks}"
+        stats = claims.run_stage(abstracts_dir, out, config, RuntimeConfig(tasks=tasks, workers=1))
+        kept[tasks] = list(io.read_exclusions(out))
+        assert len(kept[tasks]) == stats[io.DROPPED_TOTAL] > 0
+        assert {f"dropped_{r}": n for r, n in Counter(e.reason for e in kept[tasks]).items()} == {
+            k: v for k, v in stats.items() if k.startswith("dropped_") and k != io.DROPPED_TOTAL}
+    assert kept[1] == kept[3] and "over_abstract_cap" in {e.reason for e in kept[1]}
+    texts = {a.article_uid: a.text for a in io.read_records(abstracts_dir, Abstract)}
+    for e in kept[1]:
+        r = e.record
+        assert texts[r["article_uid"]][r["start"]:r["end"]] == r["sentence"]
+        assert e.record_id == f"{r['article_uid']}:{r['start']}-{r['end']}"
+    assert not io.shard_paths(one_task, io.EXCLUDED_PREFIX)  # off by default
+    claims.run_stage(abstracts_dir, tmp_path / "tasks1", claims.ClaimsConfig(max_claims_per_abstract=2))
+    assert not io.shard_paths(tmp_path / "tasks1", io.EXCLUDED_PREFIX)  # turned off: none stale
 
 
 def test_a_failed_rank_is_rerun_alone(abstracts_dir, one_task, tmp_path, monkeypatch):
