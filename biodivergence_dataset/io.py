@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -390,14 +391,37 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
 MANIFEST_FILE = "manifest.json"
 
 
+#: Manifest key of the code that wrote a stage folder (see :func:`code_version`).
+CODE_VERSION = "code_version"
+#: What the code version hashes besides the version number: the pipeline's code and the data it ships.
+_CODE_PACKAGES = ("biodivergence_dataset", "builder")
+_CODE_FILES = ("*.py", "querypacks/*")
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """The version of the code that writes stage folders: the package version and a hash of the source files
+    of ``biodivergence_dataset`` and ``builder`` (names relative to the packages, so any checkout or install of
+    the same code agrees), so output written by other code is never taken as current."""
+    from . import __version__
+
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for package in _CODE_PACKAGES:
+        for path in sorted(p for pattern in _CODE_FILES for p in (root / package).rglob(pattern) if p.is_file()):
+            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"{__version__}+{h.hexdigest()[:16]}"
+
+
 def write_manifest(out_dir: str | os.PathLike, stage: str, inputs: list[str], params: dict[str, Any]) -> Path:
-    """Record what produced a stage folder: its inputs (so the next stage can find them) and parameters."""
+    """Record what produced a stage folder: its inputs (so the next stage can find them), parameters and the
+    code version."""
     from . import __version__
 
     return write_json_atomic(
         Path(out_dir) / MANIFEST_FILE,
         {"stage": stage, "inputs": [str(Path(p).resolve()) for p in inputs], "params": params,
-         "biodivergence_version": __version__},
+         "biodivergence_version": __version__, CODE_VERSION: code_version()},
     )
 
 
@@ -409,10 +433,17 @@ def read_manifest(stage_dir: str | os.PathLike) -> dict[str, Any]:
 
 
 def stage_is_current(stage_dir: str | os.PathLike, params: dict[str, Any]) -> bool:
-    """True when the stage finished (success marker) with the same parameters: a re-run can skip it."""
+    """True when the stage finished (success marker) with the same parameters and the same code version: a
+    re-run can skip it."""
     if not is_done(stage_dir):
         return False
     try:
-        return read_manifest(stage_dir).get("params") == json.loads(json.dumps(params, default=str))
+        manifest = read_manifest(stage_dir)
     except (FileNotFoundError, json.JSONDecodeError):
         return False
+    return manifest.get("params") == json.loads(json.dumps(params, default=str)) and written_by_this_code(manifest)
+
+
+def written_by_this_code(manifest: dict[str, Any]) -> bool:
+    """Whether a stage manifest was written by this code version."""
+    return manifest.get(CODE_VERSION) == code_version()

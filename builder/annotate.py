@@ -53,6 +53,7 @@ from biodivergence_dataset.io import (
     write_json_atomic,
     write_manifest,
     write_records,
+    written_by_this_code,
 )
 from biodivergence_dataset.records import CandidatePair, ClaimFrame, Example
 
@@ -283,12 +284,16 @@ def _load_pairs(pairs_dir: Path, config: AnnotateConfig, stats: StageStats) -> l
 def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConfig) -> None:
     """Keep a partial run with the same parameters; refuse (or, with overwrite, clear) a different one.
 
-    New candidate pairs (another input fingerprint, same settings) restart the labels but keep the stored
-    LLM answers, so no question answered before is asked again and no label of a vanished pair survives."""
+    New candidate pairs (another input fingerprint, same settings) or another code version restart the labels
+    but keep the stored LLM answers, so no question answered before is asked again and no label of a vanished
+    pair or of other code survives."""
     has_state = any((out_dir / f).exists() for f in STATE_FILES)
     if has_state and (out_dir / MANIFEST_FILE).exists():
-        previous = read_manifest(out_dir).get("params") or {}
-        if previous.get(INPUT_KEY) != params[INPUT_KEY] and _settings(previous) == _settings(_as_stored(params)):
+        manifest = read_manifest(out_dir)
+        previous = manifest.get("params") or {}
+        # new pairs, or labels of other code: relabel, keeping the answers
+        relabel = previous.get(INPUT_KEY) != params[INPUT_KEY] or not written_by_this_code(manifest)
+        if relabel and _settings(previous) == _settings(_as_stored(params)):
             _remove_stage_files(out_dir, forget_cache=False)
         elif previous != _as_stored(params):
             if not config.overwrite:

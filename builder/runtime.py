@@ -123,7 +123,7 @@ class ShardJob:
         """The task folder's name: changes with the function, config, input content and task count."""
         ident = {"function": f"{self.function.__module__}.{self.function.__qualname__}",
                  "config": self.config.model_dump(mode="json"), "input": io.done_fingerprint(self.input_dir),
-                 "tasks": tasks, "exclusions": self.keep_exclusions}
+                 "tasks": tasks, "exclusions": self.keep_exclusions, "code": io.code_version()}
         return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
 
-from biodivergence_dataset import card, ontology
+from biodivergence_dataset import card, io, ontology
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.io import read_records
 from biodivergence_dataset.records import CandidatePair
@@ -195,6 +195,19 @@ def test_a_copied_work_folder_resumes_and_new_mining_reaches_the_release(small_b
     released = {r["pair_id"] for c in ontology.CONFIGS for rows in read_config(work / "release", c).values()
                 for r in rows}
     assert len(mined) < first.steps[2].stats["kept"] and released <= mined
+
+
+def test_output_of_other_code_is_never_current(small_build, tmp_path, monkeypatch):
+    """A stage folder is current only for the code version that wrote it: after a code change every stage
+    runs again (the same code gives the same data), and then finds itself up to date."""
+    root, _, _ = small_build
+    work = tmp_path / "work"
+    shutil.copytree(root / "work", work)
+    monkeypatch.setattr(io, "code_version", lambda: "0.0.0+edited")
+    config = write_config(tmp_path / "same.yaml", SMALL_CONFIG)
+    assert [s.status for s in build.build(config, work).steps] == ["ran"] * len(build.STEPS)
+    assert _data_files(work) == _data_files(root / "work")
+    assert [s.status for s in build.build(config, work).steps] == ["up to date"] * len(build.STEPS)
 
 
 #: Where the kill test stops the build with SIGKILL: ``(file, seconds after it appears)``: each stage's completion
