@@ -333,7 +333,7 @@ def _cues(text: str) -> list[_Cue]:
 #: Verbs whose object is the change they bring about ("resulted in a decrease in Y", "led to improved Y").
 _CAUSATIVE = re.compile(r"leads? to|led to|leading to|results? in|resulted in|resulting in|caus(?:e|es|ed|ing)"
                         r"|produc(?:e|es|ed)|induc(?:e|es|ed)|elicit(?:s|ed)?|trigger(?:s|ed)?", re.IGNORECASE)
-#: Words that may stand between such a verb and the change it names ("a significant, dose-dependent").
+#: Up to three words that may stand between such a verb and the change it names ("a significant dose-dependent").
 _CHANGE_MODIFIERS = re.compile(r"(?:\s+(?:an?|the|no|any|\w+ly|[\w-]+(?:al|ant|ent|ive|ous|ic|er|ed)|mild|modest"
                                r"|small|large|slight|marked|great|dose-dependent|further|overall|net)){0,3}\s+$",
                                re.IGNORECASE)

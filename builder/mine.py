@@ -242,14 +242,13 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> Dom
                 continue
             same_question = best_alignment(frames[i], frames[j])[2].comparable
             rank = scores.combined_score + config.frame_alignment_bonus * same_question
-            ranked_count[0] += 1
             yield (-rank, pair_id_for(a.claim_id, b.claim_id), i, j, scores)
 
     # The cap's worth of best pairs only (memory bounded by the cap, not by the pairs above threshold);
     # nsmallest equals sorted(...)[:cap], and (rank, pair id) never ties.
-    ranked_count = [0]
     ranked = heapq.nsmallest(config.cap_per_domain, candidates(), key=lambda r: (r[0], r[1]))
-    dropped["over_domain_cap"] = max(0, ranked_count[0] - config.cap_per_domain)
+    above = len(lo) - dropped["identical_text"] - dropped["below_combined"]  # the pairs candidates() yielded
+    dropped["over_domain_cap"] = max(0, above - config.cap_per_domain)
     return DomainResult(ranked, dropped)
 
 
