@@ -16,9 +16,10 @@ Reported per stage and size: wall seconds, peak RSS in MiB; per stage the growth
 log seconds on log N over the sizes run) and, from the largest size and that exponent, the time
 at 200k abstracts (the paper's corpus). Results are written after every size; ``--resume`` keeps
 the sizes already written (same precision) and runs only the others. Run:
-``python benchmarks/scale.py [--sizes 5000 20000 80000] [--precision bfloat16]`` (the embedding precision
-of the mine stage, see builder/embeddings.py; writes benchmarks/results/scale.json and scale.md; minutes
-per size on 2 cores).
+``python benchmarks/scale.py [--sizes 5000 20000 80000] [--precision bfloat16] [--machine-state "idle"]``
+(the embedding precision of the mine stage, see builder/embeddings.py; the state of the machine as you know
+it, written beside the load averages; writes benchmarks/results/scale.json and scale.md, for another precision
+scale-PRECISION.json and .md; minutes per size on 2 cores).
 """
 
 from __future__ import annotations
@@ -137,18 +138,19 @@ def embedding_counts(work: Path) -> dict:
 
 def previous_runs(precision: str) -> tuple[dict, dict]:
     """Per-stage and embedding figures of the sizes in the last results written with ``precision``."""
-    path = RESULTS / "scale.json"
+    path = results_file(precision, ".json")
     last = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     if last.get("embedding_precision") != precision:
         return {}, {}
     return last["runs"], last["mine_embedding"]
 
 
-def main(sizes: list[int], precision: str, resume: bool) -> dict:
+def main(sizes: list[int], precision: str, resume: bool, state: str) -> dict:
     if precision != PRECISIONS[0] and "precision" not in MineConfig.model_fields:
         raise SystemExit("the mine stage takes no embedding precision yet (MineConfig.precision)")
     base = sorted(io.read_records(claims_bench.shared_corpus(), Abstract), key=lambda a: a.article_uid)
     runs, embedding = previous_runs(precision) if resume else ({}, {})
+    state = f"{state}; load average {round(os.getloadavg()[0], 2)} at the start"
     done = sorted(n for n in sizes if str(n) in runs)
     for n in sizes:
         if n in done:
@@ -161,11 +163,11 @@ def main(sizes: list[int], precision: str, resume: bool) -> dict:
         done = sorted([*done, n])
         print(f"{n} abstracts: " + ", ".join(f"{k} {v['seconds']} s / {v['peak_rss_mib']} MiB"
                                               for k, v in runs[str(n)].items()), flush=True)
-        write(summary(base, done, runs, embedding, precision))
-    return summary(base, done, runs, embedding, precision)
+        write(summary(base, done, runs, embedding, precision, state))
+    return summary(base, done, runs, embedding, precision, state)
 
 
-def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict, precision: str) -> dict:
+def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict, precision: str, state: str) -> dict:
     """Growth exponents and the extrapolation to the paper's corpus from the sizes run so far."""
     largest = str(max(sizes))
     growth = {}
@@ -178,7 +180,7 @@ def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict,
     return {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "load_average_1min_at_end": round(os.getloadavg()[0], 2),
-                    "state": "loaded: other engineers' builds and tests ran alongside"},
+                    "state": state},
         "embedding_precision": precision, "base_abstracts": len(base), "sizes": sizes,
         "runs": {str(n): runs[str(n)] for n in sizes},
         "mine_embedding": {str(n): embedding[str(n)] for n in sizes}, "growth": growth, "paper_corpus_abstracts": PAPER_CORPUS,
@@ -188,9 +190,14 @@ def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict,
     }
 
 
+def results_file(precision: str, suffix: str) -> Path:
+    """``scale.json`` / ``scale.md`` for the default precision, ``scale-<precision>.*`` for another."""
+    return RESULTS / f"scale{'' if precision == PRECISIONS[0] else '-' + precision}{suffix}"
+
+
 def write(result: dict) -> None:
-    io.write_json_atomic(RESULTS / "scale.json", result)
-    io.write_text_atomic(RESULTS / "scale.md", render(result))
+    io.write_json_atomic(results_file(result["embedding_precision"], ".json"), result)
+    io.write_text_atomic(results_file(result["embedding_precision"], ".md"), render(result))
 
 
 def render(result: dict) -> str:
@@ -226,11 +233,13 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 80000])
     parser.add_argument("--precision", choices=PRECISIONS, default=PRECISIONS[0])
+    parser.add_argument("--machine-state", default="machine state not stated",
+                        help="what else ran on the machine (written beside the load averages)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the sizes already in benchmarks/results/scale.json (same precision)")
     args = parser.parse_args()
     sizes = sorted(args.sizes)
     if min(sizes) < 1:
         raise SystemExit("sizes must be positive")
-    out = main(sizes, args.precision, args.resume)
+    out = main(sizes, args.precision, args.resume, args.machine_state)
     print(render(out))

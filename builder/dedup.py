@@ -12,8 +12,9 @@ reason ``identifier_conflict`` (and so is any later record with that identifier)
 names the record a dropped one merged into or conflicts with, so the ingest stage can say so in its exclusions. The records wait
 in a SQLite store on disk, not in memory (see ``Deduplicator``), so memory does not grow with the corpus.
 
-Near duplicates: MinHash signatures of word shingles of the normalised text, indexed with
-datasketch's ``MinHashLSH``; pairs above the Jaccard threshold are reported, and dropped on request.
+Near duplicates: MinHash signatures of word shingles of the normalised text, banded as datasketch's
+``MinHashLSH`` bands them (its bands and rows for the threshold) but indexed in a SQLite file, so memory
+does not grow with the corpus either; pairs above the Jaccard threshold are reported, and dropped on request.
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ import numpy as np
 from biodivergence_dataset.records import Abstract, Section, article_uid_for
 
 KEY_LEVELS = ("doi", "pmid", "pmcid", "content")
+#: SQLite's page cache: a scratch store's whole footprint in memory.
+SCRATCH_CACHE_KIB = 16 * 1024
+
+
+def scratch_store(path: str, schema: str) -> sqlite3.Connection:
+    """A SQLite store for one run (``""``: a private temporary file, gone on close) with ``schema``, no journal,
+    a bounded page cache and one transaction open (nothing here needs to survive a crash)."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.executescript(f"PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -{SCRATCH_CACHE_KIB};"
+                     f"{schema} BEGIN;")
+    return db
 
 
 @dataclass(slots=True)
@@ -137,22 +149,17 @@ class Deduplicator:
     """
 
     SPILL_FILE = ".dedup.sqlite"
-    _CACHE_KIB = 16 * 1024  # SQLite's page cache, the store's whole footprint in memory
 
     def __init__(self, spill_dir: str | Path | None = None) -> None:
         self._path = Path(spill_dir) / self.SPILL_FILE if spill_dir is not None else None
         if self._path is not None:
             self._path.unlink(missing_ok=True)  # a run killed before close left it
-        self._db = sqlite3.connect(str(self._path) if self._path else "", isolation_level=None)
-        self._db.executescript(f"""
-            PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -{self._CACHE_KIB};
+        self._db = scratch_store(str(self._path) if self._path else "", """
             CREATE TABLE records (rid INTEGER PRIMARY KEY, alive INTEGER NOT NULL, pmid TEXT,
                                   conflict TEXT, draft BLOB NOT NULL);
             CREATE INDEX records_pmid ON records (pmid) WHERE alive;
             CREATE TABLE keys (key TEXT PRIMARY KEY, rid INTEGER NOT NULL) WITHOUT ROWID;
-            CREATE INDEX keys_rid ON keys (rid);
-            BEGIN;
-        """)
+            CREATE INDEX keys_rid ON keys (rid);""")
         self._next = 0
         self.identifier_conflicts = 0
 
@@ -277,7 +284,7 @@ def _lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
 
 
 class NearDuplicateFinder:
-    """MinHash signatures of word ``shingle``-grams + datasketch ``MinHashLSH``.
+    """MinHash signatures of word ``shingle``-grams and a locality-sensitive index of them on disk.
 
     Signatures use one-permutation hashing with rotation densification (Li et al. 2012; Shrivastava
     & Li 2014): each shingle is hashed once into one of ``num_perm`` bins, a bin keeps its minimum,
@@ -286,11 +293,15 @@ class NearDuplicateFinder:
     a word (a run of non-whitespace bytes, ASCII lower-cased) hashes to the position-weighted sum of
     its UTF-8 bytes (random 32-bit weights, mod 2^32), a shingle to an odd-weighted sum of its word
     hashes (mod 2^64).
+
+    The index is datasketch's banding — two signatures are candidates when all ``rows`` values of one of
+    the ``bands`` bands are equal, and a candidate is a near duplicate when its estimated Jaccard reaches the
+    threshold — kept in a private temporary SQLite database (band slices and signatures as blobs) rather
+    than in datasketch's in-memory tables, whose only other storage is a Redis or Cassandra server: its
+    footprint in memory is SQLite's page cache, whatever the corpus size.
     """
 
     def __init__(self, threshold: float = 0.85, num_perm: int = 64, shingle: int = 3, seed: int = 1):
-        from datasketch import MinHashLSH
-
         rng = np.random.default_rng(seed)
 
         def draw(n: int) -> np.ndarray:
@@ -300,9 +311,15 @@ class NearDuplicateFinder:
         self._mix = draw(shingle) | np.uint64(1)
         self._rotation = draw(1)[0] & _MASK32 | np.uint64(1)
         self.threshold, self.num_perm, self.shingle, self.seed = threshold, num_perm, shingle, seed
-        self._lsh = MinHashLSH(num_perm=num_perm, params=_lsh_bands(threshold, num_perm))
-        self._signatures: dict[str, np.ndarray] = {}
-        self._order: dict[str, int] = {}
+        self.bands, self.rows = _lsh_bands(threshold, num_perm)
+        self._db = scratch_store("", """
+            CREATE TABLE signatures (ord INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, signature BLOB NOT NULL);
+            CREATE TABLE bands (band INTEGER NOT NULL, slice BLOB NOT NULL, ord INTEGER NOT NULL);
+            CREATE INDEX bands_slice ON bands (band, slice);""")
+        #: Indexed keys sharing a band with the queried signature, oldest first (SQLite's multi-index OR).
+        self._candidates = ("SELECT key, signature FROM signatures WHERE ord IN (SELECT ord FROM bands WHERE "
+                            + " OR ".join(["(band = ? AND slice = ?)"] * self.bands) + ") ORDER BY ord")
+        self._next = 0
 
     def signatures(self, texts: list[str]) -> np.ndarray:
         """One signature row (``num_perm`` uint64 values below 2^32) per text."""
@@ -354,19 +371,29 @@ class NearDuplicateFinder:
         rows = np.arange(sig.shape[0])[:, None]
         return (sig[rows, nearest % k] + distance * self._rotation) & _MASK32
 
+    def _signature(self, key: str) -> np.ndarray:
+        row = self._db.execute("SELECT signature FROM signatures WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise KeyError(key)
+        return np.frombuffer(row[0], dtype=np.uint64)
+
     def jaccard(self, a: str, b: str) -> float:
         """Estimated Jaccard similarity of two indexed keys."""
-        return float(np.mean(self._signatures[a] == self._signatures[b]))
+        return float(np.mean(self._signature(a) == self._signature(b)))
 
     def check(self, key: str, signature: np.ndarray, index: bool = True) -> str | None:
         """The earliest indexed key whose signature is a near duplicate of ``signature``; index ``key`` if asked."""
-        from datasketch import LeanMinHash
-
-        minhash = LeanMinHash(seed=self.seed, hashvalues=signature, scheme="legacy")  # 32-bit values
-        candidates = [c for c in self._lsh.query(minhash)
-                      if np.mean(self._signatures[c] == signature) >= self.threshold]
+        signature = np.ascontiguousarray(signature, dtype=np.uint64)
+        slices = [(band, signature[band * self.rows:(band + 1) * self.rows].tobytes()) for band in range(self.bands)]
+        found = self._db.execute(self._candidates, [v for pair in slices for v in pair]).fetchall()
+        twin = next((k for k, sig in found
+                     if np.mean(np.frombuffer(sig, dtype=np.uint64) == signature) >= self.threshold), None)
         if index:
-            self._lsh.insert(key, minhash, check_duplication=False)
-            self._signatures[key] = signature
-            self._order[key] = len(self._order)
-        return min(candidates, key=self._order.__getitem__) if candidates else None
+            self._db.execute("INSERT INTO signatures VALUES (?, ?, ?)", (self._next, key, signature.tobytes()))
+            self._db.executemany("INSERT INTO bands VALUES (?, ?, ?)", [(b, v, self._next) for b, v in slices])
+            self._next += 1
+        return twin
+
+    def close(self) -> None:
+        """Drop the index (its temporary database goes with the connection)."""
+        self._db.close()

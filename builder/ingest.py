@@ -234,9 +234,13 @@ def finish(
     if config.near_duplicates != "off":
         finder = NearDuplicateFinder(config.near_duplicate_threshold, config.num_perm)
     drafts = iter(drafts)
-    while batch := list(islice(drafts, SIGNATURE_BATCH)):
-        signatures = finder.signatures([draft.text for draft in batch]) if finder is not None else None
-        yield from _finish_batch(batch, signatures, finder, config, counter, near_pairs)
+    try:
+        while batch := list(islice(drafts, SIGNATURE_BATCH)):
+            signatures = finder.signatures([draft.text for draft in batch]) if finder is not None else None
+            yield from _finish_batch(batch, signatures, finder, config, counter, near_pairs)
+    finally:
+        if finder is not None:
+            finder.close()
 
 
 def _finish_batch(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -133,6 +134,57 @@ def test_near_duplicate_signatures():
     assert finder.check("a", sigs[0]) is None and finder.check("b", sigs[1]) == "a"
     assert finder.check("c", sigs[2]) is None and finder.jaccard("a", "b") > 0.6 > finder.jaccard("a", "c")
 
+
+
+@pytest.fixture(scope="module")
+def varied_abstracts() -> list[str]:
+    """300 real PubMedQA abstracts, then a copy of every third one with its sixth word changed."""
+    from builder.checks import pubmedqa_abstracts
+
+    texts = [a.text for a in pubmedqa_abstracts(DATA / "pubmedqa_pqal" / "ori_pqal.json")[:300]]
+    copies = [" ".join("changed" if j == 5 else w for j, w in enumerate(t.split())) for t in texts[::3]]
+    return texts + copies
+
+
+def test_near_duplicate_index_finds_what_datasketch_banding_finds(varied_abstracts):
+    """The on-disk index gives, record by record, the answer of datasketch's MinHashLSH with the same bands
+    and rows, the same Jaccard check and the earliest candidate."""
+    from datasketch import LeanMinHash, MinHashLSH
+
+    finder = NearDuplicateFinder()
+    sigs = finder.signatures(varied_abstracts)
+    lsh, order = MinHashLSH(num_perm=finder.num_perm, params=(finder.bands, finder.rows)), {}
+    expected, found = [], []
+    for i, sig in enumerate(sigs):
+        key, minhash = f"r{i}", LeanMinHash(seed=finder.seed, hashvalues=sig, scheme="legacy")
+        hits = [c for c in lsh.query(minhash) if np.mean(sigs[order[c]] == sig) >= finder.threshold]
+        expected.append(min(hits, key=order.__getitem__) if hits else None)
+        lsh.insert(key, minhash)
+        order[key] = i
+        found.append(finder.check(key, sig))
+    assert found == expected
+    assert sum(x is not None for x in found) >= 90  # most of the 100 varied copies are found
+    finder.close()
+
+
+def test_near_duplicate_index_does_not_grow_in_memory():
+    """Python memory after 12,000 indexed signatures is what it was after 2,000 (the index is on disk)."""
+    import tracemalloc
+
+    finder = NearDuplicateFinder()
+    rng = np.random.default_rng(0)
+    sigs = rng.integers(0, 2 ** 32, size=(12_000, finder.num_perm), dtype=np.uint64)
+    tracemalloc.start()
+    for i, sig in enumerate(sigs[:2_000]):
+        finder.check(f"r{i}", sig)
+    early = tracemalloc.get_traced_memory()[0]
+    for i, sig in enumerate(sigs[2_000:], start=2_000):
+        finder.check(f"r{i}", sig)
+    late = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert late - early < 256 * 1024  # an in-memory index holds 10,000 more 512-byte signatures (> 5 MB)
+    assert finder.check("again", sigs[5_000], index=False) == "r5000"
+    finder.close()
 
 # ---------------------------------------------------------------------------------------------
 # the stage over every abstract source in ../shared/data
