@@ -389,7 +389,9 @@ class NearDuplicateFinder:
         twin = next((k for k, sig in found
                      if np.mean(np.frombuffer(sig, dtype=np.uint64) == signature) >= self.threshold), None)
         if index:
-            self._db.execute("INSERT INTO signatures VALUES (?, ?, ?)", (self._next, key, signature.tobytes()))
+            # a key indexed again takes its new signature (its old bands then point at no row)
+            self._db.execute("INSERT OR REPLACE INTO signatures VALUES (?, ?, ?)",
+                             (self._next, key, signature.tobytes()))
             self._db.executemany("INSERT INTO bands VALUES (?, ?, ?)", [(b, v, self._next) for b, v in slices])
             self._next += 1
         return twin

@@ -184,6 +184,8 @@ def test_near_duplicate_index_does_not_grow_in_memory():
     tracemalloc.stop()
     assert late - early < 256 * 1024  # an in-memory index holds 10,000 more 512-byte signatures (> 5 MB)
     assert finder.check("again", sigs[5_000], index=False) == "r5000"
+    assert finder.check("r5000", sigs[6_000]) == "r6000"  # re-indexed under its new signature
+    assert finder.jaccard("r5000", "r6000") == 1.0 and finder.check("r6000", sigs[6_000], index=False) == "r6000"
     finder.close()
 
 # ---------------------------------------------------------------------------------------------
