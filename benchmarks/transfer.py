@@ -96,12 +96,12 @@ def main() -> dict:
     train, gold = {}, {}
     for source in sources:
         start = time.perf_counter()
-        pairs = judge_data.load_source(source, DATA)
-        train[source] = (featurise([(p.text_a, p.text_b) for p in pairs], encoder), np.array([p.conflict for p in pairs]))
+        pairs = judge_data.load_source(source, DATA)  # a scored source's gold pairs come first
+        x, y = featurise([(p.text_a, p.text_b) for p in pairs], encoder), np.array([p.conflict for p in pairs])
+        train[source] = (x, y)
         if source in scored:
-            g = goldcheck.load_gold(source, DATA)
-            gold[source] = (featurise([(x.pair.claim_a.sentence, x.pair.claim_b.sentence) for x in g], encoder),
-                            np.array([x.conflict for x in g]))
+            n = len(judge_data.gold_training_pairs(source, DATA))
+            gold[source] = (x[:n], y[:n])  # the pairs goldcheck scores, featurised once
         print(f"{source}: {len(pairs)} training pairs featurised in {time.perf_counter() - start:.0f} s", flush=True)
     rows = []
     for variant, pool in (("all sources", sources), ("gold sources only", scored)):

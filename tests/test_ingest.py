@@ -135,7 +135,6 @@ def test_near_duplicate_signatures():
     assert finder.check("c", sigs[2]) is None and finder.jaccard("a", "b") > 0.6 > finder.jaccard("a", "c")
 
 
-
 @pytest.fixture(scope="module")
 def varied_abstracts() -> list[str]:
     """300 real PubMedQA abstracts, then a copy of every third one with its sixth word changed."""
