@@ -193,22 +193,29 @@ def has_contrast(text: str) -> bool:
     return bool(_CONTRAST_RE.search(text))
 
 
-def negated_forms(word: str) -> frozenset[str]:
-    """``word`` with each negating prefix ("effective" → "ineffective", "noneffective", …), for words of
-    four letters or more."""
-    if len(word) < 4:
-        return frozenset()
-    return frozenset(p + word for p in NEGATING_PREFIXES)
+@lru_cache(maxsize=200_000)
+def negation_stems(word: str) -> frozenset[str]:
+    """The words of four letters or more that ``word`` negates by one of :data:`NEGATING_PREFIXES`
+    ("ineffective" → {"effective"}); empty for most words. Cached: checking a pair's words for prefix
+    antonyms is then one lookup per word, not ten new forms of every word for every pair (the mine
+    stage's hot path)."""
+    return frozenset(word[len(p):] for p in NEGATING_PREFIXES if word.startswith(p) and len(word) - len(p) >= 4)
+
+
+def prefix_negates(words_a: frozenset[str], words_b: frozenset[str]) -> bool:
+    """True when a word of one set is a word of the other with a negating prefix ("effective" / "ineffective")."""
+    return any(not negation_stems(w).isdisjoint(words_a) for w in words_b) or \
+        any(not negation_stems(w).isdisjoint(words_b) for w in words_a)
 
 
 def opposite_words(words_a: frozenset[str], words_b: frozenset[str]) -> bool:
     """True when a word of ``words_a`` and a word of ``words_b`` are opposed terms (same group of
     :data:`OPPOSED_TERMS`, opposite signs: "enhances" / "suppresses") or one negates the other by a prefix
     ("effective" / "ineffective"). Meant for the words that differ between two claims."""
-    signs_b = {hit for hit in map(_cached_term_polarity, words_b) if hit}
-    if any(hit and (hit[0], -hit[1]) in signs_b for hit in map(_cached_term_polarity, words_a)):
+    signs_b = {hit for hit in map(cached_term_polarity, words_b) if hit}
+    if any(hit and (hit[0], -hit[1]) in signs_b for hit in map(cached_term_polarity, words_a)):
         return True
-    return any(negated_forms(w) & words_b for w in words_a) or any(negated_forms(w) & words_a for w in words_b)
+    return prefix_negates(words_a, words_b)
 
 
 def numbers(text: str) -> frozenset[str]:
@@ -282,7 +289,8 @@ def is_negation_word(word: str) -> bool:
 
 
 @lru_cache(maxsize=200_000)
-def _cached_term_polarity(word: str) -> tuple[str, int] | None:
+def cached_term_polarity(word: str) -> tuple[str, int] | None:
+    """:func:`term_polarity`, remembered per word (words repeat across claims and pairs)."""
     return term_polarity(word)
 
 

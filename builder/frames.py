@@ -202,6 +202,7 @@ class Frame:
 # --------------------------------------------------------------------------- normalisation
 
 
+@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """A light stemmer for comparing head nouns: plural and common verb/noun suffixes."""
     w = word.lower()
@@ -689,7 +690,7 @@ FINDING_GROUPS = frozenset({"effect", "valence", "necessity", "sign", "sensitivi
 
 
 def _polar(words: frozenset[str]) -> frozenset[tuple[str, int]]:
-    return frozenset(hit for hit in map(cues.term_polarity, words) if hit and hit[0] in FINDING_GROUPS)
+    return frozenset(hit for hit in map(cues.cached_term_polarity, words) if hit and hit[0] in FINDING_GROUPS)
 
 
 # --------------------------------------------------------------------------- pair comparison
@@ -828,8 +829,7 @@ def _opposed(fa: Finding, fb: Finding) -> bool:
         sb = {s for g, s in fb.polar if g == group}
         if len(sa) == len(sb) == 1 and sa != sb:
             return True
-    only_a, only_b = fa.words - fb.words, fb.words - fa.words
-    return any(cues.negated_forms(w) & only_b for w in only_a) or any(cues.negated_forms(w) & only_a for w in only_b)
+    return cues.prefix_negates(fa.words - fb.words, fb.words - fa.words)
 
 
 def findings_disagree(fa: Finding, fb: Finding) -> str | None:

@@ -258,3 +258,29 @@ def test_a_claim_the_gate_cannot_read_is_not_called_a_different_question():
     assert unread.conflict_type == different.conflict_type == ontology.NO_CONFLICT
     assert "different questions" not in unread.reconciliation and "no finding" in unread.reconciliation
     assert different.reconciliation.startswith("The claims answer different questions")
+
+
+def test_prefix_antonyms_match_their_definition():
+    """``prefix_negates`` (a cached reverse lookup) says what building every prefixed form would say: a word of
+    one side is a word of four letters or more of the other side with a negating prefix."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from biodivergence_dataset.cues import NEGATING_PREFIXES, opposite_words, prefix_negates
+
+    def by_definition(a: frozenset[str], b: frozenset[str]) -> bool:
+        return any(p + w in other for side, other in ((a, b), (b, a)) for w in side if len(w) >= 4
+                   for p in NEGATING_PREFIXES)
+
+    stems = ["able", "effective", "use", "toxic", "-effective", "reversible", "safe"]
+    vocabulary = stems + [p + s for p in NEGATING_PREFIXES for s in stems]
+    sets = st.frozensets(st.sampled_from(vocabulary), max_size=5)
+
+    @given(sets, sets)
+    def agrees(a, b):
+        assert prefix_negates(a, b) == by_definition(a, b)
+
+    agrees()
+    assert prefix_negates(frozenset({"effective"}), frozenset({"ineffective"}))
+    assert not prefix_negates(frozenset({"use"}), frozenset({"unuse"}))  # under four letters
+    assert opposite_words(frozenset({"enhances"}), frozenset({"suppresses"}))
