@@ -1,8 +1,10 @@
-"""Faster CPU embeddings for pair mining (issue 13): float32 vs bfloat16 vs ONNX Runtime vs dynamic int8.
+"""Faster CPU embeddings for pair mining (issue 13): float32 vs bfloat16, eager or compiled, vs ONNX Runtime
+vs dynamic int8.
 
 Claim sentences of the shared corpus (its claims stage, built as ``benchmarks/claims.py`` does; distinct
 sentences, the first ``--sentences`` in article order) are embedded by all-MiniLM-L6-v2 in each variant:
-float32 (the default), bfloat16 weights (``load_encoder(precision="bfloat16")``), the same float32 model
+float32 (the default), bfloat16 weights (``load_encoder(precision="bfloat16")``), each of these with its
+transformer compiled by ``torch.compile`` (inductor, weights frozen, dynamic shapes), the same float32 model
 exported with ``torch.onnx.export`` and run by ONNX Runtime (``onnx``; sentence-transformers' own ONNX
 backend needs optimum, which pins transformers < 5), and torch dynamic int8 quantisation of every Linear
 layer, per tensor and per output channel (``quantize_dynamic``).
@@ -67,6 +69,20 @@ def int8(per_channel: bool) -> Callable[[], Any]:
     return build
 
 
+def compiled(precision: str) -> Callable[[], Any]:
+    """A builder of a fresh default encoder in ``precision`` whose transformer is compiled by ``torch.compile``
+    on its first call (a fresh one: the cached encoders of ``load_encoder`` stay eager)."""
+    def build():
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        encoder = SentenceTransformer(embeddings.resolve_model(embeddings.DEFAULT_MODEL), device="cpu")
+        encoder = encoder.to(getattr(torch, precision))
+        encoder[0].model = torch.compile(encoder[0].model, dynamic=True, options={"freezing": True})
+        return encoder
+    return build
+
+
 class OnnxEncoder:
     """The default encoder's transformer and mean pooling as one ONNX graph, run by ONNX Runtime (float32).
 
@@ -123,6 +139,8 @@ class OnnxEncoder:
 VARIANTS: dict[str, Callable[[], Any]] = {
     "float32": embeddings.load_encoder,
     "bfloat16": lambda: embeddings.load_encoder(precision="bfloat16"),
+    "float32-compiled": compiled("float32"),
+    "bfloat16-compiled": compiled("bfloat16"),
     "onnx": OnnxEncoder,
     "int8_per_tensor": int8(per_channel=False),
     "int8_per_channel": int8(per_channel=True),
@@ -202,7 +220,10 @@ def render(result: dict) -> str:
     lines += ["", (f"Worth offering: ≥ {result['bar']['min_speedup']}× float32's speed with top-10 neighbour "
                    f"overlap ≥ {result['bar']['min_top10_overlap']} (neighbours among other articles' sentences, "
                    "exact search, as the mine stage). bfloat16 is fast only on CPUs with native bf16 "
-                   "instructions; elsewhere it is emulated. onnx: the float32 model exported with "
+                   "instructions; elsewhere it is emulated. -compiled: the transformer compiled by "
+                   "torch.compile (inductor, frozen weights; the compile, 20-30 s, not counted): not offered, "
+                   "as it was no faster than the same precision uncompiled (bfloat16: 0.92x here, and 0.94-1.04x "
+                   "in separate processes). onnx: the float32 model exported with "
                    "torch.onnx.export and run by ONNX Runtime (sentence-transformers' ONNX backend needs optimum, "
                    "which pins transformers < 5): the same neighbours, too little faster on these claim sentences "
                    "to be offered."), ""]

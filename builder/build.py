@@ -401,7 +401,8 @@ def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
     from .embeddings import load_encoder
     from .mine import MineConfig
 
-    encoder = load_encoder(MineConfig(**config.mine).model)  # the miner's encoder: gold pairs as mined pairs
+    miner = MineConfig(**config.mine)  # the miner's encoder: gold pairs as mined pairs
+    encoder = load_encoder(miner.model, miner.device, miner.precision)
     result = goldcheck(local, data_dir, section.sources, section.bootstrap, encoder=encoder)
     result["not_scored"] = [str(s) for s in specs if s.is_llm]
     write_json_atomic(release / GOLDCHECK_FILE, result)
