@@ -332,7 +332,7 @@ class TextBatch(_Record):
 class TextVector(_Record):
     """A rank's embedding of one claim sentence: hex key as in the embedding cache, the float32 vector as
     base64 of its little-endian bytes (exact; a row of the rank's shard buffer then holds about 2 KB
-    instead of the 14 KB of 384 Python floats, which made this buffer the mine stage's peak memory)."""
+    instead of the 14 KB of 384 Python floats, which made this buffer the stage's peak at 20k abstracts)."""
 
     key: str
     vector: str
