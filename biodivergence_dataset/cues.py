@@ -212,8 +212,8 @@ def opposite_words(words_a: frozenset[str], words_b: frozenset[str]) -> bool:
     """True when a word of ``words_a`` and a word of ``words_b`` are opposed terms (same group of
     :data:`OPPOSED_TERMS`, opposite signs: "enhances" / "suppresses") or one negates the other by a prefix
     ("effective" / "ineffective"). Meant for the words that differ between two claims."""
-    signs_b = {hit for hit in map(cached_term_polarity, words_b) if hit}
-    if any(hit and (hit[0], -hit[1]) in signs_b for hit in map(cached_term_polarity, words_a)):
+    signs_b = {hit for hit in map(term_polarity, words_b) if hit}
+    if any(hit and (hit[0], -hit[1]) in signs_b for hit in map(term_polarity, words_a)):
         return True
     return prefix_negates(words_a, words_b)
 
@@ -289,13 +289,9 @@ def is_negation_word(word: str) -> bool:
 
 
 @lru_cache(maxsize=200_000)
-def cached_term_polarity(word: str) -> tuple[str, int] | None:
-    """:func:`term_polarity`, remembered per word (words repeat across claims and pairs)."""
-    return term_polarity(word)
-
-
 def term_polarity(word: str) -> tuple[str, int] | None:
-    """``(group, +1 | -1)`` when ``word`` is one of the OPPOSED_TERMS, else None (negation words: None)."""
+    """``(group, +1 | -1)`` when ``word`` is one of the OPPOSED_TERMS, else None (negation words: None).
+    Cached per word: words repeat across claims and pairs."""
     if is_negation_word(word):
         return None
     for group, (pos, neg) in _OPPOSED_RE.items():

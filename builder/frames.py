@@ -690,7 +690,7 @@ FINDING_GROUPS = frozenset({"effect", "valence", "necessity", "sign", "sensitivi
 
 
 def _polar(words: frozenset[str]) -> frozenset[tuple[str, int]]:
-    return frozenset(hit for hit in map(cues.cached_term_polarity, words) if hit and hit[0] in FINDING_GROUPS)
+    return frozenset(hit for hit in map(cues.term_polarity, words) if hit and hit[0] in FINDING_GROUPS)
 
 
 # --------------------------------------------------------------------------- pair comparison

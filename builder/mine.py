@@ -31,7 +31,7 @@ from biodivergence_dataset.records import Abstract, CandidatePair, Claim, Mining
 
 from . import scoring
 from .annotators.frames import frames_of, slot_similarities
-from .embeddings import CACHE_SHARD_ROWS, DEFAULT_MODEL, PRECISIONS
+from .embeddings import CACHE_SHARD_ROWS, DEFAULT_MODEL, PRECISIONS, text_key
 from .frames import best_alignment
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 from .scoring import ScoringConfig
@@ -339,8 +339,6 @@ class TextVector(_Record):
 
     @classmethod
     def of(cls, text: str, vector: np.ndarray) -> TextVector:
-        from .embeddings import text_key
-
         return cls(key=text_key(text).decode("ascii"),
                    vector=base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii"))
 
@@ -374,8 +372,6 @@ def embed_batches(batches: Iterable[TextBatch], config: MineConfig, stats: io.St
 def fill_cache(texts: list[str], cache, out_dir: Path, config: MineConfig, runtime: RuntimeConfig) -> int:
     """Embed the distinct ``texts`` the cache lacks on the runtime's ranks and add them to the cache; returns
     how many were embedded."""
-    from .embeddings import text_key
-
     missing = list(dict.fromkeys(t for t in texts if cache.get(text_key(t)) is None))
     if not missing:
         return 0
