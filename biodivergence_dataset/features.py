@@ -121,6 +121,9 @@ COLUMN_DESCRIPTIONS: dict[str, str] = {
                         "annotator labelled it).",
     "label_quality": "Consensus quality of the row's label: the winning side's share of the panel's weight (1.0 "
                      "when all members agree); null when one annotator labelled it.",
+    "question_id": "Id of the clinical question (from the build's question pack) that both claims answer; empty "
+                   "when the pair was mined without a common question.",
+    "question": "Text of that clinical question; empty when none.",
 }
 
 

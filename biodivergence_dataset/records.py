@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from . import ontology
 
 #: 1.2: an unknown year or missing confounder is stored as -1 (``features.MISSING_INT``), no longer as null.
-SCHEMA_VERSION = "1.2"
+#: 1.3: ``question_id`` and ``question``: the clinical question both claims answer ("" when none).
+SCHEMA_VERSION = "1.3"
 
 
 class RecordError(ValueError):
@@ -184,6 +185,24 @@ def pair_id_for(claim_id_a: str, claim_id_b: str) -> str:
     return hashlib.sha1(f"{lo}||{hi}".encode()).hexdigest()[:20]
 
 
+class Question(_Record):
+    """A clinical question from a question pack: the thing two claims must both answer to be compared.
+
+    ``text`` alone is enough; the optional fields are what a pack states or what was read from the text."""
+
+    question_id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    intervention: str | None = None
+    comparator: str | None = None
+    outcome: str | None = None
+    population: str | None = None
+    domain: str | None = None
+    #: The literature search that gathers this question's abstracts (else one is built from its terms).
+    query: str | None = None
+
+    _check_domain = field_validator("domain")(_label("domain"))
+
+
 class MiningScores(_Record):
     similarity: float
     disagreement: float
@@ -206,6 +225,8 @@ class CandidatePair(_Record):
     abstract_a: str = ""
     abstract_b: str = ""
     scores: MiningScores
+    #: The question both claims answer, when a question pack assigned one to each (schema 1.3).
+    question: Question | None = None
 
     _check_domain = field_validator("domain")(_label("domain"))
 
@@ -290,6 +311,9 @@ class Example(_Record):
     comparability: str = ""
     annotator_labels: list[AnnotatorLabel] = Field(default_factory=list)
     label_quality: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: Added in schema 1.3: the clinical question both claims answer ("" when the pair carries none).
+    question_id: str = ""
+    question: str = ""
 
     _check_domain = field_validator("domain")(_label("domain"))
     _check_types = field_validator("claim_a_type", "claim_b_type")(_label("claim_type"))
@@ -328,6 +352,8 @@ class Example(_Record):
             pub_year_b=b.pub_year,
             journal_a=a.journal or "",
             journal_b=b.journal or "",
+            question_id=pair.question.question_id if pair.question else "",
+            question=pair.question.text if pair.question else "",
             **s.model_dump(),
             **labels,
         )
