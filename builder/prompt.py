@@ -1,7 +1,8 @@
-"""Silver-annotation prompt v1 and the JSON schema of the expected response, both generated
+"""Silver-annotation prompt v2 and the JSON schema of the expected response, both generated
 from the ontology (paper §5.2, appendix I.4).
 
-``build_messages(pair)`` gives the chat messages for one candidate pair; ``response_schema()``
+``build_messages(pair)`` gives the chat messages for one candidate pair (v2: with the clinical question
+both claims answer, when the pair carries one); ``response_schema()``
 is sent to servers that support constrained output (OpenAI ``response_format``, Ollama
 ``format``). ``PROMPT_VERSION`` is recorded with every annotation.
 """
@@ -16,7 +17,7 @@ from typing import Any
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import CandidatePair
 
-PROMPT_VERSION = "v1"
+PROMPT_VERSION = "v2"
 #: Abstracts longer than this are cut (at a word boundary) so prompts fit small context windows.
 DEFAULT_MAX_ABSTRACT_CHARS = 2500
 MISSING_ABSTRACT = "(not available)"
@@ -40,10 +41,14 @@ def _axis_lines() -> list[str]:
 
 @lru_cache(maxsize=1)
 def system_prompt() -> str:
-    """The v1 system prompt: task, the six classes, the 13 axes, the rules and the output format."""
+    """The system prompt: task, the six classes, the 13 axes, the rules and the output format."""
     return "\n".join([
         ("You are an expert biomedical annotator. You compare two claims taken from two different "
          "abstracts and decide why they diverge."),
+        ("When a clinical question is given, read each claim's finding as an answer to that question (effect, "
+         "no effect, increase or decrease of its outcome) and call a conflict only when the two answers disagree; "
+         "a negation word alone is no disagreement. The conditions that differ between the studies (population, "
+         "dose, setting, period, assay, ...) give the axes."),
         "",
         "Conflict types (choose exactly one):",
         *_class_lines(),
@@ -74,8 +79,10 @@ def _clip(text: str, limit: int) -> str:
 
 
 def user_prompt(pair: CandidatePair, max_abstract_chars: int = DEFAULT_MAX_ABSTRACT_CHARS) -> str:
-    """The v1 user prompt for one pair; both abstracts are included when present."""
+    """The user prompt for one pair: the clinical question when the pair has one, both claims, both abstracts."""
     lines = [f"Domain: {ontology.domain(pair.domain).title}", ""]
+    if pair.question is not None:
+        lines += [f"Clinical question both claims answer: {pair.question.text}", ""]
     for tag, claim, abstract in (("A", pair.claim_a, pair.abstract_a), ("B", pair.claim_b, pair.abstract_b)):
         year = f", published {claim.pub_year}" if claim.pub_year else ""
         lines += [

@@ -16,10 +16,10 @@ from llm_server import FakeOllama, Reply, claims_in, interruptible_cli, real_pai
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import is_done, read_jsonl, read_records
-from biodivergence_dataset.records import Example
+from biodivergence_dataset.records import Example, Question
 from builder.annotate import AnnotateConfig, run_stage
 from builder.annotators import ServerUnreachable, parse_json_lenient, parse_spec
-from builder.prompt import PROMPT_VERSION, response_schema
+from builder.prompt import PROMPT_VERSION, build_messages, response_schema
 
 FAST = {"backoff_s": 0.01, "timeout_s": 5.0, "progress": False}
 REPO = Path(__file__).resolve().parents[1]
@@ -78,6 +78,16 @@ def test_response_schema_is_generated_from_the_ontology():
     assert set(schema["required"]) == set(props)
 
 
+def test_llm_prompt_states_the_question_when_the_pair_has_one():
+    pair = real_pairs(1)[0]
+    asked = Question(question_id="q1", text="In adults with migraine, is drug X better than placebo for pain relief?")
+    without = build_messages(pair)[1]["content"]
+    with_question = build_messages(pair.model_copy(update={"question": asked}))[1]["content"]
+    assert "Clinical question" not in without
+    assert f"Clinical question both claims answer: {asked.text}" in with_question
+    assert pair.claim_a.sentence in with_question and pair.claim_b.sentence in with_question
+
+
 # --------------------------------------------------------------------------- heuristic stage
 
 
@@ -126,7 +136,7 @@ def test_ollama_backend_sends_schema_and_records_provenance(pairs_dir, tmp_path)
     assert {e.annotator_id for e in exs} == {"ollama:qwen2.5:7b"}
     assert all(len(e.evidence_spans) == 2 for e in exs)
     manifest = json.loads((out / "annotation_manifest.json").read_text())
-    assert (manifest["provider"], manifest["model"], manifest["prompt_version"]) == ("ollama", "qwen2.5:7b", "v1")
+    assert (manifest["provider"], manifest["model"], manifest["prompt_version"]) == ("ollama", "qwen2.5:7b", PROMPT_VERSION)
     assert manifest["repairs_total"] == 0 and manifest["fallbacks"] == 0
     provenance = json.loads((out / "provenance.json").read_text())
     assert provenance["backend"]["url"] == server.url and provenance["execution"]["concurrency"] == 3

@@ -17,7 +17,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import read_jsonl, read_records
 from biodivergence_dataset.records import Example
 from builder.annotate import AnnotateConfig, run_stage
-from builder.prompt import response_schema
+from builder.prompt import PROMPT_VERSION, response_schema
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -45,7 +45,7 @@ def test_schema_constrained_answer_is_validated_into_an_example(server, tmp_path
     assert set(answer) == set(response_schema()["properties"])
     assert answer["conflict_type"] in ontology.CONFLICT_TYPE_NAMES
     assert set(answer["divergence_axes"]) <= set(ontology.AXIS_NAMES)
-    assert (example.annotator_kind, example.annotator_id, example.prompt_version) == ("llm", "openai:smollm2", "v1")
+    assert (example.annotator_kind, example.annotator_id, example.prompt_version) == ("llm", "openai:smollm2", PROMPT_VERSION)
     assert example.conflict_type == answer["conflict_type"]
 
 
