@@ -326,7 +326,7 @@ DOMAINS: tuple[Domain, ...] = (
 #: Ingestion maps every source's own labels onto these; unmappable labels become ``UNASSIGNED``.
 SECTION_LABELS: tuple[str, ...] = ("BACKGROUND", "OBJECTIVE", "METHODS", "RESULTS", "CONCLUSIONS", "UNASSIGNED")
 
-ANNOTATOR_KINDS: tuple[str, ...] = ("llm", "heuristic", "frames", "judge")
+ANNOTATOR_KINDS: tuple[str, ...] = ("llm", "heuristic", "frames", "judge", "reader")
 
 #: The finding of a claim frame: what the claim reports about its exposure and outcome.
 FINDING_DIRECTIONS: tuple[str, ...] = (
@@ -341,6 +341,7 @@ COMPARABILITY: dict[str, str] = {
     "different_outcome": "the claims measure different outcomes",
     "slots_unstated": "a claim states no exposure or outcome that could be cut out and matched",
     "finding_unstated": "a claim states no finding that could be compared",
+    "off_question": "the finding reader found no answer to the question in a claim",
 }
 #: The gate verdicts that say the questions differ (the rest say a claim could not be read as a question).
 DIFFERENT_QUESTION_REASONS: tuple[str, ...] = ("different_exposure", "different_outcome")

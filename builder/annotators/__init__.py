@@ -1,7 +1,7 @@
 """Annotators for the silver-annotation stage.
 
 ``make_backend(parse_spec("openai:http://127.0.0.1:8080/v1?model=NAME"))`` gives an HTTP chat
-backend; local specs (``frames``, ``heuristic``, ``judge:PATH``) have none: ``make_local`` gives an
+backend; local specs (``reader[:PATH]``, ``frames``, ``heuristic``, ``judge:PATH``) have none: ``make_local`` gives an
 object whose ``annotate(pair)`` returns labels directly.
 """
 
@@ -36,6 +36,10 @@ def make_local(spec: AnnotatorSpec | str, heldout: str | None = None):
     """The in-process annotator of a local spec; for ``judge:PATH`` the fold trained without ``heldout``
     (``PATH/heldout-<source>``) when it exists."""
     spec = parse_spec(spec) if isinstance(spec, str) else spec
+    if spec.backend == "reader":
+        from .reader_annotator import ReaderAnnotator
+
+        return ReaderAnnotator(spec.url or None)
     if spec.backend == "frames":
         return FramesAnnotator()
     if spec.backend == "heuristic":

@@ -1,7 +1,7 @@
 """Annotator specs, the HTTP chat-backend base class, and lenient JSON parsing.
 
 A spec names the annotator on the command line:
-``frames`` | ``heuristic`` | ``judge:PATH`` | ``openai:URL?model=NAME[&temperature=T&max_tokens=N]`` |
+``reader[:PATH]`` | ``frames`` | ``heuristic`` | ``judge:PATH`` | ``openai:URL?model=NAME[&temperature=T&max_tokens=N]`` |
 ``ollama:URL?model=NAME[...]``.
 """
 
@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import httpx
 
 #: Annotators that label pairs in-process (no server); ``judge`` takes the path of a saved judge.
-LOCAL_BACKENDS = ("frames", "heuristic", "judge")
+LOCAL_BACKENDS = ("reader", "frames", "heuristic", "judge")
 LLM_BACKENDS = ("openai", "ollama")
 BACKENDS = LOCAL_BACKENDS + LLM_BACKENDS
 #: Query parameters a spec may carry besides ``model`` (all optional).
@@ -40,24 +40,28 @@ class AnnotatorSpec:
     def __str__(self) -> str:
         if self.backend in ("frames", "heuristic"):
             return self.backend
-        if self.backend == "judge":
-            return f"judge:{self.url}"
+        if self.backend in ("judge", "reader") and self.url:
+            return f"{self.backend}:{self.url}"
+        if self.backend == "reader":
+            return self.backend
         query = "&".join(f"{k}={v}" for k, v in {"model": self.model, **self.options}.items())
         return f"{self.backend}:{self.url}?{query}"
 
 
 def parse_spec(text: str) -> AnnotatorSpec:
-    """Parse ``frames`` / ``heuristic`` / ``judge:PATH`` / ``openai:URL?model=NAME`` /
+    """Parse ``reader[:PATH]`` / ``frames`` / ``heuristic`` / ``judge:PATH`` / ``openai:URL?model=NAME`` /
     ``ollama:URL?model=NAME`` (ValueError otherwise)."""
     text = text.strip()
     backend, _, rest = text.partition(":")
     if backend not in BACKENDS:
-        raise ValueError(f"unknown annotator {text!r}; expected one of: frames, heuristic, judge:PATH, "
+        raise ValueError(f"unknown annotator {text!r}; expected one of: reader[:PATH], frames, heuristic, judge:PATH, "
                          "openai:URL?model=NAME, ollama:URL?model=NAME")
     if backend in ("frames", "heuristic"):
         if rest:
             raise ValueError(f"the {backend} annotator takes no parameters: {text!r}")
         return AnnotatorSpec(backend)
+    if backend == "reader":
+        return AnnotatorSpec(backend, url=rest)
     if backend == "judge":
         if not rest:
             raise ValueError(f"annotator {text!r}: add the judge folder, judge:PATH")

@@ -23,7 +23,7 @@ from biodivergence_dataset.records import AnnotatorLabel
 from ..repair import Labels
 
 #: Default vote weight per annotator kind (a config may override them per spec).
-DEFAULT_WEIGHTS: dict[str, float] = {"llm": 1.0, "judge": 1.0, "frames": 1.0, "heuristic": 0.5}
+DEFAULT_WEIGHTS: dict[str, float] = {"llm": 1.0, "judge": 1.0, "frames": 1.0, "heuristic": 0.5, "reader": 1.0}
 assert set(DEFAULT_WEIGHTS) == set(ontology.ANNOTATOR_KINDS)
 
 

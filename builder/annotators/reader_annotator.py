@@ -1,0 +1,294 @@
+"""The reader annotator: findings read against the clinical question by a learned reader, type from context.
+
+For a candidate pair it
+1. reads each claim's finding relative to the pair's question (``builder.reader``: increase / decrease /
+   no_difference / not_reported, and the answer yes / no to the question as asked); a pair without a question
+   has each claim read against the other claim, which then plays the question;
+2. calls a conflict only when the two readings disagree (effect vs no effect, increase vs decrease, yes vs
+   no) — never on a negation word alone; a claim that does not answer the question makes ``no_conflict``;
+3. applies the paper's boundary rules in order: explicit controversy → unresolved controversy; weak evidence
+   → evidence insufficiency; a condition that differs between the claims (population, dose or co-treatment,
+   duration, geography, period, setting, … — from the ontology's cues and the condition phrases below) →
+   contextual with those axes; a concrete condition stated by one claim only is still a recoverable axis
+   (the paper's preference rule) → contextual; nothing recoverable → underspecified when neither claim states
+   its conditions, direct when both state the same ones;
+4. marks the differing condition phrases and both finding phrases as evidence spans and names them in the
+   reconciliation.
+
+Words that belong to the question (its intervention, outcome, population) are never read as a differing
+condition: "acute kidney injury" asked about is an outcome, not a subtype.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan
+
+from .. import frames as fr
+from ..repair import ROLE_A, ROLE_B, Labels
+from .base import LocalAnnotator
+from .frames import SPECIFICITY, frames_of
+from .heuristic import _CONTROVERSY_RE, _WEAK_RE, CONTROVERSY, DIRECT, INSUFFICIENT, UNDERSPECIFIED, axis_report
+
+KIND = ontology.check_label("annotator_kind", "reader")
+NOT_REPORTED, NEUTRAL, NO = "not_reported", "neutral", "no"
+OPPOSITE_ANSWER = "opposite_answer"
+MAX_AXES = 3
+SAME_QUESTION, OFF_QUESTION = "same_question", "off_question"
+assert {SAME_QUESTION, OFF_QUESTION} <= set(ontology.COMPARABILITY)
+
+# Condition phrases: where a claim states the conditions its finding holds under. The ontology's cue lexicon
+# finds the cue words ("children", "40 mg"); these patterns give the whole phrase a reader would mark
+# ("in hypercholesterolaemic patients aged over 65", "in combination with antihypertensive drugs").
+_WHO = (r"patients|subjects|women|men|children|adults|adolescents|infants|neonates|individuals|participants|"
+        r"volunteers|people|persons|elderly|users|smokers|non-smokers|outpatients|inpatients|girls|boys|"
+        r"mothers|pregnancies|veterans|residents|workers|athletes|survivors|recipients|cases|population|cohort")
+#: A word of a phrase that is not a verb of the finding nor a preposition opening another phrase.
+_PHRASE_WORD = (r"(?!(?:in|of|for|among|with|and|or|was|were|did|does|do|had|has|have|is|are|be|been|not|no|"
+                r"compared|versus|vs)\b)(?!(?:improv|reduc|increas|decreas|lower|rais|show|result|caus|produc|"
+                r"prevent|significan|effective|associat)\w*\b)[\w'/+-]+")
+_TAIL = rf"(?:\s+(?:with|without|who|aged|over|under|older|younger|undergoing|receiving|treated|on|at|from)(?:\s+{_PHRASE_WORD}){{1,5}})?"
+CONDITION_PATTERNS: dict[str, tuple[str, ...]] = {
+    "population_cohort": (
+        rf"\b(?:in|among|for|of)\s+(?:{_PHRASE_WORD}\s+){{0,3}}(?:{_WHO})\b{_TAIL}",
+    ),
+    "dosage_intervention": (
+        r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/day|ml)\b(?:\s*(?:once|twice|three times|per|a|/)?\s*"
+        r"(?:daily|a day|per day|day|weekly|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?))?",
+        rf"\b(?:in combination with|combined with|in addition to|added to|add-on to|as add-on|together with|"
+        rf"co-administered with|plus)(?:\s+{_PHRASE_WORD}){{1,4}}",
+        r"\b(?:low|high|standard|usual|fixed|flexible|single|multiple|double)[- ]dose\b",
+        r"\b(?:for|over|after|during)\s+(?:\d+|one|two|three|four|six|eight|twelve)\s+(?:days?|weeks?|months?|years?)\b",
+    ),
+}
+_CONDITION_RES = {axis: re.compile("|".join(f"(?:{p})" for p in pats), re.IGNORECASE)
+                  for axis, pats in CONDITION_PATTERNS.items()}
+_WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+#: Words that carry no condition of their own inside a condition phrase.
+_FILLER = frozenset("in among for of the a an all both these those with without who and or at on from to "
+                    "patients subjects participants individuals people persons".split())
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition a claim states: its axis, the words that make it this study's (question words removed)."""
+
+    axis: str
+    span: fr.Span
+    words: frozenset[str]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(fr.stem(w) for w in _WORD.findall(text.lower()))
+
+
+def conditions(claim: Claim, asked: frozenset[str]) -> list[Condition]:
+    """The condition phrases and context cues of a claim, less what the question asks about.
+
+    A cue or phrase whose words all belong to the question (or to the claim's own outcome phrase, when
+    there is no question) is not a condition: it is what is being asked."""
+    text = claim.sentence
+    found: list[Condition] = []
+    for axis, regex in _CONDITION_RES.items():
+        for m in regex.finditer(text):
+            words = _words(m.group(0)) - asked - {fr.stem(w) for w in _FILLER}
+            if words:
+                found.append(Condition(axis, fr.Span(m.group(0), m.start(), m.end()), words))
+    for hit in _cue_hits(text):
+        words = _words(text[hit.start:hit.end]) - asked
+        inside = any(c.span.start <= hit.start and hit.end <= c.span.end for c in found)
+        if words and not inside:
+            found.append(Condition(hit.axis, fr.Span(text[hit.start:hit.end], hit.start, hit.end), words))
+    return found
+
+
+def _cue_hits(text: str):
+    from biodivergence_dataset import cues
+
+    return cues.axis_cues(text)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """An axis on which the two claims' stated conditions differ (or one states a condition the other lacks)."""
+
+    axis: str
+    two_sided: bool
+    a: tuple[Condition, ...]
+    b: tuple[Condition, ...]
+
+
+def differences(ca: list[Condition], cb: list[Condition]) -> list[Difference]:
+    """Axes whose conditions differ, two-sided first, then most specific first."""
+    out = []
+    for axis in ontology.AXIS_NAMES:
+        xa = tuple(c for c in ca if c.axis == axis)
+        xb = tuple(c for c in cb if c.axis == axis)
+        if not xa and not xb:
+            continue
+        wa = frozenset().union(*(c.words for c in xa))
+        wb = frozenset().union(*(c.words for c in xb))
+        if xa and xb:
+            if wa != wb and not (wa <= wb or wb <= wa):
+                out.append(Difference(axis, True, xa, xb))
+        else:
+            out.append(Difference(axis, False, xa, xb))
+    out.sort(key=lambda d: (not d.two_sided, SPECIFICITY.index(d.axis)))
+    return out
+
+
+def _asked_words(pair: CandidatePair) -> frozenset[str]:
+    """The words of what is asked: the question, else the words the two claims share (their common topic)."""
+    if pair.question is not None:
+        return _words(" ".join(filter(None, (pair.question.text, pair.question.intervention,
+                                             pair.question.comparator, pair.question.outcome))))
+    return _words(pair.claim_a.sentence) & _words(pair.claim_b.sentence)
+
+
+def _finding_span(claim: Claim, abstract: str) -> fr.Span | None:
+    spans = [f.finding.span for f in frames_of(claim, abstract) if f.finding.span]
+    return spans[0] if spans else None
+
+
+def _evidence(pair: CandidatePair, chosen: list[Difference]) -> list[EvidenceSpan]:
+    """Differing condition phrases, then the finding phrase, of each claim (no repeated offsets)."""
+    out: list[EvidenceSpan] = []
+    for claim, abstract, side, role in ((pair.claim_a, pair.abstract_a, "a", ROLE_A),
+                                        (pair.claim_b, pair.abstract_b, "b", ROLE_B)):
+        phrases = [c.span for d in chosen for c in getattr(d, side)]
+        finding = _finding_span(claim, abstract)
+        phrases += [finding] if finding else []
+        seen: set[tuple[int, int]] = set()
+        for s in phrases:
+            overlaps = any(not (s.end <= lo or hi <= s.start) for lo, hi in seen)
+            if not overlaps:
+                seen.add((s.start, s.end))
+                out.append(EvidenceSpan(article_uid=claim.article_uid, text=s.text, start=s.start, end=s.end,
+                                        role=role))
+    return out
+
+
+def _phrases(conds: tuple[Condition, ...]) -> str:
+    return ", ".join(dict.fromkeys(f"'{c.span.text}'" for c in conds)) or "not stated"
+
+
+def _finding_words(reading) -> str:
+    return reading.finding.replace("_", " ")
+
+
+def reconciliation(conflict: str, chosen: list[Difference], ra, rb, question: str) -> str:
+    """One sentence naming the differing conditions (or why the claims cannot both hold as stated)."""
+    on = f" on '{question}'" if question else ""
+    findings = f"claim A reads {_finding_words(ra)}, claim B {_finding_words(rb)}{on}"
+    if conflict == ontology.CONTEXTUAL:
+        parts = [f"{ontology.axis(d.axis).title.lower()} ({_phrases(d.a)} vs {_phrases(d.b)})" for d in chosen]
+        return f"Both findings can hold ({findings}): the studies differ in {'; '.join(parts)}."
+    if conflict == DIRECT:
+        return f"Under the same stated conditions the findings are opposed ({findings})."
+    if conflict == UNDERSPECIFIED:
+        return (f"The findings look opposed ({findings}), but neither claim states the population, dose or "
+                "setting, so whether their conditions match cannot be told.")
+    if conflict == INSUFFICIENT:
+        return f"The findings differ ({findings}), but the evidence behind them is described as weak or preliminary."
+    if conflict == CONTROVERSY:
+        return f"The findings differ ({findings}) on a question the claims themselves describe as disputed."
+    return ""
+
+
+def classify(pair: CandidatePair) -> tuple[str, list[Difference], float]:
+    """The paper's boundary rules, in order, for a pair whose findings disagree."""
+    a_text, b_text = pair.claim_a.sentence, pair.claim_b.sentence
+    if _CONTROVERSY_RE.search(a_text) or _CONTROVERSY_RE.search(b_text):
+        return CONTROVERSY, [], 0.6
+    if _WEAK_RE.search(a_text) or _WEAK_RE.search(b_text):
+        return INSUFFICIENT, [], 0.6
+    asked = _asked_words(pair)
+    ca, cb = conditions(pair.claim_a, asked), conditions(pair.claim_b, asked)
+    diffs = differences(ca, cb)
+    two_sided = [d for d in diffs if d.two_sided]
+    if two_sided:
+        return ontology.CONTEXTUAL, two_sided[:MAX_AXES], 0.8
+    if diffs:
+        return ontology.CONTEXTUAL, diffs[:MAX_AXES], 0.65
+    report = axis_report(pair)  # claim against the other abstract, abstract against abstract
+    if report.differences:
+        chosen = [Difference(d.axis, False, (), ()) for d in report.differences[:MAX_AXES]]
+        return ontology.CONTEXTUAL, chosen, 0.55
+    if not ca and not cb:
+        return UNDERSPECIFIED, [], 0.55
+    return DIRECT, [], 0.7
+
+
+def _unanswered(reading) -> bool:
+    return reading.finding == NOT_REPORTED and reading.stance == NEUTRAL
+
+
+def claims_disagree(ra, rb) -> str | None:
+    """Without a question each claim was read against the other (the other claim asks): they disagree when,
+    averaged over both readings, the claims most likely answer each other "no"."""
+    mean = {s: (ra.stance_probs[s] + rb.stance_probs[s]) / 2 for s in ontology.READER_STANCES}
+    return OPPOSITE_ANSWER if max(mean, key=mean.get) == NO else None
+
+
+class ReaderAnnotator(LocalAnnotator):
+    """The default annotator: a learned finding reader decides conflict vs not; boundary rules give the type."""
+
+    kind = KIND
+
+    def __init__(self, path: str | None = None):
+        from ..reader import READER_VERSION, load_reader
+
+        self.reader = load_reader(path)
+        self.annotator_id = f"reader-{READER_VERSION}"
+
+    def annotate(self, pair: CandidatePair) -> Labels:
+        return self.annotate_many([pair])[0]
+
+    @staticmethod
+    def asks(pair: CandidatePair) -> tuple[tuple[str, str], tuple[str, str]]:
+        """What the reader is asked: both claims against the question, else each claim against the other."""
+        a, b = pair.claim_a.sentence, pair.claim_b.sentence
+        if pair.question is not None:
+            return (pair.question.text, a), (pair.question.text, b)
+        return (b, a), (a, b)
+
+    def annotate_many(self, pairs: list[CandidatePair]) -> list[Labels]:
+        asks = [ask for p in pairs for ask in self.asks(p)]
+        readings = self.reader.read(asks) if asks else []
+        return [self.decide(p, readings[2 * i], readings[2 * i + 1]) for i, p in enumerate(pairs)]
+
+    def decide(self, pair: CandidatePair, ra, rb) -> Labels:
+        """Labels of one pair from its two readings."""
+        from ..reader import disagreement
+
+        question = pair.question.text if pair.question is not None else ""
+        if pair.question is not None:
+            why = disagreement(ra, rb)
+            unanswered = _unanswered(ra) or _unanswered(rb)
+        else:
+            why = claims_disagree(ra, rb)
+            unanswered = _unanswered(ra) and _unanswered(rb)
+        comparability = OFF_QUESTION if unanswered else SAME_QUESTION
+        if why is None:
+            text = ("A claim does not report a finding on the question." if unanswered
+                    else "The claims report compatible findings on the same question.")
+            return Labels(ontology.NO_CONFLICT, confidence=round(min(ra.confidence, rb.confidence), 3),
+                          comparable=not unanswered, reconciliation=text, comparability=comparability,
+                          notes="unanswered" if unanswered else "same_finding")
+        conflict, chosen, base = classify(pair)
+        confidence = round(max(0.05, min(0.95, base * min(ra.confidence, rb.confidence) ** 0.5)), 3)
+        axes = [d.axis for d in chosen] if conflict == ontology.CONTEXTUAL else []
+        return Labels(
+            conflict_type=conflict,
+            divergence_axes=axes,
+            dominant_confounder=axes[0] if axes else None,
+            reconciliation=reconciliation(conflict, chosen, ra, rb, question),
+            evidence_spans=_evidence(pair, chosen if axes else []),
+            confidence=confidence,
+            comparable=True,
+            comparability=comparability,
+            notes=why,
+        )

@@ -1,0 +1,76 @@
+"""The reader annotator's boundary rules and condition phrases, on sentences written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.records import Question
+from builder.annotators.goldcheck import make_claim, make_pair
+from builder.annotators.reader_annotator import classify, conditions, differences, _asked_words
+
+DOMAIN = "clinical_trials_epidemiology"
+
+
+def pair(a: str, b: str, question: str | None = None):
+    p = make_pair(make_claim("art-a", a, DOMAIN, "test"), make_claim("art-b", b, DOMAIN, "test"))
+    return p.model_copy(update={"question": Question(question_id="q1", text=question)}) if question else p
+
+
+@pytest.mark.parametrize(("a", "b", "question", "expected", "axes"), [
+    # a condition that differs on both sides -> contextual, with that axis
+    ("In children with asthma, montelukast reduced exacerbations.",
+     "In adults with asthma, montelukast had no effect on exacerbations.",
+     "Does montelukast reduce asthma exacerbations?", ontology.CONTEXTUAL, ["population_cohort"]),
+    # dose against a co-treatment, and two patient groups: both read as conditions
+    ("Pravastatin 40 mg daily did not reduce blood pressure in hypercholesterolaemic patients.",
+     "Statins in combination with antihypertensive drugs improve blood pressure control in hypertensive patients.",
+     "Do statins reduce blood pressure?", ontology.CONTEXTUAL, ["dosage_intervention", "population_cohort"]),
+    # a concrete condition stated by one claim only is still recoverable (the preference rule)
+    ("Aspirin reduced mortality in elderly patients with diabetes.", "Aspirin did not reduce mortality.",
+     "Does aspirin reduce mortality?", ontology.CONTEXTUAL, ["population_cohort"]),
+    # the same stated condition on both sides and opposed findings -> direct
+    ("Aspirin reduced mortality in elderly patients.", "Aspirin did not reduce mortality in elderly patients.",
+     "Does aspirin reduce mortality?", "direct_contradiction", []),
+    # nothing stated on either side -> underspecified
+    ("Aspirin reduced mortality.", "Aspirin did not reduce mortality.",
+     "Does aspirin reduce mortality?", "underspecified_apparent_contradiction", []),
+    # explicit controversy and weak evidence come first
+    ("Whether aspirin reduces mortality in elderly patients remains controversial.",
+     "Aspirin did not reduce mortality in children.", "Does aspirin reduce mortality?",
+     "unresolved_scientific_controversy", []),
+    ("Preliminary evidence suggests aspirin reduces mortality in elderly patients.",
+     "Aspirin did not reduce mortality in children.", "Does aspirin reduce mortality?", "evidence_insufficiency", []),
+])
+def test_boundary_rules_in_order(a, b, question, expected, axes):
+    conflict, chosen, confidence = classify(pair(a, b, question))
+    assert conflict == expected
+    assert sorted(d.axis for d in chosen) == sorted(axes)
+    assert 0 < confidence <= 1
+
+
+def test_words_of_the_question_are_not_conditions():
+    """'acute kidney injury' asked about is the outcome, not a disease-subtype difference."""
+    a = "Contrast media increased the risk of acute kidney injury."
+    b = "Contrast media did not increase the risk of acute kidney injury."
+    asked = pair(a, b, "Does contrast media increase the risk of acute kidney injury?")
+    assert conditions(asked.claim_a, _asked_words(asked)) == []
+    conflict, chosen, _ = classify(asked)
+    assert conflict != ontology.CONTEXTUAL and chosen == []
+    # the same words outside the question are a condition: chronic vs acute disease
+    c = "Contrast media did not increase creatinine in chronic kidney disease."
+    d = "Contrast media increased creatinine in acute kidney injury."
+    conflict, chosen, _ = classify(pair(c, d, "Does contrast media increase creatinine?"))
+    assert conflict == ontology.CONTEXTUAL and chosen[0].axis == "disease_subtype"
+
+
+def test_condition_phrases_cover_the_whole_condition():
+    text = "Drug X 20 mg twice daily in combination with metformin lowered HbA1c in obese adults aged over 65 years."
+    p = pair(text, "Drug X did not lower HbA1c.", "Does drug X lower HbA1c?")
+    found = {c.span.text for c in conditions(p.claim_a, _asked_words(p))}
+    assert "20 mg twice daily" in found
+    assert "in combination with metformin" in found
+    assert any(t.startswith("in obese adults aged over 65") for t in found)
+    # the claim without conditions makes the difference one-sided
+    diffs = differences(conditions(p.claim_a, _asked_words(p)), conditions(p.claim_b, _asked_words(p)))
+    assert diffs and not any(d.two_sided for d in diffs)
