@@ -7,7 +7,7 @@ import pytest
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Question
 from builder.annotators.goldcheck import make_claim, make_pair
-from builder.annotators.reader_annotator import classify, conditions, differences, _asked_words
+from builder.annotators.reader_annotator import _asked_words, classify, conditions, differences
 
 DOMAIN = "clinical_trials_epidemiology"
 

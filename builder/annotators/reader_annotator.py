@@ -56,10 +56,10 @@ CONDITION_PATTERNS: dict[str, tuple[str, ...]] = {
         rf"\b(?:in|among|for|of)\s+(?:{_PHRASE_WORD}\s+){{0,3}}(?:{_WHO})\b{_TAIL}",
     ),
     "dosage_intervention": (
-        r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/day|ml)\b(?:\s*(?:once|twice|three times|per|a|/)?\s*"
-        r"(?:daily|a day|per day|day|weekly|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?))?",
-        rf"\b(?:in combination with|combined with|in addition to|added to|add-on to|as add-on|together with|"
-        rf"co-administered with|plus)(?:\s+{_PHRASE_WORD}){{1,4}}",
+        (r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/day|ml)\b(?:\s*(?:once|twice|three times|per|a|/)?\s*"
+         r"(?:daily|a day|per day|day|weekly|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?))?"),
+        (rf"\b(?:in combination with|combined with|in addition to|added to|add-on to|as add-on|together with|"
+         rf"co-administered with|plus)(?:\s+{_PHRASE_WORD}){{1,4}}"),
         r"\b(?:low|high|standard|usual|fixed|flexible|single|multiple|double)[- ]dose\b",
         r"\b(?:for|over|after|during)\s+(?:\d+|one|two|three|four|six|eight|twelve)\s+(?:days?|weeks?|months?|years?)\b",
     ),
@@ -68,8 +68,9 @@ _CONDITION_RES = {axis: re.compile("|".join(f"(?:{p})" for p in pats), re.IGNORE
                   for axis, pats in CONDITION_PATTERNS.items()}
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 #: Words that carry no condition of their own inside a condition phrase.
-_FILLER = frozenset("in among for of the a an all both these those with without who and or at on from to "
-                    "patients subjects participants individuals people persons".split())
+_FILLER = frozenset({"in", "among", "for", "of", "the", "a", "an", "all", "both", "these", "those", "with",
+                     "without", "who", "and", "or", "at", "on", "from", "to", "patients", "subjects",
+                     "participants", "individuals", "people", "persons"})
 
 
 @dataclass(frozen=True)
