@@ -370,14 +370,18 @@ def plot_component_sizes(series: Mapping[str, Sequence[int]], path: Path, dpi: i
                     label=f"{label} ({len(ranked)} components, largest {ranked[0]})")
             described.append(f"{label}: {len(ranked)} components, the largest with {ranked[0]} examples, "
                              f"{sum(1 for n in ranked if n == 1)} with a single example.")
-    from matplotlib.ticker import LogLocator, StrMethodFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax.set_xscale("log")
     ax.set_yscale("log")
     for axis in (ax.xaxis, ax.yaxis):  # plain numbers (1, 2, 5, 10, …), not 2×10⁰
         axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-        axis.set_minor_formatter(StrMethodFormatter(""))
+        axis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}" if x >= 1 else ""))  # counts start at 1
+        axis.set_minor_formatter(NullFormatter())
+    longest = max((len(s) for s in series.values()), default=1)
+    largest = max((max(s) for s in series.values() if s), default=1)
+    ax.set_xlim(0.8, max(2, longest) * 1.25)  # counts start at 1: no ticks below it, room when all are equal
+    ax.set_ylim(0.8, max(2, largest) * 1.5)
     ax.set_xlabel("component rank")
     ax.set_ylabel("examples in component")
     ax.set_title("primary: article-graph components")

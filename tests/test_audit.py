@@ -187,3 +187,15 @@ def test_component_sizes_of_the_article_graph():
 def test_audit_of_a_folder_without_configs_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no release configs"):
         audit.audit_release(tmp_path)
+
+
+def test_component_plot_ticks_are_plain_counts_from_one(tmp_path, monkeypatch):
+    seen = {}
+    monkeypatch.setattr(audit, "_save", lambda fig, path, dpi: seen.setdefault("fig", fig))
+    audit.plot_component_sizes({"released primary splits": [1] * 13}, tmp_path / "c.png", 40)
+    ax = seen["fig"].axes[0]
+    seen["fig"].canvas.draw()
+    for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
+        shown = [t.get_text() for t in labels if t.get_text()]
+        assert shown and "0" not in shown and all(t.replace(",", "").isdigit() for t in shown)
+    audit._pyplot().close(seen["fig"])
