@@ -85,7 +85,10 @@ class CardMeta:
         path = Path(release_dir) / META_FILE
         if not path.exists():
             return cls()
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from None
         if "license" in data:  # older files named the labels' licence ``license``, which the card derives now
             data.setdefault("labels_license", data.pop("license"))
         data.pop("source_datasets", None)  # older files held a fallback; the card reads sources.json

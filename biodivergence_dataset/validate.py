@@ -173,7 +173,11 @@ def _eval_yaml(release_dir: Path, rows: list[dict], report: ValidationReport) ->
     none, there is no ``eval.yaml``."""
     path = release_dir / EVAL_FILE
     fix = "re-render it with `biodivergence card`"
-    meta = CardMeta.load(release_dir)
+    try:
+        meta = CardMeta.load(release_dir)
+    except (ValueError, TypeError) as exc:
+        report.problems.append(f"{exc}; fix or remove it, then {fix}")
+        return
     want = [s.board.id for s in supports(release_dir, meta.min_support, rows) if s.listed]
     if not want:
         if path.exists():

@@ -272,6 +272,8 @@ def test_metrics_below_the_minimum_support_are_warned_about_and_left_off_the_lea
     assert validate_release(rel).ok
     write_text_atomic(rel / "eval.yaml", yaml.safe_dump({"tasks": [{"id": "axes/micro_f1"}]}))
     assert [p for p in validate_release(rel).problems if "lists leaderboards although" in p]
+    write_text_atomic(rel / "card_meta.json", "{")
+    assert [p for p in validate_release(rel).problems if p.startswith(f"{rel / 'card_meta.json'}: not valid JSON")]
 
 
 def test_support_rules_are_checked_against_the_task_and_the_ontology():
