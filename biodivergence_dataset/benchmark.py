@@ -5,7 +5,9 @@ evaluation_framework and ``tasks[]`` of ``id`` / ``config`` / ``split``; hugging
 Each Hub task is one leaderboard of one number, so every headline metric of every task of ``tasks.yaml``
 becomes one Hub task whose ``id`` is the metric key the companion metric returns (``conflict_type/macro_f1``),
 scored on the test split of the default config. A model repo reports a score as an entry of
-``.eval_results/*.yaml`` naming this dataset and that ``task_id``.
+``.eval_results/*.yaml`` naming this dataset and that ``task_id``. A headline metric whose test support (the
+rows its ``support`` rule in ``tasks.yaml`` counts) is below the card's minimum is left off: a leaderboard of a
+number that rests on a handful of examples ranks noise. With no metric left, no ``eval.yaml`` is written.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.parquet as pq
 import yaml
 
 from . import ontology
+from .features import decode_row
 from .io import write_text_atomic
-from .tasks import TaskSpec, load_tasks
+from .release import split_files
+from .tasks import SupportRule, TaskSpec, load_tasks
 
 if TYPE_CHECKING:
     from .card import CardMeta
@@ -35,6 +40,8 @@ _LM_EVAL_DIR = Path(__file__).resolve().parent.parent / LM_EVAL_INCLUDE / LM_EVA
 #: The file name a model repo uses under ``.eval_results/`` in the card's example.
 RESULTS_FILE = f".eval_results/{LM_EVAL_PREFIX}.yaml"
 _, _, TEST_SPLIT = ontology.SPLITS
+#: Headline metrics resting on fewer test examples are left off the leaderboard and warned about by ``validate``.
+DEFAULT_MIN_SUPPORT = 30
 
 
 @dataclass(frozen=True)
@@ -48,10 +55,39 @@ class Leaderboard:
     def id(self) -> str:
         return f"{self.task.name}/{self.metric}"
 
+    @property
+    def rule(self) -> SupportRule:
+        return self.task.support_rule(self.metric)
+
+
+@dataclass(frozen=True)
+class Support:
+    """A leaderboard with its support on the release's test split, and whether that is enough to list it."""
+
+    board: Leaderboard
+    n: int
+    min_support: int
+
+    @property
+    def listed(self) -> bool:
+        return self.n >= self.min_support
+
 
 def leaderboards() -> list[Leaderboard]:
     """Every headline metric of every task of ``tasks.yaml``, in task order."""
     return [Leaderboard(t, m) for t in load_tasks() for m in t.headline]
+
+
+def test_rows(release_dir: str | Path) -> list[dict[str, Any]]:
+    """The decoded rows of the scored split (the default config's test; empty when the release lacks it)."""
+    return [decode_row(row) for path in split_files(release_dir, ontology.DEFAULT_CONFIG, TEST_SPLIT)
+            for row in pq.read_table(path).to_pylist()]
+
+
+def supports(release_dir: str | Path, min_support: int, rows: list[dict[str, Any]] | None = None) -> list[Support]:
+    """Every leaderboard with its test support (``rows``: the test rows when already read)."""
+    rows = test_rows(release_dir) if rows is None else rows
+    return [Support(b, b.rule.support(rows), min_support) for b in leaderboards()]
 
 
 def lm_eval_group(config: str) -> str:
@@ -71,14 +107,15 @@ def lm_eval_tasks(config: str = ontology.DEFAULT_CONFIG) -> dict[str, str]:
     return {t.name: lm_eval_task(t.name, config) for t in load_tasks() if lm_eval_task(t.name, config) in declared}
 
 
-def eval_yaml(meta: CardMeta) -> dict[str, Any]:
-    """The content of ``eval.yaml`` (the Hub's benchmark format)."""
-    boards = leaderboards()
-    version = boards[0].task.version if boards else ""
+def eval_yaml(meta: CardMeta, supported: list[Support]) -> dict[str, Any]:
+    """The content of ``eval.yaml`` (the Hub's benchmark format): the listed leaderboards of ``supported``."""
+    boards = [s.board for s in supported if s.listed]
+    version = load_tasks()[0].version
     description = (
         f"{meta.summary} Each task is one headline metric of the {len(load_tasks())} BioDivergence tasks "
         f"(tasks.yaml {version}) on the {TEST_SPLIT} split of the {ontology.DEFAULT_CONFIG} config, as the "
-        f"companion metric evaluate.load(\"{meta.metric_id}\") reports it under the task id; higher is better."
+        f"companion metric evaluate.load(\"{meta.metric_id}\") reports it under the task id; higher is better. "
+        f"Headline metrics with fewer than {meta.min_support} test examples are not listed."
     )
     return {
         "name": meta.pretty_name,
@@ -88,35 +125,40 @@ def eval_yaml(meta: CardMeta) -> dict[str, Any]:
     }
 
 
-def render_eval_yaml(meta: CardMeta) -> str:
-    return yaml.safe_dump(eval_yaml(meta), sort_keys=False, allow_unicode=True, width=100)
+def write_eval_yaml(release_dir: str | Path, meta: CardMeta, supported: list[Support]) -> Path | None:
+    """Write ``eval.yaml``; with no leaderboard listed, remove it instead (the Hub needs at least one task)."""
+    path = Path(release_dir) / EVAL_FILE
+    if not any(s.listed for s in supported):
+        path.unlink(missing_ok=True)
+        return None
+    return write_text_atomic(path, yaml.safe_dump(eval_yaml(meta, supported), sort_keys=False,
+                                                  allow_unicode=True, width=100))
 
 
-def write_eval_yaml(release_dir: str | Path, meta: CardMeta) -> Path:
-    return write_text_atomic(Path(release_dir) / EVAL_FILE, render_eval_yaml(meta))
-
-
-def eval_results_example(meta: CardMeta) -> str:
-    """A model repo's ``.eval_results/`` file reporting every leaderboard (values to be replaced by scores)."""
+def eval_results_example(meta: CardMeta, supported: list[Support]) -> str:
+    """A model repo's ``.eval_results/`` file reporting every listed leaderboard (values to be replaced)."""
     lines = []
-    for b in leaderboards():
+    for b in (s.board for s in supported if s.listed):
         lines += ["- dataset:", f"    id: {meta.repo_id}", f"    task_id: {b.id}",
                   f'  value: 0.0  # scores["{b.id}"]']
     return "\n".join(lines)
 
 
-def card_context(meta: CardMeta) -> dict[str, Any]:
-    """What the card's "Evaluate a model" section shows."""
+def card_context(meta: CardMeta, supported: list[Support]) -> dict[str, Any]:
+    """What the card's "Evaluate a model" section shows: every headline metric with its support."""
     lm_tasks = lm_eval_tasks()
     return {
         "eval_file": EVAL_FILE,
         "framework": EVALUATION_FRAMEWORK,
-        "leaderboards": [{"id": b.id, "number": b.task.number, "title": b.task.title, "metric": b.metric,
-                          "lm_eval_task": lm_tasks.get(b.task.name, "")} for b in leaderboards()],
+        "min_support": meta.min_support,
+        "leaderboards": [{"id": s.board.id, "number": s.board.task.number, "title": s.board.task.title,
+                          "metric": s.board.metric, "lm_eval_task": lm_tasks.get(s.board.task.name, ""),
+                          "n": s.n, "counts": s.board.rule.describe(), "listed": s.listed} for s in supported],
+        "listed": [s.board.id for s in supported if s.listed],
         "lm_eval_include": LM_EVAL_INCLUDE,
         "lm_eval_groups": [lm_eval_group(c) for c in ontology.CONFIGS if lm_eval_tasks(c)],
         "lm_eval_numbers": [t.number for t in load_tasks() if t.name in lm_tasks],
         "test_split": TEST_SPLIT,
         "results_file": RESULTS_FILE,
-        "results_example": eval_results_example(meta),
+        "results_example": eval_results_example(meta, supported),
     }

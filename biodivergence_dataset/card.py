@@ -1,27 +1,41 @@
 """Dataset card: Hub YAML metadata + a body rendered from the ontology, the tasks and the release's own figures.
 
-The body template is ``dataset_card.md`` at the repository root. The YAML header carries
-``configs:`` and ``dataset_info:`` so that ``load_dataset(folder, config)`` reads typed features, and the
-source datasets with their licences (``license: other`` when they differ) from the release's ``sources.json``.
+The body template is ``dataset_card.md`` at the repository root (``templates/dataset_card.md`` links to it).
+The YAML header (a ``huggingface_hub.DatasetCardData``) carries ``configs:`` and ``dataset_info:`` so that
+``load_dataset(folder, config)`` reads typed features, and the source datasets with their licences
+(``license: other`` with ``license_name`` / ``license_link`` when they differ) from ``sources.json``.
+``card_meta.json`` holds only what the build cannot measure (:class:`CardMeta`); everything else the card says,
+header and body, is read from the release, so the two never disagree. The leaderboard (``eval.yaml``), the
+support of each headline metric and the Limitations come from the measured test split.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from collections import Counter
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
+import pyarrow.parquet as pq
+from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__, benchmark, ontology
 from .features import COLUMN_DESCRIPTIONS, release_features
 from .io import write_json_atomic, write_text_atomic
 from .provenance import read_sources, release_licence
 from .records import SCHEMA_VERSION
-from .release import README, config_names, configs_yaml, dataset_info_yaml, split_order, split_sizes
-from .tasks import load_tasks
+from .release import (
+    README,
+    config_names,
+    configs_yaml,
+    dataset_info_yaml,
+    split_files,
+    split_order,
+    split_sizes,
+)
+from .tasks import label_counts, load_tasks
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "dataset_card.md"
 META_FILE = "card_meta.json"
@@ -49,7 +63,10 @@ class CardMeta:
     repo_id: str = "<org>/biodivergence"
     metric_id: str = "<org>/biodivergence"  # the metric's Hub Space (`biodivergence push-metric --space ...`)
     metric_revision: str = "v1.0"  # the Space tag of the metric version that scores this release
-    license: str = "cc-by-4.0"
+    #: Licence of the labels the build made; the card's ``license`` is this one only when every source shares it.
+    labels_license: str = "cc-by-4.0"
+    #: Headline metrics resting on fewer test examples are left off the leaderboard (``eval.yaml``).
+    min_support: int = benchmark.DEFAULT_MIN_SUPPORT
     language: list[str] = field(default_factory=lambda: ["en"])
     multilinguality: list[str] = field(default_factory=lambda: ["monolingual"])
     task_categories: list[str] = field(default_factory=lambda: ["text-classification", "text-generation"])
@@ -59,7 +76,6 @@ class CardMeta:
     )
     annotations_creators: list[str] = field(default_factory=lambda: ["machine-generated"])
     language_creators: list[str] = field(default_factory=lambda: ["found"])
-    source_datasets: list[str] = field(default_factory=lambda: ["original"])  # used when no sources.json
     tags: list[str] = field(
         default_factory=lambda: ["biomedical", "contradiction", "scientific-claims", "pubmed", "silver-labels"]
     )
@@ -69,7 +85,13 @@ class CardMeta:
         path = Path(release_dir) / META_FILE
         if not path.exists():
             return cls()
-        data = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        if "license" in data:  # older files named the labels' licence ``license``, which the card derives now
+            data.setdefault("labels_license", data.pop("license"))
+        data.pop("source_datasets", None)  # older files held a fallback; the card reads sources.json
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"{path}: unknown card fields {sorted(unknown)}")
@@ -90,26 +112,41 @@ def _read_json(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def card_yaml(release_dir: str | Path, meta: CardMeta) -> dict[str, Any]:
+#: ``license_name`` / ``license_link`` of a card whose sources and labels do not share one licence: the
+#: card's Source datasets section lists each licence.
+MIXED_LICENCE_NAME = "biodivergence-mixed-source-licences"
+MIXED_LICENCE_LINK = f"{README}#source-datasets"
+
+
+def card_data(release_dir: str | Path, meta: CardMeta) -> DatasetCardData:
     """The YAML header: Hub metadata, ``configs:`` and ``dataset_info:``."""
     sizes = split_sizes(release_dir)
     largest = max((sum(s.values()) for s in sizes.values()), default=0)
     sources = read_sources(release_dir)
-    return {
-        "license": release_licence(sources, meta.license),
-        "language": meta.language,
-        "multilinguality": meta.multilinguality,
-        "pretty_name": meta.pretty_name,
-        "task_categories": meta.task_categories,
-        "task_ids": meta.task_ids,
-        "size_categories": [size_category(largest)],
-        "annotations_creators": meta.annotations_creators,
-        "language_creators": meta.language_creators,
-        "source_datasets": [f"extended|{s.name}" for s in sources] or meta.source_datasets,
-        "tags": meta.tags,
-        "configs": configs_yaml(release_dir),
-        "dataset_info": dataset_info_yaml(release_dir),
-    }
+    licence = release_licence(sources, meta.labels_license)
+    mixed = licence == "other"
+    return DatasetCardData(
+        license=licence,
+        license_name=MIXED_LICENCE_NAME if mixed else None,
+        license_link=MIXED_LICENCE_LINK if mixed else None,
+        language=meta.language,
+        multilinguality=meta.multilinguality,
+        pretty_name=meta.pretty_name,
+        task_categories=meta.task_categories,
+        task_ids=meta.task_ids,
+        size_categories=[size_category(largest)],
+        annotations_creators=meta.annotations_creators,
+        language_creators=meta.language_creators,
+        source_datasets=[f"extended|{s.name}" for s in sources] or ["original"],
+        tags=meta.tags,
+        configs=configs_yaml(release_dir),
+        dataset_info=dataset_info_yaml(release_dir),
+    )
+
+
+def card_yaml(release_dir: str | Path, meta: CardMeta) -> dict[str, Any]:
+    """The YAML header as a dict."""
+    return card_data(release_dir, meta).to_dict()
 
 
 def _flatten(d: dict[str, Any]) -> dict[str, str]:
@@ -179,8 +216,60 @@ def goldcheck_warnings(result: dict[str, Any]) -> list[str]:
             if not c["in_fold"] and not c["beats_rule"]]
 
 
-def render_body(release_dir: str | Path, meta: CardMeta) -> str:
+#: Characters of each abstract shown in the card's Data Instance.
+INSTANCE_ABSTRACT_CHARS = 240
+_ABSTRACTS = ("abstract_a", "abstract_b")
+
+
+def _rounded(value: Any) -> Any:
+    """``value`` with every float rounded to 6 digits (float32 storage noise), nested values included."""
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return [_rounded(v) for v in value] if isinstance(value, list) else value
+
+
+def data_instance(rows: list[dict[str, Any]]) -> str:
+    """The first row of the scored split as JSON, abstracts cut short; empty without rows."""
+    if not rows:
+        return ""
+    row = _rounded(rows[0])
+    for name in _ABSTRACTS:
+        text = row.get(name) or ""
+        if len(text) > INSTANCE_ABSTRACT_CHARS:
+            row[name] = text[:INSTANCE_ABSTRACT_CHARS].rstrip() + " …"
+    return json.dumps(row, indent=2, ensure_ascii=False)
+
+
+def annotator_kinds(release_dir: Path) -> dict[str, int]:
+    """Rows of the default config's core splits per annotator kind (the annotators the labels come from)."""
+    kinds: Counter[str] = Counter()
+    for split in ontology.SPLITS:
+        for path in split_files(release_dir, ontology.DEFAULT_CONFIG, split):
+            kinds.update(str(k) for k in pq.read_table(path, columns=["annotator_kind"]).column(0).to_pylist())
+    return {k: kinds[k] for k in ontology.ANNOTATOR_KINDS if kinds[k]}
+
+
+def limitations(rows: list[dict[str, Any]], supported: list[benchmark.Support], min_support: int) -> dict[str, Any]:
+    """What the Limitations section says, from the measured test split: which classes and axes have enough
+    test examples for a score of their own, and which headline metrics rest on too few."""
+    classes, axes = (label_counts(rows, f, ontology.VOCABULARIES[f]) for f in ("conflict_type", "divergence_axes"))
+    return {
+        "test_rows": len(rows),
+        "classes_ok": [c for c, n in classes.items() if n >= min_support],
+        "classes_sparse": {c: n for c, n in classes.items() if n < min_support},
+        "axes_ok": [a for a, n in axes.items() if n >= min_support],
+        "axes_sparse": {a: n for a, n in axes.items() if n < min_support},
+        "omitted": [{"id": s.board.id, "n": s.n, "counts": s.board.rule.describe()} for s in supported if not s.listed],
+    }
+
+
+def render_body(release_dir: str | Path, meta: CardMeta, rows: list[dict[str, Any]] | None = None) -> str:
+    """The card's Markdown body; ``rows``: the scored split's decoded rows when already read."""
     release_dir = Path(release_dir)
+    rows = benchmark.test_rows(release_dir) if rows is None else rows
+    supported = benchmark.supports(release_dir, meta.min_support, rows)
     sizes = split_sizes(release_dir)
     audit_file = _read_json(release_dir / "audit.json")
     audit = audit_file.get("leakage", {})
@@ -190,7 +279,8 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
     audit_stats = list(dict.fromkeys(k for v in audit_variants for k in audit[v]))
     funnel = stats.get("per_domain", {})
     annotation = _read_json(release_dir / "annotation_manifest.json")
-    kinds = sorted({str(annotation.get("provider", ""))} - {""}) or ["heuristic or LLM"]
+    kinds = annotator_kinds(release_dir)
+    matched_split = ontology.EXTRA_TEST_SPLITS[0]
     goldcheck = _read_json(release_dir / "goldcheck.json")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
@@ -202,7 +292,7 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
         configs=config_names(release_dir),
         default_config=ontology.DEFAULT_CONFIG,
         tasks=load_tasks(),
-        evaluation=benchmark.card_context(meta),
+        evaluation=benchmark.card_context(meta, supported),
         conflict_types=ontology.CONFLICT_TYPES,
         axes=ontology.AXES,
         preference_rule=ontology.PREFERENCE_RULE,
@@ -215,6 +305,10 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
         funnel=funnel,
         funnel_columns=list(dict.fromkeys(k for row in funnel.values() for k in row)),
         annotation=_flatten(annotation),
+        annotation_manifest=annotation,
+        annotators_run=[annotation["annotator"]] if isinstance(annotation.get("annotator"), str)
+        else list(annotation.get("annotator") or []),
+        label_source=split_manifest.get("label_source", {}),
         goldcheck=goldcheck,
         goldcheck_table=goldcheck_table(goldcheck),
         goldcheck_warnings=goldcheck_warnings(goldcheck),
@@ -223,41 +317,54 @@ def render_body(release_dir: str | Path, meta: CardMeta) -> str:
         per_domain_counts=split_manifest.get("per_domain_counts", {}),
         core_splits=ontology.SPLITS,
         by_config=stats.get("by_config", {}),
-        matched=audit_file.get(ontology.EXTRA_TEST_SPLITS[0]),
-        matched_split=ontology.EXTRA_TEST_SPLITS[0],
+        matched=audit_file.get(matched_split) or split_manifest.get(matched_split),
+        matched_split=matched_split,
         domains=ontology.DOMAIN_NAMES,
         plots=plot_entries(release_dir),
         data_fields=data_fields(),
         sources=read_sources(release_dir),
-        release_licence=release_licence(read_sources(release_dir), meta.license),
-        annotator_summary=", ".join(kinds),
-        evaluable=ontology.EVALUABLE_CLASSES,
+        release_licence=release_licence(read_sources(release_dir), meta.labels_license),
+        annotator_kinds=kinds,
+        kind_descriptions=ontology.ANNOTATOR_KIND_DESCRIPTIONS,
+        instance=data_instance(rows),
+        instance_chars=INSTANCE_ABSTRACT_CHARS,
+        mixed_licence_name=MIXED_LICENCE_NAME,
+        limits=limitations(rows, supported, meta.min_support),
+        funnel_total=funnel.get("total", {}),
         primary_axes=ontology.PRIMARY_AXIS_NAMES,
         provisional_axes=[a for a in ontology.AXIS_NAMES if a not in ontology.PRIMARY_AXIS_NAMES],
     )
 
 
-def render_card(release_dir: str | Path, meta: CardMeta | None = None) -> str:
+def render_card(release_dir: str | Path, meta: CardMeta | None = None,
+                rows: list[dict[str, Any]] | None = None) -> str:
     meta = meta or CardMeta.load(release_dir)
-    header = yaml.safe_dump(card_yaml(release_dir, meta), sort_keys=False, allow_unicode=True)
-    return f"---\n{header}---\n\n{render_body(release_dir, meta)}"
+    body = render_body(release_dir, meta, rows)
+    return str(DatasetCard(f"---\n{card_data(release_dir, meta).to_yaml()}\n---\n\n{body}"))
 
 
 def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
-    """(Re-)write ``README.md`` and ``eval.yaml`` of a release; ``meta`` is stored beside them for later re-renders."""
-    if meta is not None:
-        meta.save(release_dir)
-    benchmark.write_eval_yaml(release_dir, meta or CardMeta.load(release_dir))
-    return write_text_atomic(Path(release_dir) / README, render_card(release_dir, meta))
+    """(Re-)write ``README.md`` and ``eval.yaml`` of a release (no ``eval.yaml`` when no headline metric has
+    enough test support); ``meta`` (default: the stored one) is stored beside them, in the current field names, for
+    later re-renders."""
+    meta = meta or CardMeta.load(release_dir)
+    meta.save(release_dir)
+    rows = benchmark.test_rows(release_dir)
+    benchmark.write_eval_yaml(release_dir, meta, benchmark.supports(release_dir, meta.min_support, rows))
+    return write_text_atomic(Path(release_dir) / README, render_card(release_dir, meta, rows))
 
 
 def add_arguments(parser) -> None:
     from .cli import add_release_argument
 
     add_release_argument(parser, "release folder to (re-)render README.md for", legacy_positional=True)
+    parser.add_argument("--min-support", type=int, metavar="N",
+                        help="leave headline metrics with fewer test examples off the leaderboard and store N in "
+                             f"{META_FILE} (default: the stored value, else {benchmark.DEFAULT_MIN_SUPPORT})")
 
 
 def run(args) -> int:
-    path = write_card(args.release)
+    meta = None if args.min_support is None else replace(CardMeta.load(args.release), min_support=args.min_support)
+    path = write_card(args.release, meta)
     print(f"wrote {path}")
     return 0

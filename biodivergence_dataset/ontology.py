@@ -327,6 +327,15 @@ DOMAINS: tuple[Domain, ...] = (
 SECTION_LABELS: tuple[str, ...] = ("BACKGROUND", "OBJECTIVE", "METHODS", "RESULTS", "CONCLUSIONS", "UNASSIGNED")
 
 ANNOTATOR_KINDS: tuple[str, ...] = ("llm", "heuristic", "frames", "judge", "reader")
+#: What each annotator kind is, in words (the dataset card names the kinds a release's labels come from).
+ANNOTATOR_KIND_DESCRIPTIONS: dict[str, str] = {
+    "llm": "a large language model answering a schema-constrained prompt",
+    "heuristic": "deterministic word rules (negation, opposite effect words, stance cues)",
+    "frames": "rules over extracted claim frames (same exposure and outcome first, then opposing findings)",
+    "judge": "a learned cross-encoder judge trained on expert-labelled claim pairs",
+    "reader": ("a learned finding reader (cross-encoder trained on expert finding labels) that reads each claim's "
+               "finding against the clinical question; the paper's boundary rules give the type"),
+}
 
 #: The finding of a claim frame: what the claim reports about its exposure and outcome.
 FINDING_DIRECTIONS: tuple[str, ...] = (

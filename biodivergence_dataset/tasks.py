@@ -2,13 +2,50 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from . import ontology
+
 TASKS_FILE = Path(__file__).with_name("tasks.yaml")
+#: ``labels: evaluable`` in a support rule: the ontology's evaluable conflict classes.
+EVALUABLE = "evaluable"
+
+
+def label_counts(rows: Iterable[Mapping[str, Any]], field: str, labels: Iterable[str]) -> dict[str, int]:
+    """Rows carrying each label in ``field`` (a class name, or a list of names such as ``divergence_axes``)."""
+    values = [row[field] for row in rows]
+    return {label: sum(1 for v in values if (label in v if isinstance(v, list) else v == label)) for label in labels}
+
+
+@dataclass(frozen=True)
+class SupportRule:
+    """Which test rows a headline metric rests on: rows whose reference carries ``field`` and, with ``labels``,
+    the rows of each label (a metric over several labels rests on the rarest)."""
+
+    metric: str
+    field: str
+    labels: tuple[str, ...] = ()
+
+    def counts(self, rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+        """Rows per label (``{field: rows carrying it}`` without labels) over decoded release rows."""
+        if not self.labels:
+            return {self.field: sum(1 for row in rows if row[self.field] not in (None, "", []))}
+        return label_counts(rows, self.field, self.labels)
+
+    def support(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        return min(self.counts(rows).values())
+
+    def describe(self) -> str:
+        """What the support counts, for the card (``rows with contextual_contradiction``)."""
+        if not self.labels:
+            return f"rows with a non-empty {self.field}"
+        return f"rows of {self.labels[0]}" if len(self.labels) == 1 else f"rows of the rarest of {', '.join(self.labels)}"
 
 
 @dataclass(frozen=True)
@@ -24,6 +61,7 @@ class TaskSpec:
     higher_is_better: bool
     scope: str
     version: str
+    support: tuple[SupportRule, ...] = ()
 
     def metric_keys(self) -> list[str]:
         """The flat metric keys this task reports, e.g. ``conflict_type/macro_f1``."""
@@ -31,6 +69,32 @@ class TaskSpec:
 
     def headline_keys(self) -> list[str]:
         return [f"{self.name}/{m}" for m in self.headline]
+
+    def support_rule(self, metric: str) -> SupportRule:
+        return next(rule for rule in self.support if rule.metric == metric)
+
+
+def _support_rules(raw: dict[str, Any]) -> tuple[SupportRule, ...]:
+    """The task's support rules, one per headline metric, checked against its targets and the ontology."""
+    where = f"{TASKS_FILE}: task {raw['name']!r}"
+    declared = raw.get("support") or {}
+    if set(declared) != set(raw["headline"]):
+        raise ValueError(f"{where}: support must name exactly the headline metrics {raw['headline']}, "
+                         f"got {sorted(declared)}")
+    rules = []
+    for metric in raw["headline"]:
+        spec = declared[metric]
+        if spec.get("field") not in raw["target_fields"]:
+            raise ValueError(f"{where}: support of {metric!r} names field {spec.get('field')!r}, "
+                             f"not one of its targets {raw['target_fields']}")
+        labels = spec.get("labels") or ()
+        labels = ontology.EVALUABLE_CLASSES if labels == EVALUABLE else tuple(labels)
+        vocabulary = ontology.VOCABULARIES.get(spec["field"], ())
+        unknown = [label for label in labels if label not in vocabulary]
+        if unknown:
+            raise ValueError(f"{where}: support of {metric!r} names unknown {spec['field']} labels {unknown}")
+        rules.append(SupportRule(metric, spec["field"], labels))
+    return tuple(rules)
 
 
 @lru_cache(maxsize=1)
@@ -52,6 +116,7 @@ def load_tasks() -> tuple[TaskSpec, ...]:
                 higher_is_better=bool(raw["higher_is_better"]),
                 scope=raw["scope"],
                 version=version,
+                support=_support_rules(raw),
             )
         )
     return tuple(specs)

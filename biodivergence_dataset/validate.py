@@ -1,5 +1,6 @@
 """Check a release folder: card YAML, ``eval.yaml``, configs, shards and row counts against ``dataset_info``,
-schema, labels, and leakage between splits of ``primary``."""
+schema, labels, and leakage between splits of ``primary``; warn about every headline metric whose test
+support is below a minimum (its score would rest on a handful of examples)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pyarrow.parquet as pq
 import yaml
 
 from . import ontology
-from .benchmark import EVAL_FILE, TEST_SPLIT, leaderboards
+from .benchmark import DEFAULT_MIN_SUPPORT, EVAL_FILE, TEST_SPLIT, Support, supports, test_rows
+from .card import CardMeta
 from .features import release_features
 from .records import RecordError
 from .release import README, config_names, configs_yaml, iter_examples, shard_name, split_files, split_names
@@ -29,6 +31,7 @@ _IDENTITIES = {
 @dataclass
 class ValidationReport:
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     rows: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
@@ -134,6 +137,15 @@ def _leakage(config: str, by_split: dict[str, dict[str, set[str]]], report: Vali
                 )
 
 
+def _extra_tests(config: str, by_split: dict[str, dict[str, set[str]]], report: ValidationReport) -> None:
+    """An extra test split holding exactly the rows of ``test`` adds nothing (the split no longer writes one)."""
+    test = by_split.get(TEST_SPLIT, {}).get("pair")
+    for extra in ontology.EXTRA_TEST_SPLITS:
+        if extra in by_split and test and by_split[extra]["pair"] == test:
+            report.warnings.append(f"{config}/{extra}: holds exactly the rows of {config}/{TEST_SPLIT}, so it adds "
+                                   "nothing; rebuild the split (it is no longer written in that case)")
+
+
 def _declared_rows(header: dict) -> dict[str, dict[str, int]]:
     """``{config: {split: num_examples}}`` from the card's ``dataset_info:``."""
     return {info.get("config_name"): {s["name"]: s.get("num_examples") for s in info.get("splits") or []}
@@ -155,11 +167,23 @@ def _row_counts(release_dir: Path, header: dict, report: ValidationReport) -> No
                     f"restore the missing files, or re-render the card with `biodivergence card` if the data is right")
 
 
-def _eval_yaml(release_dir: Path, report: ValidationReport) -> None:
+def _eval_yaml(release_dir: Path, rows: list[dict], report: ValidationReport) -> None:
     """``eval.yaml`` (the Hub benchmark registration) has the Hub's fields and one task per leaderboard of
-    ``tasks.yaml``, each on a split the release holds."""
+    ``tasks.yaml`` with enough test support for the card's minimum, each on a split the release holds; with
+    none, there is no ``eval.yaml``."""
     path = release_dir / EVAL_FILE
     fix = "re-render it with `biodivergence card`"
+    try:
+        meta = CardMeta.load(release_dir)
+    except (ValueError, TypeError) as exc:
+        report.problems.append(f"{exc}; fix or remove it, then {fix}")
+        return
+    want = [s.board.id for s in supports(release_dir, meta.min_support, rows) if s.listed]
+    if not want:
+        if path.exists():
+            report.problems.append(f"{path}: lists leaderboards although no headline metric has "
+                                   f"{meta.min_support} test examples; {fix}")
+        return
     if not path.exists():
         report.problems.append(f"{path}: missing (registers the release as a Hub benchmark); {fix}")
         return
@@ -174,16 +198,34 @@ def _eval_yaml(release_dir: Path, report: ValidationReport) -> None:
         report.problems.append(f"{path}: missing field(s) {missing}; {fix}")
         return
     tasks = [t for t in data["tasks"] if isinstance(t, dict)]
-    ids, want = [t.get("id") for t in tasks], [b.id for b in leaderboards()]
+    ids = [t.get("id") for t in tasks]
     if ids != want:
-        report.problems.append(f"{path}: task ids {ids} do not match the leaderboards of tasks.yaml {want}; {fix}")
+        report.problems.append(f"{path}: task ids {ids} do not match the leaderboards of tasks.yaml with at least "
+                               f"{meta.min_support} test examples {want}; {fix}")
     scored = dict.fromkeys((t.get("config", ontology.DEFAULT_CONFIG), t.get("split", TEST_SPLIT)) for t in tasks)
     for config, split in scored:
         if not split_files(release_dir, config, split):
             report.problems.append(f"{path}: tasks are scored on {config}/{split}, which the release does not hold")
 
 
-def validate_release(release_dir: str | Path) -> ValidationReport:
+def _scored_rows(release_dir: Path, report: ValidationReport) -> list[dict]:
+    """The scored split's rows for the support counts (none when unreadable: the schema check says why)."""
+    try:
+        return test_rows(release_dir)
+    except (pa.ArrowException, OSError, ValueError):
+        return []
+
+
+def support_warning(support: Support) -> str:
+    """Why a headline metric's score is not to be trusted on this release."""
+    rule = support.board.rule
+    return (f"{ontology.DEFAULT_CONFIG}/{TEST_SPLIT}: headline metric {support.board.id} rests on {support.n} "
+            f"test example(s) ({rule.describe()}), fewer than {support.min_support}: its score is noise; "
+            "the card leaves it off the leaderboard")
+
+
+def validate_release(release_dir: str | Path, min_support: int = DEFAULT_MIN_SUPPORT) -> ValidationReport:
+    """Problems (the release is broken) and warnings (headline metrics with test support below ``min_support``)."""
     release_dir = Path(release_dir)
     report = ValidationReport()
     if not release_dir.is_dir():
@@ -192,7 +234,8 @@ def validate_release(release_dir: str | Path) -> ValidationReport:
     header = _card_header(release_dir, report)
     if header is not None:
         _card_configs(release_dir, header, report)
-    _eval_yaml(release_dir, report)
+    rows = _scored_rows(release_dir, report)
+    _eval_yaml(release_dir, rows, report)
     for config in config_names(release_dir):
         splits = split_names(release_dir, config)
         missing = [s for s in ontology.SPLITS if s not in splits]
@@ -203,8 +246,10 @@ def validate_release(release_dir: str | Path) -> ValidationReport:
         by_split = {s: _rows(release_dir, config, s, report) for s in splits if _schema(release_dir, config, s, report)}
         if config == ontology.DEFAULT_CONFIG:
             _leakage(config, by_split, report)
+            _extra_tests(config, by_split, report)
     if header is not None:
         _row_counts(release_dir, header, report)
+    report.warnings += [support_warning(s) for s in supports(release_dir, min_support, rows) if not s.listed]
     return report
 
 
@@ -212,14 +257,18 @@ def add_arguments(parser) -> None:
     from .cli import RELEASE_HELP, add_release_argument
 
     add_release_argument(parser, RELEASE_HELP, legacy_positional=True)
+    parser.add_argument("--min-support", type=int, default=DEFAULT_MIN_SUPPORT, metavar="N",
+                        help="warn about every headline metric resting on fewer test examples")
 
 
 def run(args) -> int:
     from .release import resolve_release
 
-    report = validate_release(resolve_release(args.release))
+    report = validate_release(resolve_release(args.release), args.min_support)
     for config, splits in report.rows.items():
         print(f"{config}: " + ", ".join(f"{s}={n}" for s, n in splits.items()))
+    for warning in report.warnings:
+        print(f"warning: {warning}")
     if report.ok:
         print(f"{args.release}: OK")
         return 0

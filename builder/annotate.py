@@ -179,7 +179,8 @@ def _example(pair: CandidatePair, votes: list[Vote], prompt_version: str = "") -
         pair, **agreed.labels.example_fields(), annotator_id=agreed.annotator_id, annotator_kind=agreed.kind,
         prompt_version=prompt_version if agreed.kind == LLM_KIND else "",
         frame_a=ClaimFrame(**frame_a.as_record()), frame_b=ClaimFrame(**frame_b.as_record()),
-        annotator_labels=agreed.members if len(votes) > 1 else [], label_quality=agreed.quality)
+        annotator_labels=agreed.members if len(votes) > 1 else [],
+        label_quality=agreed.quality if len(votes) > 1 else None)
 
 
 class PairAnnotator:

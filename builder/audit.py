@@ -9,7 +9,9 @@ when ``primary`` leaks: any article, claim or pair shared between two of its spl
 from __future__ import annotations
 
 import json
+import math
 import statistics
+import textwrap
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -251,60 +253,107 @@ def _alt(by_config: Mapping[str, Mapping[str, Any]], key: str, what: str) -> str
                     for config, stats in by_config.items() for split, n in stats["splits"].items()) + f" {what}"
 
 
-def _grouped_counts(ax, table: Mapping[str, Mapping[str, int]], splits: Mapping[str, int], horizontal: bool) -> None:
-    """One bar per (row, split) with its count written on it, on a symmetric-log scale: rare classes stay visible."""
-    names = list(table)
+#: A count axis turns logarithmic when its largest count is at least this many times its smallest non-zero one.
+LOG_RANGE = 20
+
+
+def _count_scale(ax, horizontal: bool, peak: int, smallest: int) -> bool:
+    """Scale a count axis: logarithmic (linear below 1) with plain-number ticks at 0, 1, 10, 100, … when the
+    counts span more than ``LOG_RANGE``×, else linear with integer ticks. Returns whether it is logarithmic."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator, StrMethodFormatter
+
+    axis, set_scale, set_limits = ((ax.xaxis, ax.set_xscale, ax.set_xlim) if horizontal
+                                   else (ax.yaxis, ax.set_yscale, ax.set_ylim))
+    log = peak >= LOG_RANGE * max(1, smallest)
+    if log:
+        set_scale("symlog", linthresh=1)
+        axis.set_major_locator(FixedLocator([0] + [10 ** k for k in range(math.ceil(math.log10(peak * 3)) + 1)]))
+        axis.set_minor_locator(FixedLocator([]))
+        axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        limit = peak * 3
+    else:
+        axis.set_major_locator(MaxNLocator(integer=True))
+        limit = peak * 1.15 + 1
+    set_limits(0, limit)
+    return log
+
+
+def _grouped_counts(ax, table: Mapping[str, Mapping[str, int]], splits: Mapping[str, int], horizontal: bool,
+                    what: str, count_label: str) -> bool:
+    """One bar per (row, split) with its count written on it; rows with no example in any split are named under
+    the panel instead of drawn as empty slots, and the legend sits beside the panel. Returns whether the count
+    axis is logarithmic."""
+    names = [name for name, row in table.items() if any(row[s] for s in splits)]
+    empty = [name.replace("_", " ") for name in table if name not in names]
+    note = textwrap.fill(f"no examples: {', '.join(empty)}", 70) if empty and names else ""
+    if not names:
+        ax.text(0.5, 0.5, f"no example has {what} in any split", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return False
     step = 0.8 / max(1, len(splits))
     for i, split in enumerate(splits):
         positions = [k + i * step for k in range(len(names))]
         counts = [table[name][split] for name in names]
         draw = ax.barh if horizontal else ax.bar
         bars = draw(positions, counts, step, label=f"{split} (n={splits[split]})")
-        ax.bar_label(bars, labels=[str(c) for c in counts], fontsize=6, padding=1, rotation=0 if horizontal else 90)
+        ax.bar_label(bars, labels=[str(c) if c else "" for c in counts], fontsize=7, padding=2,
+                     rotation=0 if horizontal or len(splits) < 3 else 90)
     ticks = [k + step * (len(splits) - 1) / 2 for k in range(len(names))]
     labels = [n.replace("_", " ") for n in names]
-    headroom = 4 * max((row[s] for row in table.values() for s in splits), default=1) or 1  # room for the counts
+    counts = [table[name][s] for name in names for s in splits if table[name][s]]
+    log = _count_scale(ax, horizontal, max(counts), min(counts))
     if horizontal:
-        ax.set_xscale("symlog", linthresh=1)
-        ax.set_xlim(0, headroom)
         ax.set_yticks(ticks, labels, fontsize=8)
         ax.invert_yaxis()
     else:
-        ax.set_yscale("symlog", linthresh=1)
-        ax.set_ylim(0, headroom)
-        ax.set_xticks(ticks, labels, rotation=30, ha="right", fontsize=8)
-    ax.legend(fontsize=8)
+        ax.set_xticks(ticks, labels, rotation=30 if len(names) > 3 else 0, ha="right" if len(names) > 3 else "center",
+                      fontsize=8)
+    count_label += " (log scale)" if log else ""
+    (ax.set_xlabel if horizontal else ax.set_ylabel)(count_label)
+    if note:  # under the panel, where no bar can hide it
+        ax.set_xlabel(f"{count_label if horizontal else ''}\n{note}".strip())
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    return log
+
+
+def _scale_words(log: bool) -> str:
+    return ("The count axis is logarithmic (linear below 1), so classes with a handful of examples stay visible next "
+            "to the dominant one" if log else "The count axis is linear")
 
 
 def plot_label_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Plot:
-    """Conflict-type counts per split, one panel per config (log scale, counts on the bars)."""
+    """Conflict-type counts per split, one panel per config (counts on the bars, empty classes named)."""
     plt = _pyplot()
-    fig, axes = plt.subplots(1, len(by_config), figsize=(6.5 * len(by_config), 4.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(by_config), figsize=(7.5 * len(by_config), 4.5), squeeze=False)
+    logs = []
     for ax, (config, stats) in zip(axes[0], by_config.items()):
-        _grouped_counts(ax, stats["conflict_type_by_split"], stats["splits"], horizontal=False)
-        ax.set_ylabel("examples (log scale)")
+        logs.append(_grouped_counts(ax, stats["conflict_type_by_split"], stats["splits"], False, "a conflict type",
+                                    "examples"))
         ax.set_title(f"{config}: conflict type by split")
     _save(fig, path, dpi)
     return Plot(f"{PLOTS_DIR}/{path.name}", "Conflict types per split",
-                "Examples of each conflict type in each split, one panel per config. The count axis is "
-                "logarithmic (linear below 1) and every bar carries its count, so classes with a handful of "
-                "examples stay visible next to the dominant one.",
+                "Examples of each conflict type in each split, one panel per config; every bar carries its count and "
+                f"classes without examples are named in the panel. {_scale_words(any(logs))}.",
                 "Grouped bar chart of conflict-type counts per split. Non-zero counts: "
                 + _alt(by_config, "conflict_type_by_split", "Every other class has 0 examples."))
 
 
 def plot_axis_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Plot:
-    """Examples carrying each divergence axis per split, one panel per config (log scale, counts on the bars)."""
+    """Examples carrying each divergence axis per split, one panel per config (counts on the bars, empty axes
+    named)."""
     plt = _pyplot()
-    fig, axes = plt.subplots(1, len(by_config), figsize=(6.5 * len(by_config), 5.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(by_config), figsize=(7.5 * len(by_config), 5.5), squeeze=False)
+    logs = []
     for ax, (config, stats) in zip(axes[0], by_config.items()):
-        _grouped_counts(ax, stats["axis_by_split"], stats["splits"], horizontal=True)
-        ax.set_xlabel("examples with the axis (log scale)")
+        logs.append(_grouped_counts(ax, stats["axis_by_split"], stats["splits"], True, "a divergence axis",
+                                    "examples with the axis"))
         ax.set_title(f"{config}: divergence axes by split")
     _save(fig, path, dpi)
     return Plot(f"{PLOTS_DIR}/{path.name}", "Divergence axes per split",
                 "Examples carrying each divergence axis in each split (an example may carry several), one panel "
-                "per config, on a logarithmic count axis with every bar labelled with its count.",
+                "per config; every bar carries its count and axes without examples are named in the panel. "
+                f"{_scale_words(any(logs))}.",
                 "Horizontal grouped bar chart of divergence-axis counts per split. Non-zero counts: "
                 + _alt(by_config, "axis_by_split", "Every other axis has 0 examples."))
 
@@ -312,7 +361,7 @@ def plot_axis_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Pat
 def plot_component_sizes(series: Mapping[str, Sequence[int]], path: Path, dpi: int) -> Plot:
     """Rank–size plot of article-graph components (examples per component, largest first), one line per graph."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    fig, ax = plt.subplots(figsize=(6.5, 4.6))
     described = []
     for label, sizes in series.items():
         ranked = sorted(sizes, reverse=True)
@@ -321,12 +370,25 @@ def plot_component_sizes(series: Mapping[str, Sequence[int]], path: Path, dpi: i
                     label=f"{label} ({len(ranked)} components, largest {ranked[0]})")
             described.append(f"{label}: {len(ranked)} components, the largest with {ranked[0]} examples, "
                              f"{sum(1 for n in ranked if n == 1)} with a single example.")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers (1, 2, 5, 10, …), not 2×10⁰
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}" if x >= 1 else ""))  # counts start at 1
+        axis.set_minor_formatter(NullFormatter())
+    longest = max((len(s) for s in series.values()), default=1)
+    largest = max((max(s) for s in series.values() if s), default=1)
+    ax.set_xlim(0.8, max(2, longest) * 1.25)  # counts start at 1: no ticks below it, room when all are equal
+    ax.set_ylim(0.8, max(2, largest) * 1.5)
     ax.set_xlabel("component rank")
     ax.set_ylabel("examples in component")
     ax.set_title("primary: article-graph components")
-    ax.legend(fontsize=8)
+    if described:
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18))  # below: the lines start top left
+    else:
+        ax.text(0.5, 0.5, "no components", ha="center", va="center", transform=ax.transAxes)
     _save(fig, path, dpi)
     return Plot(f"{PLOTS_DIR}/{path.name}", "Article-graph components",
                 "Size of each connected component of the article graph (articles linked by a shared pair), "
@@ -453,9 +515,12 @@ def format_audit(audit: Mapping[str, Any]) -> str:
         cells = (str(audit["leakage"][v].get(stat, "–")) for v in variants)
         lines.append(f"{stat:<{width}}  " + "  ".join(f"{c:>18}" for c in cells))
     matched = audit.get(ontology.EXTRA_TEST_SPLITS[0])
-    if matched:
+    if matched and matched.get("written", True):
         lines.append(f"{ontology.EXTRA_TEST_SPLITS[0]}: {matched['size']} rows, conflict-type TV distance to "
                      f"pairlevel/test {matched['tv_distance']} (primary/test: {matched['tv_distance_before']})")
+    elif matched:
+        lines.append(f"{ontology.EXTRA_TEST_SPLITS[0]}: not written, it would hold every row of primary/test "
+                     f"(conflict-type TV distance to pairlevel/test {matched['tv_distance_before']} already)")
     return "\n".join(lines)
 
 

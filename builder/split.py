@@ -14,7 +14,8 @@ like components, and the pairs that end up between two splits are dropped and co
 ``test_matched`` (extra split of ``primary``): drawn from the article-disjoint test pool with a
 conflict-type mix as close as the pool allows to the ``pairlevel`` test, so that a score gap between
 the variants can be attributed to article leakage rather than to a different label mix; the total
-variation distance between the two distributions is reported.
+variation distance between the two distributions is reported. It is not written when it would hold every
+row of ``test`` (the pool already matches as closely as it can): the report says so (``written: false``).
 
 When an LLM annotator labelled part of the pool, validation and test hold only LLM labels and train
 is topped up with heuristic labels of confidence ≥ 0.45; with heuristic labels only (the demo), every
@@ -512,7 +513,9 @@ def split_pool(examples: Iterable[Example], config: SplitConfig | None = None) -
         reference = distribution(ex.conflict_type for ex in pairlevel_splits[TEST])
         matched, report[MATCHED] = matched_sample(
             primary_splits[TEST], reference, config.seed, config.matched_tolerance, config.matched_min_fraction)
-        if matched:  # an empty split cannot be loaded; the report still says why
+        # an empty split cannot be loaded, and one holding every test row adds nothing: the report says why
+        report[MATCHED]["written"] = 0 < len(matched) < len(primary_splits[TEST])
+        if report[MATCHED]["written"]:
             primary_splits[MATCHED] = matched
     sizes = [c.size for c in components]
     report.update({

@@ -135,6 +135,40 @@ def test_plots_are_pngs_shown_by_the_card(tmp_path):
         assert f"(plots/{name})" in (rel / "README.md").read_text()
 
 
+def _panel(table, splits, horizontal=True):
+    plt = audit._pyplot()
+    fig, ax = plt.subplots()
+    log = audit._grouped_counts(ax, table, splits, horizontal, "an axis", "examples")
+    fig.canvas.draw()
+    return fig, ax, log
+
+
+def test_count_charts_name_empty_categories_instead_of_stacking_zero_labels():
+    splits = {TRAIN: 9, TEST: 3}
+    table = {"geography": {TRAIN: 3, TEST: 0}, "study_design": {TRAIN: 0, TEST: 0}, "clinical_setting": {TRAIN: 7, TEST: 2}}
+    fig, ax, log = _panel(table, splits)
+    assert not log and ax.get_xscale() == "linear"
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["geography", "clinical setting"]  # no empty slot
+    assert sorted(t.get_text() for t in ax.texts if t.get_text()) == ["2", "3", "7"]  # no "0" labels
+    assert "no examples: study design" in ax.get_xlabel()
+    counts = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert len(counts) >= 3 and all(c.lstrip("−-").isdigit() for c in counts)  # several integer ticks, not one
+    audit._pyplot().close(fig)
+
+
+def test_count_charts_turn_logarithmic_with_plain_ticks_only_for_a_wide_range():
+    fig, ax, log = _panel({"no_conflict": {TRAIN: 4000, TEST: 900}, "contextual": {TRAIN: 2, TEST: 1}},
+                          {TRAIN: 4002, TEST: 901}, horizontal=False)
+    assert log and ax.get_yscale() == "symlog" and "log scale" in ax.get_ylabel()
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert ticks[:5] == ["0", "1", "10", "100", "1,000"]
+    audit._pyplot().close(fig)
+    fig, ax, log = _panel({"geography": {TRAIN: 0}}, {TRAIN: 5})
+    assert not log and [t.get_text() for t in ax.texts] == ["no example has an axis in any split"]
+    assert not ax.get_xticks().size and not ax.get_yticks().size
+    audit._pyplot().close(fig)
+
+
 def test_audit_is_resumable_and_reruns_after_the_release_changes(tmp_path):
     rel = make_release(tmp_path, clean_splits(), leaky_splits())
     audit.run_stage(rel, rel, audit.AuditConfig(plots=False))
@@ -153,3 +187,15 @@ def test_component_sizes_of_the_article_graph():
 def test_audit_of_a_folder_without_configs_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no release configs"):
         audit.audit_release(tmp_path)
+
+
+def test_component_plot_ticks_are_plain_counts_from_one(tmp_path, monkeypatch):
+    seen = {}
+    monkeypatch.setattr(audit, "_save", lambda fig, path, dpi: seen.setdefault("fig", fig))
+    audit.plot_component_sizes({"released primary splits": [1] * 13}, tmp_path / "c.png", 40)
+    ax = seen["fig"].axes[0]
+    seen["fig"].canvas.draw()
+    for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
+        shown = [t.get_text() for t in labels if t.get_text()]
+        assert shown and "0" not in shown and all(t.replace(",", "").isdigit() for t in shown)
+    audit._pyplot().close(seen["fig"])

@@ -86,8 +86,9 @@ def test_one_shared_licence_is_declared_as_is(sourced_release):
     for name in ("tiny", "unlicensed"):
         (sourced_release.parent / "data" / name / "SOURCE.md").write_text(MIT_SOURCE.replace("# Tiny", f"# {name}"))
     release.record_sources(sourced_release, json.loads((sourced_release / "split_manifest.json").read_text()))
-    card.write_card(sourced_release, card.CardMeta(license="mit"))
-    assert _header(sourced_release)["license"] == "mit"
+    card.write_card(sourced_release, card.CardMeta(labels_license="mit"))
+    header = _header(sourced_release)
+    assert header["license"] == "mit" and "license_name" not in header and "license_link" not in header
 
 
 def test_sources_are_kept_when_the_build_paths_are_gone(sourced_release, tmp_path):
@@ -164,4 +165,110 @@ def test_plots_have_titles_captions_and_alt_text_that_describe_them(sourced_rele
         assert f"![{plot['alt']}]({plot['file']})" in text and f"*{plot['caption']}*" in text
     conflict = plots[0]["alt"]
     assert "primary/train (8 rows): no_conflict 3, contextual_contradiction 5." in conflict
-    assert "logarithmic" in plots[0]["caption"]
+    assert "The count axis is linear" in plots[0]["caption"]  # 1 to 5 examples: a log scale would hide nothing
+
+
+# --- one card: card_meta.json and the card agree; the Hub's sections, generated from the build ---------------
+
+
+def test_card_meta_and_the_card_agree(sourced_release):
+    meta = json.loads((sourced_release / card.META_FILE).read_text())
+    header = _header(sourced_release)
+    shared = set(meta) & set(header)
+    assert shared >= {"pretty_name", "language", "multilinguality", "task_categories", "task_ids",
+                      "annotations_creators", "language_creators", "tags"}
+    assert {k: meta[k] for k in shared} == {k: header[k] for k in shared}
+    assert "license" not in meta and "source_datasets" not in meta  # derived from sources.json, in the card only
+    assert header["license"] == "other"  # MIT and "none stated" sources beside cc-by-4.0 labels
+    assert header["license_name"] == card.MIXED_LICENCE_NAME and header["license_link"] == "README.md#source-datasets"
+    text = (sourced_release / "README.md").read_text()
+    assert "\n## Source datasets\n" in text  # the anchor license_link points to
+    assert f"this release's labels are under `{meta['labels_license']}`" in text
+    assert meta["summary"] in text and f"**Release:** {meta['version']}" in text
+    assert f"rests on at least {meta['min_support']} examples of" in text
+
+
+def test_an_older_card_meta_reads_its_licence_as_the_labels_licence(small_release, tmp_path):
+    import shutil
+
+    rel = shutil.copytree(small_release, tmp_path / "old")
+    old = {**json.loads((rel / card.META_FILE).read_text()), "license": "mit", "source_datasets": ["original"]}
+    del old["labels_license"]
+    (rel / card.META_FILE).write_text(json.dumps(old))
+    assert card.CardMeta.load(rel).labels_license == "mit"
+    card.write_card(rel)
+    stored = json.loads((rel / card.META_FILE).read_text())
+    assert stored["labels_license"] == "mit" and "license" not in stored and _header(rel)["license"] == "mit"
+
+
+def _first_test_row(release_dir):
+    path = min((release_dir / ontology.DEFAULT_CONFIG).glob("test-*.parquet"))
+    return decode_row(pq.read_table(path).to_pylist()[0])
+
+
+def test_the_card_shows_a_real_data_instance_with_abstracts_cut(tmp_path):
+    from biodivergence_dataset.release import write_config
+
+    splits = make_splits()
+    splits["test"] = [e.model_copy(update={"abstract_a": "Background words of a long abstract. " * 30})
+                      for e in splits["test"]]
+    for config in ontology.CONFIGS:
+        write_config(tmp_path, config, splits)
+    card.write_card(tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    section = text.split("## Dataset Structure")[1].split("\n## ")[0]
+    row = json.loads(section.split("```json\n")[1].split("```")[0])
+    first = _first_test_row(tmp_path)
+    assert {k: row[k] for k in ("pair_id", "claim_a_text", "claim_b_text", "conflict_type", "divergence_axes")} == {
+        k: first[k] for k in ("pair_id", "claim_a_text", "claim_b_text", "conflict_type", "divergence_axes")}
+    assert row["abstract_a"].endswith(" …") and len(row["abstract_a"]) <= card.INSTANCE_ABSTRACT_CHARS + 2
+    assert first["abstract_a"].startswith(row["abstract_a"][:-2]) and row["abstract_b"] == first["abstract_b"]
+    assert set(row) == set(release_features())
+
+
+def test_dataset_creation_names_the_annotators_the_rows_come_from(small_release, tmp_path):
+    import shutil
+
+    rel = shutil.copytree(small_release, tmp_path / "rel")
+    (rel / "annotation_manifest.json").write_text(json.dumps({"annotator": ["heuristic"], "model": "heuristic-v1"}))
+    (rel / "stats.json").write_text(json.dumps({"per_domain": {"total": {"abstracts": 41, "claims": 77,
+                                                                         "candidates": 30, "labelled": 13}}}))
+    card.write_card(rel)
+    text = (rel / "README.md").read_text()
+    creation = text.split("## Dataset Creation")[1].split("\n## ")[0]
+    rows = sum(len(v) for v in make_splits().values())
+    assert f"| `heuristic` | {rows} | {ontology.ANNOTATOR_KIND_DESCRIPTIONS['heuristic']} |" in creation
+    assert "`llm`" not in creation and "Annotators run: `heuristic` (model `heuristic-v1`)" in creation
+    assert "(41 kept)" in creation and "(77)" in creation and "(30 candidate pairs)" in creation
+    assert "### Personal and Sensitive Information" in creation and "no patient-level records" in creation
+    assert "produced by machine annotators (heuristic)" in text.split("## Limitations")[1]
+    assert "## Citation" in text and "@article{hossain2026biodivergence" in text
+
+
+def test_limitations_are_generated_from_the_measured_test_counts(small_release, tmp_path):
+    import shutil
+
+    rel = shutil.copytree(small_release, tmp_path / "rel")
+    card.write_card(rel, card.CardMeta(min_support=30))
+    limits = (rel / "README.md").read_text().split("## Limitations")[1].split("\n## ")[0]
+    assert "No conflict type has 30 or more test examples (the test split has 3)" in limits
+    assert f"`{ontology.CONTEXTUAL}` 2, " in limits and f"`{ontology.NO_CONFLICT}` 1, " in limits
+    assert "`conflict_type/ctx_f1` (2 rows of contextual_contradiction)" in limits
+    assert "`geography` 2" in limits and "`study_design` 0" in limits
+    card.write_card(rel, card.CardMeta(min_support=2))
+    limits = (rel / "README.md").read_text().split("## Limitations")[1].split("\n## ")[0]
+    assert f"only `{ontology.CONTEXTUAL}` have at least 2 of the 3 test examples" in limits
+    assert "`conflict_type/macro_f1` (1 rows of the rarest of" in limits and "ctx_f1" not in limits
+
+
+def test_a_matched_test_that_was_not_written_is_explained(small_release, tmp_path):
+    import shutil
+
+    rel = shutil.copytree(small_release, tmp_path / "rel")
+    matched = ontology.EXTRA_TEST_SPLITS[0]
+    (rel / "split_manifest.json").write_text(json.dumps({matched: {
+        "size": 3, "pool_size": 3, "tv_distance": 0.0, "tv_distance_before": 0.0, "written": False}}))
+    card.write_card(rel)
+    splits = (rel / "README.md").read_text().split("## Splits")[1].split("\n## ")[0]
+    assert f"There is no `{matched}` split" in splits and "row for row" in splits
+    assert f"| {matched} |" not in splits

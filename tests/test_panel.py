@@ -172,3 +172,10 @@ def test_a_panel_with_an_llm_asks_it_only_about_disputed_pairs_within_budget(tmp
     llm_rows = [e for e in rows.values() if any(m.annotator_id.startswith("ollama:") for m in e.annotator_labels)]
     assert len(llm_rows) == 2 and all(len(e.annotator_labels) == 3 for e in llm_rows)
     assert sorted(_Counting.asked) == sorted(p.pair_id for p in pairs)  # each pair labelled once by the member
+
+
+def test_one_annotator_leaves_label_quality_null_as_data_fields_say(tmp_path):
+    pairs_dir, _ = _pairs_dir(tmp_path)
+    run_stage(pairs_dir, tmp_path / "out", AnnotateConfig(annotator=["heuristic"], progress=False))
+    rows = io.read_records(tmp_path / "out", Example)
+    assert rows and all(r.label_quality is None and r.annotator_labels == [] for r in rows)

@@ -1,3 +1,4 @@
+import json
 import shutil
 
 import pyarrow.parquet as pq
@@ -234,3 +235,71 @@ def test_validate_checks_eval_yaml(small_release, tmp_path):
         f"{bad / 'eval.yaml'}: tasks are scored on primary/holdout, which the release does not hold"]
     assert main(["card", "--release", str(bad)]) == 0  # re-rendering restores it
     assert validate_release(bad).ok
+
+
+# --- minimum support: a headline metric resting on a handful of test examples is warned about and not listed ---
+
+#: The small release's test split: two contextual rows with axes, confounder and spans, one no_conflict row.
+SUPPORT_AT_2 = ["conflict_type/ctx_f1", "axes/micro_f1", "confounder/accuracy", "reconciliation/rouge_l",
+                "reconciliation/semsim", "spans/f1"]
+
+
+def test_metrics_below_the_minimum_support_are_warned_about_and_left_off_the_leaderboard(tmp_path, capsys):
+    from biodivergence_dataset.benchmark import leaderboards
+
+    rel = write_small_release(tmp_path / "rel", min_support=2)
+    ids = [t["id"] for t in yaml.safe_load((rel / "eval.yaml").read_text())["tasks"]]
+    assert ids == SUPPORT_AT_2  # macro_f1 rests on its rarest evaluable class: 1 no_conflict row
+    report = validate_release(rel, min_support=2)
+    assert report.ok, report.problems
+    assert report.warnings == [(
+        "primary/test: headline metric conflict_type/macro_f1 rests on 1 test example(s) (rows of the rarest of "
+        "no_conflict, contextual_contradiction), fewer than 2: its score is noise; the card leaves it off the "
+        "leaderboard")]
+    section = (rel / "README.md").read_text().split("## Evaluate a model")[1].split("\n## ")[0]
+    assert "| `conflict_type/macro_f1` | 1 Conflict-type classification | macro_f1 | 1 |" in section
+    assert "| `conflict_type/ctx_f1` | 1 Conflict-type classification | ctx_f1 | 2 | rows of contextual_contradiction | yes |" in section
+    results = yaml.safe_load(section.split("```yaml\n")[1].split("```")[0])
+    assert [r["dataset"]["task_id"] for r in results] == SUPPORT_AT_2
+
+    assert main(["validate", "--release", str(rel)]) == 0  # the default minimum (30): warnings, not failure
+    out = capsys.readouterr().out
+    assert [line.split()[4] for line in out.splitlines() if line.startswith("warning:")] == [
+        b.id for b in leaderboards()]
+    assert main(["card", "--release", str(rel), "--min-support", "30"]) == 0
+    assert not (rel / "eval.yaml").exists() and json.loads((rel / "card_meta.json").read_text())["min_support"] == 30
+    assert "declares no leaderboard (no `eval.yaml`)" in (rel / "README.md").read_text()
+    assert validate_release(rel).ok
+    write_text_atomic(rel / "eval.yaml", yaml.safe_dump({"tasks": [{"id": "axes/micro_f1"}]}))
+    assert [p for p in validate_release(rel).problems if "lists leaderboards although" in p]
+    write_text_atomic(rel / "card_meta.json", "{")
+    assert [p for p in validate_release(rel).problems if p.startswith(f"{rel / 'card_meta.json'}: not valid JSON")]
+
+
+def test_support_rules_are_checked_against_the_task_and_the_ontology():
+    from biodivergence_dataset.tasks import _support_rules, load_tasks
+
+    raw = {"name": "t", "headline": ["f1"], "target_fields": ["conflict_type"]}
+    with pytest.raises(ValueError, match=r"unknown conflict_type labels \['nope'\]"):
+        _support_rules({**raw, "support": {"f1": {"field": "conflict_type", "labels": ["nope"]}}})
+    with pytest.raises(ValueError, match="not one of its targets"):
+        _support_rules({**raw, "support": {"f1": {"field": "reconciliation"}}})
+    with pytest.raises(ValueError, match="exactly the headline metrics"):
+        _support_rules({**raw, "support": {}})
+    macro = load_tasks()[0].support_rule("macro_f1")
+    assert macro.labels == ontology.EVALUABLE_CLASSES
+    rows = [{"conflict_type": ontology.CONTEXTUAL}] * 3 + [{"conflict_type": ontology.NO_CONFLICT}]
+    assert macro.support(rows) == 1
+
+
+def test_validate_warns_about_a_matched_test_identical_to_test(tmp_path):
+    splits = make_splits()
+    matched = ontology.EXTRA_TEST_SPLITS[0]
+    release.write_config(tmp_path, "primary", {**splits, matched: splits["test"]})
+    release.write_config(tmp_path, "pairlevel", splits)
+    from biodivergence_dataset.card import write_card
+
+    write_card(tmp_path, CardMeta(min_support=1))
+    report = validate_release(tmp_path)
+    assert report.ok, report.problems
+    assert f"primary/{matched}: holds exactly the rows of primary/test" in "\n".join(report.warnings)
