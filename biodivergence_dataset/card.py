@@ -20,6 +20,7 @@ from .features import COLUMN_DESCRIPTIONS, release_features
 from .io import write_json_atomic, write_text_atomic
 from .provenance import read_sources, release_licence
 from .records import SCHEMA_VERSION
+from .redact import redact
 from .release import README, config_names, configs_yaml, dataset_info_yaml, split_order, split_sizes
 from .tasks import load_tasks
 
@@ -248,7 +249,7 @@ def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
     if meta is not None:
         meta.save(release_dir)
     benchmark.write_eval_yaml(release_dir, meta or CardMeta.load(release_dir))
-    return write_text_atomic(Path(release_dir) / README, render_card(release_dir, meta))
+    return write_text_atomic(Path(release_dir) / README, redact(render_card(release_dir, meta)))
 
 
 def add_arguments(parser) -> None:

@@ -16,6 +16,7 @@ from . import ontology
 from .benchmark import EVAL_FILE, TEST_SPLIT, leaderboards
 from .features import release_features
 from .records import RecordError
+from .redact import find_credentials
 from .release import README, config_names, configs_yaml, iter_examples, shard_name, split_files, split_names
 
 #: Identities that must not be shared between two splits of the article-disjoint config.
@@ -183,6 +184,19 @@ def _eval_yaml(release_dir: Path, report: ValidationReport) -> None:
             report.problems.append(f"{path}: tasks are scored on {config}/{split}, which the release does not hold")
 
 
+def _credentials(release_dir: Path, report: ValidationReport) -> None:
+    """No text file of the release holds something that looks like a credential (it would be published)."""
+    for path in sorted(p for p in release_dir.rglob("*") if p.is_file() and p.suffix != ".parquet"):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):  # binary (plots) or unreadable: not a text file
+            continue
+        kinds = find_credentials(text)
+        if kinds:
+            report.problems.append(f"{path}: holds what looks like a credential ({', '.join(kinds)}); remove it "
+                                   "(or rebuild with this version, which writes secrets as ***) before publishing")
+
+
 def validate_release(release_dir: str | Path) -> ValidationReport:
     release_dir = Path(release_dir)
     report = ValidationReport()
@@ -205,6 +219,7 @@ def validate_release(release_dir: str | Path) -> ValidationReport:
             _leakage(config, by_split, report)
     if header is not None:
         _row_counts(release_dir, header, report)
+    _credentials(release_dir, report)
     return report
 
 
