@@ -17,7 +17,7 @@ import shlex
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-from .redact import install_log_redaction, redact
+from .redact import install_redaction, redact
 from .threads import cap_threads
 
 #: subcommand -> (module, one-line help)
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     module_name, help_text = COMMANDS[name]
     module_name, _, variant = module_name.partition(":")
     cap_threads()  # before the command imports scikit-learn or torch
-    install_log_redaction()
+    install_redaction()
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"biodivergence {name}", description=help_text, formatter_class=HelpFormatter)
     getattr(module, f"add_{variant}_arguments" if variant else "add_arguments")(parser)

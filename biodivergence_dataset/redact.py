@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
+import traceback
 from typing import Any
 
 MASK = "***"
@@ -44,25 +46,43 @@ def env_secrets() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def redact(text: str) -> str:
-    """``text`` with URL user-info, secret query parameters and environment secrets replaced by ``***``."""
+def _env_pattern() -> re.Pattern[str] | None:
+    """One pattern matching any environment secret (read now), or None when there is none."""
+    secrets = env_secrets()
+    return re.compile("|".join(map(re.escape, secrets))) if secrets else None
+
+
+def _redact(text: str, env: re.Pattern[str] | None) -> str:
     if not text:
         return text
-    for secret in env_secrets():
-        text = text.replace(secret, MASK)
-    text = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
-    return _PARAM.sub(lambda m: f"{m['name']}{MASK}", text)
+    if env is not None:
+        text = env.sub(MASK, text)
+    if "@" in text:
+        text = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+    if "=" in text:
+        text = _PARAM.sub(lambda m: f"{m['name']}{MASK}", text)
+    return text
+
+
+def redact(text: str) -> str:
+    """``text`` with URL user-info, secret query parameters and environment secrets replaced by ``***``."""
+    return _redact(text, _env_pattern())
 
 
 def redact_data(value: Any) -> Any:
     """A JSON-like value with every string redacted and the value of every secret-named key masked."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: MASK if _secret_key(k) and isinstance(v, str) and v else redact_data(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact_data(v) for v in value]
-    return value
+    env = _env_pattern()
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return _redact(value, env)
+        if isinstance(value, dict):
+            return {k: MASK if _secret_key(k) and isinstance(v, str) and v else walk(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(value)
 
 
 def _secret_key(key: Any) -> bool:
@@ -74,8 +94,10 @@ def find_credentials(text: str) -> list[str]:
     return [kind for kind, pattern in CREDENTIAL_PATTERNS.items() if pattern.search(text)]
 
 
-def install_log_redaction() -> None:
-    """Redact every log record's message from now on (whatever logger or handler it goes to)."""
+def install_redaction() -> None:
+    """Redact from now on every log record's message (whatever logger or handler it goes to) and the
+    traceback of an uncaught exception."""
+    install_excepthook()
     factory = logging.getLogRecordFactory()
     if getattr(factory, "redacting", False):
         return
@@ -93,3 +115,15 @@ def install_log_redaction() -> None:
 
     redacting_factory.redacting = True  # type: ignore[attr-defined]
     logging.setLogRecordFactory(redacting_factory)
+
+
+def install_excepthook() -> None:
+    """Print uncaught exceptions with their traceback redacted."""
+    if getattr(sys.excepthook, "redacting", False):
+        return
+
+    def redacting_hook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+        sys.stderr.write(redact("".join(traceback.format_exception(kind, exc, tb))))
+
+    redacting_hook.redacting = True  # type: ignore[attr-defined]
+    sys.excepthook = redacting_hook

@@ -13,8 +13,9 @@ label. Each request has one total deadline (``--timeout``), waits between attemp
 shared with ``collect`` (``builder.http``: ``Retry-After`` honoured up to ``--max-backoff``), and Ctrl-C
 cancels the requests in flight at once. After the last failed attempt a pair falls back to the local
 members (the frames annotator when the panel has none), recorded as such in
-``failures.jsonl`` with its retry history; above ``--max-fallback-share`` the run fails saying why. When the server cannot be reached at all the run stops
-with an error instead, and the same command resumes it. ``--overwrite`` (other settings) removes only
+``failures.jsonl`` with its retry history; above ``--max-fallback-share`` the run fails saying why.
+When the server cannot be reached at all the run stops with an error instead, and the same command
+resumes it. ``--overwrite`` (other settings) removes only
 the files this stage wrote and keeps the stored answers, reused where provider, model and prompt
 version match (``--forget-cache`` deletes them too); a line torn by a kill is mended before appending.
 The finished folder holds Parquet shards of Example records, ``stats.json``, ``annotation_manifest.json``,

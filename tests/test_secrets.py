@@ -42,15 +42,27 @@ def test_redact_masks_user_info_secret_parameters_and_environment_secrets(secret
     assert find_credentials(cleaned) == []
 
 
-def test_log_records_are_redacted(secret_env, caplog):
+def test_log_records_and_uncaught_tracebacks_are_redacted(secret_env, caplog, capsys, monkeypatch):
     import logging
+    import sys
 
-    from biodivergence_dataset.redact import install_log_redaction
+    from biodivergence_dataset.redact import install_redaction
 
-    install_log_redaction()
-    with caplog.at_level(logging.WARNING, logger="builder.annotate"):
-        logging.getLogger("builder.annotate").warning("server %s failed", f"http://u:{URL_SECRET}@127.0.0.1/v1")
+    factory = logging.getLogRecordFactory()
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    install_redaction()
+    try:
+        with caplog.at_level(logging.WARNING, logger="builder.annotate"):
+            logging.getLogger("builder.annotate").warning("server %s failed", f"http://u:{URL_SECRET}@127.0.0.1/v1")
+    finally:
+        logging.setLogRecordFactory(factory)
     assert caplog.messages == ["server http://***@127.0.0.1/v1 failed"]
+    try:
+        raise RuntimeError(f"GET https://x/esearch.fcgi?api_key={ENV_SECRETS['NCBI_API_KEY']}")
+    except RuntimeError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "api_key=***" in err and ENV_SECRETS["NCBI_API_KEY"] not in err
 
 
 def test_annotator_identity_is_the_redacted_spec():
