@@ -120,4 +120,7 @@ def test_validate_fails_on_a_release_holding_a_credential(tmp_path, planted, cap
     problems = validate_release(release).problems
     assert len(problems) == 1 and "looks like a credential" in problems[0] and "provenance.json" in problems[0]
     assert main(["validate", "--release", str(release)]) == 1
-    assert planted not in capsys.readouterr().out  # the problem names the file and the kind, not the secret
+    assert main(["push", "--release", str(release), "--repo", "org/biodivergence", "--tag", "v1.0", "--dry-run"]) == 1
+    out = capsys.readouterr().out
+    assert "a real push would refuse" in out
+    assert planted not in out  # the problem names the file and the kind, not the secret
