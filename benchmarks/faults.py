@@ -1,20 +1,25 @@
-"""The fault table of issue 14: each bad input is run through the CLI and what happened is recorded.
+"""The fault table of issues 14 and 29: each bad input is run through the CLI and what happened is recorded.
 
 Every case builds its input in a scratch folder from the real files in ../shared/data (with
 ``tests/fault_cases.py``), runs the ``biodivergence`` command a user would run, and reports the exit
 code, the message and the counts. Writes benchmarks/results/faults.md (case, expected, observed).
 
-Usage: python benchmarks/faults.py
+Usage: python benchmarks/faults.py [--only ITEM ...]   (--only: re-run those items' cases, keep the other rows)
 """
 
 from __future__ import annotations
 
+import argparse
 import io as text_io
 import json
 import os
+import re
+import signal
 import stat
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -24,7 +29,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the repo first: benchmarks/tr
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import fault_cases as cases
-from llm_server import FakeOllama, Reply, claims_in, real_pairs, write_pairs
+from llm_server import FakeOllama, FakeOpenAI, Reply, claims_in, interruptible_cli, real_pairs, write_pairs
 from release_factory import write_small_release
 
 from biodivergence_dataset import io
@@ -127,23 +132,30 @@ def llm_always_500(work: Path) -> str:
                 f"requests, annotator_kind {kinds}")
 
 
-def llm_short_outage(work: Path) -> str:
+def partly_failing(work: Path, bad: Reply, *extra: str) -> tuple[int, str, int, int, int, bool]:
+    """annotate where 2 of 6 pairs get ``bad`` until the server heals, then ``--retry-fallbacks``: exit code,
+    stderr, good answers stored, the retry's exit code and requests, and whether it asked exactly those 2."""
     failing = {(p.claim_a.sentence, p.claim_b.sentence) for p in real_pairs(6)[:2]}
     healthy = {"ok": False}
 
     def behaviour(n, body):
-        return Reply(status=500) if claims_in(body["messages"]) in failing and not healthy["ok"] else Reply()
+        return bad if claims_in(body["messages"]) in failing and not healthy["ok"] else Reply()
 
     with FakeOllama(behaviour=behaviour) as server:
-        args = ("annotate", pairs(work), "--out", work / "labels", "--annotator", server.spec(), *FAST_LLM,
-                "--max-fallback-share", "0.5")
+        args = ("annotate", pairs(work), "--out", work / "labels", "--annotator", server.spec(), *FAST_LLM, *extra)
         code, _, err = run_cli(*args)
+        kept = sum(1 for r in io.read_jsonl(work / "labels" / "raw_responses.jsonl") if r["status"] == "ok")
         sent = len(server.requests)
         healthy["ok"] = True
         retried, _, _ = run_cli(*args, "--retry-fallbacks")
-        asked_again = {r["claims"] for r in server.requests[sent:]} == failing
-        return (f"exit {code}: {last_line(err)}; --retry-fallbacks: exit {retried}, "
-                f"{len(server.requests) - sent} requests, exactly the fallen-back pairs: {asked_again}")
+        asked = {r["claims"] for r in server.requests[sent:]}
+        return code, err, kept, retried, len(server.requests) - sent, asked == failing
+
+
+def llm_short_outage(work: Path) -> str:
+    code, err, _, retried, requests, exactly = partly_failing(work, Reply(status=500), "--max-fallback-share", "0.5")
+    return (f"exit {code}: {last_line(err)}; --retry-fallbacks: exit {retried}, "
+            f"{requests} requests, exactly the fallen-back pairs: {exactly}")
 
 
 def overwrite(work: Path) -> str:
@@ -200,6 +212,152 @@ def unknown_label(work: Path) -> str:
     return f"exit {code}: {last_line(err)[:160]}"
 
 
+# --------------------------------------------------------------------------------------------- issue 29 (secrets29)
+
+NONSENSE = {"conflict_type": "total_contradiction", "divergence_axes": ["moon_phase"], "confidence": 0.99}
+
+
+def leaked_secrets(work: Path) -> str:
+    """annotate with ``user:sk-…@`` in the server URL and the env secrets set, a run with the server down,
+    a failing collect, split + card; then grep every file and both streams."""
+    from biodivergence_dataset.validate import validate_release
+    from builder.release import run_stage as release_stage
+    from builder.split import SplitConfig
+    from builder.split import run_stage as split
+
+    streams = []
+    with cases.secret_environment():
+        folder = write_pairs(work / "pairs", real_pairs(40))
+        with FakeOpenAI(models=("m",), userinfo=f"user:{cases.URL_SECRET}") as server:
+            spec = server.spec("m")
+            streams.append(run_cli("annotate", folder, "--out", work / "labels", "--annotator", spec, "--no-progress"))
+            streams.append(run_cli("collect", "pubmed", "--out", work / "raw", "--query", "x[tiab]", "--base-url",
+                                   server.url + "/eutils/", "--rate", "100"))
+        streams.append(run_cli("annotate", folder, "--out", work / "down", "--annotator", spec, "--no-progress"))
+        split(work / "labels", work / "release", SplitConfig(oversized_components="carve"))
+        release_stage(None, work / "release")
+        streams.append(run_cli("card", "--release", work / "release"))
+        printed = "".join(out + err for _, out, err in streams)
+        in_files = cases.files_holding_secrets(work)
+        in_streams = [s for s in cases.PLANTED if s in printed]
+        credentials = [p for p in validate_release(work / "release").problems if "credential" in p]
+    spec_line = json.loads((work / "release" / "annotation_manifest.json").read_text())["annotator"]
+    return (f"exit codes {[c for c, _, _ in streams]}; files holding a planted secret: {len(in_files)}; "
+            f"secrets on stdout/stderr: {len(in_streams)}; the release names the annotator "
+            f"{spec_line}; "
+            f"server-down error: {last_line(streams[2][2])[:150]}…; "
+            f"validate credential problems: {len(credentials)}")
+
+
+def collect_key(work: Path) -> str:
+    with cases.secret_environment(), FakeOpenAI() as server:
+        code, _, err = run_cli("collect", "pubmed", "--out", work / "raw", "--query", "x[tiab]", "--base-url",
+                               server.url + "/eutils/", "--rate", "100")
+    return f"exit {code}: {last_line(err)[:220]}…; key printed: {cases.ENV_SECRETS['NCBI_API_KEY'] in err}"
+
+
+def planted_credential(work: Path) -> str:
+    release_dir = cases.two_shard_release(work / "release")
+    cases.plant_credential(release_dir, f"http://user:{cases.URL_SECRET}@host/v1")
+    code, out, _ = run_cli("validate", "--release", release_dir)
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    return f"exit {code}; " + " / ".join(errors) + f"; secret printed: {cases.URL_SECRET in out}"
+
+
+def nonsense_answers(answer: dict) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        with FakeOllama(behaviour=lambda n, body: Reply(content=json.dumps(answer))) as server:
+            code, _, err = run_cli("annotate", pairs(work), "--out", work / "labels", "--annotator", server.spec(),
+                                   *FAST_LLM)
+        kinds = sorted({json.loads(line)["example"]["annotator_kind"]
+                        for line in (work / "labels" / "annotations.jsonl").read_text().splitlines()})
+        return (f"exit {code}: {last_line(err)[:330]}…; {len(server.requests)} requests; labels by {kinds}; "
+                f"stage finished: {io.is_done(work / 'labels')}")
+    return run
+
+
+def some_nonsense(work: Path) -> str:
+    code, err, kept, retried, requests, exactly = partly_failing(work, Reply(content=json.dumps(NONSENSE)))
+    return (f"exit {code}: {last_line(err)[:120]}…; good answers kept: {kept}; --retry-fallbacks: exit {retried}, "
+            f"{requests} requests, exactly the 2 failed pairs: {exactly}")
+
+
+def slow_server(reply: Reply) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        with FakeOpenAI(behaviour=lambda n, body: reply) as server:
+            start = time.perf_counter()
+            code, _, _ = run_cli("annotate", pairs(work), "--out", work / "labels", "--annotator", server.spec(),
+                                 "--limit", "1", "--max-attempts", "1", "--timeout", "2", "--max-fallback-share", "1",
+                                 "--no-progress")
+            wall = time.perf_counter() - start
+        (row,) = io.read_jsonl(work / "labels" / "raw_responses.jsonl")
+        return f"exit {code}; attempt {row['status']} ({row['error'].split(': ', 1)[-1]}); command took {wall:.1f} s"
+    return run
+
+
+def interrupt_hanging(work: Path) -> str:
+    box: list = []
+
+    def behaviour(n, body):
+        if n == 1:
+            box.append(time.perf_counter())
+            threading.Timer(1.0, lambda: os.kill(box[0].pid, signal.SIGINT)).start()
+        return Reply(delay_s=60, status=500)
+
+    with FakeOllama(behaviour=behaviour) as server:
+        proc = interruptible_cli(["annotate", str(pairs(work)), "--out", str(work / "labels"), "--annotator",
+                                  server.spec(), "--concurrency", "1", "--timeout", "120", "--no-progress"], ROOT)
+        box.insert(0, proc)
+        try:
+            proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+        returned = time.perf_counter() - box[1] - 1.0
+        time.sleep(1.0)
+        sent = len(server.requests)
+    return (f"SIGINT 1 s into a request the server holds 60 s (--timeout 120): exit {proc.returncode} "
+            f"{returned:.2f} s after the signal; requests sent in all: {sent}")
+
+
+def retry_after(value: str, cap: str) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        def behaviour(n, body):
+            return Reply(status=429, headers={"Retry-After": value}) if n == 1 else Reply()
+
+        with FakeOllama(behaviour=behaviour) as server:
+            code, _, _ = run_cli("annotate", pairs(work), "--out", work / "labels", "--annotator", server.spec(),
+                                 "--limit", "1", "--backoff", "0.1", "--max-backoff", cap, "--no-progress")
+            gap = server.requests[1]["at"] - server.requests[0]["at"]
+        return f"exit {code}; second attempt {gap:.2f} s after the 429 (back-off alone: 0.1 s)"
+    return run
+
+
+#: Issue 29 cases of this helper (secrets, LLM answers, bounded waits); item = the issue's "what goes wrong" number.
+ISSUE29_CASES: list[tuple[str, str, str, Callable[[Path], str]]] = [
+    ("29.1", "annotate via `openai:http://user:sk-…@…`, NCBI_API_KEY/OPENAI_API_KEY/HF_TOKEN set; split, card",
+     "no planted secret in any file or stream; the release names the annotator by its redacted spec",
+     leaked_secrets),
+    ("29.1", "collect pubmed answered 404, NCBI_API_KEY set", "exit 1, the URL shown with api_key=***", collect_key),
+    ("29.1", "validate a release whose provenance.json holds `http://user:sk-…@host`",
+     "exit 1 naming the file and the kind of credential, not the secret", planted_credential),
+    ("29.2", "LLM answers `total_contradiction` + axis `moon_phase` (confidence 0.99) for every pair",
+     "failed answers, retried, then fallbacks; exit 1 saying how many and why; no LLM label",
+     nonsense_answers(NONSENSE)),
+    ("29.2", "LLM answers `{}` for every pair", "failed answers; exit 1 saying how many and why",
+     nonsense_answers({})),
+    ("29.2", "2 of 6 pairs answered with nonsense (threshold 5%)",
+     "exit 1; the 4 good answers kept; --retry-fallbacks asks only the 2", some_nonsense),
+    ("29.7", "server trickles one byte a second, --timeout 2", "the attempt ends at 2 s as a timeout",
+     slow_server(Reply(trickle=30))),
+    ("29.7", "server accepts and never answers, --timeout 2", "the attempt ends at 2 s as a timeout",
+     slow_server(Reply(delay_s=30))),
+    ("29.7", "Ctrl-C (SIGINT) during a hanging request", "returns at once (exit 130), no request after the signal",
+     interrupt_hanging),
+    ("29.7", "HTTP 429 with Retry-After: 3", "the next attempt waits 3 s", retry_after("3", "60")),
+    ("29.7", "HTTP 429 with Retry-After: 1000, --max-backoff 2", "the wait is capped at 2 s", retry_after("1000", "2")),
+]
+
+
 #: (issue item, case, expected, run)
 CASES: list[tuple[str, str, str, Callable[[Path], str]]] = [
     ("1", "ingest an empty JSONL file", "finished stage, 0 records, the fault listed; no traceback",
@@ -236,13 +394,14 @@ CASES: list[tuple[str, str, str, Callable[[Path], str]]] = [
      unknown_label),
     ("TSV", "ingest a headerless TSV as tsv[pmid=0,title=1,text=2]", "every row read by column number",
      headerless_tsv),
+    *ISSUE29_CASES,
 ]
 
 
 def observe(run: Callable[[Path], str]) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            return run(Path(tmp)).replace(tmp + "/", "")
+            return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", run(Path(tmp)).replace(tmp + "/", ""))
         except Exception as exc:  # noqa: BLE001 (a crash is an observation too)
             return f"CRASH {type(exc).__name__}: {exc}"
 
@@ -253,14 +412,35 @@ def table(rows: list[tuple[str, str, str, str]]) -> str:
     return "\n".join(lines)
 
 
+def recorded_rows() -> dict[tuple[str, str], str]:
+    """(item, case) → observed, from the table on disk (the rows ``--only`` does not re-run)."""
+    if not RESULTS.exists():
+        return {}
+    out = {}
+    for line in RESULTS.read_text().splitlines()[2:]:
+        cells = [c.strip().replace("\\|", "|") for c in line.strip().strip("|").split(" | ")]
+        if len(cells) == 4:
+            out[(cells[0], cells[1])] = cells[3]
+    return out
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", metavar="ITEM", help="re-run only these items' cases (e.g. 29.1 29.7); "
+                        "the other rows are kept from the table on disk")
+    args = parser.parse_args()
+    recorded = recorded_rows() if args.only else {}
     rows = []
     for item, name, expected, run in CASES:
+        key = (item, name.replace("\n", " "))
+        if args.only and item not in args.only and key in recorded:
+            rows.append((item, name, expected, recorded[key]))
+            continue
         observed = observe(run)
         print(f"[{item}] {name}\n    expected: {expected}\n    observed: {observed}")
         rows.append((item, name, expected, observed))
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("# Fault table (issue 14)\n\nGenerated by `python benchmarks/faults.py`: each bad input is built "
+    RESULTS.write_text("# Fault table (issues 14 and 29)\n\nGenerated by `python benchmarks/faults.py`: each bad input is built "
                        "from ../shared/data and run through the `biodivergence` CLI; *observed* is what the run "
                        "printed and wrote.\n\n" + table(rows) + "\n")
     print(f"wrote {RESULTS}")

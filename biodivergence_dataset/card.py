@@ -26,6 +26,7 @@ from .features import COLUMN_DESCRIPTIONS, release_features
 from .io import write_json_atomic, write_text_atomic
 from .provenance import read_sources, release_licence
 from .records import SCHEMA_VERSION
+from .redact import redact
 from .release import (
     README,
     config_names,
@@ -346,12 +347,12 @@ def render_card(release_dir: str | Path, meta: CardMeta | None = None,
 def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
     """(Re-)write ``README.md`` and ``eval.yaml`` of a release (no ``eval.yaml`` when no headline metric has
     enough test support); ``meta`` (default: the stored one) is stored beside them, in the current field names, for
-    later re-renders."""
+    later re-renders. The card is redacted: no credential reaches a published file."""
     meta = meta or CardMeta.load(release_dir)
     meta.save(release_dir)
     rows = benchmark.test_rows(release_dir)
     benchmark.write_eval_yaml(release_dir, meta, benchmark.supports(release_dir, meta.min_support, rows))
-    return write_text_atomic(Path(release_dir) / README, render_card(release_dir, meta, rows))
+    return write_text_atomic(Path(release_dir) / README, redact(render_card(release_dir, meta, rows)))
 
 
 def add_arguments(parser) -> None:

@@ -17,6 +17,7 @@ import shlex
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+from .redact import install_redaction, redact
 from .threads import cap_threads
 
 #: subcommand -> (module, one-line help)
@@ -129,19 +130,20 @@ def main(argv: list[str] | None = None) -> int:
     module_name, help_text = COMMANDS[name]
     module_name, _, variant = module_name.partition(":")
     cap_threads()  # before the command imports scikit-learn or torch
+    install_redaction()
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"biodivergence {name}", description=help_text, formatter_class=HelpFormatter)
     getattr(module, f"add_{variant}_arguments" if variant else "add_arguments")(parser)
     args = parser.parse_args(argv[1:])
     _take_legacy_release(parser, args)
-    args.command_line = shlex.join(["biodivergence", *argv])  # for result files that record how they were made
+    args.command_line = redact(shlex.join(["biodivergence", *argv]))  # for result files that record how they were made
     try:
         return int(getattr(module, f"run_{variant}" if variant else "run")(args) or 0)
     except KeyboardInterrupt:
         print(f"interrupted; {ON_INTERRUPT.get(name, 'nothing was kept; re-run to start over')}", file=sys.stderr)
         return 130
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        print(f"biodivergence {name}: error: {exc}", file=sys.stderr)
+        print(redact(f"biodivergence {name}: error: {exc}"), file=sys.stderr)
         return 1
 
 

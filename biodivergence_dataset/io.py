@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from pydantic_core import to_json
 
 from .records import _Record
+from .redact import redact_data
 
 R = TypeVar("R", bound=_Record)
 
@@ -80,7 +81,14 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
-    return write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    """Write ``data`` as JSON, secrets redacted (``biodivergence_dataset.redact``): manifests, provenance and
+    reports never hold a credential."""
+    return write_text_atomic(path, json.dumps(as_stored(data), indent=2, sort_keys=False) + "\n")
+
+
+def as_stored(data: Any) -> Any:
+    """``data`` as :func:`write_json_atomic` stores it and it reads back (redacted; tuples → lists)."""
+    return redact_data(json.loads(json.dumps(data, default=str)))
 
 
 def write_table_atomic(path: str | os.PathLike, table: pa.Table) -> Path:
@@ -441,7 +449,7 @@ def stage_is_current(stage_dir: str | os.PathLike, params: dict[str, Any]) -> bo
         manifest = read_manifest(stage_dir)
     except (FileNotFoundError, json.JSONDecodeError):
         return False
-    return manifest.get("params") == json.loads(json.dumps(params, default=str)) and written_by_this_code(manifest)
+    return manifest.get("params") == as_stored(params) and written_by_this_code(manifest)
 
 
 def written_by_this_code(manifest: dict[str, Any]) -> bool:

@@ -18,6 +18,7 @@ from .benchmark import DEFAULT_MIN_SUPPORT, EVAL_FILE, TEST_SPLIT, Support, supp
 from .card import CardMeta
 from .features import release_features
 from .records import RecordError
+from .redact import find_credentials
 from .release import README, config_names, configs_yaml, iter_examples, shard_name, split_files, split_names
 
 #: Identities that must not be shared between two splits of the article-disjoint config.
@@ -208,6 +209,19 @@ def _eval_yaml(release_dir: Path, rows: list[dict], report: ValidationReport) ->
             report.problems.append(f"{path}: tasks are scored on {config}/{split}, which the release does not hold")
 
 
+def _credentials(release_dir: Path, report: ValidationReport) -> None:
+    """No text file of the release holds something that looks like a credential (it would be published)."""
+    for path in sorted(p for p in release_dir.rglob("*") if p.is_file() and p.suffix != ".parquet"):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):  # binary (plots) or unreadable: not a text file
+            continue
+        kinds = find_credentials(text)
+        if kinds:
+            report.problems.append(f"{path}: holds what looks like a credential ({', '.join(kinds)}); remove it "
+                                   "(or rebuild with this version, which writes secrets as ***) before publishing")
+
+
 def _scored_rows(release_dir: Path, report: ValidationReport) -> list[dict]:
     """The scored split's rows for the support counts (none when unreadable: the schema check says why)."""
     try:
@@ -250,6 +264,7 @@ def validate_release(release_dir: str | Path, min_support: int = DEFAULT_MIN_SUP
     if header is not None:
         _row_counts(release_dir, header, report)
     report.warnings += [support_warning(s) for s in supports(release_dir, min_support, rows) if not s.listed]
+    _credentials(release_dir, report)
     return report
 
 

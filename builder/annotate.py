@@ -7,11 +7,15 @@ repeated for a panel whose consensus is the release label (``builder.annotators.
 Every finished pair is appended durably to ``annotations.jsonl`` (local results in batches)
 and every server attempt to ``raw_responses.jsonl`` as soon as it is answered, so a run killed mid-way and started again loses
 no pair and sends no answered pair again (an answer received but not yet recorded as a result is
-taken from ``raw_responses.jsonl``). Answers are validated and repaired (``builder.repair``);
-after the last failed attempt a pair falls back to the local members (the frames annotator when the
-panel has none), recorded as such in
-``failures.jsonl`` with its retry history. When the server cannot be reached at all the run stops
-with an error instead, and the same command resumes it. ``--overwrite`` (other settings) removes only
+taken from ``raw_responses.jsonl``). Answers are validated and repaired (``builder.repair``): one whose
+conflict type is outside the ontology, or an empty one, is a failed attempt (``invalid_answer``), never a
+label. Each request has one total deadline (``--timeout``), waits between attempts follow the retry policy
+shared with ``collect`` (``builder.http``: ``Retry-After`` honoured up to ``--max-backoff``), and Ctrl-C
+cancels the requests in flight at once. After the last failed attempt a pair falls back to the local
+members (the frames annotator when the panel has none), recorded as such in
+``failures.jsonl`` with its retry history; above ``--max-fallback-share`` the run fails saying why.
+When the server cannot be reached at all the run stops with an error instead, and the same command
+resumes it. ``--overwrite`` (other settings) removes only
 the files this stage wrote and keeps the stored answers, reused where provider, model and prompt
 version match (``--forget-cache`` deletes them too); a line torn by a kill is mended before appending.
 The finished folder holds Parquet shards of Example records, ``stats.json``, ``annotation_manifest.json``,
@@ -21,7 +25,6 @@ The finished folder holds Parquet shards of Example records, ``stats.json``, ``a
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import threading
@@ -42,6 +45,7 @@ from biodivergence_dataset.io import (
     SUCCESS_MARKER,
     StageStats,
     append_jsonl_rows,
+    as_stored,
     done_fingerprint,
     is_done,
     read_jsonl,
@@ -56,6 +60,7 @@ from biodivergence_dataset.io import (
     written_by_this_code,
 )
 from biodivergence_dataset.records import CandidatePair, ClaimFrame, Example
+from biodivergence_dataset.redact import redact
 
 from .annotators import (
     AnnotatorSpec,
@@ -70,8 +75,9 @@ from .annotators import (
 )
 from .annotators.frames import compared_frames
 from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
+from .http import Cancelled, RetryPolicy
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
-from .repair import repair
+from .repair import InvalidAnswer, repair
 
 if TYPE_CHECKING:
     from .runtime import RuntimeConfig
@@ -104,6 +110,8 @@ class AnnotateConfig:
     timeout_s: float = 120.0
     max_attempts: int = 3
     backoff_s: float = 1.0
+    #: Cap on any wait before another attempt, the server's ``Retry-After`` included.
+    max_backoff_s: float = 60.0
     max_tokens: int = 512
     temperature: float = 0.0
     max_abstract_chars: int = DEFAULT_MAX_ABSTRACT_CHARS
@@ -217,6 +225,7 @@ class PairAnnotator:
         return outcome
 
     def from_answer(self, pair: CandidatePair, answer: dict[str, Any], attempts: int, reused: bool = False) -> Outcome:
+        """The outcome of a parsed answer (:class:`InvalidAnswer` when it gives no label of the ontology)."""
         labels, repairs = repair(answer, pair)
         votes = [Vote(self.backend.annotator_id, LLM_KIND, labels, DEFAULT_WEIGHTS[LLM_KIND])]
         if len(self.config.specs) > 1:
@@ -229,36 +238,43 @@ class PairAnnotator:
                 "model": self.backend.model, "prompt_version": PROMPT_VERSION, "time": time.time(), **fields}
 
     def llm_outcome(self, pair: CandidatePair) -> Outcome:
-        """Ask the server up to ``max_attempts`` times; fall back to the local members after the last failure."""
+        """Ask the server up to ``max_attempts`` times (an unusable answer is a failed attempt); fall back to the
+        local members after the last failure. Waits follow the retry policy (``Retry-After`` honoured, capped);
+        :class:`Cancelled` once the run is interrupted."""
         messages = build_messages(pair, self.config.max_abstract_chars)
+        policy = RetryPolicy(self.config.backoff_s, self.config.max_backoff_s)
         history: list[dict[str, Any]] = []
         for attempt in range(1, self.config.max_attempts + 1):
+            if attempt > 1:
+                self.backend.sleep(policy.delay(attempt - 1, history[-1].get("retry_after")))
             try:
                 completion = self.backend.complete(messages, self.schema)
             except BackendError as exc:
-                row = self._attempt_row(pair, attempt, status=exc.kind, http_status=exc.status, error=exc.detail)
+                row = self._attempt_row(pair, attempt, status=exc.kind, http_status=exc.status, error=exc.detail,
+                                        retry_after=exc.retry_after)
                 self.raw.append(row)
                 history.append(row)
                 if not exc.retryable:
                     break
-                if attempt < self.config.max_attempts:
-                    time.sleep(self.config.backoff_s * 2 ** (attempt - 1))
                 continue
             self.intervals.append((completion.started, completion.started + completion.elapsed_s))
             try:
-                answer = parse_json_lenient(completion.content)
+                outcome = self.from_answer(pair, parse_json_lenient(completion.content), attempt)
+            except InvalidAnswer as exc:
+                status, error = "invalid_answer", str(exc)
             except ValueError as exc:
-                row = self._attempt_row(pair, attempt, status="not_json", content=completion.content,
-                                        elapsed_s=completion.elapsed_s, error=str(exc))
-                self.raw.append(row)
-                history.append(row)
-                continue
-            self.raw.append(self._attempt_row(pair, attempt, status="ok", content=completion.content,
-                                              elapsed_s=completion.elapsed_s))
-            return self.from_answer(pair, answer, attempt)
+                status, error = "not_json", str(exc)
+            else:
+                self.raw.append(self._attempt_row(pair, attempt, status="ok", content=completion.content,
+                                                  elapsed_s=completion.elapsed_s))
+                return outcome
+            row = self._attempt_row(pair, attempt, status=status, content=completion.content,
+                                    elapsed_s=completion.elapsed_s, error=error)
+            self.raw.append(row)
+            history.append(row)
         if history and history[-1]["status"] == "unreachable":
-            raise ServerUnreachable(f"{self.backend.provider} server at {self.backend.url} stopped answering "
-                                    f"({history[-1]['error']}); re-run the same command to resume")
+            raise ServerUnreachable(f"{self.backend.provider} server at {redact(self.backend.url)} stopped "
+                                    f"answering ({history[-1]['error']}); re-run the same command to resume")
         self.failures.append({"pair_id": pair.pair_id, "provider": self.backend.provider,
                               "model": self.backend.model, "fallback": "+".join(m.annotator_id for m in self.members),
                               "attempts": history})
@@ -294,9 +310,9 @@ def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConf
         previous = manifest.get("params") or {}
         # new pairs, or labels of other code: relabel, keeping the answers
         relabel = previous.get(INPUT_KEY) != params[INPUT_KEY] or not written_by_this_code(manifest)
-        if relabel and _settings(previous) == _settings(_as_stored(params)):
+        if relabel and _settings(previous) == _settings(as_stored(params)):
             _remove_stage_files(out_dir, forget_cache=False)
-        elif previous != _as_stored(params):
+        elif previous != as_stored(params):
             if not config.overwrite:
                 raise ValueError(f"{out_dir} holds annotations made with other parameters ({previous}); "
                                  "use another --out folder or --overwrite")
@@ -320,11 +336,6 @@ def _remove_stage_files(out_dir: Path, forget_cache: bool) -> None:
         path.unlink(missing_ok=True)
 
 
-def _as_stored(value: Any) -> Any:
-    """``value`` as it reads back from JSON (tuples → lists), for comparing with a stored manifest."""
-    return json.loads(json.dumps(value, default=str))
-
-
 def _finished(out_dir: Path, except_fallbacks: bool = False) -> dict[str, dict[str, Any]]:
     """The recorded outcome per pair (the last one wins); without the fallbacks if asked (to retry them)."""
     rows = {row["pair_id"]: row for row in read_jsonl(out_dir / ANNOTATIONS_FILE)}
@@ -336,9 +347,24 @@ class TooManyFallbacks(RuntimeError):
 
 
 def fallback_line(stats: dict[str, Any]) -> str:
-    """How many pairs fell back to the local annotators after failed LLM attempts, and their share."""
+    """How many pairs fell back to the local annotators after failed LLM attempts, their share, and why."""
+    why = "; ".join(f"{n} {status} (e.g. {example})" for status, (n, example) in
+                    (stats.get("fallback_reasons") or {}).items())
     return (f"{stats.get('fallbacks', 0)} of {stats.get('kept', 0)} pairs ({stats.get('fallback_share', 0.0):.1%}) "
-            f"fell back to the local annotators after failed LLM attempts (listed in {FAILURES_FILE})")
+            f"fell back to the local annotators after failed LLM attempts (listed in {FAILURES_FILE})"
+            + (f"; last attempt: {why}" if why else ""))
+
+
+def _fallback_reasons(out_dir: Path, rows: dict[str, dict[str, Any]]) -> dict[str, list]:
+    """Why the pairs that fell back failed: the status of each one's last attempt → [count, one error]."""
+    last = {f["pair_id"]: f["attempts"][-1] for f in read_jsonl(out_dir / FAILURES_FILE) if f.get("attempts")}
+    reasons: dict[str, list] = {}
+    for pair_id, row in sorted(rows.items()):
+        attempt = last.get(pair_id) if row["source"] == SOURCE_FALLBACK else None
+        if attempt is not None:
+            entry = reasons.setdefault(attempt["status"], [0, str(attempt.get("error", ""))[:160]])
+            entry[0] += 1
+    return dict(sorted(reasons.items(), key=lambda kv: -kv[1][0]))
 
 
 def _check_fallbacks(stats: StageStats, config: AnnotateConfig, out_dir: Path) -> None:
@@ -371,7 +397,8 @@ def _progress(total: int, enabled: bool):
 
 
 def _run_concurrently(todo: list[CandidatePair], annotator: PairAnnotator, record, concurrency: int) -> None:
-    """Keep ``concurrency`` pairs in flight; on interrupt or a lost server, finish what is in flight."""
+    """Keep ``concurrency`` pairs in flight; a lost server lets what is in flight finish, an interrupt
+    cancels it (no request or retry is sent after Ctrl-C; the answers recorded so far are kept)."""
     pending: Iterator[CandidatePair] = iter(todo)
     inflight: dict[Future, CandidatePair] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="annotate")
@@ -396,12 +423,13 @@ def _run_concurrently(todo: list[CandidatePair], annotator: PairAnnotator, recor
                     stop = stop or exc
             if stop is None:
                 fill()
-    except KeyboardInterrupt as exc:
+    except KeyboardInterrupt as exc:  # abandon the requests in flight at once, record what had finished
         stop = exc
+        annotator.backend.cancel()
         for fut in list(inflight):
             try:
                 record(fut.result())
-            except ServerUnreachable:
+            except (Cancelled, ServerUnreachable):
                 pass
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -509,7 +537,10 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
                 answered = _answered(out_dir, backend)
                 for pair in [p for p in todo if p.pair_id in answered]:
                     answer, attempt = answered[pair.pair_id]
-                    record(annotator.from_answer(pair, answer, attempt, reused=True))
+                    try:
+                        record(annotator.from_answer(pair, answer, attempt, reused=True))
+                    except InvalidAnswer:  # stored by older code that took it for a label: ask again
+                        pass
                 todo = [p for p in todo if p.pair_id not in rows]
                 if todo:
                     backend.check()
@@ -525,6 +556,7 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
         "resumed_pairs": resumed, "annotated_this_run": len(rows) - resumed,
         "reused_raw_responses": sum(1 for r in rows.values() if r["reused_raw"]),
         "fallbacks": fallbacks, "fallback_share": round(fallbacks / len(rows), 4) if rows else 0.0,
+        "fallback_reasons": _fallback_reasons(out_dir, rows) if fallbacks else {},
         "elapsed_s": round(wall, 3), "pairs_per_s": round((len(rows) - resumed) / wall, 3) if wall > 0 else 0.0,
         "server_busy_share": round(_busy_share(annotator.intervals, wall), 4) if backend is not None else None,
     }
@@ -565,7 +597,7 @@ def _write_run_files(out_dir: Path, pairs_dir: Path, annotator: PairAnnotator, e
         "prompt_version": PROMPT_VERSION,
         "prompt_fingerprint": prompt_fingerprint(),
         "execution": {k: v for k, v in asdict(config).items() if k in ("concurrency", "timeout_s", "max_attempts",
-                                                                        "backoff_s")},
+                                                                        "backoff_s", "max_backoff_s")},
         "started": started,
         "finished": time.time(),
         "resumed_pairs": stats.figures["resumed_pairs"],
@@ -588,9 +620,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-budget", type=int, default=None,
                         help="in a panel, ask the LLM only about pairs the other members disagree on, at most N")
     parser.add_argument("--concurrency", type=int, default=d.concurrency, help="requests in flight (default 4)")
-    parser.add_argument("--timeout", type=float, default=d.timeout_s, dest="timeout_s", help="seconds per request")
+    parser.add_argument("--timeout", type=float, default=d.timeout_s, dest="timeout_s",
+                        help="seconds per request, all of it: connect, send and the whole answer")
     parser.add_argument("--max-attempts", type=int, default=d.max_attempts, help="attempts per pair before the "
                         "fallback to the local annotators")
+    parser.add_argument("--backoff", type=float, default=d.backoff_s, dest="backoff_s",
+                        help="first wait before another attempt, doubled each time")
+    parser.add_argument("--max-backoff", type=float, default=d.max_backoff_s, dest="max_backoff_s",
+                        help="longest wait before another attempt, a server's Retry-After included")
     parser.add_argument("--max-tokens", type=int, default=d.max_tokens)
     parser.add_argument("--temperature", type=float, default=d.temperature)
     parser.add_argument("--max-abstract-chars", type=int, default=d.max_abstract_chars)
@@ -603,8 +640,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retry-fallbacks", action="store_true",
                         help="ask the LLM again about the pairs that fell back to the local annotators")
     parser.add_argument("--max-fallback-share", type=float, default=d.max_fallback_share,
-                        help="fail (and leave the stage unfinished) when a larger share of pairs fell back "
-                             "(default %(default)s)")
+                        help="fail (and leave the stage unfinished, good answers kept for the resume) when a "
+                             "larger share of pairs got no usable LLM answer (errors, timeouts, labels outside "
+                             "the ontology, empty answers) and fell back")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -612,7 +650,7 @@ def run(args: argparse.Namespace) -> int:
     d = AnnotateConfig()
     config = AnnotateConfig(
         annotator=args.annotators or d.annotator, llm_budget=args.llm_budget, concurrency=args.concurrency,
-        timeout_s=args.timeout_s,
+        timeout_s=args.timeout_s, backoff_s=args.backoff_s, max_backoff_s=args.max_backoff_s,
         max_attempts=args.max_attempts, max_tokens=args.max_tokens, temperature=args.temperature,
         max_abstract_chars=args.max_abstract_chars, limit=args.limit, overwrite=args.overwrite,
         forget_cache=args.forget_cache, retry_fallbacks=args.retry_fallbacks,

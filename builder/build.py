@@ -48,6 +48,7 @@ from biodivergence_dataset.io import (
     write_json_atomic,
     write_text_atomic,
 )
+from biodivergence_dataset.redact import redact
 
 from .runtime import RuntimeConfig, Stage
 
@@ -376,7 +377,7 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
     sizes, typed, problems = load_and_check(release, work / ".cache" / "datasets")
     audit = next(s.stats for s in steps if s.name == "audit")
     outcome = Outcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
-    write_text_atomic(work / REPORT_FILE, render_report(outcome, config_path))
+    write_text_atomic(work / REPORT_FILE, redact(render_report(outcome, config_path)))
     write_json_atomic(work / STATS_REPORT_FILE, merged_stats(steps))
     return outcome
 

@@ -16,8 +16,9 @@ position when a batch is a contiguous run of the search result, else by posting 
 already fetched (by any query of the domain) are skipped, so a re-run only fetches what is
 missing. Europe PMC: ``cursorMark`` paging with ``pageSize`` up to 1000, resumed from the last
 saved page. Requests are rate-limited (NCBI: 3/s, 10/s with an API key; ``NCBI_API_KEY`` is read
-from the environment) and retried with exponential back-off on 429, 5xx and dropped connections
-(``Retry-After`` honoured).
+from the environment), each bounded by one total deadline (``timeout``), and retried with exponential
+back-off on 408, 429, 5xx, timeouts and dropped connections (``Retry-After`` honoured up to ``max_backoff``;
+``builder.http``, shared with annotate). Error messages show URLs with ``api_key=***``.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io
 from biodivergence_dataset.ontology import DOMAIN_NAMES
+from biodivergence_dataset.redact import redact
 
 from .domains import QUERY_GROUPS, load_packs, to_europepmc
+from .http import Answer, BoundedClient, RequestFailed, RetryPolicy, http_error
 
 STAGE = "collect"
 NCBI_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
@@ -75,59 +78,45 @@ class CollectConfig(BaseModel):
 
 
 class HttpClient:
-    """An httpx client that spaces requests to ``rate`` per second and retries transient failures."""
-
-    RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+    """Requests spaced to ``rate`` per second, each within ``timeout`` seconds in all, retried on transient
+    failures by the shared retry policy (``builder.http``: ``Retry-After`` honoured up to ``max_backoff``)."""
 
     def __init__(self, config: CollectConfig, rate: float):
-        import httpx
-
-        self._httpx = httpx
-        self._client = httpx.Client(timeout=config.timeout, follow_redirects=True,
-                                    headers={"User-Agent": f"{config.tool} (biodivergence collect)"})
+        self._client = BoundedClient(config.timeout, follow_redirects=True,
+                                     headers={"User-Agent": f"{config.tool} (biodivergence collect)"})
         self.config, self.interval = config, 1.0 / rate
+        self.policy = RetryPolicy(config.backoff, config.max_backoff)
         self._last = 0.0
         self.requests = self.retried = 0
 
-    def request(self, method: str, url: str, **kwargs: Any):
-        """The response of a successful request; RuntimeError after the last retry."""
-        for attempt in range(self.config.retries + 1):
+    def request(self, method: str, url: str, **kwargs: Any) -> Answer:
+        """The response of a successful request; RuntimeError (URL and secrets redacted) after the last retry."""
+        for attempt in range(1, self.config.retries + 2):
             self._wait_turn()
             self.requests += 1
             try:
                 response = self._client.request(method, url, **kwargs)
-            except self._httpx.TransportError as exc:  # refused, reset, dropped mid-response, timeout
-                problem, delay = f"{type(exc).__name__}: {exc}", None
-            else:
                 if response.status_code < 400:
                     return response
-                if response.status_code not in self.RETRY_STATUS:
-                    raise RuntimeError(f"{method} {response.url} failed: HTTP {response.status_code} "
-                                       f"{response.text[:200]!r}")
-                problem, delay = f"HTTP {response.status_code}", _retry_after(response)
-            if attempt == self.config.retries:
-                raise RuntimeError(f"{method} {url} failed after {attempt + 1} attempts: {problem}")
+                raise http_error(method, response)
+            except RequestFailed as exc:  # refused, reset, dropped mid-response, past the deadline, HTTP errors
+                if not exc.retryable:
+                    raise RuntimeError(f"{exc.detail[:400]}") from None
+                problem, delay = exc.reason, exc.retry_after
+            if attempt > self.config.retries:
+                raise RuntimeError(f"{method} {redact(url)} failed after {attempt} attempts: {problem}")
             self.retried += 1
-            time.sleep(min(delay if delay is not None else self.config.backoff * 2 ** attempt,
-                           self.config.max_backoff))
+            self._client.sleep(self.policy.delay(attempt, delay))
         raise AssertionError("unreachable")
 
     def _wait_turn(self) -> None:
         wait = self._last + self.interval - time.monotonic()
         if wait > 0:
-            time.sleep(wait)
+            self._client.sleep(wait)
         self._last = time.monotonic()
 
     def close(self) -> None:
         self._client.close()
-
-
-def _retry_after(response) -> float | None:
-    value = response.headers.get("Retry-After")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,9 +178,9 @@ class PubMedCollector:
         try:
             result = response.json()["esearchresult"]
         except (ValueError, KeyError) as exc:
-            raise RuntimeError(f"esearch for {query!r}: unexpected response {response.text[:200]!r}") from exc
+            raise RuntimeError(f"esearch for {query!r}: unexpected response {redact(response.text[:200])!r}") from exc
         if "ERROR" in result:
-            raise RuntimeError(f"esearch for {query!r}: {result['ERROR']}")
+            raise RuntimeError(f"esearch for {query!r}: {redact(str(result['ERROR']))}")
         return {"count": int(result.get("count", 0)), "ids": list(result.get("idlist", []))[:retmax],
                 "webenv": result.get("webenv"), "query_key": result.get("querykey")}
 
@@ -206,7 +195,7 @@ class PubMedCollector:
             data = self._params(id=",".join(pmid for _, pmid in batch), retmode="xml", rettype="abstract")
             response = self.client.request("POST", self.base + "efetch.fcgi", data=data)
         if "<PubmedArticleSet" not in response.text[:2000]:
-            raise RuntimeError(f"efetch returned no PubmedArticleSet: {response.text[:200]!r}")
+            raise RuntimeError(f"efetch returned no PubmedArticleSet: {redact(response.text[:200])!r}")
         return response.text
 
 
@@ -240,7 +229,7 @@ class EuropePMCCollector:
                 results = page["resultList"]["result"]
             except (ValueError, KeyError, TypeError) as exc:
                 raise RuntimeError(f"Europe PMC search {epmc_query!r}: unexpected response "
-                                   f"{response.text[:200]!r}") from exc
+                                   f"{redact(response.text[:200])!r}") from exc
             next_cursor = page.get("nextCursorMark")
             exhausted = not results or not next_cursor or next_cursor == cursor
             number = len(pages) + 1

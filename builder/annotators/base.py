@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-import httpx
+from biodivergence_dataset.redact import redact
+
+from ..http import BoundedClient, RequestFailed, http_error
 
 #: Annotators that label pairs in-process (no server); ``judge`` takes the path of a saved judge.
 LOCAL_BACKENDS = ("reader", "frames", "heuristic", "judge")
@@ -38,14 +40,15 @@ class AnnotatorSpec:
         return self.backend in LLM_BACKENDS
 
     def __str__(self) -> str:
+        """The spec as written, credentials redacted: what a release, a log or an error names the annotator by."""
         if self.backend in ("frames", "heuristic"):
             return self.backend
         if self.backend in ("judge", "reader") and self.url:
-            return f"{self.backend}:{self.url}"
+            return f"{self.backend}:{redact(self.url)}"
         if self.backend == "reader":
             return self.backend
         query = "&".join(f"{k}={v}" for k, v in {"model": self.model, **self.options}.items())
-        return f"{self.backend}:{self.url}?{query}"
+        return redact(f"{self.backend}:{self.url}?{query}")
 
 
 def parse_spec(text: str) -> AnnotatorSpec:
@@ -53,29 +56,30 @@ def parse_spec(text: str) -> AnnotatorSpec:
     ``ollama:URL?model=NAME`` (ValueError otherwise)."""
     text = text.strip()
     backend, _, rest = text.partition(":")
+    shown = redact(text)
     if backend not in BACKENDS:
-        raise ValueError(f"unknown annotator {text!r}; expected one of: reader[:PATH], frames, heuristic, judge:PATH, "
+        raise ValueError(f"unknown annotator {shown!r}; expected one of: reader[:PATH], frames, heuristic, judge:PATH, "
                          "openai:URL?model=NAME, ollama:URL?model=NAME")
     if backend in ("frames", "heuristic"):
         if rest:
-            raise ValueError(f"the {backend} annotator takes no parameters: {text!r}")
+            raise ValueError(f"the {backend} annotator takes no parameters: {shown!r}")
         return AnnotatorSpec(backend)
     if backend == "reader":
         return AnnotatorSpec(backend, url=rest)
     if backend == "judge":
         if not rest:
-            raise ValueError(f"annotator {text!r}: add the judge folder, judge:PATH")
+            raise ValueError(f"annotator {shown!r}: add the judge folder, judge:PATH")
         return AnnotatorSpec(backend, url=rest)
     parts = urlsplit(rest)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"annotator {text!r}: expected an http(s) URL after '{backend}:'")
+        raise ValueError(f"annotator {shown!r}: expected an http(s) URL after '{backend}:'")
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     model = query.pop("model", "")
     if not model:
-        raise ValueError(f"annotator {text!r}: add ?model=NAME")
+        raise ValueError(f"annotator {shown!r}: add ?model=NAME")
     unknown = set(query) - set(SPEC_OPTIONS)
     if unknown:
-        raise ValueError(f"annotator {text!r}: unknown option(s) {sorted(unknown)}; allowed: {list(SPEC_OPTIONS)}")
+        raise ValueError(f"annotator {shown!r}: unknown option(s) {sorted(unknown)}; allowed: {list(SPEC_OPTIONS)}")
     url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
     return AnnotatorSpec(backend, url, model, query)
 
@@ -88,12 +92,8 @@ class LocalAnnotator:
         return [self.annotate(p) for p in pairs]
 
 
-class BackendError(Exception):
-    """One failed request: ``kind`` is unreachable | timeout | http_error | bad_response."""
-
-    def __init__(self, kind: str, detail: str, retryable: bool = True, status: int | None = None):
-        super().__init__(f"{kind}: {detail}")
-        self.kind, self.detail, self.retryable, self.status = kind, detail, retryable, status
+#: One failed request (``kind``: unreachable | timeout | http_error | bad_response); the HTTP layer's error.
+BackendError = RequestFailed
 
 
 class ServerUnreachable(RuntimeError):
@@ -124,7 +124,7 @@ class ChatBackend:
         self.max_tokens = int(spec.options.get("max_tokens", max_tokens))
         self.seed = int(spec.options["seed"]) if "seed" in spec.options else None
         self.timeout_s = timeout_s
-        self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)))
+        self._client = BoundedClient(timeout_s)
 
     @property
     def annotator_id(self) -> str:
@@ -132,34 +132,35 @@ class ChatBackend:
 
     def settings(self) -> dict[str, Any]:
         """Backend settings recorded in provenance.json."""
-        return {"provider": self.provider, "url": self.url, "model": self.model, "temperature": self.temperature,
+        return {"provider": self.provider, "url": redact(self.url), "model": self.model, "temperature": self.temperature,
                 "max_tokens": self.max_tokens, "seed": self.seed, "timeout_s": self.timeout_s}
 
     def close(self) -> None:
         self._client.close()
 
+    def cancel(self) -> None:
+        """Abandon the requests in flight and send no more (Ctrl-C / SIGTERM)."""
+        self._client.cancel()
+
+    def sleep(self, seconds: float) -> None:
+        """Back off before another attempt, unless cancelled (``builder.http.Cancelled``)."""
+        self._client.sleep(seconds)
+
     def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        answer = self._client.request(method, self.url + path, json=body)
+        if answer.status_code >= 400:
+            raise http_error(method, answer)
         try:
-            response = self._client.request(method, self.url + path, json=body)
-        except httpx.TimeoutException as exc:
-            raise BackendError("timeout", f"{method} {self.url + path}: no answer within {self.timeout_s}s") from exc
-        except httpx.TransportError as exc:
-            raise BackendError("unreachable", f"{method} {self.url + path}: {exc}") from exc
-        if response.status_code >= 400:
-            retryable = response.status_code >= 500 or response.status_code in (408, 429)
-            raise BackendError("http_error", f"HTTP {response.status_code}: {response.text[:300]}",
-                               retryable=retryable, status=response.status_code)
-        try:
-            return response.json()
+            return answer.json()
         except ValueError as exc:
-            raise BackendError("bad_response", f"server answer is not JSON: {response.text[:300]!r}") from exc
+            raise BackendError("bad_response", f"server answer is not JSON: {redact(answer.text[:300])!r}") from exc
 
     def check(self) -> None:
         """Preflight: the server answers; raises ServerUnreachable (or RuntimeError) otherwise."""
         try:
             listing = self._request("GET", self.health_path)
         except BackendError as exc:
-            raise ServerUnreachable(f"{self.provider} server at {self.url} is not usable ({exc}); "
+            raise ServerUnreachable(f"{self.provider} server at {redact(self.url)} is not usable ({exc}); "
                                     "start it, then re-run the same command to resume") from exc
         self._check_model(listing)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from biodivergence_dataset.redact import redact
+
 from .base import BackendError, ChatBackend
 
 
@@ -26,7 +28,7 @@ class OllamaBackend(ChatBackend):
     def _check_model(self, listing: Any) -> None:
         names = [m.get("name") or m.get("model", "") for m in (listing or {}).get("models", [])]
         if not any(_same_model(self.model, n) for n in names):
-            raise RuntimeError(f"ollama server at {self.url} does not serve {self.model!r} (it has {names}); "
+            raise RuntimeError(f"ollama server at {redact(self.url)} does not serve {self.model!r} (it has {names}); "
                                f"run `ollama pull {self.model}` first")
 
     def body(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:

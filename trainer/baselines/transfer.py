@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -101,14 +100,14 @@ class ZeroShotLLM:
         """The repaired answer for one row; a server that stops answering ends the run (RuntimeError)."""
         from builder.annotators import BackendError, ServerUnreachable, parse_json_lenient
         from builder.prompt import DEFAULT_MAX_ABSTRACT_CHARS, build_messages, response_schema
-        from builder.repair import repair
+        from builder.repair import Labels, repair
 
         pair = candidate_pair(row)
         messages = build_messages(pair, self.max_abstract_chars or DEFAULT_MAX_ABSTRACT_CHARS)
-        answer: dict[str, Any] | None = None
+        labels: Labels | None = None
         for attempt in range(1, self.attempts + 1):
-            try:
-                answer = parse_json_lenient(self.backend.complete(messages, response_schema()).content)
+            try:  # an answer outside the ontology is a failed attempt (builder.repair.InvalidAnswer, a ValueError)
+                labels, _ = repair(parse_json_lenient(self.backend.complete(messages, response_schema()).content), pair)
                 break
             except BackendError as exc:
                 if exc.kind == "unreachable":
@@ -118,9 +117,9 @@ class ZeroShotLLM:
                     break
             except ValueError as exc:
                 log.warning("pair %s attempt %d: %s", row["pair_id"], attempt, exc)
-        if answer is None:
+        if labels is None:  # no usable answer: counted, and predicted as no conflict with no confidence
             self.failures += 1
-        labels, _ = repair(answer or {}, pair)
+            labels = Labels(ontology.NO_CONFLICT, confidence=0.0)
         return _labels_record(labels)
 
     def __call__(self, train: Sequence[Row], rows: Sequence[Row], previous: Mapping[str, list[Record]]) -> list[Record]:

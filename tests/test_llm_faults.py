@@ -1,0 +1,154 @@
+"""LLM answers that fail loudly and waits that end (issue 29), against fake servers on 127.0.0.1:
+
+- an answer whose label is outside the ontology, or empty, is a failed attempt (retried, then a fallback),
+  never a confident ``no_conflict``; above ``--max-fallback-share`` the run fails, keeping the good answers;
+- a request ends at its deadline, trickling server included; Ctrl-C cancels the request in flight and sends
+  no retry; ``Retry-After`` is honoured up to ``--max-backoff``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from llm_server import FakeOllama, FakeOpenAI, Reply, claims_in, interruptible_cli, real_pairs, write_pairs
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.cli import main
+from biodivergence_dataset.io import is_done, read_jsonl, read_records
+from biodivergence_dataset.records import Example
+from builder.annotate import RAW_FILE, AnnotateConfig, run_stage
+from builder.http import BoundedClient, RetryPolicy
+from builder.repair import InvalidAnswer, repair
+
+REPO = Path(__file__).resolve().parents[1]
+NONSENSE = {"conflict_type": "total_contradiction", "divergence_axes": ["moon_phase"], "confidence": 0.99}
+
+
+@pytest.fixture(scope="module")
+def pairs_dir(tmp_path_factory) -> Path:
+    return write_pairs(tmp_path_factory.mktemp("pairs") / "pairs", real_pairs(6))
+
+
+def statuses(out: Path) -> list[str]:
+    return [r["status"] for r in read_jsonl(out / RAW_FILE)]
+
+
+def _annotate(pairs_dir: Path, out: Path, spec: str, *extra: str) -> int:
+    return main(["annotate", str(pairs_dir), "--out", str(out), "--annotator", spec, "--max-attempts", "2",
+                 "--timeout", "5", "--backoff", "0.01", "--no-progress", *extra])
+
+
+# --------------------------------------------------------------------------- answers
+
+
+@pytest.mark.parametrize("answer", [NONSENSE, {}], ids=["outside_the_ontology", "empty"])
+def test_nonsense_answers_are_failures_not_labels(pairs_dir, tmp_path, capsys, answer):
+    out = tmp_path / "labels"
+    with FakeOllama(behaviour=lambda n, body: Reply(content=json.dumps(answer))) as server:
+        assert _annotate(pairs_dir, out, server.spec()) == 1
+    err = capsys.readouterr().err
+    assert "6 of 6 pairs (100.0%) fell back" in err and "6 invalid_answer" in err and not is_done(out)
+    assert len(server.requests) == 12 and statuses(out) == ["invalid_answer"] * 12  # each retried once
+    labelled = [json.loads(line)["example"] for line in (out / "annotations.jsonl").read_text().splitlines()]
+    assert {e["annotator_kind"] for e in labelled} == {"frames"}  # the local fallback, never an LLM label
+
+
+def test_failed_share_over_the_threshold_fails_and_keeps_the_good_answers(pairs_dir, tmp_path, capsys):
+    bad = {(p.claim_a.sentence, p.claim_b.sentence) for p in real_pairs(6)[:2]}
+    healthy = {"ok": False}
+
+    def behaviour(n, body):
+        nonsense = claims_in(body["messages"]) in bad and not healthy["ok"]
+        return Reply(content=json.dumps(NONSENSE)) if nonsense else Reply()
+
+    out = tmp_path / "labels"
+    with FakeOllama(behaviour=behaviour) as server:
+        assert _annotate(pairs_dir, out, server.spec()) == 1  # 2 of 6 failed, above the 5% default
+        err = capsys.readouterr().err
+        assert "2 of 6 pairs (33.3%) fell back" in err and "2 invalid_answer" in err
+        assert "'total_contradiction' is not one of" in err
+        assert statuses(out).count("ok") == 4 and not is_done(out)
+        healthy["ok"] = True
+        before = len(server.requests)
+        assert _annotate(pairs_dir, out, server.spec(), "--retry-fallbacks") == 0
+        asked = {r["claims"] for r in server.requests[before:]}
+    assert asked == bad  # the 4 good answers were kept, only the failed pairs asked again
+    assert {e.annotator_kind for e in read_records(out, Example)} == {"llm"}
+
+
+def test_an_off_schema_axis_is_dropped_and_the_confidence_follows_what_is_left():
+    pair = real_pairs(1)[0]
+    labels, repairs = repair({**NONSENSE, "conflict_type": ontology.CONTEXTUAL}, pair)
+    assert labels.divergence_axes == [] and labels.confidence == 0.5  # 1 of 2 stated items kept
+    assert repairs == {"axis_dropped_off_schema": 1, "confidence_capped_by_repairs": 1}
+    labels, repairs = repair({"conflict_type": ontology.CONTEXTUAL, "confidence": 0.9}, pair)
+    assert labels.confidence == 0.9 and not repairs
+    for answer in (NONSENSE, {}, {"divergence_axes": ["geography"]}):
+        with pytest.raises(InvalidAnswer):
+            repair(answer, pair)
+
+
+# --------------------------------------------------------------------------- bounded time
+
+
+@pytest.mark.parametrize("reply", [Reply(trickle=6), Reply(delay_s=6)], ids=["trickling", "never_answering"])
+def test_a_request_ends_at_its_deadline(pairs_dir, tmp_path, reply):
+    """A server that sends one byte a second (each read succeeds) or nothing: the attempt fails at the
+    1.5 s deadline, it is not answered after 6 s."""
+    out = tmp_path / "slow"
+    with FakeOpenAI(behaviour=lambda n, body: reply) as server:
+        stats = run_stage(pairs_dir, out, AnnotateConfig(annotator=server.spec(), limit=1, max_attempts=1,
+                                                         timeout_s=1.5, max_fallback_share=1.0, progress=False))
+    assert statuses(out) == ["timeout"] and stats["fallbacks"] == 1
+    assert "no whole answer within 1.5s" in next(read_jsonl(out / RAW_FILE))["error"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_cancels_the_request_in_flight_and_sends_no_retry(pairs_dir, tmp_path, sig):
+    """Every request hangs for 20 s then fails (500); the CLI allows 15 s and 3 attempts. The signal arrives
+    during the first request: the command returns at once (well before the hanging request would end) and
+    the server never sees a second request."""
+    proc_box: list[subprocess.Popen] = []
+
+    def behaviour(n, body):
+        if n == 1:
+            threading.Timer(0.5, lambda: os.kill(proc_box[0].pid, sig)).start()
+        return Reply(delay_s=20, status=500)
+
+    with FakeOllama(behaviour=behaviour) as server:
+        proc_box.append(interruptible_cli(["annotate", str(pairs_dir), "--out", str(tmp_path / "out"),
+                                           "--annotator", server.spec(), "--concurrency", "1", "--timeout", "15",
+                                           "--backoff", "0.01", "--no-progress"], REPO))
+        try:
+            _, err = proc_box[0].communicate(timeout=10)
+        finally:
+            proc_box[0].kill()
+        expected = {130} if sig == signal.SIGINT else {-signal.SIGTERM, 128 + signal.SIGTERM, 130}
+        assert proc_box[0].returncode in expected, err.decode()
+        assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("retry_after, expected", [("2", 2.0), ("1000", 5.0)], ids=["honoured", "capped"])
+def test_retry_after_is_honoured_up_to_the_cap(pairs_dir, tmp_path, monkeypatch, retry_after, expected):
+    waits: list[float] = []
+    monkeypatch.setattr(BoundedClient, "sleep", lambda self, seconds: waits.append(seconds))
+
+    def behaviour(n, body):
+        return Reply(status=429, headers={"Retry-After": retry_after}) if n == 1 else Reply()
+
+    with FakeOpenAI(behaviour=behaviour) as server:
+        run_stage(pairs_dir, tmp_path / "out", AnnotateConfig(annotator=server.spec(), limit=1, backoff_s=0.01,
+                                                              max_backoff_s=5.0, progress=False))
+    assert waits == [expected] and statuses(tmp_path / "out") == ["http_error", "ok"]
+
+
+def test_retry_policy_is_one_rule_for_annotate_and_collect():
+    policy = RetryPolicy(backoff_s=1.0, max_backoff_s=10.0)
+    assert [policy.delay(n) for n in (1, 2, 3, 4, 5)] == [1.0, 2.0, 4.0, 8.0, 10.0]
+    assert policy.delay(1, retry_after=7.0) == 7.0 and policy.delay(1, retry_after=60.0) == 10.0

@@ -1,0 +1,126 @@
+"""Secrets never leave the process (issue 29): a credential in an annotator URL, NCBI_API_KEY, OPENAI_API_KEY
+and HF_TOKEN are written nowhere (release, stage folders, stderr), and ``validate`` refuses a release that
+holds something that looks like a credential."""
+
+from __future__ import annotations
+
+import json
+
+import fault_cases as cases
+import pytest
+from llm_server import FakeOpenAI, real_pairs, write_pairs
+
+from biodivergence_dataset.cli import main
+from biodivergence_dataset.redact import MASK, find_credentials, redact, redact_data
+from biodivergence_dataset.validate import validate_release
+from builder.annotators import parse_spec
+from builder.collect import CollectConfig
+from builder.collect import run_stage as collect
+from builder.release import run_stage as release_stage
+from builder.split import SplitConfig
+from builder.split import run_stage as split
+
+URL_SECRET, ENV_SECRETS, PLANTED = cases.URL_SECRET, cases.ENV_SECRETS, cases.PLANTED
+
+
+@pytest.fixture
+def secret_env():
+    with cases.secret_environment():
+        yield
+
+
+def test_redact_masks_user_info_secret_parameters_and_environment_secrets(secret_env):
+    text = (f"GET https://eutils.example/esearch.fcgi?db=pubmed&api_key={ENV_SECRETS['NCBI_API_KEY']}&term=x "
+            f"openai:http://user:{URL_SECRET}@127.0.0.1:8/v1?model=m&token=abc bearer {ENV_SECRETS['HF_TOKEN']}")
+    cleaned = redact(text)
+    assert not any(secret in cleaned for secret in PLANTED) and "token=abc" not in cleaned
+    assert "http://***@127.0.0.1:8/v1?model=m" in cleaned and "db=pubmed&api_key=***&term=x" in cleaned
+    assert redact("no secret: a 2024 https://example.org/page?id=3 risk-adjusted") == \
+        "no secret: a 2024 https://example.org/page?id=3 risk-adjusted"
+    assert redact_data({"api_key": "xyz", "urls": [f"http://u:p@h/?key={URL_SECRET}"], "n": 3}) == \
+        {"api_key": MASK, "urls": ["http://***@h/?key=***"], "n": 3}
+    assert find_credentials(cleaned) == []
+
+
+def test_log_records_and_uncaught_tracebacks_are_redacted(secret_env, caplog, capsys, monkeypatch):
+    import logging
+    import sys
+
+    from biodivergence_dataset.redact import install_redaction
+
+    factory = logging.getLogRecordFactory()
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
+    install_redaction()
+    try:
+        with caplog.at_level(logging.WARNING, logger="builder.annotate"):
+            logging.getLogger("builder.annotate").warning("server %s failed", f"http://u:{URL_SECRET}@127.0.0.1/v1")
+    finally:
+        logging.setLogRecordFactory(factory)
+    assert caplog.messages == ["server http://***@127.0.0.1/v1 failed"]
+    try:
+        raise RuntimeError(f"GET https://x/esearch.fcgi?api_key={ENV_SECRETS['NCBI_API_KEY']}")
+    except RuntimeError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "api_key=***" in err and ENV_SECRETS["NCBI_API_KEY"] not in err
+
+
+def test_annotator_identity_is_the_redacted_spec():
+    spec = parse_spec(f"openai:http://user:{URL_SECRET}@127.0.0.1:9/v1?model=m")
+    assert str(spec) == "openai:http://***@127.0.0.1:9/v1?model=m"
+    assert URL_SECRET in spec.url  # still used for the requests
+    with pytest.raises(ValueError) as err:
+        parse_spec(f"openai:http://user:{URL_SECRET}@127.0.0.1:9/v1")  # no model
+    assert URL_SECRET not in str(err.value) and "***" in str(err.value)
+
+
+def test_no_planted_secret_reaches_the_release_the_stage_folders_or_the_terminal(tmp_path, secret_env, capfd):
+    """annotate with a fake OpenAI server whose URL carries ``user:sk-…@``, then split into a release; a run
+    with the server down and a failing ``collect pubmed`` too; grep every file and both streams."""
+    work = tmp_path / "work"
+    pairs = write_pairs(work / "pairs", real_pairs(40))
+    with FakeOpenAI(models=("m",), userinfo=f"user:{URL_SECRET}") as server:
+        spec = server.spec("m")
+        assert main(["annotate", str(pairs), "--out", str(work / "annotations"), "--annotator", spec,
+                     "--no-progress"]) == 0
+        assert server.requests[0]["headers"]["Authorization"].startswith("Basic ")  # the URL's credentials in use
+        # a failing collect: the E-utilities URL of the error carries api_key=NCBI_API_KEY
+        assert main(["collect", "pubmed", "--out", str(work / "raw"), "--query", "x[tiab]",
+                     "--base-url", server.url + "/eutils/", "--rate", "100"]) == 1
+    assert main(["annotate", str(pairs), "--out", str(work / "down"), "--annotator", spec, "--no-progress"]) == 1
+    split(work / "annotations", work / "release", SplitConfig(oversized_components="carve"))
+    release_stage(None, work / "release")
+    assert main(["card", "--release", str(work / "release")]) == 0
+    out, err = capfd.readouterr()
+    assert "***@127.0.0.1" in err and "api_key=***" in err  # the errors still say which server
+    assert cases.files_holding_secrets(work) == {}
+    assert [s for s in PLANTED if s in out + err] == []
+    release = work / "release"
+    assert "***@127.0.0.1" in (release / "annotation_manifest.json").read_text()
+    provenance = json.loads((work / "annotations" / "provenance.json").read_text())
+    assert provenance["annotator"] == [f"openai:http://***@127.0.0.1:{server.port}/v1?model=m"]
+    assert provenance["backend"]["url"] == f"http://***@127.0.0.1:{server.port}/v1"
+    assert not any("looks like a credential" in p for p in validate_release(release).problems)
+
+
+def test_collect_error_does_not_print_the_ncbi_key(tmp_path, secret_env):
+    with FakeOpenAI() as server, pytest.raises(RuntimeError) as err:
+        collect([], tmp_path / "raw", CollectConfig(queries=["x[tiab]"], base_url=server.url + "/eutils/", rate=100,
+                                                    retries=0))
+    assert "HTTP 404" in str(err.value) and "api_key=***" in str(err.value)
+    assert ENV_SECRETS["NCBI_API_KEY"] not in str(err.value)
+
+
+@pytest.mark.parametrize("planted", [f"http://user:{URL_SECRET}@host/v1", "sk-proj0123456789abcdefXYZ",
+                                     "hf_abcdefghijklmnopqrstuvwxyz0123", "https://x.org/e?api_key=abcdef012345"])
+def test_validate_fails_on_a_release_holding_a_credential(tmp_path, planted, capsys):
+    release = cases.two_shard_release(tmp_path / "release")
+    assert validate_release(release).ok
+    cases.plant_credential(release, planted)
+    problems = validate_release(release).problems
+    assert len(problems) == 1 and "looks like a credential" in problems[0] and "provenance.json" in problems[0]
+    assert main(["validate", "--release", str(release)]) == 1
+    assert main(["push", "--release", str(release), "--repo", "org/biodivergence", "--tag", "v1.0", "--dry-run"]) == 1
+    out = capsys.readouterr().out
+    assert "a real push would refuse" in out
+    assert planted not in out  # the problem names the file and the kind, not the secret
