@@ -264,7 +264,7 @@ class TaskMetrics:
         references = references_from_labels(labels, axis_labels, confounder_labels)
         scores = score(predictions, references, semsim_model=None, bootstrap=self.bootstrap)
         out = {k: float(scores[k]) for k in self.keys if k in scores}
-        out.update({k: float(v) for k, v in scores.items() if k.endswith(("/ci_low", "/ci_high"))})
+        out.update({k: float(v) for k, v in scores.items() if _is_interval_or_support(k) and v is not None})
         if self.tune:
             out[TUNED_THRESHOLD], out[TUNED_AXES_F1] = tune_axis_threshold(axes, axis_labels)
         return out
@@ -281,7 +281,12 @@ def _reported(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
     start = f"{prefix}_"
     keys = {*reported_keys(), "loss"}
     return {k[len(start):]: v for k, v in metrics.items()
-            if k.startswith(start) and (k[len(start):] in keys or k.endswith(("/ci_low", "/ci_high")))}
+            if k.startswith(start) and (k[len(start):] in keys or _is_interval_or_support(k))}
+
+
+def _is_interval_or_support(key: str) -> bool:
+    """A 95% interval bound or a support count (``task/n``, ``conflict_type/support/<class>``) of a score."""
+    return key.endswith(("/ci_low", "/ci_high", "/n")) or "/support/" in key
 
 
 def kept_evaluation(state, load_best_model_at_end: bool) -> dict[str, Any]:
@@ -345,7 +350,7 @@ def train_seed(
     set_seed(args.seed)
     out_dir = Path(args.output_dir)
     tokenizer = AutoTokenizer.from_pretrained(encoder)
-    model = MultiTaskConflictModel.from_encoder(encoder, hub_name=hub_name(encoder),
+    model = MultiTaskConflictModel.from_encoder(encoder, hub_name=hub_name(encoder), sep_token_id=tokenizer.sep_token_id,
                                                 **model_config_kwargs(settings, splits["train"]))
     encoded = {name: encode_rows(rows, tokenizer, settings.max_length) for name, rows in splits.items()}
     for name in ("validation", "test"):  # evaluation batches of similar lengths pad less (scores do not depend on order)
