@@ -159,6 +159,23 @@ def test_predict_rows_score_through_evaluate_and_match_training_eval(trained, sc
     assert [p["pair_id"] for p in written] == [r["pair_id"] for r in rows]
 
 
+def test_predict_max_examples_predicts_the_rows_train_samples(trained, scifact_release, tmp_path, capsys):
+    from trainer.train import TrainSettings, load_training_splits
+
+    out = tmp_path / "preds.jsonl"
+    assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--split", "test",
+                 "--max-examples", "5", "--out", str(out)]) == 0
+    predictions = read_jsonl(out)
+    assert "wrote 5 predictions" in capsys.readouterr().out
+    splits, _ = load_training_splits(scifact_release, "primary", TrainSettings(max_eval_examples=5))
+    assert [p["pair_id"] for p in predictions] == [r["pair_id"] for r in splits["test"]]
+    full = {p["pair_id"]: p for p in read_jsonl(trained / "test_predictions.jsonl")}
+    assert predictions == [full[p["pair_id"]] for p in predictions]
+    assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--max-examples", "0",
+                 "--out", str(out)]) == 1
+    assert "--max-examples must be at least 1" in capsys.readouterr().err
+
+
 def test_pipeline_gives_the_predictions_of_predict(trained, scifact_release):
     from transformers import pipeline
 

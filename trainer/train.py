@@ -443,7 +443,7 @@ def load_training_splits(
     ``max_eval_examples``); only the rows used are decoded. Also returns the full split sizes."""
     from biodivergence_dataset.release import resolve_release
 
-    from .data import decoded_rows, load_splits
+    from .data import load_splits
 
     datasets = load_splits(resolve_release(release_dir), config)
     missing = {"train", "validation"} - set(datasets)
@@ -456,11 +456,19 @@ def load_training_splits(
         ds = datasets[name]
         sizes[name] = len(ds)
         cap = settings.max_train_examples if name == "train" else settings.max_eval_examples
-        indices = subsample(list(range(len(ds))), cap)
-        if name != "train":
-            indices = sorted(indices)
-        splits[name] = decoded_rows(ds if len(indices) == len(ds) else ds.select(indices))
+        splits[name] = sampled_rows(ds, cap, keep_order=name != "train")
     return splits, sizes
+
+
+def sampled_rows(ds, n: int | None, keep_order: bool = True) -> list[dict[str, Any]]:
+    """Decoded rows of a fixed random sample of ``n`` rows of a split (all rows when ``n`` is None), in the split's
+    order with ``keep_order``; only the rows used are decoded."""
+    from .data import decoded_rows
+
+    indices = subsample(list(range(len(ds))), n)
+    if keep_order:
+        indices = sorted(indices)
+    return decoded_rows(ds if len(indices) == len(ds) else ds.select(indices))
 
 
 def _resume_point(seed_dir: Path, resume: str | bool | None, n_seeds: int) -> str | bool | None:
