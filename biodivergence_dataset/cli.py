@@ -51,6 +51,7 @@ ON_INTERRUPT: dict[str, str] = {
     **{name: "re-run the same command to resume"
        for name in ("ingest", "collect", "claims", "mine", "annotate", "split", "audit", "build")},
     "train": "re-run it with --resume-from-checkpoint true to continue from each seed's last saved checkpoint",
+    "baselines": "the finished systems are kept in --out; re-run the same command to run the others",
 }
 
 RELEASE_FOLDER_HELP = "release folder"
