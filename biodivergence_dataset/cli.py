@@ -107,8 +107,9 @@ def _shown(action: argparse.Action) -> argparse.Action:
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows an option's default (also for options without help text) unless it is empty or the help names it;
-    hides underscore aliases of dashed options; shows ``--release`` as required where the command insists on it."""
+    """Shows an option's default (also for options without help text) unless it is empty or the help gives it in
+    parentheses; hides underscore aliases of dashed options; shows ``--release`` as required where the command
+    insists on it."""
 
     def _format_usage(self, usage, actions, groups, prefix):
         return super()._format_usage(usage, [_shown(a) for a in actions], groups, prefix)
@@ -118,7 +119,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        return super()._get_help_string(action) if _has_default(action) and "default" not in text else text
+        return super()._get_help_string(action) if _has_default(action) and "(default" not in text else text
 
     def _format_action(self, action: argparse.Action) -> str:
         if not action.help and action.option_strings and _has_default(action):
