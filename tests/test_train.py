@@ -428,9 +428,10 @@ def test_push_options_are_checked_before_training(scifact_release, tmp_path, cap
 def test_push_dry_run_lists_the_model_files(trained, capsys):
     from trainer import hub_model
 
-    args = hub_model.argparse.Namespace(model=str(trained), repo=MODEL_REPO, tag=MODEL_TAG, private=False, dry_run=True)
-    assert hub_model.run(args) == 0
+    assert main(["push-model", "--model", str(trained), "--repo", MODEL_REPO, "--tag", MODEL_TAG, "--dry-run",
+                 "--commit-message", "Reference model v1.0"]) == 0
     out = capsys.readouterr().out
+    assert "commit_message='Reference model v1.0'" in out
     assert "modeling.py" in out and "model.safetensors" in out and "checkpoint-5" not in out and "model is valid" in out
     assert hub_model.model_problems(trained.parent) != []
 
