@@ -394,3 +394,15 @@ def test_text_classification_pipeline_returns_the_conflict_type(tmp_path):
         {name: p.item() for name, p in zip(ontology.CONFLICT_TYPE_NAMES, probs)}
     batch = classify([{"text": a, "text_pair": b} for a, b in PAIRS])
     assert [r["label"] for r in batch] == [classify({"text": a, "text_pair": b})["label"] for a, b in PAIRS]
+
+
+def test_a_model_folder_without_the_pipeline_mapping_is_not_published(tmp_path):
+    from trainer.hub_model import model_problems
+
+    tiny_model().save_pretrained(tmp_path)
+    assert not [p for p in model_problems(tmp_path) if "auto_map" in p]
+    config = json.loads((tmp_path / "config.json").read_text())
+    del config["auto_map"]["AutoModelForSequenceClassification"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert [p for p in model_problems(tmp_path) if "auto_map has no AutoModelForSequenceClassification" in p
+            and "pipeline('text-classification'" in p]

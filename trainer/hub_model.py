@@ -43,10 +43,13 @@ def model_problems(folder: Path, repo_id: str | None = None) -> list[str]:
     if config_path.is_file():
         config = json.loads(config_path.read_text(encoding="utf-8"))
         auto_map = config.get("auto_map") or {}
-        for auto_class in ("AutoConfig", "AutoModel"):
+        auto_model = "AutoModel.from_pretrained(..., trust_remote_code=True)"
+        for auto_class, loader in (("AutoConfig", auto_model), ("AutoModel", auto_model),
+                                   ("AutoModelForSequenceClassification",
+                                    "pipeline('text-classification', model=..., trust_remote_code=True)")):
             if auto_class not in auto_map:
-                problems.append(f"config.json: auto_map has no {auto_class} (AutoModel.from_pretrained(..., "
-                                "trust_remote_code=True) would not find the code)")
+                problems.append(f"config.json: auto_map has no {auto_class} ({loader} would not find the code; "
+                                "re-save the model with this version's trainer.modeling)")
         for module in {str(v).split(".")[0] for v in auto_map.values()}:
             if not (folder / f"{module}.py").is_file():
                 problems.append(f"{module}.py: missing (named by auto_map)")
