@@ -16,6 +16,7 @@ import importlib
 import shlex
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from .redact import install_redaction, redact
 from .threads import cap_threads
@@ -51,6 +52,7 @@ ON_INTERRUPT: dict[str, str] = {
     **{name: "re-run the same command to resume"
        for name in ("ingest", "collect", "claims", "mine", "annotate", "split", "audit", "build")},
     "train": "re-run it with --resume-from-checkpoint true to continue from each seed's last saved checkpoint",
+    "baselines": "the finished systems are kept in --out; re-run the same command to run the others",
 }
 
 RELEASE_FOLDER_HELP = "release folder"
@@ -61,8 +63,9 @@ _LEGACY_RELEASE = "legacy_release_dir"
 def add_release_argument(parser: argparse.ArgumentParser, help_text: str = RELEASE_HELP, *, required: bool = True,
                          legacy_positional: bool = False) -> None:
     """``--release`` (the one way to name a release); ``legacy_positional`` also accepts the old positional form."""
-    parser.add_argument("--release", required=required and not legacy_positional, help=help_text)
+    action = parser.add_argument("--release", required=required and not legacy_positional, help=help_text)
     if legacy_positional:
+        action.shown_required = True  # usage shows it as required; _take_legacy_release enforces it
         parser.add_argument(_LEGACY_RELEASE, nargs="?", metavar="RELEASE_DIR", help=argparse.SUPPRESS)
 
 
@@ -81,15 +84,43 @@ def _take_legacy_release(parser: argparse.ArgumentParser, args: argparse.Namespa
 
 
 def _has_default(action: argparse.Action) -> bool:
-    return action.default not in (None, False, [], argparse.SUPPRESS)
+    """A default worth showing: not absent, off or empty (0 is a value: ``--bootstrap 0`` means no intervals)."""
+    default = action.default
+    return not (default is None or default is False or default is argparse.SUPPRESS or default in ([], ""))
+
+
+def _is_alias(option: str) -> bool:
+    """An old underscore spelling (``--max_train_examples``): accepted, never shown."""
+    return option.startswith("--") and "_" in option
+
+
+def _shown(action: argparse.Action) -> argparse.Action:
+    """``action`` as help shows it: without underscore aliases, required when its command enforces it itself."""
+    shown = [s for s in action.option_strings if not _is_alias(s)]
+    hidden = shown and len(shown) < len(action.option_strings)
+    if not hidden and not getattr(action, "shown_required", False):
+        return action
+    action = copy.copy(action)
+    if hidden:
+        action.option_strings = shown
+    action.required = action.required or getattr(action, "shown_required", False)
+    return action
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows an option's default (also for options without help text) unless it is empty or the help names it."""
+    """Shows an option's default (also for options without help text) unless it is empty or the help gives it in
+    parentheses; hides underscore aliases of dashed options; shows ``--release`` as required where the command
+    insists on it."""
+
+    def _format_usage(self, usage, actions, groups, prefix):
+        return super()._format_usage(usage, [_shown(a) for a in actions], groups, prefix)
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        return super()._format_action_invocation(_shown(action))
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        return super()._get_help_string(action) if _has_default(action) and "default" not in text else text
+        return super()._get_help_string(action) if _has_default(action) and "(default" not in text else text
 
     def _format_action(self, action: argparse.Action) -> str:
         if not action.help and action.option_strings and _has_default(action):
@@ -118,6 +149,18 @@ def _top_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_parser(name: str) -> tuple[Any, argparse.ArgumentParser]:
+    """(module, parser) of one subcommand; the parser lists dashed spellings first (usage and errors show those)."""
+    module_name, help_text = COMMANDS[name]
+    module_name, _, variant = module_name.partition(":")
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"biodivergence {name}", description=help_text, formatter_class=HelpFormatter)
+    getattr(module, f"add_{variant}_arguments" if variant else "add_arguments")(parser)
+    for action in parser._actions:
+        action.option_strings.sort(key=_is_alias)  # stable: the dashed spellings keep their order, aliases go last
+    return module, parser
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     top = _top_parser()
@@ -127,13 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[0] not in COMMANDS:
         top.parse_args(argv[:1])  # prints the version, or the usage error and exits 2
     name = argv[0]
-    module_name, help_text = COMMANDS[name]
-    module_name, _, variant = module_name.partition(":")
+    variant = COMMANDS[name][0].partition(":")[2]
     cap_threads()  # before the command imports scikit-learn or torch
     install_redaction()
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"biodivergence {name}", description=help_text, formatter_class=HelpFormatter)
-    getattr(module, f"add_{variant}_arguments" if variant else "add_arguments")(parser)
+    module, parser = command_parser(name)
     args = parser.parse_args(argv[1:])
     _take_legacy_release(parser, args)
     args.command_line = redact(shlex.join(["biodivergence", *argv]))  # for result files that record how they were made

@@ -51,6 +51,30 @@ class Target:
     ignore_patterns: tuple[str, ...] = IGNORE_PATTERNS
 
 
+@dataclass(frozen=True)
+class CommitOptions:
+    """How the upload commits (``upload_folder``'s arguments): the branch, the message, or a pull request.
+
+    A pull request is not a version yet: no tag is created; tag the merged commit once the PR is merged.
+    """
+
+    revision: str | None = None  # branch to commit to (default: main)
+    commit_message: str | None = None  # default: "Release {tag}"
+    create_pr: bool = False
+
+    def upload_kwargs(self, tag: str) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"commit_message": self.commit_message or f"Release {tag}"}
+        if self.revision:
+            kwargs["revision"] = self.revision
+        if self.create_pr:
+            kwargs["create_pr"] = True
+        return kwargs
+
+
+#: A commit to main with the default message, tagged.
+DEFAULT_COMMIT = CommitOptions()
+
+
 @dataclass
 class Operation:
     name: str
@@ -95,8 +119,9 @@ def check_names(repo_id: str, tag: str) -> None:
         raise ValueError(f"tag {tag!r} is not of the form vX.Y (e.g. v1.0)")
 
 
-def plan_publish(target: Target, folder: str | Path, repo_id: str, tag: str, private: bool = False) -> PushPlan:
-    """The three Hub operations of a push, with the files the commit will contain."""
+def plan_publish(target: Target, folder: str | Path, repo_id: str, tag: str, private: bool = False,
+                 commit: CommitOptions = DEFAULT_COMMIT) -> PushPlan:
+    """The Hub operations of a push (create, upload, tag; no tag for a pull request), with the commit's files."""
     check_names(repo_id, tag)
     folder = Path(folder)
     plan = PushPlan(repo_id, tag, folder_files(folder, target.ignore_patterns))
@@ -105,12 +130,13 @@ def plan_publish(target: Target, folder: str | Path, repo_id: str, tag: str, pri
     plan.operations = [
         Operation("create_repo", {**repo, "private": private, "exist_ok": True, **target.create_kwargs}),
         Operation("upload_folder", {
-            **repo, "folder_path": str(folder), "commit_message": f"Release {tag}",
+            **repo, "folder_path": str(folder), **commit.upload_kwargs(tag),
             "ignore_patterns": list(target.ignore_patterns), "delete_patterns": list(DELETE_PATTERNS),
         }, detail=f"  one commit with {len(plan.files)} files, {plan.total_bytes:,} bytes:\n{listing}"),
-        Operation("create_tag", {**repo, "tag": tag, "tag_message": target.tag_message.format(tag=tag),
-                                 "revision": "<commit of upload_folder>"}),
     ]
+    if not commit.create_pr:
+        plan.operations.append(Operation("create_tag", {**repo, "tag": tag, "tag_message": target.tag_message.format(tag=tag),
+                                                        "revision": "<commit of upload_folder>"}))
     return plan
 
 
@@ -178,9 +204,10 @@ def _existing_tags(api, repo_id: str, repo_type: str) -> set[str]:
 
 def publish(
     target: Target, folder: str | Path, repo_id: str, tag: str, *, private: bool = False, api=None,
-    token: str | None = None,
+    token: str | None = None, commit: CommitOptions = DEFAULT_COMMIT,
 ) -> str:
-    """Publish ``folder`` as one commit of ``repo_id`` tagged ``tag``; returns the commit id."""
+    """Publish ``folder`` as one commit of ``repo_id`` tagged ``tag`` (a pull request, untagged, with
+    ``commit.create_pr``); returns the commit id."""
     from huggingface_hub import HfApi
 
     folder = Path(folder)
@@ -196,21 +223,26 @@ def publish(
         raise PushError(f"{repo_id} already has tag {tag}; published versions are immutable, choose a new version")
     with _restored_on_failure(folder):
         target.stamp(folder, repo_id, tag)
-        plan = plan_publish(target, folder, repo_id, tag, private)
-        create, upload, tag_op = plan.operations
+        plan = plan_publish(target, folder, repo_id, tag, private, commit)
+        create, upload, *tag_op = plan.operations
         _hub(f"creating {repo_id}", nothing, api.create_repo, **create.kwargs)
         # the Hub applies a commit entirely or not at all: a failed upload leaves nothing to undo
-        commit = _hub(f"upload to {repo_id}", f"no commit was made and no tag created; {unchanged}",
-                      api.upload_folder, **upload.kwargs)
-        _hub(f"tagging commit {commit.oid} of {repo_id} as {tag}",
-             f"commit {commit.oid} is on {repo_id} but not tagged; re-run the push to tag it",
-             api.create_tag, **{**tag_op.kwargs, "revision": commit.oid})
-    return commit.oid
+        made = _hub(f"upload to {repo_id}", f"no commit was made and no tag created; {unchanged}",
+                    api.upload_folder, **upload.kwargs)
+        for op in tag_op:
+            _hub(f"tagging commit {made.oid} of {repo_id} as {tag}",
+                 f"commit {made.oid} is on {repo_id} but not tagged; re-run the push to tag it",
+                 api.create_tag, **{**op.kwargs, "revision": made.oid})
+    if commit.create_pr:
+        print(f"opened {made.pr_url or 'a pull request'} (commit {made.oid}); not tagged: once merged, tag it with "
+              f"HfApi().create_tag({repo_id!r}, tag={tag!r}, repo_type={target.repo_type!r})")
+    return made.oid
 
 
-def print_plan(target: Target, folder: str | Path, repo_id: str, tag: str, private: bool = False) -> int:
+def print_plan(target: Target, folder: str | Path, repo_id: str, tag: str, private: bool = False,
+               commit: CommitOptions = DEFAULT_COMMIT) -> int:
     """``--dry-run``: the operations and files of a push, and whether a real push would refuse; writes nothing."""
-    plan = plan_publish(target, folder, repo_id, tag, private)
+    plan = plan_publish(target, folder, repo_id, tag, private, commit)
     print(f"dry run: would publish {folder} to {repo_id} as {tag}")
     for i, op in enumerate(plan.operations, 1):
         print(f"{i}. {op.describe()}")
@@ -243,9 +275,10 @@ DATASET = Target("release", "dataset", "BioDivergence release {tag}", release_pr
 
 def push_release(
     release_dir: str | Path, repo_id: str, tag: str, *, private: bool = False, api=None, token: str | None = None,
+    commit: CommitOptions = DEFAULT_COMMIT,
 ) -> str:
     """Publish ``release_dir`` as one commit of the dataset repo ``repo_id`` tagged ``tag``; returns the commit id."""
-    return publish(DATASET, release_dir, repo_id, tag, private=private, api=api, token=token)
+    return publish(DATASET, release_dir, repo_id, tag, private=private, api=api, token=token, commit=commit)
 
 
 # --- the metric Space ---------------------------------------------------------------------------
@@ -314,9 +347,10 @@ METRIC = Target("metric", "space", "BioDivergence metric {tag}", metric_problems
 
 def push_metric(
     metric_dir: str | Path, space_id: str, tag: str, *, private: bool = False, api=None, token: str | None = None,
+    commit: CommitOptions = DEFAULT_COMMIT,
 ) -> str:
     """Publish the metric folder as one commit of the Gradio Space ``space_id`` tagged ``tag``; returns the commit id."""
-    return publish(METRIC, metric_dir, space_id, tag, private=private, api=api, token=token)
+    return publish(METRIC, metric_dir, space_id, tag, private=private, api=api, token=token, commit=commit)
 
 
 # --- command line -------------------------------------------------------------------------------
@@ -327,27 +361,43 @@ def add_arguments(parser) -> None:
 
     add_release_argument(parser, "release folder (written by `biodivergence build` or `split`)", legacy_positional=True)
     parser.add_argument("--repo", required=True, help="dataset repo ORG/NAME on the Hub")
-    _common_arguments(parser)
+    add_push_arguments(parser)
 
 
-def _common_arguments(parser) -> None:
+def add_push_arguments(parser) -> None:
     parser.add_argument("--tag", required=True, help="version tag vX.Y (users pin it with revision=...)")
     parser.add_argument("--private", action="store_true", help="create the repo as private")
     parser.add_argument("--dry-run", action="store_true", help="list the files and operations; contact nobody, write nothing")
+    parser.add_argument("--token", help="Hugging Face token with write access (default: $HF_TOKEN, else `hf auth login`'s)")
+    parser.add_argument("--revision", help="branch to commit to (default: main)")
+    parser.add_argument("--commit-message", help="message of the upload commit (default: 'Release TAG')")
+    parser.add_argument("--create-pr", action="store_true",
+                        help="open a pull request instead of committing; the tag is left for after the merge")
+
+
+def commit_options(args) -> CommitOptions:
+    """The upload-commit options of a parsed push command line."""
+    return CommitOptions(revision=args.revision, commit_message=args.commit_message, create_pr=args.create_pr)
+
+
+def published(repo_id: str, tag: str, oid: str, args) -> str:
+    """What a push command prints after the upload."""
+    return f"pushed {repo_id} (commit {oid}) as a pull request" if args.create_pr else f"published {repo_id}@{tag} (commit {oid})"
 
 
 def run(args) -> int:
     if args.dry_run:
-        return print_plan(DATASET, args.release, args.repo, args.tag, args.private)
-    oid = push_release(args.release, args.repo, args.tag, private=args.private)
-    print(f"published {args.repo}@{args.tag} (commit {oid})")
+        return print_plan(DATASET, args.release, args.repo, args.tag, args.private, commit_options(args))
+    oid = push_release(args.release, args.repo, args.tag, private=args.private, token=args.token,
+                       commit=commit_options(args))
+    print(published(args.repo, args.tag, oid, args))
     return 0
 
 
 def add_metric_arguments(parser) -> None:
     parser.add_argument("--space", required=True, help="Space ORG/biodivergence on the Hub (evaluate.load's id)")
     parser.add_argument("--metric-dir", help="metric folder (default: $BIODIVERGENCE_METRIC, else the installed metric)")
-    _common_arguments(parser)
+    add_push_arguments(parser)
 
 
 def run_metric(args) -> int:
@@ -355,8 +405,8 @@ def run_metric(args) -> int:
 
     folder = metric_dir(args.metric_dir)
     if args.dry_run:
-        return print_plan(METRIC, folder, args.space, args.tag, args.private)
-    oid = push_metric(folder, args.space, args.tag, private=args.private)
-    print(f"published {args.space}@{args.tag} (commit {oid}); load it with "
-          f"evaluate.load({args.space!r}, revision={args.tag!r})")
+        return print_plan(METRIC, folder, args.space, args.tag, args.private, commit_options(args))
+    oid = push_metric(folder, args.space, args.tag, private=args.private, token=args.token, commit=commit_options(args))
+    print(published(args.space, args.tag, oid, args)
+          + ("" if args.create_pr else f"; load it with evaluate.load({args.space!r}, revision={args.tag!r})"))
     return 0

@@ -68,19 +68,63 @@ def sample_rows(release_dir: str, n: int, seed: int = 0, config: str = ontology.
     from .features import decode_row
     from .release import load_release, resolve_release
 
-    ds = load_release(resolve_release(release_dir), config)[split]
+    splits = load_release(resolve_release(release_dir), config)
+    if split not in splits:
+        raise ValueError(f"split {split!r} is not in {release_dir} ({config}); it has {list(splits)}")
     by_type: dict[str, list[dict]] = {}
-    for row in ds:
+    for row in splits[split]:
         row = decode_row(row)
         by_type.setdefault(row["conflict_type"], []).append(row)
     rng = random.Random(seed)
     return {t: rng.sample(rows, min(n, len(rows))) for t, rows in sorted(by_type.items())}
 
 
+_BRACKETS = ("()", "[]", "{}")
+
+
+def readable(text: str) -> bool:
+    """Whether a frame slot reads as a phrase: it has a word, its brackets close, and it is not cut off after a
+    function word ("we observed an") or inside brackets ("CD4(+")."""
+    import re
+
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    words = re.findall(r"[A-Za-z]+", text)
+    if not words or text.strip().startswith("…") or text.strip().endswith("…"):
+        return False
+    if any(text.count(opening) != text.count(closing) for opening, closing in _BRACKETS):
+        return False
+    return words[-1].lower() not in ENGLISH_STOP_WORDS
+
+
 def _frame_line(frame: dict | None) -> str:
+    """A claim frame in one line: the finding, the readable exposure / outcome, the context slots."""
     if not frame:
         return "no frame"
-    return f"exposure: {frame['exposure']!r} | outcome: {frame['outcome']!r} | finding: {frame['finding']}"
+    finding = frame.get("finding") or "none found"
+    if frame.get("significance"):
+        finding += f" ({frame['significance']})"
+    parts = [f"finding: {finding}"]
+    unreadable = 0
+    for slot in ("exposure", "outcome"):
+        value = (frame.get(slot) or "").strip()
+        if value and readable(value):
+            parts.append(f"{slot}: {value!r}")
+        elif value:
+            unreadable += 1
+    context = ", ".join(f"{c['axis']}={c['value']}" for c in frame.get("context") or [])
+    if context:
+        parts.append(f"context: {context}")
+    if unreadable:
+        parts.append(f"{unreadable} unreadable slot(s) not shown")
+    return " | ".join(parts)
+
+
+def sample_header(release: str, config: str, split: str, n: int, seed: int, sample: dict[str, list[dict]]) -> str:
+    """What ``info --sample`` shows: the release, config and split, and how the rows were drawn."""
+    shown = sum(len(rows) for rows in sample.values())
+    return (f"# {release}: config {config}, split {split}; {shown} row(s), up to {n} random one(s) of each of "
+            f"{len(sample)} conflict type(s) (seed {seed})")
 
 
 def format_sample(sample: dict[str, list[dict]]) -> str:
@@ -105,7 +149,7 @@ def add_arguments(parser) -> None:
                         help="print N random rows of each conflict type of the release (claims, frames, spans)")
     parser.add_argument("--config", default=ontology.DEFAULT_CONFIG, choices=ontology.CONFIGS)
     parser.add_argument("--split", default="test")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the --sample draw")
 
 
 def run(args) -> int:
@@ -113,7 +157,12 @@ def run(args) -> int:
         if not args.release:
             raise ValueError("--sample needs --release (a folder or ORG/NAME[@REVISION])")
         sample = sample_rows(args.release, args.sample, args.seed, args.config, args.split)
-        print(json.dumps(sample, indent=2, default=str) if args.format == "json" else format_sample(sample))
+        if args.format == "json":
+            print(json.dumps({"release": args.release, "config": args.config, "split": args.split, "seed": args.seed,
+                              "rows": sample}, indent=2, default=str))
+        else:
+            print(sample_header(args.release, args.config, args.split, args.sample, args.seed, sample))
+            print(format_sample(sample))
         return 0
     data = info_dict()
     print(json.dumps(data, indent=2) if args.format == "json" else format_info(data))

@@ -182,6 +182,48 @@ def test_suite_markdown_has_the_paper_tables(suite_run):
     assert "| Majority class | 12 |" in text and "| Reference model | 12 |" in text
 
 
+def test_an_interrupted_suite_keeps_finished_systems_and_a_rerun_skips_them(suite_run, tmp_path, monkeypatch, capsys):
+    from trainer.baselines import suite
+    from trainer.baselines.common import System
+
+    rel = suite_run[0]
+    calls = Counter()
+
+    def counted(system, interrupt=False):
+        def predict(train, evaluated, previous):
+            calls[system.slug] += 1
+            if interrupt:
+                raise KeyboardInterrupt
+            return system.predict(train, evaluated, previous)
+        return System(system.slug, system.name, system.family, system.tasks, predict, system.needs)
+
+    by_slug = {s.slug: s for s in standard_systems()}
+    chosen = ["majority", "lexical-gbt", "per-axis-pipeline", "template-predicted"]
+    out = tmp_path / "out"
+    argv = ["baselines", "--release", str(rel), "--out", str(out)]
+    monkeypatch.setattr(suite, "standard_systems", lambda seed, dense: [
+        counted(by_slug[slug], interrupt=slug == "template-predicted") for slug in chosen])
+    assert main(argv) == 130
+    assert "finished systems are kept" in capsys.readouterr().err
+    kept = json.loads((out / RESULTS_JSON).read_text())
+    assert kept["complete"] is False and [s["slug"] for s in kept["systems"]] == chosen[:3]
+    assert not (out / RESULTS_MD).exists()
+
+    monkeypatch.setattr(suite, "standard_systems", lambda seed, dense: [counted(by_slug[slug]) for slug in chosen])
+    assert main(argv) == 0
+    assert calls == {"majority": 1, "lexical-gbt": 1, "per-axis-pipeline": 1, "template-predicted": 2}
+    results = json.loads((out / RESULTS_JSON).read_text())
+    assert results["complete"] is True and [s["slug"] for s in results["systems"]] == chosen
+    assert results["systems"][:3] == kept["systems"]
+    fresh = tmp_path / "fresh"
+    assert main(["baselines", "--release", str(rel), "--out", str(fresh)]) == 0  # the template reads reloaded predictions
+    again = {s["slug"]: s["scores"] for s in json.loads((fresh / RESULTS_JSON).read_text())["systems"]}
+    assert again == {s["slug"]: s["scores"] for s in results["systems"]}
+    assert "baselines: template-predicted" in capsys.readouterr().err  # the progress bar names the system
+    assert main([*argv, "--seed", "7"]) == 0  # other inputs: nothing is reused
+    assert calls["majority"] == 3  # first run, the fresh folder, the other seed
+
+
 def test_semsim_embeddings_are_computed_once_per_text():
     class Counting:
         def __init__(self):

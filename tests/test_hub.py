@@ -133,6 +133,41 @@ def test_dry_run_lists_operations_and_contacts_nobody(release, capsys):
     assert "release is valid" in out
 
 
+def test_push_options_reach_the_hub_as_hf_upload_users_expect(release, capsys):
+    api = fake_api()
+    with mock.patch("huggingface_hub.HfApi", return_value=api) as api_class:
+        assert main(["push", "--release", str(release), "--repo", REPO, "--tag", TAG, "--token", "hf_given",
+                     "--revision", "dev", "--commit-message", "Release v1.0: new labels"]) == 0
+    api_class.assert_called_once_with(token="hf_given")
+    upload = api.upload_folder.call_args.kwargs
+    assert upload["revision"] == "dev" and upload["commit_message"] == "Release v1.0: new labels"
+    assert "create_pr" not in upload
+    api.create_tag.assert_called_once()
+    assert f"published {REPO}@{TAG} (commit {OID})" in capsys.readouterr().out
+
+
+def test_push_as_a_pull_request_opens_one_and_leaves_the_tag_for_after_the_merge(release, capsys):
+    api = fake_api()
+    api.upload_folder.return_value = CommitInfo(
+        commit_url=f"https://huggingface.co/datasets/{REPO}/commit/{OID}", commit_message=f"Release {TAG}",
+        commit_description="", oid=OID, pr_url=f"https://huggingface.co/datasets/{REPO}/discussions/3")
+    with mock.patch("huggingface_hub.HfApi", return_value=api):
+        assert main(["push", "--release", str(release), "--repo", REPO, "--tag", TAG, "--token", "hf_given",
+                     "--create-pr"]) == 0
+    assert api.upload_folder.call_args.kwargs["create_pr"] is True
+    api.create_tag.assert_not_called()
+    out = capsys.readouterr().out
+    assert f"opened https://huggingface.co/datasets/{REPO}/discussions/3" in out and "create_tag" in out
+    assert "hf_given" not in out
+
+
+def test_dry_run_shows_the_commit_options(release, capsys):
+    assert main(["push", "--release", str(release), "--repo", REPO, "--tag", TAG, "--dry-run", "--create-pr",
+                 "--commit-message", "msg"]) == 0
+    out = capsys.readouterr().out
+    assert "create_pr=True" in out and "commit_message='msg'" in out and "create_tag(" not in out
+
+
 def test_token_comes_from_hf_token_then_login_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_TOKEN", "hf_from_env")
     assert hub.resolve_token() == "hf_from_env"

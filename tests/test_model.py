@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import AutoModel, AutoTokenizer, BertConfig
+from transformers import AutoModel, AutoTokenizer, BertConfig, pipeline
 
 from biodivergence_dataset import ontology
 from trainer import encoders, modeling
@@ -162,8 +162,9 @@ def test_save_and_load_give_identical_predictions(tmp_path):
     b = inputs_only(batch())
     model.save_pretrained(tmp_path)
     saved = json.loads((tmp_path / "config.json").read_text())
-    assert saved["auto_map"] == {"AutoConfig": "modeling.MultiTaskConflictConfig",
-                                 "AutoModel": "modeling.MultiTaskConflictModel"}
+    assert saved["auto_map"] == {
+        "AutoConfig": "modeling.MultiTaskConflictConfig", "AutoModel": "modeling.MultiTaskConflictModel",
+        "AutoModelForSequenceClassification": "modeling.MultiTaskConflictForSequenceClassification"}
     assert (tmp_path / "modeling.py").read_text() == Path(modeling.__file__).read_text()
     # here the registered class serves trust_remote_code too; test_train loads the copy in a process without our packages
     remote = AutoModel.from_pretrained(tmp_path, trust_remote_code=True)
@@ -213,6 +214,7 @@ def test_the_modeling_file_is_self_contained_and_its_vocabularies_match_ours():
     assert modeling.CONFLICT_TYPE_NAMES == ontology.CONFLICT_TYPE_NAMES
     assert modeling.AXIS_NAMES == ontology.AXIS_NAMES
     assert modeling.CLAIM_TYPE_NAMES == ontology.CLAIM_TYPE_NAMES
+    assert modeling.DEFAULT_CLAIM_TYPE == ontology.DEFAULT_CLAIM_TYPE
     assert modeling.FEATURE_GROUPS == {name: group for name, (group, _) in FEATURES.items()}
     assert set(modeling.FEATURE_GROUP_NAMES) == {g for g, _ in FEATURES.values()}
 
@@ -333,3 +335,74 @@ def test_trainer_scales_the_loss_itself(tmp_path):
 
     trainer = Trainer(model=tiny_model(), args=TrainingArguments(output_dir=str(tmp_path), use_cpu=True))
     assert MultiTaskConflictModel.accepts_loss_kwargs is False and trainer.model_accepts_loss_kwargs is False
+
+
+PAIRS = [("Colistin reduced mortality in Greek ICU patients.", "Colistin did not reduce mortality in Thai outpatients."),
+         ("Vitamin D had no effect.", "Vitamin D supplementation lowered fracture risk in elderly women in Finland.")]
+
+
+def text_model(tokenizer, seed: int = 0) -> MultiTaskConflictModel:
+    """A tiny random model over the packaged MiniLM vocabulary, as training configures it (sep_token_id)."""
+    torch.manual_seed(seed)
+    encoder = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=128)
+    return MultiTaskConflictModel(MultiTaskConflictConfig(
+        encoder_config=encoder.to_dict(), projection_dim=16, type_embed_dim=4, num_cross_attention_heads=2,
+        sep_token_id=tokenizer.sep_token_id)).eval()
+
+
+def test_segments_from_token_ids_are_those_of_the_encoding():
+    tokenizer = AutoTokenizer.from_pretrained(encoders.packaged_minilm())
+    rows = [dict(ROW, claim_a_text=a, claim_b_text=b) for a, b in PAIRS]
+    for max_length in (64, 12):  # 12 truncates
+        batch = PairCollator(tokenizer)(encode_rows(rows, tokenizer, max_length))
+        got = modeling.segments_from_ids(batch["input_ids"], batch["attention_mask"], tokenizer.sep_token_id)
+        assert torch.equal(got, batch["pair_segments"]), max_length
+
+
+@torch.no_grad()
+def test_tokens_alone_run_the_model_with_unknown_features_and_claim_types():
+    tokenizer = AutoTokenizer.from_pretrained(encoders.packaged_minilm())
+    model = text_model(tokenizer)
+    rows = [dict(ROW, claim_a_text=a, claim_b_text=b) for a, b in PAIRS]
+    batch = PairCollator(tokenizer)(encode_rows(rows, tokenizer, 64))
+    tokens = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
+    factual = ontology.CLAIM_TYPE_NAMES.index(ontology.DEFAULT_CLAIM_TYPE)
+    explicit = model(**tokens, pair_segments=batch["pair_segments"], features=torch.zeros_like(batch["features"]),
+                     claim_types=torch.full_like(batch["claim_types"], factual))
+    alone = model(**tokens)
+    for key in ("conflict_logits", "axis_logits", "confounder_logits"):
+        assert torch.equal(alone[key], explicit[key]), key
+    assert not torch.equal(alone.conflict_logits, model(**inputs_only(batch)).conflict_logits)  # features do count
+    model.config.sep_token_id = None
+    with pytest.raises(ValueError, match="sep_token_id"):
+        model(**tokens)
+
+
+def test_text_classification_pipeline_returns_the_conflict_type(tmp_path):
+    """In this process the registered classes serve; test_train runs the card's snippet where our packages are not."""
+    tokenizer = AutoTokenizer.from_pretrained(encoders.packaged_minilm())
+    model = text_model(tokenizer)
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    classify = pipeline("text-classification", model=str(tmp_path), trust_remote_code=True)
+    (a, b), _ = PAIRS
+    got = classify({"text": a, "text_pair": b}, top_k=None)
+    with torch.no_grad():
+        probs = model(**tokenizer(a, b, return_tensors="pt")).conflict_logits.softmax(-1)[0]
+    assert {r["label"]: pytest.approx(r["score"], abs=1e-6) for r in got} == \
+        {name: p.item() for name, p in zip(ontology.CONFLICT_TYPE_NAMES, probs)}
+    batch = classify([{"text": a, "text_pair": b} for a, b in PAIRS])
+    assert [r["label"] for r in batch] == [classify({"text": a, "text_pair": b})["label"] for a, b in PAIRS]
+
+
+def test_a_model_folder_without_the_pipeline_mapping_is_not_published(tmp_path):
+    from trainer.hub_model import model_problems
+
+    tiny_model().save_pretrained(tmp_path)
+    assert not [p for p in model_problems(tmp_path) if "auto_map" in p]
+    config = json.loads((tmp_path / "config.json").read_text())
+    del config["auto_map"]["AutoModelForSequenceClassification"]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert [p for p in model_problems(tmp_path) if "auto_map has no AutoModelForSequenceClassification" in p
+            and "pipeline('text-classification'" in p]

@@ -122,8 +122,9 @@ def test_config_is_portable_and_the_card_describes_the_run(trained):
     text = (trained / "config.json").read_text()
     saved = json.loads(text)
     assert saved["encoder_name_or_path"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert saved["auto_map"] == {"AutoConfig": "modeling.MultiTaskConflictConfig",
-                                 "AutoModel": "modeling.MultiTaskConflictModel"}
+    assert saved["auto_map"] == {
+        "AutoConfig": "modeling.MultiTaskConflictConfig", "AutoModel": "modeling.MultiTaskConflictModel",
+        "AutoModelForSequenceClassification": "modeling.MultiTaskConflictForSequenceClassification"}
     assert str(sys.prefix) not in text and str(trained) not in text and '"_name_or_path"' not in text
     tokenizer_config = json.loads((trained / "tokenizer_config.json").read_text())
     assert not {"local_files_only", "is_local"} & set(tokenizer_config)  # how it was loaded here is not kept
@@ -158,6 +159,23 @@ def test_predict_rows_score_through_evaluate_and_match_training_eval(trained, sc
     assert [p["pair_id"] for p in written] == [r["pair_id"] for r in rows]
 
 
+def test_predict_max_examples_predicts_the_rows_train_samples(trained, scifact_release, tmp_path, capsys):
+    from trainer.train import TrainSettings, load_training_splits
+
+    out = tmp_path / "preds.jsonl"
+    assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--split", "test",
+                 "--max-examples", "5", "--out", str(out)]) == 0
+    predictions = read_jsonl(out)
+    assert "wrote 5 predictions" in capsys.readouterr().out
+    splits, _ = load_training_splits(scifact_release, "primary", TrainSettings(max_eval_examples=5))
+    assert [p["pair_id"] for p in predictions] == [r["pair_id"] for r in splits["test"]]
+    full = {p["pair_id"]: p for p in read_jsonl(trained / "test_predictions.jsonl")}
+    assert predictions == [full[p["pair_id"]] for p in predictions]
+    assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--max-examples", "0",
+                 "--out", str(out)]) == 1
+    assert "--max-examples must be at least 1" in capsys.readouterr().err
+
+
 def test_pipeline_gives_the_predictions_of_predict(trained, scifact_release):
     from transformers import pipeline
 
@@ -179,7 +197,8 @@ def test_pipeline_gives_the_predictions_of_predict(trained, scifact_release):
         classify("just one claim")
 
 
-FRESH_PROCESS = """
+#: The start of a script that cannot import our packages.
+WITHOUT_OURS = """
 import importlib.abc, json, sys
 OURS = {"trainer", "biodivergence_dataset", "builder", "metrics", "biodivergence", "tests"}
 
@@ -190,7 +209,9 @@ class Block(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, Block())
-import torch
+"""
+
+FRESH_PROCESS = WITHOUT_OURS + """import torch
 from transformers import AutoModel, AutoTokenizer
 
 inputs, text_a, text_b = torch.load(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -264,6 +285,70 @@ def test_model_loads_without_our_packages_from_the_folder_and_from_the_hub(train
         assert got["input_ids"] == tokenizer(*texts)["input_ids"]
         for key in ("conflict_logits", "axis_logits", "confounder_logits"):
             np.testing.assert_allclose(np.array(got[key]), ours[key].numpy(), rtol=0, atol=1e-6, err_msg=f"{source} {key}")
+
+
+SNIPPET_PROCESS = WITHOUT_OURS + """namespace = {}
+exec(sys.argv[1], namespace)
+print(json.dumps({"result": namespace["result"], "ours_imported": sorted(m for m in sys.modules if m.partition(".")[0] in OURS),
+                  "sys_path": sys.path}))
+"""
+
+
+def _usage_snippet(card: str) -> str:
+    """The first Python block of the card's "How to use" section."""
+    section = card.split("## How to use", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_cards_pipeline_snippet_runs_without_our_packages(trained, tmp_path):
+    """The card's usage snippet, verbatim but for the model id, in an isolated process that cannot import our
+    packages: transformers' text-classification pipeline gives the conflict type our model gives the text pair."""
+    from transformers import AutoTokenizer
+
+    from trainer.model_card import EXAMPLE_PAIR
+    from trainer.predict import load_model
+
+    card = (trained / "README.md").read_text()
+    assert "pipeline_tag: text-classification" in card
+    snippet = _usage_snippet(card)
+    assert 'pipeline("text-classification", model="PATH/TO/THIS/FOLDER", trust_remote_code=True)' in snippet
+    assert '"text_pair": ' in snippet
+    folder = tmp_path / "model"
+    shutil.copytree(trained, folder)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HOME=str(tmp_path / "hf-home"), HF_MODULES_CACHE=str(tmp_path / "hf-modules"), HF_HUB_OFFLINE="1")
+    done = subprocess.run([sys.executable, "-I", "-c", SNIPPET_PROCESS, snippet.replace("PATH/TO/THIS/FOLDER", str(folder))],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["ours_imported"] == [] and str(ROOT) not in got["sys_path"]
+    model, _ = load_model(trained)
+    tokenizer = AutoTokenizer.from_pretrained(trained)
+    with torch.no_grad():
+        probs = model(**tokenizer(*EXAMPLE_PAIR, return_tensors="pt")).conflict_logits.softmax(-1)[0]
+    assert got["result"]["label"] == ontology.CONFLICT_TYPE_NAMES[int(probs.argmax())]
+    assert got["result"]["score"] == pytest.approx(float(probs.max()), abs=1e-5)
+
+
+def test_model_index_gives_each_test_score_with_its_support(trained, tmp_path):
+    import yaml
+
+    from trainer.model_card import MODEL_INDEX, render
+
+    folder = tmp_path / "model"
+    shutil.copytree(trained, folder, ignore=shutil.ignore_patterns("checkpoint-*", "*.safetensors"))
+    results = _results(folder)
+    results["release_reference"] = {"repo_id": "biodiv-org/biodivergence", "revision": "v1.0", "version": "1.0"}
+    (folder / RESULTS_FILE).write_text(json.dumps(results))
+    header = yaml.safe_load(render(folder).split("---\n")[1])
+    test = results["runs"][0]["test"]
+    shown = {m["name"]: m for r in header["model-index"][0]["results"] for m in r["metrics"]}
+    expected = [(name, key, n) for _, _, name, key, n in MODEL_INDEX if test.get(key) is not None]
+    assert expected and len(shown) == len(expected)
+    for name, key, n_key in expected:
+        metric_ = shown[f"{name} (n={test[n_key]:.0f})"]
+        assert metric_["value"] == round(test[key], 4) and metric_["args"] == {"n": test[n_key]}
+    assert test["conflict_type/n"] == SIZES["test"]
 
 
 def test_resume_from_the_last_checkpoint_continues_the_run(trained, scifact_release, tmp_path):
@@ -343,9 +428,10 @@ def test_push_options_are_checked_before_training(scifact_release, tmp_path, cap
 def test_push_dry_run_lists_the_model_files(trained, capsys):
     from trainer import hub_model
 
-    args = hub_model.argparse.Namespace(model=str(trained), repo=MODEL_REPO, tag=MODEL_TAG, private=False, dry_run=True)
-    assert hub_model.run(args) == 0
+    assert main(["push-model", "--model", str(trained), "--repo", MODEL_REPO, "--tag", MODEL_TAG, "--dry-run",
+                 "--commit-message", "Reference model v1.0"]) == 0
     out = capsys.readouterr().out
+    assert "commit_message='Reference model v1.0'" in out
     assert "modeling.py" in out and "model.safetensors" in out and "checkpoint-5" not in out and "model is valid" in out
     assert hub_model.model_problems(trained.parent) != []
 

@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="JSON report (default: PREDICTIONS with suffix .metrics.json)")
     parser.add_argument("--metric", type=Path,
                         help=f"metric folder (default: ${ENV_VAR}, else the installed metric)")
-    parser.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap resamples for 95%% intervals")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                        help="bootstrap resamples for 95%% intervals (0: none; as in `train`)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--semsim-model",
                         help="sentence-transformers name or path for SemSim (default: the metric's all-MiniLM-L6-v2)")

@@ -15,7 +15,17 @@ import json
 import sys
 from pathlib import Path
 
-from biodivergence_dataset.hub import IGNORE_PATTERNS, Target, print_plan, publish
+from biodivergence_dataset.hub import (
+    DEFAULT_COMMIT,
+    IGNORE_PATTERNS,
+    CommitOptions,
+    Target,
+    add_push_arguments,
+    commit_options,
+    print_plan,
+    publish,
+    published,
+)
 
 #: Files a model folder must have to load with AutoModel / AutoTokenizer (besides the code named by auto_map).
 REQUIRED_FILES = ("config.json", "README.md", "tokenizer_config.json")
@@ -33,10 +43,13 @@ def model_problems(folder: Path, repo_id: str | None = None) -> list[str]:
     if config_path.is_file():
         config = json.loads(config_path.read_text(encoding="utf-8"))
         auto_map = config.get("auto_map") or {}
-        for auto_class in ("AutoConfig", "AutoModel"):
+        auto_model = "AutoModel.from_pretrained(..., trust_remote_code=True)"
+        for auto_class, loader in (("AutoConfig", auto_model), ("AutoModel", auto_model),
+                                   ("AutoModelForSequenceClassification",
+                                    "pipeline('text-classification', model=..., trust_remote_code=True)")):
             if auto_class not in auto_map:
-                problems.append(f"config.json: auto_map has no {auto_class} (AutoModel.from_pretrained(..., "
-                                "trust_remote_code=True) would not find the code)")
+                problems.append(f"config.json: auto_map has no {auto_class} ({loader} would not find the code; "
+                                "re-save the model with this version's trainer.modeling)")
         for module in {str(v).split(".")[0] for v in auto_map.values()}:
             if not (folder / f"{module}.py").is_file():
                 problems.append(f"{module}.py: missing (named by auto_map)")
@@ -57,25 +70,24 @@ MODEL = Target("model", "model", "BioDivergence reference model {tag}", model_pr
 
 
 def push_model(folder: str | Path, repo_id: str, tag: str, *, private: bool = False, api=None,
-               token: str | None = None) -> str:
+               token: str | None = None, commit: CommitOptions = DEFAULT_COMMIT) -> str:
     """Publish a model folder as one commit of the model repo ``repo_id`` tagged ``tag``; returns the commit id."""
-    return publish(MODEL, folder, repo_id, tag, private=private, api=api, token=token)
+    return publish(MODEL, folder, repo_id, tag, private=private, api=api, token=token, commit=commit)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="model folder written by `biodivergence train`")
     parser.add_argument("--repo", required=True, help="model repo ORG/NAME on the Hub")
-    parser.add_argument("--tag", required=True, help="version tag vX.Y (users pin it with revision=...)")
-    parser.add_argument("--private", action="store_true", help="create the repo as private")
-    parser.add_argument("--dry-run", action="store_true", help="list the files and operations; contact nobody, write nothing")
+    add_push_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.dry_run:
-        return print_plan(MODEL, args.model, args.repo, args.tag, args.private)
-    oid = push_model(args.model, args.repo, args.tag, private=args.private)
-    print(f"published {args.repo}@{args.tag} (commit {oid}); load it with "
-          f"AutoModel.from_pretrained({args.repo!r}, revision={args.tag!r}, trust_remote_code=True)")
+        return print_plan(MODEL, args.model, args.repo, args.tag, args.private, commit_options(args))
+    oid = push_model(args.model, args.repo, args.tag, private=args.private, token=args.token, commit=commit_options(args))
+    print(published(args.repo, args.tag, oid, args) + ("" if args.create_pr else
+          f"; load it with pipeline('text-classification', model={args.repo!r}, revision={args.tag!r}, "
+          "trust_remote_code=True)"))
     return 0
 
 

@@ -30,13 +30,17 @@ SCORES = (
     ("Axes macro-F1", "axes/macro_f1"),
     ("Confounder acc.", "confounder/accuracy"),
 )
-#: Test scores in the Hub's model-index: (task name, metric type, metric name, key).
+#: Test scores in the Hub's model-index: (task name, metric type, metric name, key, key of its support n).
 MODEL_INDEX = (
-    ("Conflict type (Task 1)", "f1", "Macro-F1", "conflict_type/macro_f1"),
-    ("Conflict type (Task 1)", "f1", "Ctx-F1 (contextual contradiction)", "conflict_type/ctx_f1"),
-    ("Divergence axes (Task 2)", "f1", "Axes micro-F1", "axes/micro_f1"),
-    ("Dominant confounder (Task 3)", "accuracy", "Confounder accuracy", "confounder/accuracy"),
+    ("Conflict type (Task 1)", "f1", "Macro-F1", "conflict_type/macro_f1", "conflict_type/n"),
+    ("Conflict type (Task 1)", "f1", "Ctx-F1 (contextual contradiction)", "conflict_type/ctx_f1",
+     f"conflict_type/support/{ontology.CONTEXTUAL}"),
+    ("Divergence axes (Task 2)", "f1", "Axes micro-F1", "axes/micro_f1", "axes/n"),
+    ("Dominant confounder (Task 3)", "accuracy", "Confounder accuracy", "confounder/accuracy", "confounder/n"),
 )
+#: The example pair of the card's usage snippet (the test runs that snippet verbatim).
+EXAMPLE_PAIR = ("Colistin reduced 30-day mortality in ICU patients in Greece.",
+                "Colistin did not reduce 30-day mortality in outpatients in Thailand.")
 PAPER_EPOCHS = 8
 _PLACEHOLDER = re.compile(r"^<[^>]*>/")
 
@@ -100,13 +104,16 @@ def render(folder: str | Path, repo_id: str | None = None, revision: str | None 
 
     eval_results = []
     if test and release.get("repo_id"):
-        for task_name, metric_type, metric_name, key in MODEL_INDEX:
+        for task_name, metric_type, metric_name, key, support_key in MODEL_INDEX:
+            support = _number(test.get(support_key))
             if _number(test.get(key)) is not None:
                 eval_results.append(EvalResult(
                     task_type="text-classification", task_name=task_name, dataset_type=release["repo_id"],
                     dataset_name="BioDivergence", dataset_config=data_config, dataset_split="test",
-                    dataset_revision=release.get("revision"), metric_type=metric_type, metric_name=metric_name,
-                    metric_value=round(float(test[key]), 4)))
+                    dataset_revision=release.get("revision"), metric_type=metric_type,
+                    metric_name=metric_name + (f" (n={support:.0f})" if support is not None else ""),
+                    metric_value=round(float(test[key]), 4),
+                    metric_args={"n": int(support)} if support is not None else None))
     data = ModelCardData(
         library_name="transformers", pipeline_tag="text-classification", language=["en"], license="other",
         license_name="see-training-data-and-base-model",
@@ -189,19 +196,33 @@ def render(folder: str | Path, repo_id: str | None = None, revision: str | None 
         "",
         "## How to use",
         "",
-        ("The model code is in this repository (`modeling.py`, torch and transformers only), so it loads without "
-        "the BioDivergence packages:"),
+        ("The model code is in this repository (`modeling.py`, torch and transformers only), so it runs without "
+        "the BioDivergence packages. The conflict type of a claim pair:"),
+        "",
+        "```python",
+        "from transformers import pipeline",
+        "",
+        f'classify = pipeline("text-classification", model="{load_id}"{pin}, trust_remote_code=True)',
+        f'result = classify({{"text": "{EXAMPLE_PAIR[0]}", "text_pair": "{EXAMPLE_PAIR[1]}"}})',
+        "print(result)  # {'label': <one of config.id2label>, 'score': <its probability>}",
+        "```",
+        "",
+        "All three heads (conflict type, divergence axes, dominant confounder):",
         "",
         "```python",
         "from transformers import AutoModel, AutoTokenizer",
         "",
         f'model = AutoModel.from_pretrained("{load_id}"{pin}, trust_remote_code=True)',
         f'tokenizer = AutoTokenizer.from_pretrained("{load_id}"{pin})',
+        'out = model(**tokenizer("claim A", "claim B", return_tensors="pt"))',
+        "# out.conflict_logits, out.axis_logits (config.axis_names), out.confounder_logits",
         "```",
         "",
-        ("Besides the tokens, `forward` takes `pair_segments` (1 on claim-a tokens, 2 on claim-b tokens), "
-        "`features` (the comparison features named in `config.feature_names`) and `claim_types` (two ids of "
-        "`config.claim_type_names`). The BioDivergence toolkit computes them from claim pairs or release rows:"),
+        ("From text alone the model reads the comparison features as unknown (0) and both claim types as "
+        "`factual`. It was trained with them: `forward` also takes `pair_segments` (1 on claim-a tokens, 2 on "
+        "claim-b tokens), `features` (the comparison features named in `config.feature_names`) and `claim_types` "
+        "(two ids of `config.claim_type_names`), which the BioDivergence toolkit computes from claim pairs or "
+        "release rows (its predictions, and the scores above, use them):"),
         "",
         "```python",
         "from trainer.pipeline import conflict_pipeline",

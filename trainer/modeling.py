@@ -19,7 +19,12 @@ outside the predicted axes cannot make it infinite; absent confounders (-100) ar
 
 This file imports only torch, transformers and huggingface_hub: ``save_pretrained`` copies it into
 the model folder and writes an ``auto_map``, so ``AutoModel.from_pretrained(folder,
-trust_remote_code=True)`` loads the model in a process that has none of the BioDivergence packages.
+trust_remote_code=True)`` loads the model in a process that has none of the BioDivergence packages, and
+``pipeline("text-classification", model=folder, trust_remote_code=True)`` classifies a claim pair
+(``{"text": claim_a, "text_pair": claim_b}``) through :class:`MultiTaskConflictForSequenceClassification`.
+Given tokens only, ``forward`` finds the two claims from the ``[SEP]`` tokens (``config.sep_token_id``) and
+takes the hand-computed inputs as unknown: comparison features 0 and both claim types ``factual`` (the
+BioDivergence toolkit's ``trainer.pipeline`` computes them from the pair and its release columns).
 The label and feature vocabularies below are a copy of ``biodivergence_dataset.ontology`` and
 ``trainer.features`` (a test keeps them equal); a saved model carries its own in ``config.json``.
 """
@@ -33,7 +38,7 @@ from typing import Literal
 import torch
 from huggingface_hub.dataclasses import strict
 from torch import nn
-from transformers import AutoConfig, AutoModel, PreTrainedConfig, PreTrainedModel
+from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, PreTrainedConfig, PreTrainedModel
 from transformers import initialization as init
 from transformers.configuration_utils import SubConfigSpec
 from transformers.utils import ModelOutput
@@ -43,6 +48,8 @@ TASKS: tuple[str, ...] = ("conflict_type", "axes", "confounder")
 IGNORE_INDEX = -100
 _POOLER_MODEL_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"})
 _NEG_INF = -1e4  # large enough to zero a softmax entry, small enough for fp16
+#: claim type of a claim whose type is not given (``biodivergence_dataset.ontology.DEFAULT_CLAIM_TYPE``)
+DEFAULT_CLAIM_TYPE = "factual"
 
 # --- vocabularies: a copy of biodivergence_dataset.ontology and trainer.features (a test keeps them equal) ---
 CONFLICT_TYPE_NAMES: tuple[str, ...] = (
@@ -77,7 +84,8 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     """Configuration of :class:`MultiTaskConflictModel`; ``encoder_config`` is the encoder's own config.
 
     ``encoder_name_or_path`` is the Hub name the encoder weights started from (informational: the weights
-    are in the saved model); ``feature_groups`` gives the group of each of ``feature_names``.
+    are in the saved model); ``feature_groups`` gives the group of each of ``feature_names``;
+    ``sep_token_id`` (the tokenizer's) lets ``forward`` find the two claims when ``pair_segments`` is not given.
     """
 
     model_type = "biodivergence-multitask"
@@ -97,6 +105,7 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     constraint_mode: Literal["none", "predicted_axes", "gold_axes"] = "predicted_axes"
     axis_threshold: float = 0.5
     max_length: int = 256
+    sep_token_id: int | None = None
     loss_weight_conflict_type: float = 1.0
     loss_weight_axes: float = 1.0
     loss_weight_confounder: float = 0.3
@@ -156,12 +165,26 @@ class MultiTaskOutput(ModelOutput):
     conflict_logits: torch.Tensor | None = None
     axis_logits: torch.Tensor | None = None
     confounder_logits: torch.Tensor | None = None
+    #: the conflict-type logits under the name transformers' text-classification pipeline reads
+    #: (:class:`MultiTaskConflictForSequenceClassification` only)
+    logits: torch.Tensor | None = None
 
 
 def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of ``states`` (B, L, D) over the positions where ``mask`` (B, L) is true."""
     weights = mask.to(states.dtype).unsqueeze(-1)
     return (states * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+
+
+def segments_from_ids(input_ids: torch.Tensor, attention_mask: torch.Tensor, sep_token_id: int) -> torch.Tensor:
+    """``pair_segments`` of ``[CLS] claim_a [SEP] claim_b [SEP]`` rows (``<s> a </s></s> b </s>`` too): 1 on
+    claim-a tokens, 2 on claim-b tokens, 0 on the first attended token, separators and padding."""
+    is_sep = input_ids == sep_token_id
+    seps_before = is_sep.long().cumsum(dim=1) - is_sep.long()
+    segments = torch.where(seps_before == 0, 1, 2)
+    special = is_sep | ~attention_mask.bool()
+    special[torch.arange(len(input_ids), device=input_ids.device), attention_mask.long().argmax(dim=1)] = True
+    return segments.masked_fill(special, 0)
 
 
 def _segment_mask(pair_segments: torch.Tensor, segment: int) -> torch.Tensor:
@@ -229,6 +252,15 @@ class MultiTaskConflictModel(PreTrainedModel):
         model.encoder.load_state_dict(weights)
         return model
 
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        """Also map ``AutoModelForSequenceClassification`` (transformers' text-classification pipeline) in the
+        saved ``auto_map``, whichever of the two classes is saved."""
+        module = type(self).__module__.rsplit(".", 1)[-1]
+        self.config.auto_map = {**(getattr(self.config, "auto_map", None) or {}),
+                                "AutoModel": f"{module}.MultiTaskConflictModel",
+                                "AutoModelForSequenceClassification": f"{module}.MultiTaskConflictForSequenceClassification"}
+        return super().save_pretrained(save_directory, *args, **kwargs)
+
     # -- forward -----------------------------------------------------------------------------------------------
 
     def _pair_states(self, tokens: torch.Tensor, pair_segments: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -266,19 +298,41 @@ class MultiTaskConflictModel(PreTrainedModel):
         allowed = allowed | ~allowed.any(dim=-1, keepdim=True)
         return raw, raw.masked_fill(~allowed, _NEG_INF)
 
+    def _text_only_inputs(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, pair_segments: torch.Tensor | None,
+        features: torch.Tensor | None, claim_types: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``pair_segments``, ``features`` and ``claim_types``: the given ones, else what the tokens alone say."""
+        if pair_segments is None:
+            if self.config.sep_token_id is None:
+                raise ValueError("pair_segments not given and config.sep_token_id unknown: cannot tell the claims apart")
+            pair_segments = segments_from_ids(input_ids, attention_mask, self.config.sep_token_id)
+        if features is None:
+            features = input_ids.new_zeros((len(input_ids), len(self.config.feature_names)), dtype=torch.float)
+        if claim_types is None:
+            default = self.config.claim_type_names.index(DEFAULT_CLAIM_TYPE)
+            claim_types = input_ids.new_full((len(input_ids), 2), default)
+        return pair_segments, features, claim_types
+
     def forward(
         self,
         input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        pair_segments: torch.Tensor,
-        features: torch.Tensor,
-        claim_types: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        pair_segments: torch.Tensor | None = None,
+        features: torch.Tensor | None = None,
+        claim_types: torch.Tensor | None = None,
         token_type_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         axis_labels: torch.Tensor | None = None,
         confounder_labels: torch.Tensor | None = None,
         **kwargs,
     ) -> MultiTaskOutput:
+        """The three heads' logits (and the loss with labels). Only ``input_ids`` is required: see the module
+        docstring for what the other inputs default to."""
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        pair_segments, features, claim_types = self._text_only_inputs(
+            input_ids, attention_mask, pair_segments, features, claim_types)
         encoder_inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             encoder_inputs["token_type_ids"] = token_type_ids
@@ -349,9 +403,22 @@ def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.T
     return nn.functional.cross_entropy(logits[keep], targets[keep])
 
 
+class MultiTaskConflictForSequenceClassification(MultiTaskConflictModel):
+    """The same model and weights as transformers' text-classification pipeline loads them: the output's
+    ``logits`` are the conflict-type logits (labels in ``config.id2label``); the other heads stay in the output."""
+
+    def forward(self, *args, **kwargs) -> MultiTaskOutput:
+        out = super().forward(*args, **kwargs)
+        out["logits"] = out.conflict_logits
+        return out
+
+
 # ``AutoConfig`` / ``AutoModel`` find the classes by model type in this process; ``register_for_auto_class``
 # makes ``save_pretrained`` copy this file into the model folder and write the ``auto_map`` of config.json.
 AutoConfig.register(MultiTaskConflictConfig.model_type, MultiTaskConflictConfig, exist_ok=True)
 AutoModel.register(MultiTaskConflictConfig, MultiTaskConflictModel, exist_ok=True)
+AutoModelForSequenceClassification.register(MultiTaskConflictConfig, MultiTaskConflictForSequenceClassification,
+                                            exist_ok=True)
 MultiTaskConflictConfig.register_for_auto_class("AutoConfig")
 MultiTaskConflictModel.register_for_auto_class("AutoModel")
+MultiTaskConflictForSequenceClassification.register_for_auto_class("AutoModelForSequenceClassification")

@@ -227,18 +227,25 @@ def add_arguments(parser) -> None:
     parser.add_argument("--axis-threshold", type=float, default=None,
                         help="override the saved axis threshold (training tunes it on validation)")
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--max-examples", type=int, metavar="N",
+                        help="predict a fixed random sample of N rows of the split (the rows `train --max-eval-examples "
+                             "N` scores; default: all rows); evaluate it with `evaluate --allow-missing`")
 
 
 def run(args) -> int:
     from biodivergence_dataset.release import resolve_release
 
-    from .data import decoded_rows, load_splits
+    from .data import load_splits
 
     splits = load_splits(resolve_release(args.release), args.config)
     if args.split not in splits:
         raise ValueError(f"split {args.split!r} is not in {args.release} ({args.config}); it has {list(splits)}")
+    if args.max_examples is not None and args.max_examples < 1:
+        raise ValueError(f"--max-examples must be at least 1, got {args.max_examples}")
+    from .train import sampled_rows
+
     model, tokenizer = load_model(args.model, args.constraint_mode, args.axis_threshold)
-    records = predict_rows(model, tokenizer, decoded_rows(splits[args.split]), args.batch_size)
+    records = predict_rows(model, tokenizer, sampled_rows(splits[args.split], args.max_examples), args.batch_size)
     path = write_jsonl(args.out, records)
     print(f"wrote {len(records)} predictions to {path}")
     return 0

@@ -264,7 +264,7 @@ class TaskMetrics:
         references = references_from_labels(labels, axis_labels, confounder_labels)
         scores = score(predictions, references, semsim_model=None, bootstrap=self.bootstrap)
         out = {k: float(scores[k]) for k in self.keys if k in scores}
-        out.update({k: float(v) for k, v in scores.items() if k.endswith(("/ci_low", "/ci_high"))})
+        out.update({k: float(v) for k, v in scores.items() if _is_interval_or_support(k) and v is not None})
         if self.tune:
             out[TUNED_THRESHOLD], out[TUNED_AXES_F1] = tune_axis_threshold(axes, axis_labels)
         return out
@@ -281,7 +281,12 @@ def _reported(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
     start = f"{prefix}_"
     keys = {*reported_keys(), "loss"}
     return {k[len(start):]: v for k, v in metrics.items()
-            if k.startswith(start) and (k[len(start):] in keys or k.endswith(("/ci_low", "/ci_high")))}
+            if k.startswith(start) and (k[len(start):] in keys or _is_interval_or_support(k))}
+
+
+def _is_interval_or_support(key: str) -> bool:
+    """A 95% interval bound or a support count (``task/n``, ``conflict_type/support/<class>``) of a score."""
+    return key.endswith(("/ci_low", "/ci_high", "/n")) or "/support/" in key
 
 
 def kept_evaluation(state, load_best_model_at_end: bool) -> dict[str, Any]:
@@ -345,7 +350,7 @@ def train_seed(
     set_seed(args.seed)
     out_dir = Path(args.output_dir)
     tokenizer = AutoTokenizer.from_pretrained(encoder)
-    model = MultiTaskConflictModel.from_encoder(encoder, hub_name=hub_name(encoder),
+    model = MultiTaskConflictModel.from_encoder(encoder, hub_name=hub_name(encoder), sep_token_id=tokenizer.sep_token_id,
                                                 **model_config_kwargs(settings, splits["train"]))
     encoded = {name: encode_rows(rows, tokenizer, settings.max_length) for name, rows in splits.items()}
     for name in ("validation", "test"):  # evaluation batches of similar lengths pad less (scores do not depend on order)
@@ -438,7 +443,7 @@ def load_training_splits(
     ``max_eval_examples``); only the rows used are decoded. Also returns the full split sizes."""
     from biodivergence_dataset.release import resolve_release
 
-    from .data import decoded_rows, load_splits
+    from .data import load_splits
 
     datasets = load_splits(resolve_release(release_dir), config)
     missing = {"train", "validation"} - set(datasets)
@@ -451,11 +456,19 @@ def load_training_splits(
         ds = datasets[name]
         sizes[name] = len(ds)
         cap = settings.max_train_examples if name == "train" else settings.max_eval_examples
-        indices = subsample(list(range(len(ds))), cap)
-        if name != "train":
-            indices = sorted(indices)
-        splits[name] = decoded_rows(ds if len(indices) == len(ds) else ds.select(indices))
+        splits[name] = sampled_rows(ds, cap, keep_order=name != "train")
     return splits, sizes
+
+
+def sampled_rows(ds, n: int | None, keep_order: bool = True) -> list[dict[str, Any]]:
+    """Decoded rows of a fixed random sample of ``n`` rows of a split (all rows when ``n`` is None), in the split's
+    order with ``keep_order``; only the rows used are decoded."""
+    from .data import decoded_rows
+
+    indices = subsample(list(range(len(ds))), n)
+    if keep_order:
+        indices = sorted(indices)
+    return decoded_rows(ds if len(indices) == len(ds) else ds.select(indices))
 
 
 def _resume_point(seed_dir: Path, resume: str | bool | None, n_seeds: int) -> str | bool | None:

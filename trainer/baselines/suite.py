@@ -5,10 +5,15 @@ its predictions are written to ``predictions/<slug>.jsonl`` (metric input format
 ``pair_id``) and scored by the metric's plain scorer on the tasks it covers. ``results.json``
 holds one entry per system with every scalar score; ``results.md`` renders the paper's tables
 (Task 1 as Table 4, Tasks 2–3 as Table 5, Task 4 as Table 7, Task 5 as Table 8).
+
+``results.json`` is rewritten as each system finishes (``"complete": false`` until the last one), so an
+interrupted run keeps the finished systems; re-running the same command on the same folder re-scores
+nothing it already has (a system is kept when the run's inputs match and its predictions file is there).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -172,17 +177,57 @@ def chosen_systems(options: SuiteOptions) -> list[System]:
     return [s for s in available if s.slug not in options.skip]
 
 
+def _inputs(meta: dict[str, Any], n: int, options: SuiteOptions) -> dict[str, Any]:
+    """What a system's result depends on besides its code: a finished system is reused only when these match."""
+    return {**{k: v for k, v in meta.items() if k != "command"}, "n": n, "seed": options.seed,
+            "llm_limit": options.llm_limit, "llm_max_abstract_chars": options.llm_max_abstract_chars,
+            "dense_model": options.dense_model}
+
+
+def finished_systems(out_dir: Path, inputs: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """slug -> entry of the systems an earlier run of the same inputs finished (its predictions file still there)."""
+    path = out_dir / RESULTS_JSON
+    if not path.is_file():
+        return {}
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    if earlier.get("inputs") != inputs:
+        return {}
+    return {e["slug"]: e for e in earlier.get("systems", [])
+            if e.get("family") != "external" and (out_dir / e["predictions"]).is_file()}
+
+
+def _reload(out_dir: Path, entry: dict[str, Any], rows: Sequence[Row]) -> list[Record]:
+    """A finished system's predictions, in ``rows`` order, without ``pair_id`` (as its predict returned them)."""
+    by_id = {r.pop("pair_id"): r for r in read_jsonl(out_dir / entry["predictions"])}
+    return [by_id[r["pair_id"]] for r in rows if r["pair_id"] in by_id]
+
+
 def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, options: SuiteOptions | None = None,
               meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run, save and score every system; write ``results.json`` and ``results.md``; return the results."""
+    """Run, save and score every system; write ``results.json`` (after each system) and ``results.md``; return
+    the results. Systems an interrupted run of the same inputs finished are reused, not run again."""
+    from tqdm.auto import tqdm
+
     options = options or SuiteOptions()
     out_dir = Path(out_dir)
     references = [reference_record(r) for r in rows]
     systems = chosen_systems(options)
+    results = {**(meta or {}), "n": len(rows), "inputs": _inputs(meta or {}, len(rows), options),
+               "complete": False, "systems": []}
+    finished = finished_systems(out_dir, results["inputs"])
     outputs: dict[str, list[Record]] = {}
-    entries = []
     encoder = CachedEncoder()
-    for system in systems:
+    progress = tqdm(systems, desc="baselines", unit="system")
+    for system in progress:
+        progress.set_description(f"baselines: {system.slug}")
+        if system.slug in finished:
+            outputs[system.slug] = _reload(out_dir, finished[system.slug], rows)
+            results["systems"].append(finished[system.slug])
+            log.info("%s: kept from the earlier run", system.slug)
+            continue
         skipped = [n for n in system.needs if n not in outputs]
         if skipped:
             log.warning("skipping %s: it needs %s", system.slug, skipped)
@@ -199,14 +244,16 @@ def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, op
         entry["seconds"] = round(elapsed, 2)
         if isinstance(system.predict, transfer.ZeroShotLLM):
             entry["failed_answers"] = system.predict.failures
-        entries.append(entry)
+        results["systems"].append(entry)
+        write_json_atomic(out_dir / RESULTS_JSON, results)  # an interrupted run keeps what is finished
         log.info("%s: %s", system.slug, {k: round(v, 4) for k, v in entry["scores"].items() if k in _HEADLINE})
+    progress.close()
     for name, path in options.extra.items():
         predictions = load_extra(path, rows)
         tasks = _tasks_in(predictions)
-        entries.append(_entry(_slug(name), name, "external", tasks, predictions, references, Path(path), out_dir,
-                              encoder))
-    results = {**(meta or {}), "n": len(rows), "systems": entries}
+        results["systems"].append(_entry(_slug(name), name, "external", tasks, predictions, references, Path(path),
+                                         out_dir, encoder))
+    results["complete"] = True
     write_json_atomic(out_dir / RESULTS_JSON, results)
     write_text_atomic(out_dir / RESULTS_MD, render_markdown(results))
     return results
