@@ -780,16 +780,16 @@ def test_compare_reports_undefined_differences_as_null():
     "preds, refs, message",
     [
         ([{"divergence_axes": "geography"}], [{"divergence_axes": ["geography"]}],
-         r"^predictions\[0\]\.divergence_axes: got the string 'geography'; give a list of axis names, "
-         r"e\.g\. \['geography'\]"),
+         (r"^predictions\[0\]\.divergence_axes: got the string 'geography'; give a list of axis names, "
+         r"e\.g\. \['geography'\]")),
         ([{"conflict_type": 0}, {"conflict_type": 9}], [{"conflict_type": "no_conflict"}] * 2,
          r"^predictions\[1\]\.conflict_type: unknown label 9; expected one of \[.*\] or its ClassLabel id 0-5"),
         ([{"divergence_axes": [13]}], [{"divergence_axes": []}],
          r"^predictions\[0\]\.divergence_axes: unknown label 13; .* ClassLabel id 0-12"),
         ([{"conflict_type": "no_conflict"}, json.dumps({"conflict_type": "no_conflict"})],
          [{"conflict_type": "no_conflict"}] * 2,
-         r"^predictions\[1\]: a JSON string, but predictions\[0\] is a record \(dict\); give every record in one "
-         r"form"),
+         (r"^predictions\[1\]: a JSON string, but predictions\[0\] is a record \(dict\); give every record in one "
+         r"form")),
         (["{\"conflict_type\": \"no_conflict\"}", "{not json"], ["{\"conflict_type\": \"no_conflict\"}"] * 2,
          r"^predictions\[1\]: not a JSON record"),
         ([{"conflict_type": "no_conflict", "reconciliation": "x"}, {"conflict_type": "no_conflict"}],
@@ -840,9 +840,18 @@ def test_templated_reference_reconciliations_get_a_note():
     refs = [{"reconciliation": template}] * 19 + [{"reconciliation": "Dose differs."}, {"reconciliation": ""}]
     s = scoring.compute([{"reconciliation": template}] * 21, refs, semsim_model=None)
     assert s["reconciliation/distinct_references"] == 2 and s["reconciliation/rouge_l"] > 0.9
-    assert s["notes"] == ["reconciliation: the references hold 2 distinct texts over 20 rows (templated, as rule "
-                          "annotators write them): ROUGE-L, BLEU and SemSim reward repeating a template; compare "
-                          "with the constant-template floor of `biodivergence baselines`"]
+    assert s["notes"] == [("reconciliation: the references hold 2 distinct texts over 20 rows (templated, as rule "
+                           "annotators write them): ROUGE-L, BLEU and SemSim reward repeating a template; compare "
+                           "with the constant-template floor of `biodivergence baselines`")]
     varied = [{"reconciliation": f"Text number {i}."} for i in range(20)]
     assert "notes" not in scoring.compute(varied, varied, semsim_model=None)
     assert scoring.templated([r["reconciliation"] for r in refs]) == {"rows": 20, "distinct": 2, "templated": True}
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.sampled_from(["", " ", "A template.", "Another one.", "Third."]) | st.text(max_size=5), max_size=40))
+def test_templated_rule_equals_the_dataset_helper(texts):
+    from biodivergence_dataset import templating
+
+    assert scoring.TEMPLATED_SHARE == templating.TEMPLATED_SHARE
+    assert scoring.templated(texts) == templating.reconciliation_templating(texts)

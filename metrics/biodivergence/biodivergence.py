@@ -16,8 +16,7 @@ import numbers
 import datasets
 import evaluate
 
-from .scoring import AXES, CONFLICT_TYPES, METRIC_VERSION, ONTOLOGY_VERSION
-from .scoring import check_records
+from .scoring import AXES, CONFLICT_TYPES, METRIC_VERSION, ONTOLOGY_VERSION, check_records
 from .scoring import compute as score
 
 _CITATION = """\
