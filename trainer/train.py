@@ -255,7 +255,7 @@ class TaskMetrics:
         self.model_config, self.tune, self.bootstrap = model_config, tune, bootstrap
         self.keys = reported_keys()
 
-    def __call__(self, eval_pred) -> dict[str, float | None]:
+    def __call__(self, eval_pred) -> dict[str, int | float | None]:
         from .metric import score
         from .predict import decode, references_from_labels, tune_axis_threshold
 
@@ -272,8 +272,14 @@ class TaskMetrics:
         return out
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _number(value: Any) -> int | float | None:
+    """A metric value for Trainer's logs: counts stay ints, scores floats, undefined scores None."""
+    return value if value is None or isinstance(value, int) else float(value)
+
+
+def _printable(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Metrics for ``Trainer.log_metrics``, which cannot print None: an undefined score shows as "n/a"."""
+    return {k: "n/a" if v is None else v for k, v in metrics.items()}
 
 
 def make_compute_metrics(constraint_mode: str, axis_threshold: float, tune: bool = False):
@@ -386,7 +392,7 @@ def train_seed(
     threshold = kept.get(f"eval_{TUNED_THRESHOLD}", trainer.model.config.axis_threshold)
     trainer.model.config.axis_threshold = threshold
     eval_metrics = {k: v for k, v in kept.items() if k.startswith("eval_")}
-    trainer.log_metrics("eval", eval_metrics)
+    trainer.log_metrics("eval", _printable(eval_metrics))
     trainer.save_metrics("eval", eval_metrics)
 
     result: dict[str, Any] = {
@@ -407,7 +413,7 @@ def train_seed(
     if "test" in encoded:
         trainer.compute_metrics = TaskMetrics(trainer.model.config, tune=False, bootstrap=settings.bootstrap)
         test_output = trainer.predict(encoded["test"], metric_key_prefix="test")
-        trainer.log_metrics("test", test_output.metrics)
+        trainer.log_metrics("test", _printable(test_output.metrics))
         trainer.save_metrics("test", test_output.metrics)
         result["test"] = _reported(test_output.metrics, "test")
     trainer.save_model(str(out_dir))  # every process: FSDP / DeepSpeed gather the weights here
