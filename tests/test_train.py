@@ -429,8 +429,8 @@ def test_axis_threshold_tuning_picks_the_best_micro_f1_nearest_one_half():
     assert tune_axis_threshold(logit(probs), gold) == (0.3, pytest.approx(0.8))
     probs[1, 1] = 0.72  # now 0.65 / 0.70 find both positives and no fp
     assert tune_axis_threshold(logit(probs), gold) == (0.65, 1.0)
-    # no gold axis: 0.5 predicts none, which the metric scores 1 (nothing to find, nothing wrongly found)
-    assert tune_axis_threshold(logit(np.full((2, 3), 0.2)), np.zeros((2, 3))) == (0.5, 1.0)
+    # no gold axis: 0.5 predicts none; the metric calls that F1 undefined (None), and nothing wrongly found wins
+    assert tune_axis_threshold(logit(np.full((2, 3), 0.2)), np.zeros((2, 3))) == (0.5, None)
 
 
 def test_train_refuses_a_release_without_card_or_validation(tmp_path, capsys):
