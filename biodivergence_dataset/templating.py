@@ -14,7 +14,7 @@ from typing import Any
 
 #: Reconciliations count as templated when the distinct non-empty texts number at most this share of the
 #: non-empty rows.
-TEMPLATED_SHARE = 0.1
+TEMPLATED_SHARE = 0.5
 
 
 def reconciliation_templating(texts: Iterable[str | None]) -> dict[str, Any]:

@@ -134,9 +134,10 @@ DEFAULT_SEMSIM_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: SemSim shows a progress bar when it encodes at least this many new texts.
 PROGRESS_TEXTS = 256
 CI_LEVEL = 0.95
-#: A side's reconciliations count as templated (rule annotators fill a few templates) when its distinct
-#: non-empty texts number at most this share of its non-empty rows; ``compute`` then adds a note.
-TEMPLATED_SHARE = 0.1
+#: A side's reconciliations count as templated (rule annotators fill a few templates; LLM-written ones are
+#: nearly all distinct) when its distinct non-empty texts number at most this share of its non-empty rows;
+#: ``compute`` then adds a note.
+TEMPLATED_SHARE = 0.5
 
 
 class UndefinedScoreWarning(UserWarning):
