@@ -770,6 +770,7 @@ def test_evaluate_module_reports_the_same_nulls(metric):
 def test_compare_reports_undefined_differences_as_null():
     c = scoring.compare(NO_CONFLICT_ONLY, NO_CONFLICT_ONLY, NO_CONFLICT_ONLY, bootstrap=20, semsim_model=None)
     assert c["conflict_type/ctx_f1/diff"] is None and c["conflict_type/ctx_f1/ci_low"] is None
+    assert c["conflict_type/ctx_f1/p_value"] is None and c["conflict_type/macro_f1/p_value"] == 1.0
     assert c["conflict_type/macro_f1/diff"] == 0.0
 
 

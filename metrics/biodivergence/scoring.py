@@ -822,7 +822,7 @@ def _undefined(results: dict[str, Any]) -> str:
     reference support ``n`` (0 unless shown)."""
     by_label: dict[tuple[str, str], list[str]] = {}
     for key, value in results.items():
-        if isinstance(value, float) and np.isnan(value) and not key.endswith(("/ci_low", "/ci_high")):
+        if isinstance(value, float) and np.isnan(value) and not key.endswith(("/ci_low", "/ci_high", "/p_value")):
             task, metric, *label = key.split("/")
             by_label.setdefault((task, label[0] if label else ""), []).append(metric)
     by_metrics: dict[tuple[str, str], list[str]] = {}
@@ -835,14 +835,14 @@ def _undefined(results: dict[str, Any]) -> str:
 
 
 def _as_null(results: dict[str, Any], point: str = "") -> dict[str, Any]:
-    """NaN scores as None (JSON null), with a warning naming them. The interval of an undefined score
-    (``<key><point>`` is None) is None too."""
+    """NaN scores as None (JSON null), with a warning naming them. The interval (and p-value) of an undefined
+    score (``<key><point>`` is None) is None too."""
     undefined = _undefined(results)
     if undefined:
         warnings.warn(f"undefined scores (0 / 0), reported as None, not as a perfect or zero score: {undefined}",
                       UndefinedScoreWarning, stacklevel=3)
     out = {k: None if isinstance(v, float) and np.isnan(v) else v for k, v in results.items()}
-    for key in [k for k in out if k.endswith(("/ci_low", "/ci_high"))]:
+    for key in [k for k in out if k.endswith(("/ci_low", "/ci_high", "/p_value"))]:
         base = key.rsplit("/", 1)[0] + point
         if base in out and out[base] is None:
             out[key] = None
