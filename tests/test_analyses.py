@@ -181,6 +181,23 @@ def test_confidence_slices_show_where_a_model_fails_on_shaky_labels(tiny):
     assert all(s.accuracy == 1.0 for s in confidence.analyze(tiny, Gold()).slices)
 
 
+def test_scores_of_a_slice_without_a_class_are_null_as_in_the_metric():
+    """A bin (or fold) without contextual contradictions, predicted right: Ctx-F1 n/a, never 1.0; same as the metric."""
+    from trainer.analyses.report import _f
+    from trainer.metric import score
+
+    rows = [{"pair_id": f"p{i}", "conflict_type": ontology.NO_CONFLICT, "divergence_axes": [],
+             "dominant_confounder": None} for i in range(3)]
+    predictions = [{"conflict_type": ontology.NO_CONFLICT, "divergence_axes": [], "dominant_confounder": ""}] * 3
+    scores = common.conflict_scores(predictions, rows)
+    assert scores == {"accuracy": 1.0, "macro_f1": 1.0, "ctx_f1": None}
+    metric = score([{"conflict_type": p["conflict_type"]} for p in predictions],
+                   [{"conflict_type": r["conflict_type"]} for r in rows])
+    assert scores == {k: metric[f"conflict_type/{k}"] for k in scores}
+    assert common.task_scores(predictions, rows)["conflict_type/kappa"] is None
+    assert _f(scores["ctx_f1"]) == "n/a" and _f(scores["macro_f1"]) == "1.000"
+
+
 def test_annotator_audit_finds_agreeing_and_opposed_members(tiny):
     result = annotators.analyze(tiny)
     assert result.annotators == sorted(MEMBERS) and result.labelled_rows == sum(SIZES.values())

@@ -10,7 +10,7 @@ import torch
 from trainer_release import write_scifact_release
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-from biodivergence_dataset import ontology, release
+from biodivergence_dataset import ontology, release, templating
 from biodivergence_dataset.cli import main
 from trainer import metric
 from trainer.baselines import frequency, reconciliation, spans, transfer
@@ -89,6 +89,14 @@ def test_template_names_every_structured_slot_by_its_title():
     assert scoring.slot_overlap(text, {ontology.CONTEXTUAL, "geography", "clinical_setting"}) == 1.0
 
 
+def test_constant_template_predicts_the_most_frequent_training_reconciliation():
+    train = [row(GREEK, THAI, reconciliation=t) for t in ("Geography differs.", "", "Dose differs.", "Geography differs.")]
+    predicted = reconciliation.constant_template(train, [row(THAI, GREEK)] * 3, {})
+    assert predicted == [{"reconciliation": "Geography differs."}] * 3
+    assert reconciliation.constant_template([row(GREEK, THAI, reconciliation="")], [row(THAI, GREEK)], {}) == [
+        {"reconciliation": ""}]
+
+
 def test_extractive_reconciliation_picks_context_bearing_sentences():
     abstract = "We studied colistin. Isolates came from ICUs in Greece during 2010. Results were mixed."
     (pred,) = reconciliation.extractive([], [row(GREEK, THAI, abstract_a=abstract)], {})
@@ -165,14 +173,21 @@ def test_suite_writes_scored_predictions_for_every_baseline(suite_run):
         predictions = read_jsonl(out / entry["predictions"])
         assert [p["pair_id"] for p in predictions] == [r["pair_id"] for r in rows]
         expected = metric.score([{k: v for k, v in p.items() if k != "pair_id"} for p in predictions], references)
-        for key, value in entry["scores"].items():
-            assert value == pytest.approx(expected[key], nan_ok=True), (entry["slug"], key)
+        for key, value in entry["scores"].items():  # None where the metric says undefined
+            assert value == expected[key] if value is None else value == pytest.approx(expected[key]), (entry["slug"], key)
     by_slug = {s["slug"]: s for s in results["systems"]}
     assert by_slug["majority"]["tasks"] == ["conflict_type"] and "axes/micro_f1" not in by_slug["majority"]["scores"]
     assert by_slug["template-gold"]["scores"]["reconciliation/slot_overlap"] == pytest.approx(1.0)
     assert by_slug["span-heuristic"]["scores"]["spans/recall"] == pytest.approx(1.0)  # spans are claim substrings
     contextual = sum(r["conflict_type"] == ontology.CONTEXTUAL for r in rows) / len(rows)
     assert by_slug["reference-model"]["scores"]["conflict_type/accuracy"] == pytest.approx(contextual)
+    # the constant-template floor of the generative scores, and how templated the references are
+    floor = by_slug["constant-template"]
+    assert floor["family"] == "floor" and floor["tasks"] == ["reconciliation"]
+    texts = {p["reconciliation"] for p in read_jsonl(out / floor["predictions"])}
+    assert len(texts) == 1 and texts.pop().strip()
+    assert all(k in floor["scores"] for k in ("reconciliation/rouge_l", "reconciliation/bleu", "reconciliation/semsim"))
+    assert results["reference_reconciliations"] == templating.reconciliation_templating(r["reconciliation"] for r in rows)
 
 
 def test_suite_markdown_has_the_paper_tables(suite_run):
@@ -180,6 +195,14 @@ def test_suite_markdown_has_the_paper_tables(suite_run):
     for title in ("Table 4", "Table 5", "Table 7", "Table 8"):
         assert title in text
     assert "| Majority class | 12 |" in text and "| Reference model | 12 |" in text
+    scores = next(s for s in json.loads((suite_run[1] / RESULTS_JSON).read_text())["systems"]
+                  if s["slug"] == "constant-template")["scores"]
+    assert "| Constant template (most frequent training reconciliation; floor) | 12 |" in text
+    assert (f"Floor: the constant template (one training text for every row, reading nothing of the pair) scores "
+            f"ROUGE-L {scores['reconciliation/rouge_l']:.4f}, BLEU {scores['reconciliation/bleu']:.4f}, "
+            f"SemSim {scores['reconciliation/semsim']:.4f}") in text
+    # the SciFact fixture's references come from one template per label: 2 distinct texts over 12 rows
+    assert "The evaluated references hold 2 distinct reconciliations over 12 rows: they are templated" in text
 
 
 def test_an_interrupted_suite_keeps_finished_systems_and_a_rerun_skips_them(suite_run, tmp_path, monkeypatch, capsys):

@@ -191,11 +191,13 @@ def test_axes_hand_case_and_primary_view():
     # tp 3 (geography, sample_source, study_design#4), fp 1 (study_design#3), fn 1 (disease_subtype)
     assert (s["axes/micro_precision"], s["axes/micro_recall"]) == (pytest.approx(3 / 4), pytest.approx(3 / 4))
     assert s["axes/micro_f1"] == pytest.approx(3 / 4)
-    # per-axis F1: geography 1, sample_source 1, study_design 2/3, disease_subtype 0; the other 9 axes 0
+    # per-axis F1: geography 1, sample_source 1, study_design 2/3, disease_subtype 0; the other 9 undefined
     assert s["axes/f1/study_design"] == pytest.approx(2 / 3)
-    # macro-F1 over the 4 axes either side uses; the 9 others score 1 and are left out
+    assert (s["axes/support/study_design"], s["axes/support/disease_subtype"]) == (1, 1)
+    # macro-F1 over the 4 axes either side uses; the 9 others are undefined (None, n = 0) and left out
     assert s["axes/macro_f1"] == pytest.approx((1 + 1 + 2 / 3 + 0) / 4)
-    assert s["axes/f1/endpoint_definition"] == 1.0
+    assert s["axes/macro_f1/over"] == ["geography", "study_design", "disease_subtype", "sample_source"]
+    assert (s["axes/f1/endpoint_definition"], s["axes/support/endpoint_definition"]) == (None, 0)
     assert s["axes/exact_match"] == pytest.approx(2 / 4)  # example 2 (empty = empty) and example 4
     # Primary view drops sample_source (provisional): example 3 becomes {} vs {study_design}.
     assert s["axes_primary/micro_precision"] == pytest.approx(2 / 3)
@@ -229,7 +231,7 @@ def test_reconciliation_hand_case():
     # ROUGE-L: LCS "the cat sat" = 3 of 7 predicted and 6 reference tokens -> F 2*3/13;
     # stemmed, "cats sitting" equals "cat sits"
     assert s["reconciliation/rouge_l"] == pytest.approx((6 / 13 + 1.0) / 2)
-    assert math.isnan(s["reconciliation/slot_overlap"])  # no reference names one of its slots
+    assert s["reconciliation/slot_overlap"] is None  # no reference names one of its slots: undefined
     assert "reconciliation/semsim" not in s
     same = scoring.compute([{"reconciliation": r["reconciliation"]} for r in refs], refs, semsim_model=None)
     assert same["reconciliation/bleu"] == 1.0  # sacrebleu says 100.00000000000004: clamped
@@ -298,7 +300,9 @@ def test_a_task_is_scored_only_when_both_sides_carry_its_field():
     refs = [full_record(), full_record("no_conflict", (), "", "None.", ())]
     preds = [{"conflict_type": "no_conflict", "pair_id": "p1"}, {"conflict_type": "no_conflict", "pair_id": "p2"}]
     scores = scoring.compute(preds, refs)
-    assert {k.split("/")[0] for k in scores} == {"conflict_type"}
+    assert {k.split("/")[0] for k in scores} == {"conflict_type", "notes"}
+    assert scores["notes"] == [f"{t} not scored: no prediction carries {f!r}" for t, f in scoring.TASK_FIELDS.items()
+                               if t != "conflict_type"]
     with pytest.raises(ValueError, match="no task can be scored"):
         scoring.compute([{"divergence_axes": []}] * 2, [{"conflict_type": "no_conflict"}] * 2)
 
@@ -307,10 +311,11 @@ def test_a_task_is_scored_only_when_both_sides_carry_its_field():
     "preds, refs, message",
     [
         ([{"conflict_type": "no_conflict"}, {}], [{"conflict_type": "no_conflict"}] * 2,
-         r"predictions\[1\]: no 'conflict_type' although other predictions have it"),
+         r"predictions\[1\]\.conflict_type: missing, although predictions\[0\] has it"),
         ([{"conflict_type": "no_conflict"}], [{"conflict_type": "no_conflict"}] * 2, "1 predictions but 2 references"),
         ([], [], "no examples"),
-        (["no_conflict"], [{"conflict_type": "no_conflict"}], r"predictions\[0\]: expected a mapping"),
+        (["no_conflict"], [{"conflict_type": "no_conflict"}], r"predictions\[0\]: got a string, not a mapping"),
+        ([1], [{"conflict_type": "no_conflict"}], r"predictions\[0\]: expected a mapping of task fields, got int"),
     ],
 )
 def test_malformed_inputs_are_rejected(preds, refs, message):
@@ -356,42 +361,54 @@ axis_rows = st.lists(
 )
 
 
-def same(a: float, b: float) -> bool:
-    return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
+def undefined(a) -> bool:
+    """None (what ``compute`` reports) or NaN (what a task's scorer and scikit-learn give) for 0 / 0."""
+    return a is None or (isinstance(a, float) and math.isnan(a))
+
+
+def same(a: float | None, b: float | None) -> bool:
+    return (undefined(a) and undefined(b)) or (not undefined(a) and not undefined(b)
+                                               and a == pytest.approx(b, abs=1e-12))
 
 
 def same_scores(a: dict, b: dict) -> bool:
-    """Equal score dicts, NaN equal to NaN."""
-    return a.keys() == b.keys() and all(same(a[k], b[k]) if isinstance(a[k], float) else a[k] == b[k] for k in a)
+    """Equal score dicts, None and NaN both undefined."""
+    return a.keys() == b.keys() and all(
+        same(a[k], b[k]) if undefined(a[k]) or isinstance(a[k], float) else a[k] == b[k] for k in a)
 
 
-def unused_scores_one(values: np.ndarray, used: np.ndarray) -> np.ndarray:
-    """scikit-learn's per-label values (zero_division=0) with 1 for the labels neither side uses."""
-    return np.where(used, values, 1.0)
+def sklearn_nan(function, *args, **kwargs):
+    """A scikit-learn metric with ``zero_division=np.nan`` (0 / 0 is undefined, as in the metric), warnings off."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args, zero_division=np.nan, **kwargs)
 
 
 @settings(max_examples=50, deadline=None)
 @given(class_ids)
 def test_conflict_type_matches_sklearn(pairs):
+    """Own vectorised code (kept: 50x faster than scikit-learn inside the bootstrap, see the metric card)
+    equals scikit-learn with zero_division=np.nan on random cases, undefined included."""
     y_true, y_pred = (np.array(x) for x in zip(*pairs))
     s = scoring.conflict_type_scores(y_true, y_pred)
     labels = list(range(K))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kappa = skm.cohen_kappa_score(y_true, y_pred)
-        p, r, f, support = skm.precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)
-    used = np.isin(labels, np.concatenate([y_true, y_pred]))
-    p, r, f = (unused_scores_one(v, used) for v in (p, r, f))
+        kappa = skm.cohen_kappa_score(y_true, y_pred)  # NaN when both sides use one and the same class only
+    p, r, f, support = sklearn_nan(skm.precision_recall_fscore_support, y_true, y_pred, labels=labels)
+    report = sklearn_nan(skm.classification_report, y_true, y_pred, labels=labels, output_dict=True)
     assert same(s["conflict_type/accuracy"], skm.accuracy_score(y_true, y_pred))
-    assert same(s["conflict_type/macro_f1"], skm.f1_score(y_true, y_pred, average="macro", zero_division=0))
-    assert same(s["conflict_type/weighted_f1"], skm.f1_score(y_true, y_pred, average="weighted", zero_division=0))
-    # scikit-learn's kappa is NaN when both sides use one and the same class: perfect agreement, 1 here
-    assert same(s["conflict_type/kappa"], 1.0 if math.isnan(kappa) else kappa)
+    assert same(s["conflict_type/macro_f1"], sklearn_nan(skm.f1_score, y_true, y_pred, average="macro"))
+    assert same(s["conflict_type/macro_f1"], report["macro avg"]["f1-score"])
+    assert same(s["conflict_type/weighted_f1"], report["weighted avg"]["f1-score"])
+    assert s["conflict_type/macro_f1/over"] == [n for i, n in enumerate(scoring.CONFLICT_TYPES) if not np.isnan(f[i])]
+    assert same(s["conflict_type/kappa"], kappa)
     assert s["conflict_type/confusion_matrix"] == skm.confusion_matrix(y_true, y_pred, labels=labels).tolist()
     for i, name in enumerate(scoring.CONFLICT_TYPES):
         assert same(s[f"conflict_type/precision/{name}"], p[i])
         assert same(s[f"conflict_type/recall/{name}"], r[i])
         assert same(s[f"conflict_type/f1/{name}"], f[i])
+        assert same(s[f"conflict_type/f1/{name}"], report[str(i)]["f1-score"])
         assert s[f"conflict_type/support/{name}"] == support[i]
 
 
@@ -400,17 +417,15 @@ def test_conflict_type_matches_sklearn(pairs):
 def test_axes_match_sklearn(rows):
     true, pred = (np.array(x, dtype=bool) for x in zip(*rows))
     s = scoring.axes_scores(true, pred)
-    used = (true | pred).any(axis=0)
-    # no axis on either side: nothing to find and nothing wrongly found scores 1 (scikit-learn: zero_division)
-    kw = {"zero_division": 0 if used.any() else 1}
-    assert same(s["axes/micro_f1"], skm.f1_score(true, pred, average="micro", **kw))
-    assert same(s["axes/micro_precision"], skm.precision_score(true, pred, average="micro", **kw))
-    assert same(s["axes/micro_recall"], skm.recall_score(true, pred, average="micro", **kw))
-    macro = skm.f1_score(true, pred, average="macro", labels=np.flatnonzero(used), **kw) if used.any() else 1.0
-    assert same(s["axes/macro_f1"], macro)
+    # no axis on either side: nothing to find is undefined, not a perfect score (scikit-learn: zero_division)
+    assert same(s["axes/micro_f1"], sklearn_nan(skm.f1_score, true, pred, average="micro"))
+    assert same(s["axes/micro_precision"], sklearn_nan(skm.precision_score, true, pred, average="micro"))
+    assert same(s["axes/micro_recall"], sklearn_nan(skm.recall_score, true, pred, average="micro"))
+    assert same(s["axes/macro_f1"], sklearn_nan(skm.f1_score, true, pred, average="macro"))
     assert same(s["axes/exact_match"], skm.accuracy_score(true, pred))
-    per_axis = unused_scores_one(skm.f1_score(true, pred, average=None, zero_division=0), used)
+    per_axis = sklearn_nan(skm.f1_score, true, pred, average=None)
     assert all(same(s[f"axes/f1/{a}"], per_axis[i]) for i, a in enumerate(scoring.AXES))
+    assert [s[f"axes/support/{a}"] for a in scoring.AXES] == true.sum(axis=0).tolist()
 
 
 ROUGE_WORDS = ["the", "cat", "cats", "sat", "sitting", "sits", "MIC", "2", "mg/L", "ICU's", "resistance",
@@ -488,12 +503,22 @@ def gold_records(draw) -> list[dict]:
 
 
 def nothing_scored(key: str, scores: dict, gold: list[dict]) -> bool:
-    """Whether ``key`` covers no example of ``gold`` (the only case a score may be NaN)."""
+    """Whether ``key`` is 0 / 0 on perfect predictions of ``gold`` (the only case a score may be None):
+    a label no example has, kappa with one class only, axis F1s with no axis at all, a task with no example."""
+    task, metric, *label = key.split("/")
+    if label:
+        return scores[f"{task}/support/{label[0]}"] == 0
     if key == "reconciliation/slot_overlap":
         slots = [{r.get("conflict_type"), r.get("dominant_confounder"), *r.get("divergence_axes", ())} - {None, ""}
                  for r in gold]
         return not any(scoring.named_slots(r["reconciliation"], s) for r, s in zip(gold, slots))
-    return scores[key.split("/")[0] + "/n"] == 0
+    if key == "conflict_type/kappa":
+        return len({r["conflict_type"] for r in gold}) == 1
+    if key == "conflict_type/ctx_f1":
+        return scores[f"{task}/support/{scoring.CONTEXTUAL}"] == 0
+    if task.startswith("axes") and metric != "exact_match":
+        return not any(scores[k] for k in scores if k.startswith(f"{task}/support/"))
+    return scores[f"{task}/n"] == 0
 
 
 @settings(max_examples=80, deadline=None)
@@ -502,11 +527,13 @@ def test_perfect_predictions_score_the_best_value_of_every_key(gold):
     scores = scoring.compute(gold, gold, semsim_model=FakeEncoder())
     assert scores
     for key, value in scores.items():
-        if key.endswith("/n") or "/support/" in key:
-            continue  # counts
+        if key.endswith(("/n", "/over", "/distinct_references")) or "/support/" in key:
+            continue  # counts and label lists
         if key.endswith("/confusion_matrix"):
             assert np.count_nonzero(np.array(value) - np.diag(np.diag(value))) == 0
-        elif math.isnan(value):
+        elif key == "notes":
+            assert all(n.startswith("reconciliation: the references hold") for n in value)
+        elif value is None:
             assert nothing_scored(key, scores, gold), key
         else:
             assert value == pytest.approx(1.0, abs=1e-12), key
@@ -658,7 +685,8 @@ def test_evaluate_scores_the_fields_both_sides_carry(metric):
     preds = [{"conflict_type": "no_conflict", "pair_id": "p1"}, {"conflict_type": "no_conflict", "pair_id": "p2"}]
     scores = metric.compute(predictions=preds, references=refs)
     assert scores == scoring.compute(preds, refs)
-    assert {k.split("/")[0] for k in scores} == {"conflict_type"}
+    assert {k.split("/")[0] for k in scores} == {"conflict_type", "notes"}
+    assert "axes not scored: no prediction carries 'divergence_axes'" in scores["notes"]
 
 
 def test_evaluate_load_compute_matches_scoring(metric):
@@ -694,3 +722,137 @@ def test_evaluate_errors_name_the_example(metric):
     with pytest.raises(ValueError, match=r"references\[1\]\.conflict_type: unknown label 'conflict'"):
         metric.compute(predictions=[{"conflict_type": "no_conflict"}] * 2,
                        references=[{"conflict_type": "no_conflict"}, {"conflict_type": "conflict"}])
+
+
+# --- undefined is not perfect (issue 28) ------------------------------------------------------------
+
+#: Two test pairs without a conflict, predicted right: no class but no_conflict on either side.
+NO_CONFLICT_ONLY = [{"conflict_type": "no_conflict", "divergence_axes": []}] * 2
+
+
+def check_undefined_contract(scores: dict) -> None:
+    """A class neither side has is None with support 0, never 1; its interval too; macro-F1 says over what."""
+    assert scores["conflict_type/accuracy"] == 1.0
+    assert (scores["conflict_type/ctx_f1"], scores["conflict_type/support/contextual_contradiction"]) == (None, 0)
+    for name in scoring.CONFLICT_TYPES[1:]:
+        assert scores[f"conflict_type/f1/{name}"] is None and scores[f"conflict_type/support/{name}"] == 0, name
+    assert scores["conflict_type/kappa"] is None  # one class on both sides: chance agreement is 1, 0 / 0
+    assert (scores["conflict_type/macro_f1"], scores["conflict_type/macro_f1/over"]) == (1.0, ["no_conflict"])
+    assert scores["axes/micro_f1"] is None and scores["axes/macro_f1/over"] == []  # no axis anywhere
+    assert scores["axes/exact_match"] == 1.0 and scores["axes/n"] == 2
+
+
+def test_a_class_neither_side_has_is_null_not_one():
+    with pytest.warns(scoring.UndefinedScoreWarning, match=r"conflict_type kappa, ctx_f1 \(n=2\).*"
+                      r"f1, precision, recall of direct_contradiction, contextual_contradiction"):
+        scores = scoring.compute(NO_CONFLICT_ONLY, NO_CONFLICT_ONLY, bootstrap=50)
+    check_undefined_contract(scores)
+    assert scores["conflict_type/ctx_f1/ci_low"] is None and scores["conflict_type/ctx_f1/ci_high"] is None
+    assert scores["conflict_type/macro_f1/ci_low"] == 1.0
+
+
+def test_a_class_only_predicted_scores_zero_and_its_recall_is_undefined():
+    preds = [{"conflict_type": "contextual_contradiction"}, {"conflict_type": "no_conflict"}]
+    with pytest.warns(scoring.UndefinedScoreWarning, match="recall of contextual_contradiction"):
+        s = scoring.compute(preds, [{"conflict_type": "no_conflict"}] * 2)
+    assert s["conflict_type/ctx_f1"] == 0.0 and s["conflict_type/precision/contextual_contradiction"] == 0.0
+    assert s["conflict_type/recall/contextual_contradiction"] is None
+    assert s["conflict_type/macro_f1/over"] == ["no_conflict", "contextual_contradiction"]
+
+
+def test_evaluate_module_reports_the_same_nulls(metric):
+    with pytest.warns(UserWarning, match="undefined scores"):
+        scores = metric.compute(predictions=NO_CONFLICT_ONLY, references=NO_CONFLICT_ONLY)
+    check_undefined_contract(scores)
+    assert scores == scoring.compute(NO_CONFLICT_ONLY, NO_CONFLICT_ONLY)
+
+
+def test_compare_reports_undefined_differences_as_null():
+    c = scoring.compare(NO_CONFLICT_ONLY, NO_CONFLICT_ONLY, NO_CONFLICT_ONLY, bootstrap=20, semsim_model=None)
+    assert c["conflict_type/ctx_f1/diff"] is None and c["conflict_type/ctx_f1/ci_low"] is None
+    assert c["conflict_type/ctx_f1/p_value"] is None and c["conflict_type/macro_f1/p_value"] == 1.0
+    assert c["conflict_type/macro_f1/diff"] == 0.0
+
+
+# --- malformed input through the evaluate module: every error names the record and the field --------
+
+
+@pytest.mark.parametrize(
+    "preds, refs, message",
+    [
+        ([{"divergence_axes": "geography"}], [{"divergence_axes": ["geography"]}],
+         (r"^predictions\[0\]\.divergence_axes: got the string 'geography'; give a list of axis names, "
+         r"e\.g\. \['geography'\]")),
+        ([{"conflict_type": 0}, {"conflict_type": 9}], [{"conflict_type": "no_conflict"}] * 2,
+         r"^predictions\[1\]\.conflict_type: unknown label 9; expected one of \[.*\] or its ClassLabel id 0-5"),
+        ([{"divergence_axes": [13]}], [{"divergence_axes": []}],
+         r"^predictions\[0\]\.divergence_axes: unknown label 13; .* ClassLabel id 0-12"),
+        ([{"conflict_type": "no_conflict"}, json.dumps({"conflict_type": "no_conflict"})],
+         [{"conflict_type": "no_conflict"}] * 2,
+         (r"^predictions\[1\]: a JSON string, but predictions\[0\] is a record \(dict\); give every record in one "
+         r"form")),
+        (["{\"conflict_type\": \"no_conflict\"}", "{not json"], ["{\"conflict_type\": \"no_conflict\"}"] * 2,
+         r"^predictions\[1\]: not a JSON record"),
+        ([{"conflict_type": "no_conflict", "reconciliation": "x"}, {"conflict_type": "no_conflict"}],
+         [{"conflict_type": "no_conflict", "reconciliation": "y"}] * 2,
+         r"^predictions\[1\]\.reconciliation: missing, although predictions\[0\] has it"),
+        ([{"conflict_type": "no_conflict"}] * 2, [{"conflict_type": "no_conflict"}, {"conflict_type": "conflict"}],
+         r"^references\[1\]\.conflict_type: unknown label 'conflict'"),
+    ],
+    ids=["axes-as-string", "label-id-out-of-range", "axis-id-out-of-range", "dicts-and-json-mixed", "bad-json",
+         "field-on-some-predictions", "unknown-label"],
+)
+def test_evaluate_module_errors_name_record_and_field(metric, preds, refs, message):
+    with pytest.raises(ValueError, match=message):
+        metric.compute(predictions=preds, references=refs, semsim_model=None)
+
+
+def test_plain_scorer_names_the_same_errors():
+    with pytest.raises(ValueError, match=r"^predictions\[0\]\.divergence_axes: got the string 'geography'"):
+        scoring.compute([{"divergence_axes": "geography"}], [{"divergence_axes": []}])
+    with pytest.raises(ValueError, match=r"^predictions\[1\]: got a string, not a mapping"):
+        scoring.compute([{"conflict_type": 0}, json.dumps({"conflict_type": 0})], [{"conflict_type": 0}] * 2)
+
+
+def test_label_ids_and_the_release_none_confounder_are_accepted(metric):
+    refs = [{"conflict_type": 2, "dominant_confounder": 1}, {"conflict_type": 0, "dominant_confounder": -1}]
+    preds = [{"conflict_type": "contextual_contradiction", "dominant_confounder": "geography"},
+             {"conflict_type": "no_conflict", "dominant_confounder": ""}]
+    s = metric.compute(predictions=preds, references=refs)
+    assert (s["conflict_type/accuracy"], s["confounder/accuracy"], s["confounder/n"]) == (1.0, 1.0, 1)
+    assert s == scoring.compute(preds, refs)
+
+
+def test_a_field_missing_from_every_prediction_is_a_note_naming_the_task(metric):
+    refs = [full_record(), full_record("no_conflict", (), "", "None.", ())]
+    preds = [{"conflict_type": "no_conflict", "divergence_axes": []}] * 2
+    scores = metric.compute(predictions=preds, references=refs, semsim_model=None)
+    assert scores["notes"] == ["confounder not scored: no prediction carries 'dominant_confounder'",
+                               "reconciliation not scored: no prediction carries 'reconciliation'",
+                               "spans not scored: no prediction carries 'evidence_spans'"]
+    assert "axes/micro_f1" in scores and "confounder/accuracy" not in scores
+
+
+# --- templated reconciliations ---------------------------------------------------------------------
+
+
+def test_templated_reference_reconciliations_get_a_note():
+    template = "Contextual contradiction: the claims differ in geography."
+    refs = [{"reconciliation": template}] * 19 + [{"reconciliation": "Dose differs."}, {"reconciliation": ""}]
+    s = scoring.compute([{"reconciliation": template}] * 21, refs, semsim_model=None)
+    assert s["reconciliation/distinct_references"] == 2 and s["reconciliation/rouge_l"] > 0.9
+    assert s["notes"] == [("reconciliation: the references hold 2 distinct texts over 20 rows (templated, as rule "
+                           "annotators write them): ROUGE-L, BLEU and SemSim reward repeating a template; compare "
+                           "with the constant-template floor of `biodivergence baselines`")]
+    varied = [{"reconciliation": f"Text number {i}."} for i in range(20)]
+    assert "notes" not in scoring.compute(varied, varied, semsim_model=None)
+    assert scoring.templated([r["reconciliation"] for r in refs]) == {"rows": 20, "distinct": 2, "templated": True}
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.sampled_from(["", " ", "A template.", "Another one.", "Third."]) | st.text(max_size=5), max_size=40))
+def test_templated_rule_equals_the_dataset_helper(texts):
+    from biodivergence_dataset import templating
+
+    assert scoring.TEMPLATED_SHARE == templating.TEMPLATED_SHARE
+    assert scoring.templated(texts) == templating.reconciliation_templating(texts)

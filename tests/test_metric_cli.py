@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -108,3 +109,32 @@ def test_evaluate_rejects_bad_predictions(release, tmp_path, capsys, content, me
     argv = ["evaluate", "--predictions", str(predictions), "--release", str(release), "--no-semsim", "--allow-missing"]
     assert main(argv) == 1
     assert message in capsys.readouterr().err
+
+
+def test_evaluate_reports_a_class_on_neither_side_as_null_not_one(release, tmp_path, capsys):
+    # only the three no-conflict pairs are predicted (right): no contextual contradiction on either side
+    rows = [{"pair_id": f"p{i}", "conflict_type": "no_conflict", "divergence_axes": []} for i in (2, 3, 4)]
+    predictions = write_predictions(tmp_path / "preds.jsonl", rows)
+    with pytest.warns(UserWarning, match=r"undefined scores .* ctx_f1"):
+        assert main(["evaluate", "--predictions", str(predictions), "--release", str(release), "--no-semsim",
+                     "--allow-missing", "--bootstrap", "20"]) == 0
+    metrics = json.loads((tmp_path / "preds.metrics.json").read_text())["metrics"]
+    assert metrics["conflict_type/accuracy"] == 1.0
+    assert (metrics["conflict_type/ctx_f1"], metrics["conflict_type/support/contextual_contradiction"]) == (None, 0)
+    assert metrics["conflict_type/ctx_f1/ci_low"] is None and metrics["conflict_type/kappa"] is None
+    assert metrics["conflict_type/f1/contextual_contradiction"] is None
+    assert metrics["conflict_type/macro_f1/over"] == ["no_conflict"]
+    out = capsys.readouterr().out
+    assert re.search(r"^ +ctx_f1 +n/a +\[n/a, n/a\]$", out, re.MULTILINE)  # the score and its interval
+    assert re.search(r"^ +contextual_contradiction +n/a \(n=0\) +n/a \(n=0\) +n/a \(n=0\) +0$", out, re.MULTILINE)
+    assert "macro_f1 over 1 label(s) either side has: no_conflict" in out
+    assert "Notes:" in out and "confounder not scored: no prediction carries 'dominant_confounder'" in out
+
+
+def test_evaluate_refuses_a_field_on_some_predictions_only(release, tmp_path, capsys):
+    rows = [{"pair_id": "p2", "conflict_type": "no_conflict", "divergence_axes": []},
+            {"pair_id": "p3", "conflict_type": "no_conflict"}]
+    predictions = write_predictions(tmp_path / "preds.jsonl", rows)
+    argv = ["evaluate", "--predictions", str(predictions), "--release", str(release), "--no-semsim", "--allow-missing"]
+    assert main(argv) == 1
+    assert "preds.jsonl:2: divergence_axes: missing, although predictions[0] has it" in capsys.readouterr().err

@@ -68,6 +68,11 @@ def scored(run, task: str, field: str, prediction) -> dict:
     return scoring.compute([{field: prediction(s)} for s in samples], [{field: s["doc"][field]} for s in samples])
 
 
+def same(reported, expected) -> bool:
+    """The harness reports the metric's value: None where the metric says undefined, else the number."""
+    return reported is None if expected is None else reported == pytest.approx(expected)
+
+
 def test_both_configs_report_the_metric_numbers(run):
     for suffix in ("", "_pairlevel"):
         results = {t: run["results"][f"biodivergence_{t}{suffix}"] for t in ("conflict_type", "axes", "confounder")}
@@ -77,11 +82,12 @@ def test_both_configs_report_the_metric_numbers(run):
                     lambda s: max(range(6), key=lambda i: s["filtered_resps"][i][0]))
         assert results["conflict_type"]["acc,none"] == pytest.approx(ct["conflict_type/accuracy"])
         assert results["conflict_type"]["macro_f1,none"] == pytest.approx(ct["conflict_type/macro_f1"])
-        assert results["conflict_type"]["ctx_f1,none"] == pytest.approx(ct["conflict_type/ctx_f1"])
+        assert same(results["conflict_type"]["ctx_f1,none"], ct["conflict_type/ctx_f1"])
+        assert results["conflict_type"]["ctx_n,none"] == ct["conflict_type/support/contextual_contradiction"]
         axes = scored(run, f"biodivergence_axes{suffix}", "divergence_axes",
                       lambda s: utils.parse_axes(s["filtered_resps"][0]))
         for key in ("micro_f1", "macro_f1", "exact_match"):
-            assert results["axes"][f"{key},none"] == pytest.approx(axes[f"axes/{key}"])
+            assert same(results["axes"][f"{key},none"], axes[f"axes/{key}"])
         confounder = scored(run, f"biodivergence_confounder{suffix}", "dominant_confounder",
                             lambda s: utils.parse_confounder(s["filtered_resps"][0]))
         assert results["confounder"]["accuracy,none"] == pytest.approx(confounder["confounder/accuracy"])
@@ -95,6 +101,14 @@ def test_prompts_define_the_ontology(run):
     assert [continuation.strip() for _, continuation in sample["arguments"]] == list(scoring.CONFLICT_TYPES)
     axes_prompt = run["samples"]["biodivergence_axes"][0]["arguments"][0][0]
     assert all(f"- {a.name}: {a.description}" in axes_prompt for a in ontology.AXES)
+
+def test_a_class_on_neither_side_is_null_not_one():
+    """--limit 20 on rows without a conflict, answered right: Ctx-F1 is undefined (None, n = 0), never 1."""
+    items = [(0, 0)] * 20
+    assert utils.conflict_type_ctx_f1(items) is None and utils.conflict_type_ctx_n(items) == 0
+    assert utils.conflict_type_macro_f1(items) == 1.0  # over the one class both sides hold
+    assert utils.axes_micro_f1([([], [])] * 3) is None  # no axis on either side
+
 
 def test_answer_parsing_examples():
     assert doctest.testmod(utils).failed == 0

@@ -176,6 +176,49 @@ def test_predict_max_examples_predicts_the_rows_train_samples(trained, scifact_r
     assert "--max-examples must be at least 1" in capsys.readouterr().err
 
 
+def _lm_eval_utils():
+    """The lm-eval task group's utils.py, imported by path as lm-eval does."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lm_eval_utils", ROOT / "metrics/lm_eval/biodivergence/utils.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_card_evaluate_and_lm_eval_report_the_same_numbers_and_null_for_absent_classes(trained, scifact_release,
+                                                                                        tmp_path, capsys):
+    """The test scores of the model card (written by train), of ``biodivergence evaluate`` on the run's own test
+    predictions and of the lm-eval task's aggregations agree; a class neither side has is null (n/a, n = 0)."""
+    report = tmp_path / "test.metrics.json"
+    assert main(["evaluate", "--predictions", str(trained / "test_predictions.jsonl"), "--release",
+                 str(scifact_release), "--no-semsim", "--out", str(report)]) == 0
+    evaluated = json.loads(report.read_text())["metrics"]
+    test = _results(trained)["runs"][0]["test"]
+    for key, value in test.items():
+        if not key.endswith(("/ci_low", "/ci_high")) and key != "loss":
+            assert value == evaluated[key] if value is None else value == pytest.approx(evaluated[key]), key
+    absent = [c for c in ontology.CONFLICT_TYPE_NAMES if evaluated[f"conflict_type/f1/{c}"] is None]
+    assert absent  # the small test split and a one-epoch model leave some classes on neither side
+    predicted = {p["conflict_type"] for p in read_jsonl(trained / "test_predictions.jsonl")}
+    card = (trained / "README.md").read_text()
+    for name in ontology.CONFLICT_TYPE_NAMES:
+        support = evaluated[f"conflict_type/support/{name}"]
+        assert (name in absent) == (support == 0 and name not in predicted), name
+        f1 = evaluated[f"conflict_type/f1/{name}"]
+        assert f"| {name} | {'n/a (n=0)' if f1 is None else f'{f1:.3f}'} | {support} |" in card
+    assert "| 1.000 |" not in card.split("Test F1 per conflict type")[1]
+    rows = {r["pair_id"]: r for _, r in release.iter_rows(scifact_release, "primary", "test")}
+    items = [(rows[p["pair_id"]]["conflict_type"], ontology.CONFLICT_TYPE_NAMES.index(p["conflict_type"]))
+             for p in read_jsonl(trained / "test_predictions.jsonl")]
+    utils = _lm_eval_utils()
+    for aggregate, key in ((utils.conflict_type_macro_f1, "conflict_type/macro_f1"),
+                           (utils.conflict_type_ctx_f1, "conflict_type/ctx_f1"),
+                           (utils.conflict_type_ctx_n, "conflict_type/support/contextual_contradiction")):
+        value = aggregate(items)
+        assert value == evaluated[key] if value is None else value == pytest.approx(evaluated[key]), key
+
+
 def test_pipeline_gives_the_predictions_of_predict(trained, scifact_release):
     from transformers import pipeline
 
@@ -472,8 +515,8 @@ def test_axis_threshold_tuning_picks_the_best_micro_f1_nearest_one_half():
     assert tune_axis_threshold(logit(probs), gold) == (0.3, pytest.approx(0.8))
     probs[1, 1] = 0.72  # now 0.65 / 0.70 find both positives and no fp
     assert tune_axis_threshold(logit(probs), gold) == (0.65, 1.0)
-    # no gold axis: 0.5 predicts none, which the metric scores 1 (nothing to find, nothing wrongly found)
-    assert tune_axis_threshold(logit(np.full((2, 3), 0.2)), np.zeros((2, 3))) == (0.5, 1.0)
+    # no gold axis: 0.5 predicts none; the metric calls that F1 undefined (None), and nothing wrongly found wins
+    assert tune_axis_threshold(logit(np.full((2, 3), 0.2)), np.zeros((2, 3))) == (0.5, None)
 
 
 def test_train_refuses_a_release_without_card_or_validation(tmp_path, capsys):
@@ -570,6 +613,11 @@ def test_summary_reports_mean_and_sample_std_over_seeds():
     summary = summarise(runs, "test")
     assert summary["conflict_type/ctx_f1"]["mean"] == pytest.approx(0.5)
     assert summary["conflict_type/ctx_f1"]["std"] == pytest.approx(0.1)
+    # an undefined score (None: the class on neither side) is left out of the mean, None on every seed stays None
+    undefined = summarise([{"test": {"conflict_type/ctx_f1": v}} for v in (None, 0.5, None)], "test")
+    assert undefined["conflict_type/ctx_f1"] == {"mean": 0.5, "std": None}
+    assert summarise([{"test": {"conflict_type/ctx_f1": None}}] * 2, "test")["conflict_type/ctx_f1"] == {
+        "mean": None, "std": None}
 
 
 def test_validation_scores_are_those_of_the_kept_checkpoint():

@@ -103,8 +103,11 @@ def match(predictions: dict[str, Any], references: dict[str, Any]) -> tuple[list
 
 
 def _fmt(value: Any) -> str:
+    """A table cell: scores to 4 decimals, "n/a" for a score the metric reports as undefined (None)."""
+    if value is None:
+        return "n/a"
     if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.4f}"
+        return "n/a" if math.isnan(value) else f"{value:.4f}"
     return str(value)
 
 
@@ -116,12 +119,17 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _group(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Scores by key prefix: scalars, intervals, per-label values and the confusion matrix."""
+    """Scores by key prefix: scalars, intervals, per-label values, the labels each macro average is over
+    and the confusion matrix (``notes`` are not grouped)."""
     groups: dict[str, dict[str, Any]] = {}
     for key, value in scores.items():
+        if key == "notes":
+            continue
         prefix, metric, *rest = key.split("/")
-        group = groups.setdefault(prefix, {"scalars": {}, "intervals": {}, "labels": {}, "matrix": None})
-        if isinstance(value, list):
+        group = groups.setdefault(prefix, {"scalars": {}, "intervals": {}, "labels": {}, "over": {}, "matrix": None})
+        if rest and rest[0] == "over":
+            group["over"][metric] = value
+        elif isinstance(value, list):
             group["matrix"] = value
         elif rest and rest[0] in ("ci_low", "ci_high"):
             group["intervals"].setdefault(metric, {})[rest[0]] = value
@@ -132,8 +140,14 @@ def _group(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return groups
 
 
+def _label_cell(values: dict[str, Any], metric: str) -> Any:
+    """A per-label value; an undefined score shows the label's support: "n/a (n=0)"."""
+    value = values.get(metric, "")
+    return f"n/a (n={values['support']})" if value is None and "support" in values else value
+
+
 def format_report(scores: dict[str, Any]) -> str:
-    """One table per task (and one for the primary-axis view)."""
+    """One table per task (and one for the primary-axis view), then the metric's notes."""
     titles = {spec.name: f"Task {spec.number}: {spec.title}" for spec in load_tasks()}
     titles["axes_primary"] = f"{titles['axes']} (9 primary axes)"
     lines: list[str] = []
@@ -147,15 +161,19 @@ def format_report(scores: dict[str, Any]) -> str:
             interval = f"[{_fmt(ci['ci_low'])}, {_fmt(ci['ci_high'])}]" if ci else ""
             rows.append([metric, value] + ([interval] if with_ci else []))
         lines += _table(header, rows)
+        lines += [f"  {metric} over {len(names)} label(s) either side has: {', '.join(names) or 'none'}"
+                  for metric, names in group["over"].items()]
         if group["labels"]:
             metrics = list(dict.fromkeys(m for values in group["labels"].values() for m in values))
-            lines += [""] + _table(["label"] + metrics, [[label] + [v.get(m, "") for m in metrics]
+            lines += [""] + _table(["label"] + metrics, [[label] + [_label_cell(v, m) for m in metrics]
                                                          for label, v in group["labels"].items()])
         if group["matrix"] is not None:
             names = list(group["labels"])
             lines += ["", "  confusion matrix (rows: reference, columns: prediction)"]
             lines += _table(["reference"] + [f"#{i}" for i in range(len(names))],
                             [[f"#{i} {name}"] + row for i, (name, row) in enumerate(zip(names, group["matrix"]))])
+    if scores.get("notes"):
+        lines += ["", "Notes:"] + [f"  - {note}" for note in scores["notes"]]
     return "\n".join(lines)
 
 

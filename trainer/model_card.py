@@ -21,14 +21,14 @@ from biodivergence_dataset.io import write_text_atomic
 from .train import RESULTS_FILE
 
 CARD = "README.md"
-#: (column, metric key) of the results tables.
+#: (column, metric key, key of its support n) of the results tables.
 SCORES = (
-    ("Accuracy", "conflict_type/accuracy"),
-    ("Macro-F1", "conflict_type/macro_f1"),
-    ("Ctx-F1", "conflict_type/ctx_f1"),
-    ("Axes micro-F1", "axes/micro_f1"),
-    ("Axes macro-F1", "axes/macro_f1"),
-    ("Confounder acc.", "confounder/accuracy"),
+    ("Accuracy", "conflict_type/accuracy", "conflict_type/n"),
+    ("Macro-F1", "conflict_type/macro_f1", "conflict_type/n"),
+    ("Ctx-F1", "conflict_type/ctx_f1", f"conflict_type/support/{ontology.CONTEXTUAL}"),
+    ("Axes micro-F1", "axes/micro_f1", "axes/n"),
+    ("Axes macro-F1", "axes/macro_f1", "axes/n"),
+    ("Confounder acc.", "confounder/accuracy", "confounder/n"),
 )
 #: Test scores in the Hub's model-index: (task name, metric type, metric name, key, key of its support n).
 MODEL_INDEX = (
@@ -70,12 +70,28 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not math.isnan(float(value)) else None
 
 
-def _cell(scores: dict[str, Any], key: str) -> str:
-    value = _number(scores.get(key))
-    if value is None:
+def _cell(scores: dict[str, Any], key: str, n_key: str) -> str:
+    """A score with its interval; "n/a (n=…)" where the metric says undefined (None), "—" where not scored."""
+    if key not in scores:
         return "—"
+    value = _number(scores[key])
+    if value is None:
+        return f"n/a (n={scores.get(n_key, '?')})"
     low, high = _number(scores.get(f"{key}/ci_low")), _number(scores.get(f"{key}/ci_high"))
     return f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
+
+
+def _per_class(scores: dict[str, Any]) -> list[str]:
+    """The test F1 of each conflict type with its support n (reference count); n/a where undefined."""
+    if not any(f"conflict_type/f1/{c}" in scores for c in ontology.CONFLICT_TYPE_NAMES):
+        return []
+    lines = ["", ("Test F1 per conflict type, with its support n (test pairs of that class). n/a: neither the "
+                  "references nor the predictions hold the class, so its F1 is undefined (0 / 0), not perfect."),
+             "", "| Conflict type | F1 | n |", "|---|---|---|"]
+    for name in ontology.CONFLICT_TYPE_NAMES:
+        n_key = f"conflict_type/support/{name}"
+        lines.append(f"| {name} | {_cell(scores, f'conflict_type/f1/{name}', n_key)} | {scores.get(n_key, '')} |")
+    return lines
 
 
 def _data_line(release: dict[str, Any], config: str) -> str:
@@ -181,12 +197,14 @@ def render(folder: str | Path, repo_id: str | None = None, revision: str | None 
             "(axes at threshold 0.5). Test: the kept model at the tuned axis threshold, with 95% bootstrap intervals "
             f"over {settings.get('bootstrap', 0)} resamples of the test pairs where shown."),
             "",
-            "| Split | " + " | ".join(h for h, _ in SCORES) + " |",
-            "|---|" + "---|" * len(SCORES),
+            "| Split | n | " + " | ".join(h for h, _, _ in SCORES) + " |",
+            "|---|---|" + "---|" * len(SCORES),
         ]
         for split in ("validation", "test"):
             if run.get(split):
-                lines.append(f"| {split} | " + " | ".join(_cell(run[split], k) for _, k in SCORES) + " |")
+                lines.append(f"| {split} | {run[split].get('conflict_type/n', '')} | "
+                             + " | ".join(_cell(run[split], k, n) for _, k, n in SCORES) + " |")
+        lines += _per_class(run.get("test") or {})
         if run.get("validation_axes_micro_f1_at_threshold") is not None:
             lines += ["", (f"Validation axes micro-F1 at the tuned threshold {config.get('axis_threshold')}: "
                           f"{run['validation_axes_micro_f1_at_threshold']:.3f}.")]
@@ -242,8 +260,9 @@ def render(folder: str | Path, repo_id: str | None = None, revision: str | None 
         "the predictions for medical decisions."),
         ("- English claims from biomedical abstracts of five domains; claims outside them, or pairs without the "
         "release's metadata (claim types, domain, years, mining scores), get features the model saw rarely."),
-        ("- Rare classes and axes have few training examples; their F1 is unstable, and a split without a class "
-        "scores that class as absent (see the label counts above)."),
+        ("- Rare classes and axes have few training examples; their F1 is unstable, and a class that neither a "
+        "split nor the predictions hold has an undefined F1 (n/a, n = 0), never a perfect one (see the label counts "
+        "above)."),
     ]
     for split in ("train", "validation", "test"):
         classes = [c for c, n in (counts.get(split) or {}).items() if n]

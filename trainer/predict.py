@@ -66,11 +66,13 @@ AXIS_THRESHOLD_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range
 
 
 def tune_axis_threshold(axis_logits: np.ndarray, axis_labels: np.ndarray,
-                        grid: Sequence[float] = AXIS_THRESHOLD_GRID) -> tuple[float, float]:
+                        grid: Sequence[float] = AXIS_THRESHOLD_GRID) -> tuple[float, float | None]:
     """(threshold, micro-F1): the grid threshold with the best axis micro-F1 on held-out labels.
 
     Ties go to the threshold nearest 0.5. Class-weighted BCE with capped ``pos_weight`` leaves the
     probabilities of rare axes below 0.5 for most of training, so a fixed 0.5 can predict no axis at all.
+    Without any gold axis, micro-F1 is undefined (None) where no axis is predicted either, and that
+    threshold wins: nothing wrongly found is the best a threshold can do there.
     """
     from .metric import scoring_module
 
@@ -78,12 +80,13 @@ def tune_axis_threshold(axis_logits: np.ndarray, axis_labels: np.ndarray,
     probs = _sigmoid(np.asarray(axis_logits, dtype=np.float64))
     gold = np.asarray(axis_labels) >= 0.5
     labels = [str(i) for i in range(gold.shape[1])]
-    best: tuple[float, float] | None = None
+    best: tuple[float, float, float | None] | None = None
     for threshold in sorted(grid, key=lambda t: abs(t - 0.5)):
         f1 = axes_scores(gold, probs >= threshold, labels=labels)["axes/micro_f1"]
-        if best is None or f1 > best[1]:
-            best = (threshold, f1)
-    return best
+        rank = 1.0 if np.isnan(f1) else f1
+        if best is None or rank > best[1]:
+            best = (threshold, rank, None if np.isnan(f1) else f1)
+    return best[0], best[2]
 
 
 def references_from_labels(labels: np.ndarray, axis_labels: np.ndarray, confounder_labels: np.ndarray) -> list[dict[str, Any]]:

@@ -97,10 +97,11 @@ SCHEDULE_KEYS = (
 
 
 def reported_keys() -> list[str]:
-    """Metric keys logged during training and summarised over seeds: Tasks 1–3, the primary-axis view, per-class F1."""
-    keys = [k for t in SUMMARY_TASKS for k in task(t).metric_keys()]
+    """Metric keys logged during training and summarised over seeds: Tasks 1–3, the primary-axis view, per-class F1
+    with its support (reference count), so an undefined F1 (None: the class on neither side) shows its n = 0."""
+    keys = [k for t in SUMMARY_TASKS for k in [*task(t).metric_keys(), f"{t}/n"]]
     keys += [k.replace("axes/", "axes_primary/") for k in task("axes").metric_keys()]
-    return keys + [f"conflict_type/f1/{c}" for c in ontology.CONFLICT_TYPE_NAMES]
+    return keys + [f"conflict_type/{m}/{c}" for c in ontology.CONFLICT_TYPE_NAMES for m in ("f1", "support")]
 
 
 # -- options -------------------------------------------------------------------------------------------------
@@ -246,14 +247,15 @@ class TaskMetrics:
     scores the test split at the tuned threshold. With ``tune`` (validation), the threshold with the best axis
     micro-F1 on these very logits is reported as ``axis_threshold_tuned`` (and that F1 as
     ``axes/micro_f1_at_tuned_threshold``): the kept checkpoint's value is the one saved, without a second pass.
-    ``bootstrap`` adds ``<key>/ci_low`` / ``<key>/ci_high`` (95%) to the headline keys.
+    ``bootstrap`` adds ``<key>/ci_low`` / ``<key>/ci_high`` (95%) to the headline keys. A score the metric
+    reports as undefined stays None (never a number), so Trainer's logs, the run summary and the card agree with it.
     """
 
     def __init__(self, model_config, tune: bool = True, bootstrap: int = 0):
         self.model_config, self.tune, self.bootstrap = model_config, tune, bootstrap
         self.keys = reported_keys()
 
-    def __call__(self, eval_pred) -> dict[str, float]:
+    def __call__(self, eval_pred) -> dict[str, int | float | None]:
         from .metric import score
         from .predict import decode, references_from_labels, tune_axis_threshold
 
@@ -263,11 +265,21 @@ class TaskMetrics:
         predictions = decode(conflict, axes, confounder, config.constraint_mode, config.axis_threshold, axis_labels)
         references = references_from_labels(labels, axis_labels, confounder_labels)
         scores = score(predictions, references, semsim_model=None, bootstrap=self.bootstrap)
-        out = {k: float(scores[k]) for k in self.keys if k in scores}
-        out.update({k: float(v) for k, v in scores.items() if _is_interval_or_support(k) and v is not None})
+        out = {k: _number(scores[k]) for k in self.keys if k in scores}
+        out.update({k: _number(v) for k, v in scores.items() if _is_interval_or_support(k) and v is not None})
         if self.tune:
             out[TUNED_THRESHOLD], out[TUNED_AXES_F1] = tune_axis_threshold(axes, axis_labels)
         return out
+
+
+def _number(value: Any) -> int | float | None:
+    """A metric value for Trainer's logs: counts stay ints, scores floats, undefined scores None."""
+    return value if value is None or isinstance(value, int) else float(value)
+
+
+def _printable(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Metrics for ``Trainer.log_metrics``, which cannot print None: an undefined score shows as "n/a"."""
+    return {k: "n/a" if v is None else v for k, v in metrics.items()}
 
 
 def make_compute_metrics(constraint_mode: str, axis_threshold: float, tune: bool = False):
@@ -305,11 +317,15 @@ def subsample(rows: list[Any], n: int | None, seed: int = 0) -> list[Any]:
 
 
 def summarise(runs: list[dict[str, Any]], split: str) -> dict[str, dict[str, float | None]]:
-    """Mean and sample std over seeds of the task metrics on one split (std None for a single seed)."""
+    """Mean and sample std over seeds of the task metrics on one split (std None for a single seed); over the
+    seeds where the metric is defined, None where it is undefined on every seed."""
     out: dict[str, dict[str, float | None]] = {}
     for key in reported_keys():
-        values = [r[split][key] for r in runs if split in r and key in r[split]]
-        if values:
+        reported = [r[split][key] for r in runs if split in r and key in r[split]]
+        values = [v for v in reported if v is not None]
+        if reported and not values:
+            out[key] = {"mean": None, "std": None}
+        elif values:
             out[key] = {
                 "mean": statistics.fmean(values),
                 "std": statistics.stdev(values) if len(values) > 1 else None,
@@ -381,7 +397,7 @@ def train_seed(
     threshold = kept.get(f"eval_{TUNED_THRESHOLD}", trainer.model.config.axis_threshold)
     trainer.model.config.axis_threshold = threshold
     eval_metrics = {k: v for k, v in kept.items() if k.startswith("eval_")}
-    trainer.log_metrics("eval", eval_metrics)
+    trainer.log_metrics("eval", _printable(eval_metrics))
     trainer.save_metrics("eval", eval_metrics)
 
     result: dict[str, Any] = {
@@ -402,7 +418,7 @@ def train_seed(
     if "test" in encoded:
         trainer.compute_metrics = TaskMetrics(trainer.model.config, tune=False, bootstrap=settings.bootstrap)
         test_output = trainer.predict(encoded["test"], metric_key_prefix="test")
-        trainer.log_metrics("test", test_output.metrics)
+        trainer.log_metrics("test", _printable(test_output.metrics))
         trainer.save_metrics("test", test_output.metrics)
         result["test"] = _reported(test_output.metrics, "test")
     trainer.save_model(str(out_dir))  # every process: FSDP / DeepSpeed gather the weights here

@@ -5,7 +5,9 @@ record itself (``metric.features[0]``), with one JSON string per record as the f
 (``metric.features[1]``), as evaluate's squad metric declares two forms. Before a typed record is
 stored, ``add``/``add_batch`` bring it to the declared shape: a field the record does not carry is
 stored as null, ClassLabel ids become names and other keys are dropped. A field null on every
-record of a side is a task that side does not carry, and is not scored.
+record of a side is a task that side does not carry, and is not scored (the result's ``notes`` say so).
+Every batch is checked by the scorer's ``check_records`` before it is stored, so a malformed record
+is refused with its index and field (``predictions[3].divergence_axes: ...``), whichever form it came in.
 """
 
 import json
@@ -14,7 +16,7 @@ import numbers
 import datasets
 import evaluate
 
-from .scoring import AXES, CONFLICT_TYPES, METRIC_VERSION, ONTOLOGY_VERSION
+from .scoring import AXES, CONFLICT_TYPES, METRIC_VERSION, ONTOLOGY_VERSION, check_records
 from .scoring import compute as score
 
 _CITATION = """\
@@ -48,7 +50,9 @@ Args:
         or None to skip SemSim (default: sentence-transformers/all-MiniLM-L6-v2).
 Returns:
     A flat dict such as `conflict_type/macro_f1`, `axes/micro_f1`, `confounder/accuracy`,
-    `reconciliation/rouge_l`, `spans/f1` (see the metric card for every key).
+    `reconciliation/rouge_l`, `spans/f1` (see the metric card for every key). An undefined score
+    (e.g. the F1 of a class neither side has) is None, never 1, with a warning naming it; per-class
+    scores come with `support/<label>`, tasks with `<task>/n`; `notes` lists tasks not scored.
 Examples:
     >>> import evaluate
     >>> metric = evaluate.load("metrics/biodivergence")  # the folder; "<org>/biodivergence" on the Hub
@@ -102,6 +106,42 @@ def _plain(value):
     return value.tolist() if hasattr(value, "tolist") else value
 
 
+def _confounder(value):
+    """A confounder as a name, "" for none (-1 is how a release stores none)."""
+    return "" if isinstance(value, numbers.Integral) and value == -1 else _label(value, AXES)
+
+
+def _checked(records, side):
+    """``records`` after the scorer's checks, each error naming the record: one form for all (records or
+    JSON strings, not a mix), JSON strings that parse to records, then the records' fields and labels."""
+    if records is None:
+        return None
+    records = list(records)
+    forms = [isinstance(r, str) for r in records]
+    if any(forms) and not all(forms):
+        i = forms.index(not forms[0])
+        kinds = {True: "a JSON string", False: "a record (dict)"}
+        raise ValueError(f"{side}[{i}]: {kinds[forms[i]]}, but {side}[0] is {kinds[forms[0]]}; give every "
+                         "record in one form, all dicts or all JSON strings")
+    parsed = [_parsed(r, side, i) for i, r in enumerate(records)]
+    check_records([_plain_record(r) for r in parsed], side)
+    return records
+
+
+def _parsed(record, side, i):
+    if not isinstance(record, str):
+        return record
+    try:
+        return json.loads(record)
+    except ValueError as exc:
+        raise ValueError(f"{side}[{i}]: not a JSON record ({exc})") from None
+
+
+def _plain_record(record):
+    """A record with numpy values as plain ones (the scorer's checks read lists and ints)."""
+    return {k: _plain(v) for k, v in record.items()} if isinstance(record, dict) else record
+
+
 def _typed(record):
     """A record in the declared shape; JSON strings and None pass unchanged."""
     if record is None or isinstance(record, str):
@@ -111,7 +151,7 @@ def _typed(record):
     return {
         "conflict_type": _label(record.get("conflict_type"), CONFLICT_TYPES),
         "divergence_axes": None if axes is None else [_label(a, AXES) for a in axes],
-        "dominant_confounder": _label(record.get("dominant_confounder"), AXES),
+        "dominant_confounder": _confounder(record.get("dominant_confounder")),
         "reconciliation": record.get("reconciliation"),
         "evidence_spans": None if spans is None else [_span(s) for s in spans],
     }
@@ -147,12 +187,17 @@ class Biodivergence(evaluate.Metric):
         )
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of prediction and reference records (typed or JSON strings)."""
-        typed = [None if rs is None else [_typed(r) for r in rs] for rs in (predictions, references)]
+        """Add a batch of prediction and reference records (typed or JSON strings); a malformed one is
+        refused with its index in the batch and its field."""
+        checked = _checked(predictions, "predictions"), _checked(references, "references")
+        typed = [None if rs is None else [_typed(r) for r in rs] for rs in checked]
         super().add_batch(predictions=typed[0], references=typed[1], **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one prediction and one reference record (typed or JSON strings)."""
+        for record, side in ((prediction, "prediction"), (reference, "reference")):
+            if record is not None:
+                _checked([record], side)
         super().add(prediction=_typed(prediction), reference=_typed(reference), **kwargs)
 
     def _enforce_nested_string_type(self, schema, obj):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -133,6 +134,14 @@ DEFAULT_SEMSIM_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: SemSim shows a progress bar when it encodes at least this many new texts.
 PROGRESS_TEXTS = 256
 CI_LEVEL = 0.95
+#: A side's reconciliations count as templated (rule annotators fill a few templates; LLM-written ones are
+#: nearly all distinct) when its distinct non-empty texts number at most this share of its non-empty rows;
+#: ``compute`` then adds a note.
+TEMPLATED_SHARE = 0.5
+
+
+class UndefinedScoreWarning(UserWarning):
+    """A score that is 0 / 0 (e.g. the F1 of a class neither side has): reported as None, never 1."""
 
 _PRIMARY_COLUMNS = np.array([AXES.index(a) for a in PRIMARY_AXES])
 _CONTEXTUAL_ID = CONFLICT_TYPES.index(CONTEXTUAL)
@@ -147,24 +156,30 @@ def _ratio(numerator: float, denominator: float) -> float:
     return float(numerator) / float(denominator) if denominator else float("nan")
 
 
-def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """Element-wise division with 0 where the denominator is 0 (scikit-learn's ``zero_division=0``)."""
+def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """Element-wise division, NaN (undefined) where the denominator is 0 (scikit-learn's ``zero_division=np.nan``)."""
     numerator = np.asarray(numerator, dtype=float)
     denominator = np.asarray(denominator, dtype=float)
-    return np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator != 0)
+    return np.divide(numerator, denominator, out=np.full_like(numerator, np.nan), where=denominator != 0)
 
 
 def _prf(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Precision, recall and F1 (``2tp / (2tp + fp + fn)``): 1 for a label neither side uses
-    (tp = fp = fn = 0: nothing to find, nothing wrongly found), else 0 where undefined."""
-    unused = (np.asarray(tp) + fp + fn) == 0
-    scores = _safe_divide(tp, tp + fp), _safe_divide(tp, tp + fn), _safe_divide(2 * tp, 2 * tp + fp + fn)
-    return tuple(np.where(unused, 1.0, s) for s in scores)
+    """Precision, recall and F1 (``2tp / (2tp + fp + fn)``) as scikit-learn computes them with
+    ``zero_division=np.nan``: precision is undefined (NaN) for a label never predicted, recall for a
+    label no reference has, F1 for a label neither side has (nothing to find is not a perfect score)."""
+    return _divide(tp, tp + fp), _divide(tp, tp + fn), _divide(2 * tp, 2 * tp + fp + fn)
 
 
-def _macro(f1: np.ndarray, used: np.ndarray) -> float:
-    """Mean F1 over the labels either side uses (scikit-learn's multi-class default); 1 when none is used."""
-    return float(f1[used].mean()) if used.any() else 1.0
+def _macro(f1: np.ndarray) -> float:
+    """Mean of the defined F1 values: over the labels either side uses (scikit-learn's macro average
+    with ``zero_division=np.nan``); NaN when no label is used."""
+    defined = ~np.isnan(f1)
+    return float(f1[defined].mean()) if defined.any() else float("nan")
+
+
+def _over(f1: np.ndarray, labels: Sequence[str]) -> list[str]:
+    """The labels a macro average is taken over (those with a defined F1)."""
+    return [name for name, value in zip(labels, f1) if not np.isnan(value)]
 
 
 def _mean(values: np.ndarray, weights: np.ndarray) -> float:
@@ -179,15 +194,19 @@ def conflict_type_scores(y_true: np.ndarray, y_pred: np.ndarray, weights: np.nda
     """Task 1 metrics from class ids (indices into ``CONFLICT_TYPES``).
 
     Macro-F1 averages over the classes present in references or predictions (scikit-learn's
-    default), which is how the paper's Table 4 is computed; a class neither side uses scores 1 and
-    is left out of the average. The confusion matrix has references as rows and predictions as
-    columns, both in ``CONFLICT_TYPES`` order.
+    default), which is how the paper's Table 4 is computed; ``conflict_type/macro_f1/over`` names
+    them. A class neither side uses has undefined (NaN) precision, recall and F1 and is left out of
+    the average, as is kappa when both sides use one and the same class only (scikit-learn: NaN).
+    ``support/<class>`` is the class's reference count. The confusion matrix has references as rows
+    and predictions as columns, both in ``CONFLICT_TYPES`` order.
 
     >>> s = conflict_type_scores(np.array([0, 0, 2, 2]), np.array([0, 2, 2, 2]))
     >>> s["conflict_type/accuracy"], round(s["conflict_type/ctx_f1"], 4), s["conflict_type/kappa"]
     (0.75, 0.8, 0.5)
     >>> s["conflict_type/confusion_matrix"][0][:3], s["conflict_type/support/contextual_contradiction"]
     ([1, 0, 1], 2)
+    >>> s["conflict_type/macro_f1/over"], s["conflict_type/f1/direct_contradiction"]
+    (['no_conflict', 'contextual_contradiction'], nan)
     """
     k = len(CONFLICT_TYPES)
     weights = np.ones(len(y_true), dtype=np.int64) if weights is None else weights
@@ -198,8 +217,9 @@ def conflict_type_scores(y_true: np.ndarray, y_pred: np.ndarray, weights: np.nda
     out: dict[str, Any] = {
         "conflict_type/n": total,
         "conflict_type/accuracy": _ratio(tp.sum(), total),
-        "conflict_type/macro_f1": _macro(f1, (support + predicted) > 0),
-        "conflict_type/weighted_f1": _ratio(np.dot(f1, support), total),
+        "conflict_type/macro_f1": _macro(f1),
+        "conflict_type/macro_f1/over": _over(f1, CONFLICT_TYPES),
+        "conflict_type/weighted_f1": _ratio(np.dot(np.nan_to_num(f1), support), total),
         "conflict_type/kappa": _cohen_kappa(cm),
         "conflict_type/ctx_f1": float(f1[_CONTEXTUAL_ID]),
         "conflict_type/confusion_matrix": cm.tolist(),
@@ -213,14 +233,14 @@ def conflict_type_scores(y_true: np.ndarray, y_pred: np.ndarray, weights: np.nda
 
 
 def _cohen_kappa(cm: np.ndarray) -> float:
-    """Cohen's kappa of a confusion matrix; 1 when both sides use one and the same class only
-    (perfect agreement, where the formula gives 0 / 0 and scikit-learn NaN)."""
+    """Cohen's kappa of a confusion matrix; undefined (NaN) when both sides use one and the same class
+    only, where chance agreement is 1 and the formula gives 0 / 0 (scikit-learn: NaN)."""
     total = cm.sum()
     if total == 0:
         return float("nan")
     observed = np.trace(cm) / total
     expected = float(np.dot(cm.sum(axis=1), cm.sum(axis=0))) / total**2
-    return _ratio(observed - expected, 1.0 - expected) if expected != 1.0 else 1.0
+    return _ratio(observed - expected, 1.0 - expected) if expected != 1.0 else float("nan")
 
 
 # --- Task 2: divergence axes -----------------------------------------------------------------------
@@ -236,16 +256,17 @@ def axes_scores(
     """Task 2 metrics from boolean indicator matrices of shape (examples, labels).
 
     Micro scores pool all label decisions; macro-F1 averages over the labels that references or
-    predictions use (a label neither side uses scores 1 and is left out); exact match is set
-    equality (two empty sets match). With no label on either side every score is 1.
+    predictions use (``<prefix>/macro_f1/over``; a label neither side uses has an undefined F1, NaN,
+    and is left out); exact match is set equality (two empty sets match). With no label on either
+    side every F1 is undefined; ``support/<label>`` is the label's reference count.
 
     >>> t = np.array([[1, 0, 0], [0, 0, 0]], dtype=bool)
     >>> p = np.array([[1, 1, 0], [0, 0, 0]], dtype=bool)
     >>> s = axes_scores(t, p, labels=("geography", "disease_subtype", "study_design"))
     >>> s["axes/micro_precision"], s["axes/micro_recall"], s["axes/macro_f1"], s["axes/exact_match"]
     (0.5, 1.0, 0.5, 0.5)
-    >>> s["axes/f1/disease_subtype"], s["axes/f1/study_design"]
-    (0.0, 1.0)
+    >>> s["axes/f1/disease_subtype"], s["axes/f1/study_design"], s["axes/support/study_design"]
+    (0.0, nan, 0)
     """
     weights = np.ones(len(true), dtype=np.int64) if weights is None else weights
     w = weights[:, None]
@@ -259,10 +280,13 @@ def axes_scores(
         f"{prefix}/micro_f1": float(micro_f1),
         f"{prefix}/micro_precision": float(micro_p),
         f"{prefix}/micro_recall": float(micro_r),
-        f"{prefix}/macro_f1": _macro(f1, (tp + fp + fn) > 0),
+        f"{prefix}/macro_f1": _macro(f1),
+        f"{prefix}/macro_f1/over": _over(f1, labels),
         f"{prefix}/exact_match": _mean((true == pred).all(axis=1), weights),
     }
-    out.update({f"{prefix}/f1/{name}": float(f1[i]) for i, name in enumerate(labels)})
+    for i, name in enumerate(labels):
+        out[f"{prefix}/f1/{name}"] = float(f1[i])
+        out[f"{prefix}/support/{name}"] = int(tp[i] + fn[i])
     return out
 
 
@@ -488,7 +512,8 @@ def _column(records: Sequence[Mapping[str, Any]], side: str, name: str) -> list[
         return None
     if not all(present):
         i = present.index(False)
-        raise _invalid(side, i, f"no {name!r} although other {side} have it; give it on every example or on none")
+        raise _invalid(side, i, f"missing, although {side}[{present.index(True)}] has it; give the field on every "
+                       f"record or on none (a task is scored only where every record carries it)", name)
     return [record[name] for record in records]
 
 
@@ -503,16 +528,21 @@ def _label_id(value: Any, vocab: Sequence[str], side: str, i: int, name: str) ->
         return vocab.index(value)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < len(vocab):
         return int(value)
-    raise _invalid(side, i, f"unknown label {value!r}; expected one of {list(vocab)}", name)
+    raise _invalid(side, i, f"unknown label {value!r}; expected one of {list(vocab)} or its ClassLabel id "
+                   f"0-{len(vocab) - 1}", name)
 
 
 def _conflict_ids(values: list[Any], side: str) -> np.ndarray:
-    return np.array([_label_id(v, CONFLICT_TYPES, side, i, "conflict_type") for i, v in enumerate(values)])
+    return np.array([_label_id(v, CONFLICT_TYPES, side, i, "conflict_type") for i, v in enumerate(values)],
+                    dtype=np.int64)
 
 
 def _axis_matrix(values: list[Any], side: str) -> np.ndarray:
     matrix = np.zeros((len(values), len(AXES)), dtype=bool)
     for i, axes in enumerate(values):
+        if isinstance(axes, str):
+            raise _invalid(side, i, f"got the string {axes!r}; give a list of axis names, e.g. [{axes!r}] "
+                           "(or [] for none)", "divergence_axes")
         if not isinstance(axes, (list, tuple, np.ndarray)):
             raise _invalid(side, i, f"expected a list of axis names, got {axes!r}", "divergence_axes")
         for axis in axes:
@@ -521,9 +551,9 @@ def _axis_matrix(values: list[Any], side: str) -> np.ndarray:
 
 
 def _confounder_ids(values: list[Any], side: str) -> np.ndarray:
-    """Axis ids, ``-1`` for no confounder ("" or None)."""
+    """Axis ids, ``-1`` for no confounder ("", None, or -1 as the release stores it)."""
     return np.array(
-        [_NO_CONFOUNDER if v in ("", None) else _label_id(v, AXES, side, i, "dominant_confounder")
+        [_NO_CONFOUNDER if v in ("", None, _NO_CONFOUNDER) else _label_id(v, AXES, side, i, "dominant_confounder")
          for i, v in enumerate(values)],
         dtype=np.int64,
     )
@@ -548,6 +578,51 @@ def _spans(values: list[Any], side: str) -> list[Counter]:
             _label_id(span.get("role"), SPAN_ROLES, side, i, "evidence_spans.role")
         out.append(span_tokens(spans))
     return out
+
+
+#: task name -> the reader that checks and decodes its field's values.
+_READERS: dict[str, Callable[[list[Any], str], Any]] = {
+    "conflict_type": _conflict_ids,
+    "axes": _axis_matrix,
+    "confounder": _confounder_ids,
+    "reconciliation": _texts,
+    "spans": _spans,
+}
+
+
+def check_records(records: Sequence[Any], side: str) -> None:
+    """ValueError naming the record (``side[i]``) and field of the first malformed one: a record that
+    is not a mapping, a task field some records carry and others lack, a label not in the
+    vocabulary (names or ClassLabel ids), axes not given as a list, a span without text or role.
+
+    >>> check_records([{"conflict_type": "no_conflict"}, {}], "predictions")
+    Traceback (most recent call last):
+    ...
+    ValueError: predictions[1].conflict_type: missing, although predictions[0] has it; give the field on every record or on none (a task is scored only where every record carries it)
+    """
+    for i, record in enumerate(records):
+        if isinstance(record, str):
+            raise _invalid(side, i, "got a string, not a mapping of task fields (a JSON string? parse it, "
+                           "or give every record as a JSON string to the evaluate module)")
+        if not isinstance(record, Mapping):
+            raise _invalid(side, i, f"expected a mapping of task fields, got {type(record).__name__}")
+    for name, field_name in TASK_FIELDS.items():
+        values = _column(records, side, field_name)
+        if values is not None:
+            _READERS[name](values, side)
+
+
+def templated(texts: Sequence[str]) -> dict[str, Any]:
+    """How templated some reconciliation texts are: non-empty ``rows``, ``distinct`` texts among them,
+    and ``templated`` (at most ``TEMPLATED_SHARE`` of the rows are distinct, as rule annotators write).
+
+    >>> templated(["Geography differs."] * 20 + ["Dose differs.", ""])
+    {'rows': 21, 'distinct': 2, 'templated': True}
+    """
+    filled = [t for t in texts if t and t.strip()]
+    distinct = len(set(filled))
+    return {"rows": len(filled), "distinct": distinct,
+            "templated": bool(filled) and distinct <= TEMPLATED_SHARE * len(filled)}
 
 
 def _slots(reference: Mapping[str, Any], i: int) -> set[str]:
@@ -633,7 +708,9 @@ def _reconciliation_task(
             out["reconciliation/semsim"] = _mean(similarity, w)
         return out
 
-    return ScoredTask(rows, score, {"reconciliation/bleu": _bleu(hyps, golds) if hyps else float("nan")})
+    fixed = {"reconciliation/bleu": _bleu(hyps, golds) if hyps else float("nan"),
+             "reconciliation/distinct_references": templated(golds)["distinct"]}
+    return ScoredTask(rows, score, fixed)
 
 
 def _spans_task(pred: list[Any], ref: list[Any], **_: Any) -> ScoredTask:
@@ -676,10 +753,8 @@ def prepare(
         raise ValueError(f"got {len(predictions)} predictions but {len(references)} references")
     if not references:
         raise ValueError("no examples to score")
-    for side, records in (("predictions", predictions), ("references", references)):
-        for i, record in enumerate(records):
-            if not isinstance(record, Mapping):
-                raise _invalid(side, i, f"expected a mapping of task fields, got {type(record).__name__}")
+    check_records(predictions, "predictions")
+    check_records(references, "references")
     tasks = []
     for name, field_name in TASK_FIELDS.items():
         pred, ref = _column(predictions, "predictions", field_name), _column(references, "references", field_name)
@@ -724,6 +799,56 @@ def _interval(values: np.ndarray) -> tuple[float, float]:
     return float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))
 
 
+def notes(predictions: Sequence[Mapping[str, Any]], references: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What a reader of the scores must know besides the numbers: each task one side carries and the
+    other does not (not scored), and reference reconciliations filled from a few templates."""
+    out = []
+    for name, field_name in TASK_FIELDS.items():
+        in_predictions, in_references = (any(field_name in r for r in side) for side in (predictions, references))
+        if in_predictions != in_references:
+            lacking = "prediction" if in_references else "reference"
+            out.append(f"{name} not scored: no {lacking} carries {field_name!r}")
+    if all(TASK_FIELDS["reconciliation"] in r for r in (*predictions, *references)):
+        seen = templated(_texts([r[TASK_FIELDS["reconciliation"]] for r in references], "references"))
+        if seen["templated"]:
+            out.append(f"reconciliation: the references hold {seen['distinct']} distinct texts over {seen['rows']} "
+                       "rows (templated, as rule annotators write them): ROUGE-L, BLEU and SemSim reward repeating "
+                       "a template; compare with the constant-template floor of `biodivergence baselines`")
+    return out
+
+
+def _undefined(results: dict[str, Any]) -> str:
+    """The undefined (NaN) scores of a result, by task and metric, with the labels they concern and their
+    reference support ``n`` (0 unless shown)."""
+    by_label: dict[tuple[str, str], list[str]] = {}
+    for key, value in results.items():
+        if isinstance(value, float) and np.isnan(value) and not key.endswith(("/ci_low", "/ci_high", "/p_value")):
+            task, metric, *label = key.split("/")
+            by_label.setdefault((task, label[0] if label else ""), []).append(metric)
+    by_metrics: dict[tuple[str, str], list[str]] = {}
+    for (task, label), metrics in by_label.items():
+        n = results.get(f"{task}/support/{label}" if label else f"{task}/n")
+        shown = f"(n={n})" if not label else f"{label} (n={n})" if n else label
+        by_metrics.setdefault((task, ", ".join(metrics)), []).append(shown)
+    return "; ".join(f"{task} {metrics} " + (labels[0] if labels[0].startswith("(") else f"of {', '.join(labels)}")
+                     for (task, metrics), labels in by_metrics.items())
+
+
+def _as_null(results: dict[str, Any], point: str = "") -> dict[str, Any]:
+    """NaN scores as None (JSON null), with a warning naming them. The interval (and p-value) of an undefined
+    score (``<key><point>`` is None) is None too."""
+    undefined = _undefined(results)
+    if undefined:
+        warnings.warn(f"undefined scores (0 / 0), reported as None, not as a perfect or zero score: {undefined}",
+                      UndefinedScoreWarning, stacklevel=3)
+    out = {k: None if isinstance(v, float) and np.isnan(v) else v for k, v in results.items()}
+    for key in [k for k in out if k.endswith(("/ci_low", "/ci_high", "/p_value"))]:
+        base = key.rsplit("/", 1)[0] + point
+        if base in out and out[base] is None:
+            out[key] = None
+    return out
+
+
 def compute(
     predictions: Sequence[Mapping[str, Any]],
     references: Sequence[Mapping[str, Any]],
@@ -737,6 +862,11 @@ def compute(
     With ``bootstrap=N`` the headline keys also get ``<key>/ci_low`` and ``<key>/ci_high``, a 95%
     percentile interval over N resamples of the examples (``seed`` fixes the resamples).
 
+    An undefined score (0 / 0, e.g. the F1 of a class neither side has, kappa when both sides use
+    one class) is None with an ``UndefinedScoreWarning`` naming it, never 1; so is its interval.
+    ``notes`` (present when there is something to say) lists tasks not scored because one side
+    lacks their field, and templated reference reconciliations.
+
     >>> refs = [{"conflict_type": c} for c in ["no_conflict"] * 6 + ["contextual_contradiction"] * 4]
     >>> preds = [{"conflict_type": "no_conflict"}] * 8 + [{"conflict_type": "contextual_contradiction"}] * 2
     >>> s = compute(preds, refs, bootstrap=200, seed=1)
@@ -744,6 +874,16 @@ def compute(
     0.6667
     >>> s["conflict_type/ctx_f1/ci_low"] <= s["conflict_type/ctx_f1"] <= s["conflict_type/ctx_f1/ci_high"]
     True
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     s = compute(refs[:6], refs[:6], bootstrap=20)
+    >>> s["conflict_type/ctx_f1"], s["conflict_type/support/contextual_contradiction"], s["conflict_type/kappa"]
+    (None, 0, None)
+    >>> s["conflict_type/ctx_f1/ci_low"], s["conflict_type/macro_f1"], s["conflict_type/macro_f1/over"]
+    (None, 1.0, ['no_conflict'])
+    >>> print(caught[0].message)  # doctest: +ELLIPSIS
+    undefined scores (0 / 0), ...: conflict_type kappa, ctx_f1 (n=6); conflict_type f1, precision, recall of direct_contradiction, contextual_contradiction, ...
     """
     tasks = prepare(predictions, references, semsim_model)
     results: dict[str, Any] = {}
@@ -752,7 +892,10 @@ def compute(
     if bootstrap:
         for key, values in _bootstrap(tasks, len(references), bootstrap, seed).items():
             results[f"{key}/ci_low"], results[f"{key}/ci_high"] = _interval(values)
-    return results
+    found = notes(predictions, references)
+    if found:
+        results["notes"] = found
+    return _as_null(results)
 
 
 def _p_value(deltas: np.ndarray) -> float:
@@ -770,13 +913,14 @@ def compare(
     bootstrap: int = 1000,
     seed: int = 0,
     semsim_model: Any = DEFAULT_SEMSIM_MODEL,
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """Paired bootstrap comparison of system B against system A on the same references.
 
     Both systems are scored on the same resamples. For every headline key both systems get,
     returns ``<key>/a``, ``<key>/b``, ``<key>/diff`` (B - A), the 95% percentile interval of the
     difference (``<key>/ci_low``, ``<key>/ci_high``) and ``<key>/p_value``: twice the share of
-    resamples on which the difference has the other sign or vanishes, add-one smoothed.
+    resamples on which the difference has the other sign or vanishes, add-one smoothed. A key undefined
+    for either system (see :func:`compute`) is None.
 
     >>> refs = [{"conflict_type": c} for c in ["no_conflict"] * 30 + ["contextual_contradiction"] * 20]
     >>> a = [{"conflict_type": "no_conflict"}] * 50
@@ -801,4 +945,4 @@ def compare(
         out[f"{key}/diff"] = observed_b[key] - observed_a[key]
         out[f"{key}/ci_low"], out[f"{key}/ci_high"] = _interval(deltas)
         out[f"{key}/p_value"] = _p_value(deltas)
-    return out
+    return _as_null(out, "/diff")

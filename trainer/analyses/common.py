@@ -67,18 +67,20 @@ def rate(hits: Sequence[bool]) -> float | None:
     return sum(hits) / len(hits) if hits else None
 
 
-def conflict_scores(predictions: Sequence[Record], rows: Sequence[Row]) -> dict[str, float]:
-    """Task-1 accuracy, macro-F1 and Ctx-F1 of conflict-type predictions, by the BioDivergence metric."""
+def conflict_scores(predictions: Sequence[Record], rows: Sequence[Row]) -> dict[str, float | None]:
+    """Task-1 accuracy, macro-F1 and Ctx-F1 of conflict-type predictions, by the BioDivergence metric
+    (None where the metric says undefined, e.g. Ctx-F1 of rows and predictions without that class)."""
     if not rows:
         return {}
     scores = score([{"conflict_type": p["conflict_type"]} for p in predictions],
                    [{"conflict_type": r["conflict_type"]} for r in rows])
-    return {k: float(scores[f"conflict_type/{k}"]) for k in ("accuracy", "macro_f1", "ctx_f1")}
+    return {k: scores[f"conflict_type/{k}"] for k in ("accuracy", "macro_f1", "ctx_f1")}
 
 
-def task_scores(predictions: Sequence[Record], rows: Sequence[Row]) -> dict[str, float]:
-    """Every scalar metric score of the tasks the predictions carry (conflict type, axes, confounder)."""
+def task_scores(predictions: Sequence[Record], rows: Sequence[Row]) -> dict[str, float | None]:
+    """Every scalar metric score of the tasks the predictions carry (conflict type, axes, confounder); None
+    where the metric says undefined."""
     fields = [f for f in ("conflict_type", "divergence_axes", "dominant_confounder") if f in predictions[0]]
     refs = [reference_record(r) for r in rows]
     scores = score([{f: p[f] for f in fields} for p in predictions], [{f: r[f] for f in fields} for r in refs])
-    return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float))}
+    return {k: v if v is None else float(v) for k, v in scores.items() if v is None or isinstance(v, (int, float))}

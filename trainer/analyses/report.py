@@ -51,7 +51,8 @@ class AnalysisResults:
 
 
 def _f(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+    """A score; "n/a" where the metric says undefined (None), never a made-up value."""
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.tasks import task
+from biodivergence_dataset.templating import reconciliation_templating
 
 from ..metric import score
 from ..predict import read_jsonl, reference_record, write_jsonl
@@ -92,6 +93,8 @@ def standard_systems(seed: int = DEFAULT_SEED, dense_model: str | None = None) -
                lexical.gradient_boosting(seed)),
         System("per-axis-pipeline", "Independent per-axis classifiers → pipeline confounder", "lexical",
                ("axes", "confounder"), lexical.per_axis_pipeline(seed)),
+        System("constant-template", "Constant template (most frequent training reconciliation; floor)", "floor",
+               ("reconciliation",), reconciliation.constant_template),
         System("extractive-reconciliation", "Extractive reconciliation", "reconciliation", ("reconciliation",),
                reconciliation.extractive),
         System("template-predicted", "Template reconciliation (predicted fields)", "reconciliation", ("reconciliation",),
@@ -146,13 +149,14 @@ class CachedEncoder:
 
 
 def score_system(predictions: list[Record], references: list[Record], tasks: Sequence[str],
-                 semsim_model: Any = None) -> dict[str, float]:
+                 semsim_model: Any = None) -> dict[str, float | None]:
     """Scalar metric scores of one system on the tasks it covers (references keep every field: the
-    reconciliation's slot overlap reads the gold conflict type, axes and confounder). ``semsim_model``
-    defaults to the metric's own."""
+    reconciliation's slot overlap reads the gold conflict type, axes and confounder), None where the
+    metric says undefined. ``semsim_model`` defaults to the metric's own."""
     kwargs = {} if semsim_model is None else {"semsim_model": semsim_model}
     scores = score([_restrict(p, tasks) for p in predictions], references, **kwargs)
-    return {k: float(v) for k, v in scores.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {k: None if v is None else float(v) for k, v in scores.items()
+            if v is None or isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def _tasks_in(records: list[Record]) -> tuple[str, ...]:
@@ -246,13 +250,15 @@ def run_suite(train: Sequence[Row], rows: Sequence[Row], out_dir: str | Path, op
             entry["failed_answers"] = system.predict.failures
         results["systems"].append(entry)
         write_json_atomic(out_dir / RESULTS_JSON, results)  # an interrupted run keeps what is finished
-        log.info("%s: %s", system.slug, {k: round(v, 4) for k, v in entry["scores"].items() if k in _HEADLINE})
+        log.info("%s: %s", system.slug,
+                 {k: v if v is None else round(v, 4) for k, v in entry["scores"].items() if k in _HEADLINE})
     progress.close()
     for name, path in options.extra.items():
         predictions = load_extra(path, rows)
         tasks = _tasks_in(predictions)
         results["systems"].append(_entry(_slug(name), name, "external", tasks, predictions, references, Path(path),
                                          out_dir, encoder))
+    results["reference_reconciliations"] = reconciliation_templating(r.get("reconciliation") for r in rows)
     results["complete"] = True
     write_json_atomic(out_dir / RESULTS_JSON, results)
     write_text_atomic(out_dir / RESULTS_MD, render_markdown(results))
@@ -266,12 +272,33 @@ def _entry(slug: str, name: str, family: str, tasks: Sequence[str], predictions:
             "predictions": str(relative), "scores": score_system(predictions, references, tasks, encoder)}
 
 
-def _cell(value: float | None, key: str) -> str:
-    if value is None:
+def _cell(scores: dict[str, float | None], key: str) -> str:
+    """A score; "—" when not scored, "n/a" when the metric says undefined."""
+    if key not in scores:
         return "—"
+    value = scores[key]
+    if value is None:
+        return "n/a"
     if key.endswith("/n"):
         return str(int(value))
     return "nan" if math.isnan(value) else f"{value:.4f}"
+
+
+def _reconciliation_floor(results: dict[str, Any], systems: list[dict[str, Any]]) -> list[str]:
+    """What the constant-template floor says about the generative scores, and whether the references are templated."""
+    floor = next((s for s in systems if s["slug"] == "constant-template"), None)
+    lines = []
+    if floor:
+        scores = ", ".join(f"{h} {_cell(floor['scores'], k)}" for h, k in (
+            ("ROUGE-L", "reconciliation/rouge_l"), ("BLEU", "reconciliation/bleu"), ("SemSim", "reconciliation/semsim")))
+        lines.append(f"Floor: the constant template (one training text for every row, reading nothing of the pair) "
+                     f"scores {scores}; a reconciliation system is worth its margin over these numbers.")
+    seen = results.get("reference_reconciliations") or {}
+    if seen.get("templated"):
+        lines.append(f"The evaluated references hold {seen['distinct']} distinct reconciliations over {seen['rows']} "
+                     "rows: they are templated (rule annotators), so ROUGE-L, BLEU and SemSim mostly measure "
+                     "matching the template.")
+    return lines + [""] if lines else []
 
 
 def render_markdown(results: dict[str, Any]) -> str:
@@ -286,9 +313,11 @@ def render_markdown(results: dict[str, Any]) -> str:
         lines += [f"## {title}", "", "| System | n | " + " | ".join(h for h, _ in columns) + " |",
                   "|---|---|" + "---|" * len(columns)]
         for s in systems:
-            cells = [_cell(s["scores"].get(key), key) for _, key in columns]
+            cells = [_cell(s["scores"], key) for _, key in columns]
             lines.append(f"| {s['system']} | {s['n']} | " + " | ".join(cells) + " |")
         lines.append("")
+        if task_name == "reconciliation":
+            lines += _reconciliation_floor(results, systems)
     lines.append(f"Labels: {', '.join(ontology.EVALUABLE_CLASSES)} are the evaluable classes of v1.0; "
                  "Ctx F1 is the F1 of contextual_contradiction.")
     return "\n".join(lines) + "\n"

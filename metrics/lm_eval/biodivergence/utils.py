@@ -97,7 +97,7 @@ def parse_confounder(text: str) -> str:
 def conflict_type_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
     """Predicted class = the choice with the highest log-likelihood; (reference, prediction) per metric."""
     pair = (doc["conflict_type"], max(range(len(results)), key=lambda i: results[i][0]))
-    return {"acc": float(pair[0] == pair[1]), "macro_f1": pair, "ctx_f1": pair}
+    return {"acc": float(pair[0] == pair[1]), "macro_f1": pair, "ctx_f1": pair, "ctx_n": pair}
 
 
 def axes_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
@@ -109,8 +109,10 @@ def confounder_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any
     return {"accuracy": (doc["dominant_confounder"], parse_confounder(results[0]))}
 
 
-def _aggregation(field: str, key: str) -> Callable[[list[tuple[Any, Any]]], float]:
-    """An lm-eval aggregation: ``key`` of the metric on the (reference, prediction) items of one field."""
+def _aggregation(field: str, key: str) -> Callable[[list[tuple[Any, Any]]], float | None]:
+    """An lm-eval aggregation: ``key`` of the metric on the (reference, prediction) items of one field; None (JSON
+    null, with the metric's warning) where the metric says undefined, e.g. Ctx-F1 when neither the references nor
+    the answers hold a contextual contradiction (``ctx_n`` = 0), never 1."""
 
     def aggregate(items: list[tuple[Any, Any]]) -> float:
         return scoring.compute([{field: p} for _, p in items], [{field: r} for r, _ in items])[key]
@@ -120,6 +122,7 @@ def _aggregation(field: str, key: str) -> Callable[[list[tuple[Any, Any]]], floa
 
 conflict_type_macro_f1 = _aggregation("conflict_type", "conflict_type/macro_f1")
 conflict_type_ctx_f1 = _aggregation("conflict_type", "conflict_type/ctx_f1")
+conflict_type_ctx_n = _aggregation("conflict_type", f"conflict_type/support/{scoring.CONTEXTUAL}")
 axes_micro_f1 = _aggregation("divergence_axes", "axes/micro_f1")
 axes_macro_f1 = _aggregation("divergence_axes", "axes/macro_f1")
 axes_exact_match = _aggregation("divergence_axes", "axes/exact_match")
