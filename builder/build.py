@@ -277,9 +277,11 @@ def _tables(stats: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def merged_stats(steps: list[StepResult]) -> dict[str, Any]:
-    """Every stage's scalar stats under ``<stage>.<key>`` (``ingest.dropped_too_short``, ``claims.unit``, …)."""
-    return {f"{s.name}.{k}": v for s in steps for k, v in s.stats.items()
-            if k != "stage" and isinstance(v, (int, float, str, bool))}
+    """Every stage's scalar stats under ``<stage>.<key>`` (``ingest.dropped_too_short``, ``claims.unit``, …) and
+    its wall time in this run (``<stage>.seconds``; near 0 for a stage that was up to date)."""
+    merged = {f"{s.name}.{k}": v for s in steps for k, v in s.stats.items()
+              if k != "stage" and isinstance(v, (int, float, str, bool))}
+    return merged | {f"{s.name}.seconds": round(s.seconds, 1) for s in steps}
 
 
 def goldcheck_section(release: Path) -> list[str]:

@@ -1,0 +1,77 @@
+"""Benchmark: the demo build's stage times (what `make demo` runs), one fresh build into a scratch folder.
+
+Runs ``biodivergence build --config-file builder/configs/demo.yaml`` into a new folder and writes each stage's wall
+time, what it saw and kept, and the release's conflict counts to ``benchmarks/results/demo_build.{json,md}``, with the
+machine state (say whether other work ran alongside) and the load average. Figures compare only within one run.
+
+Usage: python benchmarks/demo_build.py [--config builder/configs/demo.yaml] [--machine-state idle|loaded]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def conflict_counts(release: Path) -> dict[str, dict[str, int]]:
+    """Rows and conflict rows per split of the release's primary config."""
+    from biodivergence_dataset import ontology
+    from biodivergence_dataset.release import iter_rows, split_names, split_order
+
+    out = {}
+    for split in split_order(split_names(release, ontology.DEFAULT_CONFIG)):
+        labels = Counter(row["conflict_type"] for _, row in iter_rows(release, ontology.DEFAULT_CONFIG, split))
+        out[split] = {"rows": sum(labels.values()),
+                      "conflicts": sum(n for c, n in labels.items() if c != ontology.NO_CONFLICT), **labels}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="builder/configs/demo.yaml")
+    parser.add_argument("--machine-state", default="idle", help="idle, or what ran alongside")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "demo"
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "biodivergence_dataset.cli", "build", "--config-file", args.config,
+                        "--out", str(out)], cwd=ROOT, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        wall = time.perf_counter() - started
+        stats = json.loads((out / "build_stats.json").read_text(encoding="utf-8"))
+        counts = conflict_counts(out / "release")
+    stages = [k.removesuffix(".seconds") for k in stats if k.endswith(".seconds")]
+    result = {"config": args.config, "machine_state": args.machine_state, "load_average_at_end": os.getloadavg()[0],
+              "cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+              "wall_seconds": round(wall, 1),
+              "stages": {s: {"seconds": stats[f"{s}.seconds"], "seen": stats.get(f"{s}.seen"),
+                             "kept": stats.get(f"{s}.kept"), "unit": stats.get(f"{s}.unit")} for s in stages},
+              "primary": counts}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "demo_build.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    lines = ["# Demo build: stage times", "",
+             (f"`biodivergence build --config-file {args.config}` into a fresh folder; {result['cpus']} CPUs "
+              f"({result['processor']}), machine {args.machine_state}, load average "
+              f"{result['load_average_at_end']:.1f} at the end; whole command {wall:.0f} s (gold check and final "
+              "load included)."), "",
+             "| stage | seconds | unit | seen | kept |", "|---|---|---|---|---|"]
+    lines += [f"| {s} | {v['seconds']} | {v['unit'] or ''} | {v['seen'] if v['seen'] is not None else ''} | "
+              f"{v['kept'] if v['kept'] is not None else ''} |" for s, v in result["stages"].items()]
+    lines += ["", "Primary config of the release:", "", "| split | rows | conflict rows |", "|---|---|---|"]
+    lines += [f"| {split} | {c['rows']} | {c['conflicts']} |" for split, c in counts.items()]
+    (RESULTS / "demo_build.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
