@@ -186,6 +186,15 @@ questions:
     return root, stats
 
 
+def test_questions_command_finds_the_stage_current(staged, capsys):
+    from biodivergence_dataset.cli import main
+
+    root, stats = staged
+    assert main(["questions", str(root / "claims"), "--pack", str(root / "pack.yaml"), "--out",
+                 str(root / "questions"), "--cache-dir", str(root / "pairs" / "embedding_cache")]) == 0
+    assert f"{stats['kept']} of 8 claims answer at least one of 3 questions" in capsys.readouterr().out
+
+
 def test_questions_stage_writes_assignments_and_stats(staged):
     root, stats = staged
     rows = {(a.article_uid, a.question_id) for a in io.read_records(root / "questions", questions.Assignment)}
