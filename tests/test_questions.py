@@ -42,6 +42,10 @@ def write_pack(path: Path, text: str) -> Path:
      ("atypical antipsychotics", "haloperidol", "extrapyramidal symptoms", None)),
     ("Effect of statins on blood pressure", ("statins", None, "blood pressure", None)),
     ("Is tolterodine vs oxybutynin associated with dry mouth?", ("tolterodine", "oxybutynin", "dry mouth", None)),
+    ("Does amlodipine cause more edema than other calcium channel blockers?",
+     ("amlodipine", "other calcium channel blockers", "edema", None)),
+    ("Do antihistamines reduce pruritus in chronic idiopathic urticaria?",
+     ("antihistamines", None, "pruritus in chronic idiopathic urticaria", None)),
 ])
 def test_fields_are_read_from_the_text(text, want):
     read = questionpacks.read_question(text)
@@ -86,6 +90,11 @@ def test_bad_packs_name_the_file_and_the_entry(tmp_path, body, message):
 
 def test_the_demo_pack_covers_the_fourteen_classes():
     qs = questionpacks.load_questions(questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")
+    lexicon = questions.load_lexicon()
+    known = [questions.terms(d) for names, members in lexicon.classes for d in (*names, *members)]
+    for q in qs:  # every intervention names a drug or class of the lexicon, as read from the text
+        own = questions.terms(q.intervention)
+        assert any(k and k <= own for k in known), (q.question_id, q.intervention)
     assert len(qs) >= 40 and all(q.intervention and q.outcome for q in qs)
     prefixes = {q.question_id.split("_")[0] for q in qs}
     assert prefixes == {"acei", "adhd", "ah", "aap", "bb", "ccb", "est", "nsaid", "op", "ohg", "ppi", "smr", "trp",
@@ -193,6 +202,17 @@ def test_questions_command_finds_the_stage_current(staged, capsys):
     assert main(["questions", str(root / "claims"), "--pack", str(root / "pack.yaml"), "--out",
                  str(root / "questions"), "--cache-dir", str(root / "pairs" / "embedding_cache")]) == 0
     assert f"{stats['kept']} of 8 claims answer at least one of 3 questions" in capsys.readouterr().out
+
+
+def test_questions_stage_gives_the_same_assignments_on_two_ranks(staged, tmp_path):
+    from builder.runtime import RuntimeConfig
+
+    root, stats = staged
+    config = questions.QuestionsConfig(pack=str(root / "pack.yaml"), cache_dir=str(root / "pairs" / "embedding_cache"))
+    two = questions.run_stage(root / "claims", tmp_path / "q2", config, RuntimeConfig(tasks=2, workers=1))
+    rows = lambda folder: [a.model_dump() for a in io.read_records(folder, questions.Assignment)]
+    assert rows(tmp_path / "q2") == rows(root / "questions")
+    assert two["assignments_per_question"] == stats["assignments_per_question"] and two["kept"] == stats["kept"]
 
 
 def test_questions_stage_writes_assignments_and_stats(staged):
