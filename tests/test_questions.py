@@ -367,3 +367,17 @@ questions:
         ("a", "clinical_trials_epidemiology", '"statins"[tiab] AND "blood pressure"[tiab]'),
         ("b", "oncology", "olanzapine AND risperidone")]
     assert planned_queries([], config) == [(d, q) for _, d, q in question_queries(config)]
+
+
+def test_question_demo_config_builds_from_the_cohen_corpus_with_its_pack():
+    from builder import build
+
+    repo = Path(__file__).resolve().parents[1]
+    config = build.load_config(repo / "builder" / "configs" / "demo_questions.yaml")
+    sources = build.resolve_sources(config, repo)
+    assert [SourceSpec.parse(s).format for s in sources] == ["cohen2006"]
+    assert len(SourceSpec.parse(sources[0]).files()) == 14
+    assert [s.name for s in build.active_steps(config)][:5] == ["ingest", "gather", "claims", "questions", "mine"]
+    for step in build.active_steps(config):
+        step.make_config(step.config_section(config))
+    assert len(questionpacks.load_questions(repo / config.questions["pack"])) >= 40
