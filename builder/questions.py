@@ -31,11 +31,11 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from biodivergence_dataset import io
+from biodivergence_dataset import cues, io
 from biodivergence_dataset.records import Abstract, Claim, Question, _Record
 
 from .embeddings import DEFAULT_MODEL, PRECISIONS
-from .frames import abbreviations, terms
+from .frames import abbreviations, stem, terms
 from .questionpacks import load_questions
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 
@@ -82,13 +82,21 @@ class Assignment(_Record):
 # --- the lexicon and the matcher -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Alternative:
-    """One way a claim can name a slot: content stems, and what they stand for."""
+    """One way a claim can name a slot: content stems, what they stand for, and the stems it must contain
+    (a synonym put in place of part of the phrase must be there whole)."""
 
     stems: frozenset[str]
     label: str
+    core: frozenset[str] = frozenset()
 
     def covered(self, words: frozenset[str]) -> float:
-        return len(self.stems & words) / len(self.stems) if self.stems else 0.0
+        if not self.stems or not self.core <= words:
+            return 0.0
+        return len(self.stems & words) / len(self.stems)
+
+
+#: Words of change ("reduction", "improve", "gain"): how an outcome moves, not which outcome it is.
+CHANGE_STEMS = frozenset(stem(w) for w in cues.INCREASE_WORDS + cues.DECREASE_WORDS if " " not in w)
 
 
 @dataclass(frozen=True)
@@ -119,10 +127,12 @@ def _contains(words: frozenset[str], phrase_stems: frozenset[str]) -> bool:
     return bool(phrase_stems) and phrase_stems <= words
 
 
-def alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
+def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozenset()) -> tuple[Alternative, ...]:
     """Every way a claim may name ``phrase``: its own stems; for a drug class it names, each member drug;
-    for a synonym-group phrase in it, the phrase with that part replaced by each other phrase of the group."""
+    for a synonym-group phrase in it, the phrase with that part replaced by each other phrase of the group
+    (which the claim must then contain whole). Stems in ``ignore`` are left out (unless nothing else is left)."""
     own = terms(phrase)
+    own = own - ignore or own
     out = [Alternative(own, phrase)]
     for names, members in lexicon.classes:
         if any(_contains(own, terms(n)) for n in names):
@@ -132,8 +142,8 @@ def alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
         for phrase_in in group:
             inner = terms(phrase_in)
             if _contains(own, inner):
-                out += [Alternative((own - inner) | terms(other), f"{other} (= {phrase_in})") for other in group
-                        if other != phrase_in]
+                out += [Alternative((own - inner) | terms(other), f"{other} (= {phrase_in})", terms(other))
+                        for other in group if other != phrase_in]
     seen: dict[frozenset[str], Alternative] = {}
     for alt in out:
         if alt.stems:
@@ -169,7 +179,7 @@ class CompiledQuestion:
 def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[CompiledQuestion]:
     return [CompiledQuestion(q, alternatives(q.intervention or "", lexicon),
                              alternatives(q.comparator, lexicon) if q.comparator else (),
-                             alternatives(q.outcome or "", lexicon)) for q in questions]
+                             alternatives(q.outcome or "", lexicon, CHANGE_STEMS)) for q in questions]
 
 
 def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:

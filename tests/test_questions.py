@@ -147,6 +147,18 @@ def test_a_claim_answering_two_questions_and_one_answering_none(compiled):
     assert answered(compiled, "Pravastatin reduced blood pressure.", similarity=0.05) == set()
 
 
+def test_words_of_change_and_half_synonyms_do_not_make_an_outcome(tmp_path):
+    pack = write_pack(tmp_path / "p.yaml", 'questions:\n  - {id: q, text: "Do statins differ in blood pressure '
+                                           'reduction?"}\n')
+    q = questions.compile_questions(questionpacks.load_questions(pack), questions.load_lexicon())[0]
+    config = questions.QuestionsConfig()
+    # "reduction" is how the outcome moves; "BP" replacing "blood pressure" must itself be there
+    off = questions.claim_words("Simvastatin gave a 30% relative risk reduction in mortality.")
+    assert questions.assess(off, 0.5, q, config) is None
+    on = questions.claim_words("Simvastatin lowered BP by 4 mmHg.")
+    assert "BP (= blood pressure)" in questions.assess(on, 0.5, q, config)[1]
+
+
 def test_why_names_the_matched_words(compiled):
     words = questions.claim_words("Healing at 8 weeks was 92% with lansoprazole and 89% with omeprazole.")
     score, why = questions.assess(words, 0.6, compiled["ppi_heal"], questions.QuestionsConfig())
