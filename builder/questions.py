@@ -54,10 +54,12 @@ class QuestionsConfig(BaseModel):
     lexicon: str = str(LEXICON)
     #: A claim below this cosine to the question is not assigned to it, whatever its words.
     min_similarity: float = Field(0.20, ge=-1.0, le=1.0)
-    #: A claim this close to a question whose intervention it names needs no outcome word match.
-    similarity_alone: float = Field(0.65, ge=-1.0, le=1.0)
-    #: Share of an outcome phrase's content stems a claim must contain (interventions: all, or ⅔ from 3 on).
-    min_outcome_coverage: float = Field(0.5, gt=0.0, le=1.0)
+    #: A claim this close to a question whose intervention it names needs no outcome word match (on the Cohen
+    #: demo, claims at 0.65-0.75 that lacked the outcome words mostly spoke of another outcome of the same drugs).
+    similarity_alone: float = Field(0.80, ge=-1.0, le=1.1)
+    #: Share of the content stems of an outcome phrase of three or more stems a claim must contain (a shorter
+    #: phrase: all of them; interventions: all, or two thirds from three on).
+    min_outcome_coverage: float = Field(2 / 3, gt=0.0, le=1.0)
     #: Abstracts folder (abbreviation definitions; default: the claims stage's manifest input).
     abstracts_dir: str | None = None
     model: str = DEFAULT_MODEL
@@ -151,18 +153,14 @@ def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozens
     return tuple(seen.values())
 
 
-def _needed(n: int) -> float:
-    """Coverage an intervention alternative of ``n`` stems needs: all of them, or two thirds from three on."""
-    return 1.0 if n < 3 else 2 / 3
-
-
-def best_match(words: frozenset[str], alts: tuple[Alternative, ...], min_coverage: float | None = None
+def best_match(words: frozenset[str], alts: tuple[Alternative, ...], share: float = 2 / 3
                ) -> tuple[float, Alternative | None]:
-    """The best-covered alternative that passes (intervention rule, or ``min_coverage``), and its coverage."""
+    """The best-covered alternative that passes, and its coverage: an alternative of one or two stems needs
+    both, a longer one ``share`` of them."""
     best: tuple[float, Alternative | None] = (0.0, None)
     for alt in alts:
         cov = alt.covered(words)
-        needed = _needed(len(alt.stems)) if min_coverage is None else min_coverage
+        needed = 1.0 if len(alt.stems) < 3 else share
         if cov >= needed - 1e-9 and cov > best[0]:
             best = (cov, alt)
     return best
