@@ -5,10 +5,13 @@ top-k cosine neighbours are found **within its domain, never in its own article*
 exact flat index up to ``exact_search_max_rows`` claims per domain, an IVF index (seeded, so
 deterministic) above it. Neighbour links with similarity ≥ ``min_similarity`` become candidate pairs, scored by :mod:`builder.scoring`; pairs with
 ``combined ≥ min_combined`` are ranked (combined score descending, then pair id) and capped
-per domain. Output: CandidatePair shards with both abstracts' text, ``stats.json`` (pairs per
+per domain. With a questions stage folder (``questions_dir``), pairs between claims of different articles
+that answer the same question come first (``cap_per_question`` each, by combined score, carrying the
+question), open mining fills the rest of each domain's cap, and an open pair carries a question both claims
+answer. Output: CandidatePair shards with both abstracts' text, ``stats.json`` (pairs per
 domain, score distributions, embedding-cache counts, timings) and ``manifest.json``.
 
-CLI: ``biodivergence mine CLAIMS_DIR --out DIR [--abstracts DIR] [--model NAME]``.
+CLI: ``biodivergence mine CLAIMS_DIR --out DIR [--abstracts DIR] [--model NAME] [--questions DIR]``.
 """
 
 from __future__ import annotations

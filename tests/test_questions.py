@@ -159,6 +159,14 @@ def test_words_of_change_and_half_synonyms_do_not_make_an_outcome(tmp_path):
     assert "BP (= blood pressure)" in questions.assess(on, 0.5, q, config)[1]
 
 
+def test_similarity_stands_in_for_the_outcome_only_when_very_close(compiled):
+    words = questions.claim_words("Pravastatin was studied in 300 adults.")  # the drug, no outcome words
+    config = questions.QuestionsConfig()
+    assert questions.assess(words, config.similarity_alone - 0.05, compiled["statin_bp"], config) is None
+    _, why = questions.assess(words, config.similarity_alone + 0.05, compiled["statin_bp"], config)
+    assert "outcome: by similarity" in why
+
+
 def test_why_names_the_matched_words(compiled):
     words = questions.claim_words("Healing at 8 weeks was 92% with lansoprazole and 89% with omeprazole.")
     score, why = questions.assess(words, 0.6, compiled["ppi_heal"], questions.QuestionsConfig())
