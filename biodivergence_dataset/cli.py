@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("builder.ingest", "read, normalise, assign domains and de-duplicate abstracts"),
     "collect": ("builder.collect", "fetch abstracts from NCBI E-utilities or Europe PMC (resumable)"),
     "claims": ("builder.claims", "extract typed claims from abstracts"),
+    "questions": ("builder.questions", "assign claims to the clinical questions of a question pack they answer"),
     "mine": ("builder.mine", "mine disagreement-aware candidate claim pairs within each domain"),
     "annotate": ("builder.annotate", "silver-annotate candidate pairs (frames, heuristic, judge, LLMs; a panel)"),
     "goldcheck": ("builder.annotators.goldcheck", "score annotators on expert-labelled pairs, out of fold"),
@@ -50,7 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 #: What re-running an interrupted command does, for the commands that keep their progress (others start over).
 ON_INTERRUPT: dict[str, str] = {
     **{name: "re-run the same command to resume"
-       for name in ("ingest", "collect", "claims", "mine", "annotate", "split", "audit", "build")},
+       for name in ("ingest", "collect", "claims", "questions", "mine", "annotate", "split", "audit", "build")},
     "train": "re-run it with --resume-from-checkpoint true to continue from each seed's last saved checkpoint",
     "baselines": "the finished systems are kept in --out; re-run the same command to run the others",
 }

@@ -1,6 +1,7 @@
 """The main job: ``biodivergence build --config-file FILE --out DIR`` runs the whole pipeline.
 
-ingest → claims → mine → annotate → split → audit → release, each through its stage's ``run_stage``
+ingest → [gather] → claims → [questions] → mine → annotate → split → audit → release, each through its stage's
+``run_stage`` (gather and questions run when the config names a question pack: ``questions: {pack: FILE}``)
 (the gold check of the annotators runs before the release, whose card shows it),
 so a re-run after success does nothing and a re-run after a kill continues where it stopped. The
 work directory holds one folder per stage (``abstracts/``, ``claims/``, ``pairs/``, ``annotations/``)
@@ -14,6 +15,7 @@ The config file is YAML with one section per stage whose keys go to that stage's
     sources: ["pubmedqa:../shared/data/pubmedqa_pqal/ori_pqal.json", …]  # as `biodivergence ingest` takes them
     sources_from: [builder/configs/shared_sources.yaml]  # YAML lists of sources
     ingest: {…}   claims: {…}   mine: {…}   annotate: {…}   split: {…}   audit: {…}
+    questions: {pack: builder/questionpacks/….yaml}   gather: {top_n: 80}   # optional: a question pack
     card: {pretty_name: …, version: "1.0", repo_id: ORG/NAME}   # the release stage's config
     runtime: {executor: local, tasks: 4}   # who runs the sharded stages (builder/runtime.py)
 
@@ -77,7 +79,9 @@ class BuildConfig(BaseModel):
     sources: list[Any] = Field(default_factory=list)
     sources_from: list[str] = Field(default_factory=list)
     ingest: dict[str, Any] = Field(default_factory=dict)
+    gather: dict[str, Any] = Field(default_factory=dict)
     claims: dict[str, Any] = Field(default_factory=dict)
+    questions: dict[str, Any] = Field(default_factory=dict)
     mine: dict[str, Any] = Field(default_factory=dict)
     annotate: dict[str, Any] = Field(default_factory=dict)
     split: dict[str, Any] = Field(default_factory=dict)
@@ -159,6 +163,7 @@ class Step:
     output: str  # folder under the work directory
     marker: str  # its success marker, relative to the work directory
     section: str = ""  # its section of the build config when not named after it, given as one keyword
+    needs: str = ""  # a key its (wired) section must set for it to run; without it the build skips the step
 
     def make_config(self, section: dict[str, Any]):
         module = importlib.import_module(f"builder.{self.name}")
@@ -168,13 +173,36 @@ class Step:
         except (ValidationError, TypeError) as exc:
             raise ValueError(f"build config section {self.section or self.name!r}: {exc}") from None
 
-    def config_section(self, config: BuildConfig) -> dict[str, Any]:
-        return getattr(config, self.section or self.name)
+    def config_section(self, config: BuildConfig, work: Path | None = None) -> dict[str, Any]:
+        """Its section of the build config, wired to the steps around it (see :func:`wire`)."""
+        return wire(self.name, dict(getattr(config, self.section or self.name)), config, work or Path("."))
+
+    def active(self, config: BuildConfig) -> bool:
+        return not self.needs or bool(self.config_section(config).get(self.needs))
+
+
+def wire(name: str, section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    """A step's section with what it takes from the others: gather's pack defaults to the questions pack;
+    with a question pack, the questions stage embeds into the miner's embedding cache and mine reads the
+    questions stage's assignments."""
+    pack = config.questions.get("pack")
+    if name == "gather" and section and pack:
+        section.setdefault("pack", pack)
+    elif name == "questions" and pack:
+        section.setdefault("cache_dir", config.mine.get("cache_dir") or str(work / "pairs" / "embedding_cache"))
+        for key in ("model", "precision", "device", "batch_size"):
+            if key in config.mine:
+                section.setdefault(key, config.mine[key])
+    elif name == "mine" and pack:
+        section.setdefault("questions_dir", str(work / "questions"))
+    return section
 
 
 STEPS: tuple[Step, ...] = (
     Step("ingest", "IngestConfig", None, "abstracts", f"abstracts/{SUCCESS_MARKER}"),
-    Step("claims", "ClaimsConfig", "abstracts", "claims", f"claims/{SUCCESS_MARKER}"),
+    Step("gather", "GatherConfig", "abstracts", "gathered", f"gathered/{SUCCESS_MARKER}", needs="pack"),
+    Step("claims", "ClaimsConfig", "gathered", "claims", f"claims/{SUCCESS_MARKER}"),
+    Step("questions", "QuestionsConfig", "claims", "questions", f"questions/{SUCCESS_MARKER}", needs="pack"),
     Step("mine", "MineConfig", "claims", "pairs", f"pairs/{SUCCESS_MARKER}"),
     Step("annotate", "AnnotateConfig", "pairs", "annotations", f"annotations/{SUCCESS_MARKER}"),
     Step("split", "SplitConfig", "annotations", RELEASE, f"{RELEASE}/.stages/split/{SUCCESS_MARKER}"),
@@ -197,14 +225,31 @@ def _marker_time(path: Path) -> int | None:
     return path.stat().st_mtime_ns if path.exists() else None
 
 
+def step_input(step: Step, config: BuildConfig) -> str | None:
+    """The folder a step reads: its input, or, when the step writing that folder is skipped, what that step reads."""
+    folder = step.input
+    while folder is not None:
+        writer = next((s for s in STEPS if s.output == folder and s.input != folder), None)
+        if writer is None or writer.active(config):
+            return folder
+        folder = writer.input
+    return None
+
+
+def active_steps(config: BuildConfig) -> list[Step]:
+    return [s for s in STEPS if s.active(config)]
+
+
 def _call(step: Step, work: Path, config: BuildConfig, sources: list[str]) -> dict[str, Any]:
     run_stage: Stage = importlib.import_module(f"builder.{step.name}").run_stage
-    inputs = sources if step.input is None else work / step.input
-    return run_stage(inputs, work / step.output, step.make_config(step.config_section(config)), config.runtime) or {}
+    folder = step_input(step, config)
+    inputs = sources if folder is None else work / folder
+    section = step.config_section(config, work)
+    return run_stage(inputs, work / step.output, step.make_config(section), config.runtime) or {}
 
 
 def run_step(step: Step, index: int, work: Path, config: BuildConfig, sources: list[str]) -> StepResult:
-    print(f"[{index}/{len(STEPS)}] {step.name} → {work / step.output}", flush=True)
+    print(f"[{index}/{len(active_steps(config))}] {step.name} → {work / step.output}", flush=True)
     marker = work / step.marker
     before, start = _marker_time(marker), time.perf_counter()
     stats = _call(step, work, config, sources)
@@ -367,12 +412,12 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
     config_path, work = Path(config_path), Path(out_dir)
     config = load_config(config_path, runtime)
     sources = resolve_sources(config, Path(base_dir) if base_dir else None)
-    for step in STEPS:  # every section is checked before the first stage runs
-        step.make_config(step.config_section(config))
+    for step in active_steps(config):  # every section is checked before the first stage runs
+        step.make_config(step.config_section(config, work))
     work.mkdir(parents=True, exist_ok=True)
     release = work / RELEASE
     steps = []
-    for i, step in enumerate(STEPS, 1):
+    for i, step in enumerate(active_steps(config), 1):
         if step.name == "release":
             _goldcheck(config, work, release)  # the card shows it
         steps.append(run_step(step, i, work, config, sources))

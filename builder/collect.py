@@ -1,7 +1,9 @@
 """``biodivergence collect``: fetch abstracts from NCBI E-utilities or Europe PMC REST, resumably.
 
-Queries come from the query packs (``--domain``, optionally ``--group``) or ``--query`` (PubMed
-syntax; translated for Europe PMC). Raw responses are cached on disk and are what
+Queries come from the query packs (``--domain``, optionally ``--group``), ``--query`` (PubMed
+syntax; translated for Europe PMC) or a question pack (``--questions PACK``: one query per question, its
+``query`` or one built from its terms, collected into the question's domain folder; ``questions.json`` in
+the output folder maps each question to its query and the PMIDs or pages it gathered). Raw responses are cached on disk and are what
 ``biodivergence ingest`` reads; ``sources.yaml`` in the output folder lists them as ingest
 sources pinned to their domain. Layout::
 
@@ -45,6 +47,7 @@ NCBI_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 EUROPEPMC_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/"
 UNASSIGNED_DIR = "unassigned"
 SOURCES_FILE = "sources.yaml"
+QUESTIONS_FILE = "questions.json"
 _ESEARCH_MAX = 10_000  # PubMed esearch returns at most 10,000 ids per query
 
 
@@ -71,6 +74,8 @@ class CollectConfig(BaseModel):
     api_key: str | None = None
     base_url: str | None = None
     querypacks: str | None = None
+    #: A question pack (``builder/questionpacks``): one query per question.
+    questions: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,7 +263,17 @@ def planned_queries(domains: list[str], config: CollectConfig) -> list[tuple[str
     if unknown:
         raise ValueError(f"no query pack for {unknown}; packs exist for {list(packs)}")
     plan = [(d, q) for d in domains for _, q in packs[d].queries(config.groups)]
-    return plan + [(config.query_domain, q) for q in config.queries]
+    return plan + [(config.query_domain, q) for q in config.queries] + \
+        [(domain, query) for _, domain, query in question_queries(config)]
+
+
+def question_queries(config: CollectConfig) -> list[tuple[str, str | None, str]]:
+    """``(question id, domain, query)`` of each question of ``config.questions`` (none without a pack)."""
+    if not config.questions:
+        return []
+    from .questionpacks import load_questions, search_query
+
+    return [(q.question_id, q.domain or config.query_domain, search_query(q)) for q in load_questions(config.questions)]
 
 
 def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | dict | None = None) -> dict:
@@ -267,8 +282,10 @@ def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | d
     out_dir = Path(out_dir)
     plan = planned_queries(list(domains), config)
     if not plan:
-        raise ValueError("nothing to collect: give --domain or --query")
-    params = {"domains": list(domains), "config": config.model_dump(exclude={"api_key", "email"})}
+        raise ValueError("nothing to collect: give --domain, --query or --questions")
+    asked = question_queries(config)
+    params = {"domains": list(domains), "config": config.model_dump(exclude={"api_key", "email"}),
+              "questions": asked}
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
     api_key = config.api_key or os.environ.get("NCBI_API_KEY")
@@ -276,11 +293,12 @@ def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | d
     client = HttpClient(config, rate)
     collector = (PubMedCollector if config.api == "pubmed" else EuropePMCCollector)(client, out_dir, config)
     stats = io.StageStats(STAGE, unit="records")  # identifiers found; kept: fetched
+    by_query: dict[tuple[str | None, str], dict[str, int]] = {}
     try:
         from tqdm import tqdm
 
         for domain, query in tqdm(plan, desc=f"collect {config.api}", unit=" queries", disable=None):
-            result = collector.collect(domain, query)
+            result = by_query[(domain, query)] = collector.collect(domain, query)
             stats.seen += result["ids"]
             stats.kept += result["fetched"]
             stats.count("fetched_by_domain", domain or UNASSIGNED_DIR, result["fetched"])
@@ -291,6 +309,14 @@ def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | d
         client.close()
     stats.figures.update({"api": config.api, "queries": len(plan), "requests": client.requests,
                           "retries": client.retried})
+    if asked:
+        stats.figures["questions"] = len(asked)
+        for qid, domain, query in asked:
+            stats.count("records_by_question", qid, by_query[(domain, query)]["ids"])
+        io.write_json_atomic(out_dir / QUESTIONS_FILE, [
+            {"question_id": qid, "domain": domain, "query": query, "slug": query_slug(query),
+             "folder": str(collector.folder(domain)), "records": by_query[(domain, query)]["ids"]}
+            for qid, domain, query in asked])
     folders = sorted({collector.folder(d) for d, _ in plan})
     sources = [_ingest_source(config.api, folder) for folder in folders if folder.exists()]
     (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
@@ -326,17 +352,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-key", help="NCBI API key (default: $NCBI_API_KEY)")
     parser.add_argument("--base-url", help="service base URL (for mirrors and tests)")
     parser.add_argument("--querypacks", help="folder of query packs (default: the packaged ones)")
+    parser.add_argument("--questions", metavar="PACK",
+                        help="question pack YAML: one query per question (its query:, else its terms); with "
+                             "--domain: the domain of questions that name none")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.query and len(args.domain) > 1:
-        raise ValueError("--query takes at most one --domain (the domain the queries are for)")
+    if (args.query or args.questions) and len(args.domain) > 1:
+        raise ValueError("--query and --questions take at most one --domain (the domain the queries are for)")
     config = CollectConfig(
         api=args.api, groups=args.group or list(QUERY_GROUPS), queries=args.query,
-        query_domain=args.domain[0] if args.query and args.domain else None, max_per_query=args.max_per_query,
-        rate=args.rate, email=args.email, api_key=args.api_key, base_url=args.base_url, querypacks=args.querypacks,
+        query_domain=args.domain[0] if (args.query or args.questions) and args.domain else None,
+        max_per_query=args.max_per_query, rate=args.rate, email=args.email, api_key=args.api_key,
+        base_url=args.base_url, querypacks=args.querypacks, questions=args.questions,
     )
-    domains = [] if args.query else args.domain
+    domains = [] if args.query or args.questions else args.domain
     stats = run_stage(domains, args.out, config)
     print(json.dumps({k: stats.get(k) for k in ("seen", "kept", "requests", "retries")}, indent=2))
     print(f"ingest with: biodivergence ingest --sources-file {Path(args.out) / SOURCES_FILE} --out DIR")

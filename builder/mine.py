@@ -5,10 +5,13 @@ top-k cosine neighbours are found **within its domain, never in its own article*
 exact flat index up to ``exact_search_max_rows`` claims per domain, an IVF index (seeded, so
 deterministic) above it. Neighbour links with similarity ≥ ``min_similarity`` become candidate pairs, scored by :mod:`builder.scoring`; pairs with
 ``combined ≥ min_combined`` are ranked (combined score descending, then pair id) and capped
-per domain. Output: CandidatePair shards with both abstracts' text, ``stats.json`` (pairs per
+per domain. With a questions stage folder (``questions_dir``), pairs between claims of different articles
+that answer the same question come first (``cap_per_question`` each, by combined score, carrying the
+question), open mining fills the rest of each domain's cap, and an open pair carries a question both claims
+answer. Output: CandidatePair shards with both abstracts' text, ``stats.json`` (pairs per
 domain, score distributions, embedding-cache counts, timings) and ``manifest.json``.
 
-CLI: ``biodivergence mine CLAIMS_DIR --out DIR [--abstracts DIR] [--model NAME]``.
+CLI: ``biodivergence mine CLAIMS_DIR --out DIR [--abstracts DIR] [--model NAME] [--questions DIR]``.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io, ontology
-from biodivergence_dataset.records import Abstract, CandidatePair, Claim, MiningScores, _Record, pair_id_for
+from biodivergence_dataset.records import Abstract, CandidatePair, Claim, MiningScores, Question, _Record, pair_id_for
 
 from . import scoring
 from .annotators.frames import frames_of, slot_similarities
@@ -76,6 +79,13 @@ class MineConfig(BaseModel):
     #: ignored for this (too common to tell questions apart). The paper's thresholds still apply.
     frame_candidates: bool = True
     frame_max_df: int = Field(200, ge=1)
+    #: A finished questions stage folder (``builder.questions``): pairs are first formed between claims of
+    #: different articles that answer the same question, ranked by the combined score, ``cap_per_question``
+    #: per question (from the ``question_candidates`` × cap most similar such pairs); open mining fills the
+    #: rest of each domain's cap. None: open mining only.
+    questions_dir: str | None = None
+    cap_per_question: int = Field(150, ge=0)
+    question_candidates: int = Field(4, ge=1)
     scoring: ScoringConfig = ScoringConfig()
     shard_size: int = io.DEFAULT_SHARD_SIZE
 
@@ -207,7 +217,8 @@ def _with_frame_candidates(indices: np.ndarray, sims: np.ndarray, emb: np.ndarra
 # --- scoring and ranking ------------------------------------------------------------------------------
 @dataclass
 class DomainResult:
-    pairs: list[tuple[float, str, int, int, MiningScores]]
+    #: (-rank, pair id, i, j, scores), and the question id as a sixth field for pairs formed within a question
+    pairs: list[tuple]
     dropped: dict[str, int]
 
 
@@ -215,8 +226,11 @@ def _normalised(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> DomainResult:
-    """Candidate pairs of one domain's claims (sorted by article), ranked and capped."""
+def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig, cap: int | None = None,
+                taken: frozenset[str] = frozenset()) -> DomainResult:
+    """Candidate pairs of one domain's claims (sorted by article), ranked and capped at ``cap`` (default: the
+    domain cap); pairs in ``taken`` (formed within a question) are left out."""
+    cap = config.cap_per_domain if cap is None else cap
     groups = np.unique([c.article_uid for c in claims], return_inverse=True)[1]
     indices, sims = nearest_neighbours(emb, groups, config.top_k, config.exact_search_max_rows, config.seed)
     frames = [frames_of(c) for c in claims]
@@ -224,6 +238,7 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> Dom
         indices, sims = _with_frame_candidates(indices, sims, emb, groups, frames, config.frame_max_df)
     lo, hi, vals, below = neighbour_pairs(indices, sims, config.min_similarity)
     dropped = {"below_similarity": below, "identical_text": 0, "below_combined": 0, "over_domain_cap": 0}
+    skipped = {"within_question": 0}  # pairs already formed within a question: not dropped, not counted twice
     features: dict[int, scoring.ClaimFeatures] = {}
 
     def feats(k: int) -> scoring.ClaimFeatures:
@@ -234,6 +249,10 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> Dom
     def candidates() -> Iterator[tuple[float, str, int, int, MiningScores]]:
         for i, j, sim in zip(lo.tolist(), hi.tolist(), vals.tolist(), strict=True):
             a, b = claims[i], claims[j]
+            pid = pair_id_for(a.claim_id, b.claim_id)
+            if pid in taken:
+                skipped["within_question"] += 1
+                continue
             if config.drop_identical_text and _normalised(a.sentence) == _normalised(b.sentence):
                 dropped["identical_text"] += 1
                 continue
@@ -243,22 +262,87 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig) -> Dom
                 continue
             same_question = best_alignment(frames[i], frames[j])[2].comparable
             rank = scores.combined_score + config.frame_alignment_bonus * same_question
-            yield (-rank, pair_id_for(a.claim_id, b.claim_id), i, j, scores)
+            yield (-rank, pid, i, j, scores)
 
     # The cap's worth of best pairs only (memory bounded by the cap, not by the pairs above threshold);
     # nsmallest equals sorted(...)[:cap], and (rank, pair id) never ties.
-    ranked = heapq.nsmallest(config.cap_per_domain, candidates(), key=lambda r: (r[0], r[1]))
-    above = len(lo) - dropped["identical_text"] - dropped["below_combined"]  # the pairs candidates() yielded
-    dropped["over_domain_cap"] = max(0, above - config.cap_per_domain)
+    ranked = heapq.nsmallest(cap, candidates(), key=lambda r: (r[0], r[1]))
+    # the pairs candidates() yielded
+    above = len(lo) - dropped["identical_text"] - dropped["below_combined"] - skipped["within_question"]
+    dropped["over_domain_cap"] = max(0, above - cap)
     return DomainResult(ranked, dropped)
 
 
-def _pair(claims: list[Claim], i: int, j: int, scores: MiningScores, pair_id: str, texts: dict[str, str]
-          ) -> CandidatePair:
+def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dict[str, float]], config: MineConfig
+                   ) -> tuple[list[tuple[float, str, int, int, MiningScores, str]], dict[str, int]]:
+    """Pairs of claims of different articles assigned to the same question (one domain's claims), each
+    question's best ``cap_per_question`` by the paper's combined score, with the question's id.
+
+    Of a question's cross-article pairs, the ``question_candidates × cap`` most similar (embedding cosine)
+    are scored, so a question with thousands of claims costs a matrix product, not millions of scorings. A
+    pair answering two questions goes to the first (pack order of ids) that keeps it."""
+    groups = np.unique([c.article_uid for c in claims], return_inverse=True)[1]
+    members: dict[str, list[int]] = {}
+    for k, c in enumerate(claims):
+        for qid in assigned.get(c.claim_id, {}):
+            members.setdefault(qid, []).append(k)
+    dropped = {"identical_text": 0, "over_question_cap": 0}
+    out: list[tuple[float, str, int, int, MiningScores, str]] = []
+    taken: set[str] = set()
+    for qid in sorted(members):
+        idx = np.asarray(members[qid], dtype=np.int64)
+        if len(idx) < 2 or config.cap_per_question == 0:
+            continue
+        iu, ju = np.triu_indices(len(idx), 1)
+        cross = groups[idx[iu]] != groups[idx[ju]]
+        iu, ju = iu[cross], ju[cross]
+        sims = np.einsum("ij,ij->i", emb[idx[iu]], emb[idx[ju]])
+        order = np.lexsort((iu, -sims))[: config.cap_per_question * config.question_candidates]
+        scored, elsewhere = [], 0
+        for o in order.tolist():
+            i, j = int(idx[iu[o]]), int(idx[ju[o]])
+            a, b = claims[i], claims[j]
+            pid = pair_id_for(a.claim_id, b.claim_id)
+            if pid in taken:
+                elsewhere += 1
+                continue
+            if config.drop_identical_text and _normalised(a.sentence) == _normalised(b.sentence):
+                dropped["identical_text"] += 1
+                elsewhere += 1
+                continue
+            scores = scoring.score_pair(scoring.claim_features(a), scoring.claim_features(b),
+                                        min(1.0, float(sims[o])), config.scoring)
+            scored.append((-scores.combined_score, pid, i, j, scores, qid))
+        scored.sort(key=lambda r: (r[0], r[1]))
+        dropped["over_question_cap"] += len(iu) - elsewhere - min(len(scored), config.cap_per_question)
+        for row in scored[: config.cap_per_question]:
+            taken.add(row[1])
+            out.append(row)
+    return out, dropped
+
+
+def shared_question(a: Claim, b: Claim, assigned: dict[str, dict[str, float]]) -> str | None:
+    """The question both claims answer (the one both answer best, by the lower of their scores), or None."""
+    qa, qb = assigned.get(a.claim_id, {}), assigned.get(b.claim_id, {})
+    common = set(qa) & set(qb)
+    return max(sorted(common), key=lambda q: min(qa[q], qb[q])) if common else None
+
+
+def _pair(claims: list[Claim], i: int, j: int, scores: MiningScores, pair_id: str, texts: dict[str, str],
+          question: Question | None = None) -> CandidatePair:
     a, b = sorted((claims[i], claims[j]), key=lambda c: c.claim_id)
     return CandidatePair(pair_id=pair_id, domain=a.domain, claim_a=a, claim_b=b,
                          abstract_a=texts.get(a.article_uid, ""), abstract_b=texts.get(b.article_uid, ""),
-                         scores=scores)
+                         scores=scores, question=question)
+
+
+def _read_questions(questions_dir: str | None) -> tuple[dict[str, Question], dict[str, dict[str, float]]]:
+    """The questions stage's questions and assignments (none without a questions folder)."""
+    if not questions_dir:
+        return {}, {}
+    from .questions import read_assignments
+
+    return read_assignments(questions_dir)
 
 
 # --- statistics ---------------------------------------------------------------------------------------
@@ -408,7 +492,8 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     out_dir = Path(out_dir)
     abstracts_dir = _abstracts_dir(claims_dir, config)
     params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir),
-              "abstracts": io.done_fingerprint(abstracts_dir) if abstracts_dir and io.is_done(abstracts_dir) else None}
+              "abstracts": io.done_fingerprint(abstracts_dir) if abstracts_dir and io.is_done(abstracts_dir) else None,
+              "questions": io.done_fingerprint(config.questions_dir) if config.questions_dir else None}
     if io.stage_is_current(out_dir, params):
         clear_tasks(out_dir)
         return io.read_stats(out_dir)
@@ -428,20 +513,35 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     emb = embed_texts(sentences, encoder, cache, config.batch_size)  # every sentence is in the cache now
     cache.stats.embedded, cache.stats.from_cache = embedded, cache.stats.unique_texts - embedded
     t1 = time.perf_counter()
+    questions, assigned = _read_questions(config.questions_dir)
     results: dict[str, tuple[list[Claim], DomainResult]] = {}
     offset = 0
     for domain, claims in domains.items():
-        result = mine_domain(claims, emb[offset:offset + len(claims)], config)
+        block = emb[offset:offset + len(claims)]
         offset += len(claims)
+        within, within_dropped = question_pairs(claims, block, assigned, config) if assigned else ([], {})
+        for reason, n in within_dropped.items():
+            stats.count("within_question_dropped", reason, n)
+        result = mine_domain(claims, block, config, max(0, config.cap_per_domain - len(within)),
+                             frozenset(r[1] for r in within))
         for reason, n in result.dropped.items():
             stats.drop(reason, n)
+        result.pairs[:0] = within  # within-question pairs first, each with its question id as a sixth field
         results[domain] = (claims, result)
     timings = {"embed": t1 - t0, "search_and_score": time.perf_counter() - t1}
 
     needed = {claims[k].article_uid for claims, r in results.values() for p in r.pairs for k in (p[2], p[3])}
     texts = _abstract_texts(abstracts_dir, needed)
-    pairs = [_pair(claims, i, j, scores, pid, texts)
-             for claims, r in results.values() for _, pid, i, j, scores in r.pairs]
+    pairs = []
+    for claims, r in results.values():
+        for row in r.pairs:
+            _, pid, i, j, scores = row[:5]
+            qid = row[5] if len(row) > 5 else shared_question(claims[i], claims[j], assigned)
+            kind = "within_question" if len(row) > 5 else "open_with_question" if qid else "open"
+            stats.count("pairs_by_origin", kind)
+            if qid:
+                stats.count("pairs_by_question", qid)
+            pairs.append(_pair(claims, i, j, scores, pid, texts, questions.get(qid) if qid else None))
     t2 = time.perf_counter()
     # slot phrases are not cached: the cache holds claim sentences, whose count the stage reports
     similarities = slot_similarities(pairs, encoder, batch_size=config.batch_size)
@@ -477,6 +577,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-similarity", type=float, default=d.min_similarity)
     parser.add_argument("--min-combined", type=float, default=d.min_combined)
     parser.add_argument("--cap-per-domain", type=int, default=d.cap_per_domain)
+    parser.add_argument("--questions", default=None,
+                        help="finished questions stage folder: pairs within each question first (default: none)")
+    parser.add_argument("--cap-per-question", type=int, default=d.cap_per_question)
     parser.add_argument("--batch-size", type=int, default=d.batch_size)
     parser.add_argument("--precision", choices=PRECISIONS, default=d.precision,
                         help="encoder weight precision (bfloat16: faster on CPUs with bfloat16 units; own cache)")
@@ -485,7 +588,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     config = MineConfig(model=args.encoder, cache_dir=args.cache_dir, abstracts_dir=args.abstracts, top_k=args.top_k,
                         min_similarity=args.min_similarity, min_combined=args.min_combined,
-                        cap_per_domain=args.cap_per_domain, batch_size=args.batch_size, precision=args.precision)
+                        cap_per_domain=args.cap_per_domain, batch_size=args.batch_size, precision=args.precision,
+                        questions_dir=args.questions, cap_per_question=args.cap_per_question)
     stats = run_stage(args.claims_dir, args.out, config)
     print(f"mine: {stats['kept']} candidate pairs from {stats['seen']} claims "
           f"({', '.join(f'{d}: {n}' for d, n in stats.get(io.BY_DOMAIN, {}).items()) or 'none'}) -> {args.out}")

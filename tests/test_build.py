@@ -44,6 +44,10 @@ SMALL_CONFIG = {
 }
 
 
+#: The steps a build without a question pack runs (gather and questions need one).
+RUN_STEPS = [s for s in build.STEPS if not s.needs]
+
+
 def write_config(path: Path, data: dict) -> Path:
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     return path
@@ -118,7 +122,7 @@ def test_build_report_summarises_every_stage(small_build):
     for section in ("## Stages", "## Funnel per domain", "## Splits (read back with load_dataset)",
                     "## How good are these labels?", "## Leakage audit", "`biodivergence validate`: OK"):
         assert section in report
-    for step in build.STEPS:
+    for step in RUN_STEPS:
         assert f"## Stage `{step.name}`" in report
     card = (root / "work" / "release" / "README.md").read_text()
     assert "BioDivergence (test build)" in card and 'revision="v0.0"' in card
@@ -162,7 +166,7 @@ def test_rerun_after_success_does_nothing(small_build, capsys):
     before = shard.stat().st_mtime_ns
     assert main(["build", "--config-file", str(config), "--out", str(root / "work")]) == 0
     out = capsys.readouterr().out
-    assert out.count("up to date in") == len(build.STEPS)
+    assert out.count("up to date in") == len(RUN_STEPS)
     assert shard.stat().st_mtime_ns == before
     assert "primary: train=" in out and "test rows with either article in train" in out
 
@@ -187,7 +191,7 @@ def test_a_copied_work_folder_resumes_and_new_mining_reaches_the_release(small_b
     work = tmp_path / "work"
     shutil.copytree(root / "work", work)
     again = build.build(write_config(tmp_path / "same.yaml", SMALL_CONFIG), work)
-    assert [s.status for s in again.steps] == ["up to date"] * len(build.STEPS)
+    assert [s.status for s in again.steps] == ["up to date"] * len(RUN_STEPS)
     changed = {**SMALL_CONFIG, "mine": {**SMALL_CONFIG["mine"], "cap_per_domain": 60}}
     outcome = build.build(write_config(tmp_path / "changed.yaml", changed), work)
     assert [s.status for s in outcome.steps] == ["up to date"] * 2 + ["ran"] * 5
@@ -205,9 +209,9 @@ def test_output_of_other_code_is_never_current(small_build, tmp_path, monkeypatc
     shutil.copytree(root / "work", work)
     monkeypatch.setattr(io, "code_version", lambda: "0.0.0+edited")
     config = write_config(tmp_path / "same.yaml", SMALL_CONFIG)
-    assert [s.status for s in build.build(config, work).steps] == ["ran"] * len(build.STEPS)
+    assert [s.status for s in build.build(config, work).steps] == ["ran"] * len(RUN_STEPS)
     assert _data_files(work) == _data_files(root / "work")
-    assert [s.status for s in build.build(config, work).steps] == ["up to date"] * len(build.STEPS)
+    assert [s.status for s in build.build(config, work).steps] == ["up to date"] * len(RUN_STEPS)
 
 
 #: Where the kill test stops the build with SIGKILL: ``(file, seconds after it appears)``: each stage's completion

@@ -243,3 +243,24 @@ def test_collect_cli_and_query_plan_errors(server, tmp_path, capsys):
     assert code == 0 and json.loads(capsys.readouterr().out.split("\ningest with")[0])["kept"] == 10
     with pytest.raises(ValueError, match="nothing to collect"):
         run_stage([], tmp_path / "none", fast(url))
+
+
+def test_collect_questions_gathers_each_question_with_its_own_query(server, tmp_path, capsys):
+    from biodivergence_dataset.cli import main
+
+    state, url = server
+    state.reset()
+    pack = tmp_path / "pack.yaml"
+    pack.write_text('questions:\n  - {id: a, text: "Do statins reduce blood pressure?"}\n'
+                    '  - {id: b, text: "Is olanzapine as safe as risperidone?", query: "olanzapine[tiab]"}\n')
+    out = tmp_path / "o"
+    code = main(["collect", "pubmed", "--out", str(out), "--questions", str(pack), "--domain",
+                 "clinical_trials_epidemiology", "--base-url", url, "--rate", "1000", "--max-per-query", "4"])
+    assert code == 0 and state.requests["esearch.fcgi"] == 2
+    asked = json.loads((out / "questions.json").read_text())
+    assert [(q["question_id"], q["query"], q["records"]) for q in asked] == [
+        ("a", '"statins"[tiab] AND "blood pressure"[tiab]', 4), ("b", "olanzapine[tiab]", 4)]
+    assert all(Path(q["folder"]).name == "clinical_trials_epidemiology" for q in asked)
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["records_by_question"] == {"a": 4, "b": 4} and stats["questions"] == 2
+    assert "clinical_trials_epidemiology" in (out / "sources.yaml").read_text()

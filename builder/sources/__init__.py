@@ -8,7 +8,7 @@ every record of the source to that domain (``pubmed_xml:raw/amr@amr``). In YAML 
 be a mapping ``{format: csv, path: …, domain: …, options: {text: Abstract}}``.
 
 Formats: pubmed_xml, medline, europepmc_json, jsonl, csv, tsv, cord19 (CORD-19 metadata.csv
-preset), pubmedqa, pubtator, scifact_corpus.
+preset), cohen2006 (Cohen 2006 drug-class review CSVs preset), pubmedqa, pubtator, scifact_corpus.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ fields ``text``, ``title``, ``pmid``, ``doi``, ``pmcid``, ``year``, ``journal`` 
 column names (``abstract``, ``pubmed_id``, ``publish_time`` …). ``header=false`` reads a file
 without a header row (then fields are mapped by number: ``tsv[pmid=0,text=2,header=false]``); a
 mapping made only of numbers implies it unless ``header=true`` is given. ``cord19`` is the CORD-19 ``metadata.csv``
-preset. Inline headings (``OBJECTIVE: …``) become sections. Rows need no identifier: a row
+preset, ``cohen2006`` the Cohen 2006 drug-class review CSVs' (a row with an empty abstract is read with
+no sections: ingest drops it as ``no_abstract``). Inline headings (``OBJECTIVE: …``) become sections. Rows need no identifier: a row
 without one is identified by its content hash downstream.
 """
 
@@ -47,8 +48,11 @@ ALIASES: dict[str, tuple[str, ...]] = {
 PRESETS: dict[str, dict[str, str]] = {
     "cord19": {"text": "abstract", "title": "title", "pmid": "pubmed_id", "doi": "doi", "pmcid": "pmcid",
                "year": "publish_time", "journal": "journal"},
+    # the Cohen 2006 drug-class review CSVs (synergy-dataset): quoted multi-line abstracts, some empty
+    "cohen2006": {"text": "abstract", "title": "title", "pmid": "pubmedID", "year": "year"},
 }
-PATTERNS = {"csv": ("*.csv", "*.csv.gz"), "tsv": ("*.tsv", "*.tsv.gz", "*.tab"), "cord19": ("*.csv", "*.csv.gz")}
+PATTERNS = {"csv": ("*.csv", "*.csv.gz"), "tsv": ("*.tsv", "*.tsv.gz", "*.tab"), "cord19": ("*.csv", "*.csv.gz"),
+            "cohen2006": ("*.csv",)}
 
 csv.field_size_limit(1 << 30)  # a 1 MB abstract must reach the too_long check, not a csv.Error
 

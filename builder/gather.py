@@ -1,0 +1,140 @@
+"""Stage: Abstract → Abstract, each question's abstracts gathered from an ingested corpus as a search would.
+
+A local corpus (e.g. every citation screened for a set of systematic reviews) holds far more abstracts
+than a build can read in its time budget, most of them about none of the pack's questions. This stage
+ranks the ingested abstracts (title and text) for each question with BM25 (``rank_bm25``) and keeps the
+best ``top_n`` per question: the corpus a literature search for the question would have returned.
+The query is the question's ``query`` (PubMed field tags and operators dropped), else its intervention,
+comparator, outcome and population, a drug class expanded to its member drugs by the clinical lexicon.
+
+Output: the gathered Abstract shards (corpus order), ``retrieved.jsonl`` (which question retrieved which
+abstract, at which rank and BM25 score) and ``stats.json``. Configured by the build config's
+``gather: {top_n: …}`` section (its pack defaults to the ``questions:`` section's); without a pack the build
+skips it and claims reads every ingested abstract.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from biodivergence_dataset import io
+from biodivergence_dataset.records import Abstract, Question
+
+from .frames import GENERIC_WORDS, stem
+from .questionpacks import load_questions
+from .questions import LEXICON, alternatives, load_lexicon
+from .runtime import RuntimeConfig, check_stage_input
+
+STAGE = "gather"
+RETRIEVED_FILE = "retrieved.jsonl"
+_TOKEN = re.compile(r"[a-z][a-z0-9\-]*|\d+[a-z][a-z0-9\-]*")
+_QUERY_SYNTAX = re.compile(r"\[[^\]]*\]|\b(?:AND|OR|NOT)\b|[()\"*]")
+
+
+class GatherConfig(BaseModel):
+    """Parameters of gathering (a YAML ``gather:`` section maps onto this)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: The question pack (the build fills it from the ``questions:`` section when left out).
+    pack: str | None = None
+    lexicon: str = str(LEXICON)
+    #: Abstracts kept per question, best BM25 score first (an abstract may answer several questions).
+    top_n: int = Field(80, ge=1)
+    #: BM25 parameters (``rank_bm25.BM25Okapi``).
+    k1: float = Field(1.5, gt=0)
+    b: float = Field(0.75, ge=0, le=1)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased, lightly stemmed content words (the matcher's stemmer and stop words)."""
+    return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in GENERIC_WORDS]
+
+
+def query_tokens(question: Question, lexicon_path: str = str(LEXICON)) -> list[str]:
+    """The search words of a question: its ``query`` without field tags and operators, else its slots with
+    every alternative naming of each (drug-class members, synonyms), each word once."""
+    if question.query:
+        return list(dict.fromkeys(tokens(_QUERY_SYNTAX.sub(" ", question.query))))
+    lexicon = load_lexicon(lexicon_path)
+    words: list[str] = []
+    for slot in (question.intervention, question.comparator, question.outcome, question.population):
+        if slot:
+            for alt in alternatives(slot, lexicon):
+                words += tokens(alt.label.split(" (")[0])
+    return list(dict.fromkeys(words))
+
+
+def rank(corpus: list[list[str]], queries: dict[str, list[str]], config: GatherConfig
+         ) -> dict[str, list[tuple[int, float]]]:
+    """``{question id: [(document index, score), …]}``: each query's best ``top_n`` documents with a
+    positive score, best first (ties: corpus order)."""
+    from rank_bm25 import BM25Okapi
+
+    if not corpus:
+        return {qid: [] for qid in queries}
+    bm25 = BM25Okapi(corpus, k1=config.k1, b=config.b)
+    out = {}
+    for qid, words in queries.items():
+        scores = bm25.get_scores(words) if words else np.zeros(len(corpus))
+        order = np.lexsort((np.arange(len(corpus)), -scores))[: config.top_n]
+        out[qid] = [(int(i), round(float(scores[i]), 4)) for i in order if scores[i] > 0]
+    return out
+
+
+def _document(abstract: Abstract) -> list[str]:
+    return tokens(f"{abstract.title} {abstract.text}")
+
+
+def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Gather the pack's questions' abstracts from a finished Abstract stage folder into ``out_dir`` (resumable;
+    one global search, so ``runtime`` is not used)."""
+    config = config or GatherConfig()
+    if not config.pack:
+        raise ValueError("the gather stage needs a question pack (gather: {pack: FILE} or questions: {pack: FILE})")
+    questions = load_questions(config.pack)
+    abstracts_dir = check_stage_input(abstracts_dir, "abstracts")
+    out_dir = Path(out_dir)
+    params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir),
+              "pack": [q.model_dump() for q in questions],
+              "lexicon": Path(config.lexicon).read_text(encoding="utf-8")}
+    if io.stage_is_current(out_dir, params):
+        return io.read_stats(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+    io.write_manifest(out_dir, STAGE, [str(abstracts_dir)], params)
+    abstracts = list(io.read_records(abstracts_dir, Abstract))
+    ranked = rank([_document(a) for a in _progress(abstracts)],
+                  {q.question_id: query_tokens(q, config.lexicon) for q in questions}, config)
+    stats = io.StageStats(STAGE, unit="abstracts")
+    retrieved, kept = [], set()
+    for qid, hits in ranked.items():
+        stats.count("abstracts_per_question", qid, len(hits))
+        for position, (i, score) in enumerate(hits, 1):
+            retrieved.append({"question_id": qid, "article_uid": abstracts[i].article_uid, "rank": position,
+                              "score": score})
+            kept.add(i)
+    stats.seen, stats.kept = len(abstracts), len(kept)
+    stats.drop("not_retrieved", len(abstracts) - len(kept))
+    stats.figures.update({"questions": len(questions), "top_n": config.top_n,
+                          "retrievals": len(retrieved)})
+    io.write_text_atomic(out_dir / RETRIEVED_FILE, "".join(json.dumps(r) + "\n" for r in retrieved))
+    io.write_records(out_dir, _kept(abstracts, kept), stats)
+    return stats.to_dict()
+
+
+def _kept(abstracts: list[Abstract], kept: set[int]) -> Iterable[Abstract]:
+    return (a for i, a in enumerate(abstracts) if i in kept)
+
+
+def _progress(items: list) -> Iterable:
+    from tqdm import tqdm
+
+    return tqdm(items, desc=STAGE, unit=" abstracts", mininterval=2.0, leave=False)

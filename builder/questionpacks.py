@@ -1,0 +1,200 @@
+"""Question packs: the clinical questions a benchmark is built around (``builder/questionpacks/*.yaml``).
+
+A pack is YAML ``questions: [{id, text, intervention?, comparator?, outcome?, population?, domain?, query?}]``.
+``text`` alone is enough: the fields a pack leaves out are read from the text by :func:`read_question`,
+phrase rules for the ways reviewers write a question (PICO order, "compared with / versus / vs",
+"in patients with …", "effect of X on Y", "does X reduce Y", "is X more effective than Y for Z",
+"do X differ in Y", "is Y higher, lower, or the same when comparing X to Y"). A question whose
+intervention or outcome can be read neither from the pack nor from its text is an error naming the
+file and the entry, as is any entry the :class:`~biodivergence_dataset.records.Question` record refuses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from biodivergence_dataset.records import Question
+
+PACK_DIR = Path(__file__).parent / "questionpacks"
+FIELDS = ("intervention", "comparator", "outcome", "population")
+
+
+# --- reading the fields from the text -------------------------------------------------------------------
+_I = re.IGNORECASE
+_PEOPLE = (r"patients|adults|women|men|children|adolescents|people|persons|individuals|subjects|infants|"
+           r"neonates|elderly|participants|smokers|outpatients|inpatients|volunteers")
+#: "In women with pre-eclampsia, …", "Among adults with migraine, …", "For patients with GERD, …"
+_LEADING_POPULATION = re.compile(r"^(?:in|among|for|after|following)\s+(?P<population>[^,]+?)\s*,\s*(?P<rest>.+)$", _I)
+#: "… in patients with heart failure", "… among adults over 65" (at the end of a phrase)
+_TRAILING_POPULATION = re.compile(
+    rf"\s+(?:in|among|for)\s+(?P<population>(?:[\w\-]+\s+){{0,3}}?(?:{_PEOPLE})\b.*)$", _I)
+#: "compared to placebo", "versus omeprazole", "vs. ramipril", "relative to X", set off or running on.
+_COMPARATOR = re.compile(
+    r",?\s*\b(?:(?:as\s+)?compared\s+(?:to|with)|in\s+comparison\s+(?:to|with)|versus|vs\.?|v\.|relative\s+to|"
+    r"rather\s+than)\s+(?P<comparator>.+?)\s*(?=,|$|\?|\s(?:on|for|in|at|regarding|with\s+respect\s+to|"
+    r"in\s+terms\s+of|reduce|reduces|improve|improves|increase|increases|decrease|decreases|lower|lowers|"
+    r"raise|raises|prevent|prevents|affect|affects|differ|change|changes|associated|cause|causes|lead|leads|"
+    r"result|results|produce|produces|provide|provides)\b)", _I)
+_VERBS = (r"improve|reduce|increase|decrease|lower|raise|prevent|affect|change|alter|cause|shorten|prolong|"
+          r"relieve|delay|worsen|control|maintain|induce|heal|treat|lead\s+to|result\s+in|produce|provide|achieve")
+_DIRECTIONS = r"higher|lower|greater|smaller|better|worse|more|less|fewer|different|faster|slower|longer|shorter"
+#: (pattern, fields it fills); the first that matches the question (population and comparator removed) wins.
+_SHAPES: tuple[tuple[re.Pattern, str], ...] = (
+    # Is the rate of healing higher, lower, or the same when comparing lansoprazole to omeprazole?
+    (re.compile(rf"^(?:is|are|was|were)\s+(?:the\s+)?(?P<outcome>.+?)\s+(?:(?:{_DIRECTIONS})\s*,?\s*)+(?:or\s+)?"
+                rf"(?:the\s+same|similar|no\s+different|unchanged)\s+(?:when|if|in|for|with)\s+(?:comparing\s+)?"
+                rf"(?P<intervention>.+?)\s+(?:to|with|and|versus|vs\.?)\s+(?P<comparator>.+)$", _I), "ioc"),
+    # What is the effect of X on Y? / Effect of X on Y
+    (re.compile(r"^(?:what\s+(?:is|are)\s+)?(?:the\s+)?(?:effects?|impact|influence|efficacy|benefits?|harms?)\s+of\s+"
+                r"(?P<intervention>.+?)\s+(?:on|for|in\s+terms\s+of|with\s+respect\s+to|regarding)\s+"
+                r"(?P<outcome>.+)$", _I), "io"),
+    # Do X differ (from Y) in Y? / Does X differ …
+    (re.compile(r"^(?:do|does|did)\s+(?P<intervention>.+?)\s+differ(?:\s+from\s+(?P<comparator>.+?))?\s+"
+                r"(?:in|on|with\s+respect\s+to|regarding|in\s+terms\s+of|for)\s+(?P<outcome>.+)$", _I), "ioc"),
+    # Is X more effective than Y for Z? / Is X as safe as Y in terms of Z?
+    (re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:more|less|as|equally)\s+(?P<quality>effective|"
+                r"efficacious|safe|well\s+tolerated|tolerable|beneficial|potent|likely\s+to\s+[\w\-]+(?:\s+[\w\-]+)?)"
+                r"(?:\s+(?:than|as)\s+(?P<comparator>.+?))?(?:\s+(?:for|in|at|on|regarding|with\s+respect\s+to|"
+                r"in\s+terms\s+of|to)\s+(?P<outcome>.+))?$", _I), "ioc"),
+    # Is X associated with Y?
+    (re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:associated|linked|correlated)\s+with\s+"
+                r"(?:(?:a|an)\s+)?(?:(?:higher|lower|greater|increased|decreased|reduced)\s+)?(?P<outcome>.+)$", _I),
+     "io"),
+    # Does X cause more/fewer Y than Z? / Does X have a lower risk of Y?
+    (re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?:cause|have|has|show|produce|"
+                rf"lead\s+to|result\s+in)\s+(?:a\s+|an\s+|any\s+)?(?:{_DIRECTIONS})\s+(?P<outcome>.+?)"
+                rf"(?:\s+than\s+(?P<comparator>.+))?$", _I), "ioc"),
+    # Does X reduce Y? / Can X improve Y? / Does X, compared to placebo, reduce Y?
+    (re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?:{_VERBS})(?:s|es)?\s+"
+                rf"(?P<outcome>.+?)(?:\s+(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than\s+(?P<comparator>.+))?$", _I),
+     "ioc"),
+)
+_QUALITY_OUTCOME = {"safe": "adverse events", "well tolerated": "tolerability", "tolerable": "tolerability"}
+_ARTICLE = re.compile(r"^(?:(?:in\s+)?(?:reducing|improving|increasing|decreasing|lowering|preventing)\s+)?"
+                      r"(?:(?:the|a|an)\s+)?", _I)
+
+
+@dataclass(frozen=True)
+class ReadFields:
+    intervention: str | None = None
+    comparator: str | None = None
+    outcome: str | None = None
+    population: str | None = None
+
+
+def _clean(phrase: str | None) -> str | None:
+    if not phrase:
+        return None
+    phrase = _ARTICLE.sub("", phrase.strip(" ,;:?.\t\n"))
+    return phrase or None
+
+
+def read_question(text: str) -> ReadFields:
+    """Intervention, comparator, outcome and population read from a question's wording (None where not found)."""
+    rest = " ".join(text.split()).rstrip(" ?.")
+    population = comparator = None
+    if m := _LEADING_POPULATION.match(rest):
+        population, rest = m.group("population"), m.group("rest")
+    shaped = _match_shape(rest)
+    if shaped is None and (m := _COMPARATOR.search(rest)):  # a set-off comparator clause, then the shape
+        comparator = m.group("comparator")
+        shaped = _match_shape((rest[:m.start()] + rest[m.end():]).strip())
+    if shaped is None:
+        return ReadFields(population=_clean(population), comparator=_clean(comparator))
+    fields = shaped
+    comparator = fields.get("comparator") or comparator
+    intervention, outcome = fields.get("intervention"), fields.get("outcome")
+    if intervention and not comparator and (m := _COMPARATOR.search(intervention)):
+        comparator, intervention = m.group("comparator"), intervention[:m.start()]
+    if outcome and not comparator and (m := _COMPARATOR.search(outcome)):
+        comparator, outcome = m.group("comparator"), outcome[:m.start()] + outcome[m.end():]
+    for name in ("outcome", "comparator"):
+        value = outcome if name == "outcome" else comparator
+        if value and not population and (m := _TRAILING_POPULATION.search(value)):
+            population, value = m.group("population"), value[:m.start()]
+            outcome, comparator = (value, comparator) if name == "outcome" else (outcome, value)
+    if outcome is None and fields.get("quality"):
+        quality = " ".join(fields["quality"].lower().split())
+        outcome = _QUALITY_OUTCOME.get(quality, "efficacy")
+    return ReadFields(_clean(intervention), _clean(comparator), _clean(outcome), _clean(population))
+
+
+def _match_shape(text: str) -> dict[str, str] | None:
+    for pattern, _ in _SHAPES:
+        if m := pattern.match(text):
+            return {k: v for k, v in m.groupdict().items() if v}
+    return None
+
+
+# --- loading --------------------------------------------------------------------------------------------
+def question_from(entry: dict) -> Question:
+    """The Question of a pack entry (``id``, ``text`` and the optional fields): its stated fields, the missing
+    ones read from its text (ValidationError for a bad entry, ValueError when a needed field cannot be read)."""
+    data = {("question_id" if k == "id" else k): v for k, v in entry.items()}
+    if isinstance(data.get("text"), str):
+        read = read_question(data["text"])
+        for name in FIELDS:
+            data[name] = data.get(name) or getattr(read, name)
+    question = Question.model_validate(data)
+    missing = [name for name in ("intervention", "outcome") if not getattr(question, name)]
+    if missing:
+        raise ValueError(f"cannot read the {' and the '.join(missing)} from the text {question.text!r}; "
+                         f"state {', '.join(f'{m}:' for m in missing)} in the entry")
+    return question
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    """The questions of one pack file; a bad file or entry raises ValueError naming the file and the entry."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"question pack {path} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+    entries = data.get("questions") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f"{path}: a question pack is a mapping with a non-empty 'questions:' list")
+    questions: list[Question] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(entries, 1):
+        where = f"{path}: question {i}" + (f" ({raw.get('id')!r})" if isinstance(raw, dict) and raw.get("id") else "")
+        if not isinstance(raw, dict):
+            raise TypeError(f"{where}: expected a mapping with id and text, got {type(raw).__name__}")
+        try:
+            question = question_from(raw)
+        except ValidationError as exc:
+            problems = "; ".join(f"{_entry_key(e['loc'])}: {e['msg']}" for e in exc.errors())
+            raise ValueError(f"{where}: {problems}") from None
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        if question.question_id in seen:
+            raise ValueError(f"{where}: duplicate id {question.question_id!r}")
+        seen.add(question.question_id)
+        questions.append(question)
+    return questions
+
+
+def _entry_key(loc: tuple) -> str:
+    """A validation error's field as the pack spells it (``id``, not the record's ``question_id``)."""
+    name = ".".join(map(str, loc)) or "entry"
+    return "id" if name == "question_id" else name
+
+
+def search_query(question: Question) -> str:
+    """The literature search of a question: its ``query``, else its intervention, comparator and outcome terms
+    (PubMed syntax: each phrase in quotes as title/abstract words, ANDed, the comparator optional)."""
+    if question.query:
+        return question.query
+    def phrase(p: str) -> str:
+        return f'"{p}"[tiab]'
+
+    parts = [phrase(question.intervention)]
+    if question.comparator and question.comparator.lower() != "placebo":
+        parts[0] = f"({phrase(question.intervention)} OR {phrase(question.comparator)})"
+    return " AND ".join([*parts, phrase(question.outcome)])

@@ -1,0 +1,334 @@
+"""Stage: Claim → Assignment (claims → the pack's questions they answer), between claims and mine.
+
+A claim answers a question when it speaks of the question's intervention (or exposure) **and** its
+outcome. Both are matched as content stems (``builder.frames.terms``), abbreviations expanded with the
+definitions of the claim's own abstract ("blood pressure (BP)"), with one clinical lexicon
+(``builder/lexicons/clinical.yaml``): a drug class in a question is met by any of its member drugs
+("statins" ⊃ "pravastatin"), and a phrase of a synonym group by any other ("BP" = "blood pressure").
+The embedding similarity of the claim sentence and the question text is the third signal: it enters the
+score, a claim far from the question (below ``min_similarity``) is not assigned, and a very close one
+(``similarity_alone``) may stand in for a missing outcome match. The comparator, when matched, adds to the
+score.
+
+Output: one :class:`Assignment` row per (claim, question) with its score and why, ``questions.json`` (the
+pack's questions, as the miner attaches them to pairs) and ``stats.json``. The sentences are embedded on
+the runtime's ranks into the miner's embedding cache (``cache_dir``), so mine does not embed them again; the
+matching runs sharded on the same executors as the claims stage.
+
+CLI: ``biodivergence questions CLAIMS_DIR --pack FILE --out DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from biodivergence_dataset import cues, io
+from biodivergence_dataset.records import Abstract, Claim, Question, _Record
+
+from .embeddings import DEFAULT_MODEL, PRECISIONS
+from .frames import abbreviations, stem, terms
+from .questionpacks import load_questions
+from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
+
+STAGE = "questions"
+QUESTIONS_FILE = "questions.json"
+LEXICON = Path(__file__).parent / "lexicons" / "clinical.yaml"
+
+
+class QuestionsConfig(BaseModel):
+    """Parameters of question assignment (a YAML ``questions:`` section maps onto this)."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    #: The question pack (None: the build skips the stage and mining is as without questions).
+    pack: str | None = None
+    lexicon: str = str(LEXICON)
+    #: A claim below this cosine to the question is not assigned to it, whatever its words.
+    min_similarity: float = Field(0.20, ge=-1.0, le=1.0)
+    #: A claim this close to a question whose intervention it names needs no outcome word match (on the Cohen
+    #: demo, claims at 0.65-0.75 that lacked the outcome words mostly spoke of another outcome of the same drugs).
+    similarity_alone: float = Field(0.80, ge=-1.0, le=1.1)
+    #: Share of the content stems of an outcome phrase of three or more stems a claim must contain (a shorter
+    #: phrase: all of them; interventions: all, or two thirds from three on).
+    min_outcome_coverage: float = Field(2 / 3, gt=0.0, le=1.0)
+    #: Abstracts folder (abbreviation definitions; default: the claims stage's manifest input).
+    abstracts_dir: str | None = None
+    model: str = DEFAULT_MODEL
+    device: str = "cpu"
+    precision: Literal[PRECISIONS] = PRECISIONS[0]  # type: ignore[valid-type]
+    batch_size: int = Field(64, ge=1)
+    #: The embedding cache (the build points it at the miner's, so mine reuses these vectors).
+    cache_dir: str | None = None
+    shard_size: int = io.DEFAULT_SHARD_SIZE
+
+
+class Assignment(_Record):
+    """One claim answering one question: how well (score in [0, 1]) and why (the matched words)."""
+
+    claim_id: str
+    question_id: str
+    article_uid: str
+    score: float
+    why: str
+
+
+# --- the lexicon and the matcher -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Alternative:
+    """One way a claim can name a slot: content stems, what they stand for, and the stems it must contain
+    (a synonym put in place of part of the phrase must be there whole)."""
+
+    stems: frozenset[str]
+    label: str
+    core: frozenset[str] = frozenset()
+
+    def covered(self, words: frozenset[str]) -> float:
+        if not self.stems or not self.core <= words:
+            return 0.0
+        return len(self.stems & words) / len(self.stems)
+
+
+#: Words of change ("reduction", "improve", "gain"): how an outcome moves, not which outcome it is.
+CHANGE_STEMS = frozenset(stem(w) for w in cues.INCREASE_WORDS + cues.DECREASE_WORDS if " " not in w)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    classes: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]  # (names, members)
+    synonyms: tuple[tuple[str, ...], ...]
+
+
+@lru_cache(maxsize=4)
+def load_lexicon(path: str | Path = LEXICON) -> Lexicon:
+    """The clinical lexicon: drug classes (names → members) and synonym groups; errors name the file and entry."""
+    path = Path(path)
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    classes = []
+    for i, entry in enumerate(data.get("drug_classes") or [], 1):
+        if not isinstance(entry, dict) or not entry.get("names") or not isinstance(entry.get("members", []), list):
+            raise ValueError(f"{path}: drug_classes entry {i}: needs names: [...] and members: [...]")
+        classes.append((tuple(map(str, entry["names"])), tuple(map(str, entry.get("members") or ()))))
+    synonyms = []
+    for i, group in enumerate(data.get("synonyms") or [], 1):
+        if not isinstance(group, list) or len(group) < 2:
+            raise ValueError(f"{path}: synonyms entry {i}: a list of at least two phrases")
+        synonyms.append(tuple(map(str, group)))
+    return Lexicon(tuple(classes), tuple(synonyms))
+
+
+def _contains(words: frozenset[str], phrase_stems: frozenset[str]) -> bool:
+    return bool(phrase_stems) and phrase_stems <= words
+
+
+def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozenset()) -> tuple[Alternative, ...]:
+    """Every way a claim may name ``phrase``: its own stems; for a drug class it names, each member drug;
+    for a synonym-group phrase in it, the phrase with that part replaced by each other phrase of the group
+    (which the claim must then contain whole). Stems in ``ignore`` are left out (unless nothing else is left)."""
+    own = terms(phrase)
+    own = own - ignore or own
+    out = [Alternative(own, phrase)]
+    for names, members in lexicon.classes:
+        if any(_contains(own, terms(n)) for n in names):
+            out += [Alternative(terms(n), n) for n in names]
+            out += [Alternative(terms(m), f"{m} ({names[0]})") for m in members]
+    for group in lexicon.synonyms:
+        for phrase_in in group:
+            inner = terms(phrase_in)
+            if _contains(own, inner):
+                out += [Alternative((own - inner) | terms(other), f"{other} (= {phrase_in})", terms(other))
+                        for other in group if other != phrase_in]
+    seen: dict[frozenset[str], Alternative] = {}
+    for alt in out:
+        if alt.stems:
+            seen.setdefault(alt.stems, alt)
+    return tuple(seen.values())
+
+
+def best_match(words: frozenset[str], alts: tuple[Alternative, ...], share: float = 2 / 3
+               ) -> tuple[float, Alternative | None]:
+    """The best-covered alternative that passes, and its coverage: an alternative of one or two stems needs
+    both, a longer one ``share`` of them."""
+    best: tuple[float, Alternative | None] = (0.0, None)
+    for alt in alts:
+        cov = alt.covered(words)
+        needed = 1.0 if len(alt.stems) < 3 else share
+        if cov >= needed - 1e-9 and cov > best[0]:
+            best = (cov, alt)
+    return best
+
+
+@dataclass(frozen=True)
+class CompiledQuestion:
+    question: Question
+    intervention: tuple[Alternative, ...]
+    comparator: tuple[Alternative, ...]
+    outcome: tuple[Alternative, ...]
+
+
+def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[CompiledQuestion]:
+    return [CompiledQuestion(q, alternatives(q.intervention or "", lexicon),
+                             alternatives(q.comparator, lexicon) if q.comparator else (),
+                             alternatives(q.outcome or "", lexicon, CHANGE_STEMS)) for q in questions]
+
+
+def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:
+    """A claim's content stems, abbreviations defined in its abstract (or itself) expanded."""
+    context = f"{abstract} {sentence}"
+    return terms(sentence, abbreviations(context) if "(" in context else None)
+
+
+def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config: QuestionsConfig
+           ) -> tuple[float, str] | None:
+    """``(score, why)`` when a claim with content stems ``words`` and cosine ``similarity`` to the question
+    answers it, else None."""
+    if similarity < config.min_similarity:
+        return None
+    iv_cov, iv = best_match(words, q.intervention)
+    if iv is None:
+        return None
+    oc_cov, oc = best_match(words, q.outcome, config.min_outcome_coverage)
+    if oc is None and similarity < config.similarity_alone:
+        return None
+    cmp_cov, cmp = best_match(words, q.comparator) if q.comparator else (0.0, None)
+    score = 0.35 * iv_cov + 0.35 * oc_cov + 0.2 * max(similarity, 0.0) + 0.1 * cmp_cov
+    why = [f"intervention: {iv.label}", f"outcome: {oc.label}" if oc else "outcome: by similarity"]
+    if cmp is not None:
+        why.append(f"comparator: {cmp.label}")
+    why.append(f"similarity {similarity:.2f}")
+    return round(min(score, 1.0), 4), "; ".join(why)
+
+
+# --- the sharded work ------------------------------------------------------------------------------------
+def _abstract_texts(abstracts_dir: str | None, needed: set[str]) -> dict[str, str]:
+    if not abstracts_dir or not needed:
+        return {}
+    return {a.article_uid: a.text for a in io.read_records(abstracts_dir, Abstract) if a.article_uid in needed}
+
+
+def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.StageStats) -> Iterator[Assignment]:
+    """One rank's work (see :mod:`builder.runtime`): the assignments of its claims (vectors from the cache)."""
+    from tqdm import tqdm
+
+    from .embeddings import embed_texts, embedding_dimension, load_encoder, open_cache
+
+    claims = list(claims)
+    compiled = compile_questions(load_questions(config.pack), load_lexicon(config.lexicon))
+    encoder = load_encoder(config.model, config.device, config.precision)
+    cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
+    q_emb = embed_texts([c.question.text for c in compiled], encoder, cache, config.batch_size)
+    texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
+    similarities = embed_texts([c.sentence for c in claims], encoder, cache, config.batch_size) @ q_emb.T
+    for claim, sims in tqdm(zip(claims, similarities, strict=True), total=len(claims), desc=STAGE,
+                            unit=" claims", mininterval=2.0, leave=False):
+        stats.seen += 1
+        words = claim_words(claim.sentence, texts.get(claim.article_uid, ""))
+        found = 0
+        for q, sim in zip(compiled, sims.tolist(), strict=True):
+            verdict = assess(words, sim, q, config)
+            if verdict is not None:
+                found += 1
+                stats.count("assignments_per_question", q.question.question_id)
+                yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id,
+                                 article_uid=claim.article_uid, score=verdict[0], why=verdict[1])
+        if found:
+            stats.kept += 1
+            stats.count("questions_per_claim", found if found < 3 else "3+")
+        else:
+            stats.drop("no_question")
+
+
+# --- stage -----------------------------------------------------------------------------------------------
+def _abstracts_dir(claims_dir: Path, config: QuestionsConfig) -> str | None:
+    if config.abstracts_dir:
+        return config.abstracts_dir
+    try:
+        inputs = io.read_manifest(claims_dir).get("inputs", [])
+    except FileNotFoundError:
+        return None
+    return inputs[0] if inputs and Path(inputs[0]).is_dir() else None
+
+
+def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Assign the claims of a finished Claim stage folder to the pack's questions (resumable)."""
+    from .embeddings import embedding_dimension, load_encoder, open_cache
+    from .mine import MineConfig, fill_cache
+
+    config = config or QuestionsConfig()
+    if not config.pack:
+        raise ValueError("the questions stage needs a question pack (questions: {pack: FILE} or --pack FILE)")
+    questions = load_questions(config.pack)  # a bad pack fails before any work
+    load_lexicon(config.lexicon)
+    claims_dir = check_stage_input(claims_dir, "claims")
+    out_dir = Path(out_dir)
+    config = config.model_copy(update={"abstracts_dir": _abstracts_dir(claims_dir, config),
+                                       "cache_dir": config.cache_dir or str(out_dir / "embedding_cache")})
+    params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir),
+              "pack": [q.model_dump() for q in questions],
+              "lexicon": Path(config.lexicon).read_text(encoding="utf-8")}
+    if io.stage_is_current(out_dir, params):
+        clear_tasks(out_dir)
+        return io.read_stats(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+    io.write_manifest(out_dir, STAGE, [str(claims_dir)], params)
+    runtime = runtime or RuntimeConfig()
+    encoder = load_encoder(config.model, config.device, config.precision)
+    cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
+    texts = [c.sentence for c in io.read_records(claims_dir, Claim)] + [q.text for q in questions]
+    embedder = MineConfig(model=config.model, device=config.device, precision=config.precision,
+                          batch_size=config.batch_size)
+    embedded = fill_cache(texts, cache, out_dir, embedder, runtime)
+    job = ShardJob(STAGE, assign_claims, config, claims_dir, Claim, Assignment, "claims", config.shard_size)
+    assignments, stats = run_sharded(job, out_dir, runtime)
+    io.write_json_atomic(out_dir / QUESTIONS_FILE, [q.model_dump(mode="json") for q in questions])
+    per_question = stats.counts.setdefault("assignments_per_question", {})
+    for q in questions:
+        per_question.setdefault(q.question_id, 0)
+    stats.figures.update({"questions": len(questions), "claims_embedded": embedded,
+                          "questions_without_claims": sum(1 for n in per_question.values() if n == 0)})
+    io.write_records(out_dir, assignments, stats, shard_size=config.shard_size)
+    clear_tasks(out_dir)
+    return stats.to_dict()
+
+
+def read_assignments(questions_dir: str | Path) -> tuple[dict[str, Question], dict[str, dict[str, float]]]:
+    """A finished questions folder: its questions by id, and each assigned claim's ``{question_id: score}``."""
+    folder = check_stage_input(questions_dir, "questions")
+    questions = {q["question_id"]: Question(**q)
+                 for q in json.loads((folder / QUESTIONS_FILE).read_text(encoding="utf-8"))}
+    by_claim: dict[str, dict[str, float]] = {}
+    for a in io.read_records(folder, Assignment):
+        by_claim.setdefault(a.claim_id, {})[a.question_id] = a.score
+    return questions, by_claim
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    d = QuestionsConfig()
+    parser.add_argument("claims_dir", metavar="CLAIMS", help="finished claims stage folder")
+    parser.add_argument("--pack", required=True, help="question pack YAML (questions: [{id, text, …}])")
+    parser.add_argument("--out", required=True, help="output folder for the assignments")
+    parser.add_argument("--abstracts", default=None, help="abstracts stage folder (default: from the claims manifest)")
+    parser.add_argument("--lexicon", default=d.lexicon, help="clinical lexicon YAML (drug classes, synonyms)")
+    parser.add_argument("--min-similarity", type=float, default=d.min_similarity)
+    parser.add_argument("--encoder", default=d.model, help="sentence-transformers model name or folder")
+    parser.add_argument("--cache-dir", default=None, help="embedding cache folder (default: OUT/embedding_cache)")
+
+
+def run(args: argparse.Namespace) -> int:
+    config = QuestionsConfig(pack=args.pack, abstracts_dir=args.abstracts, lexicon=args.lexicon,
+                             min_similarity=args.min_similarity, model=args.encoder, cache_dir=args.cache_dir)
+    stats = run_stage(args.claims_dir, args.out, config)
+    per = stats.get("assignments_per_question", {})
+    print(f"questions: {stats['kept']} of {stats['seen']} claims answer at least one of {len(per)} questions "
+          f"({sum(per.values())} assignments) -> {args.out}")
+    return 0

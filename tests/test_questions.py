@@ -1,0 +1,403 @@
+"""Clinical questions: packs (from text alone or from fields), claim assignment, mining within questions,
+gathering a question's abstracts from a local corpus, the cohen2006 source, collect --questions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from biodivergence_dataset import io
+from biodivergence_dataset.records import Abstract, CandidatePair, Claim, claim_id_for
+from builder import gather, mine, questionpacks, questions
+from builder.sources import RawRecord, SourceSpec
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+COHEN = DATA / "cohen2006_drug_class_reviews"
+
+
+def write_pack(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- packs --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, want", [
+    ("In women with pre-eclampsia, does L-arginine, compared to placebo, reduce blood pressure?",
+     ("L-arginine", "placebo", "blood pressure", "women with pre-eclampsia")),
+    ("Is the rate of healing higher, lower, or the same when comparing lansoprazole to omeprazole?",
+     ("lansoprazole", "omeprazole", "rate of healing", None)),
+    ("In adults with migraine, is rizatriptan more effective than sumatriptan for pain relief at 2 hours?",
+     ("rizatriptan", "sumatriptan", "pain relief at 2 hours", "adults with migraine")),
+    ("What is the effect of ACE inhibitors versus placebo on mortality in patients with heart failure?",
+     ("ACE inhibitors", "placebo", "mortality", "patients with heart failure")),
+    ("Does atenolol reduce stroke compared with placebo in elderly patients with hypertension?",
+     ("atenolol", "placebo", "stroke", "elderly patients with hypertension")),
+    ("Do proton pump inhibitors differ in healing rates of erosive esophagitis?",
+     ("proton pump inhibitors", None, "healing rates of erosive esophagitis", None)),
+    ("Do atypical antipsychotics cause fewer extrapyramidal symptoms than haloperidol?",
+     ("atypical antipsychotics", "haloperidol", "extrapyramidal symptoms", None)),
+    ("Effect of statins on blood pressure", ("statins", None, "blood pressure", None)),
+    ("Is tolterodine vs oxybutynin associated with dry mouth?", ("tolterodine", "oxybutynin", "dry mouth", None)),
+    ("Does amlodipine cause more edema than other calcium channel blockers?",
+     ("amlodipine", "other calcium channel blockers", "edema", None)),
+    ("Do antihistamines reduce pruritus in chronic idiopathic urticaria?",
+     ("antihistamines", None, "pruritus in chronic idiopathic urticaria", None)),
+])
+def test_fields_are_read_from_the_text(text, want):
+    read = questionpacks.read_question(text)
+    assert (read.intervention, read.comparator, read.outcome, read.population) == want
+
+
+def test_pack_from_text_only_and_from_fields(tmp_path):
+    pack = write_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: q1, text: "Do statins reduce blood pressure?"}
+  - id: q2
+    text: "Which drug is best for reflux?"
+    intervention: esomeprazole
+    comparator: omeprazole
+    outcome: heartburn relief
+    domain: clinical_trials_epidemiology
+    query: esomeprazole[tiab] AND heartburn[tiab]
+""")
+    q1, q2 = questionpacks.load_questions(pack)
+    assert (q1.question_id, q1.intervention, q1.outcome, q1.comparator) == ("q1", "statins", "blood pressure", None)
+    assert (q2.intervention, q2.comparator, q2.outcome) == ("esomeprazole", "omeprazole", "heartburn relief")
+    assert q2.domain == "clinical_trials_epidemiology"
+    assert questionpacks.search_query(q2) == "esomeprazole[tiab] AND heartburn[tiab]"
+    assert questionpacks.search_query(q1) == '"statins"[tiab] AND "blood pressure"[tiab]'
+
+
+@pytest.mark.parametrize("body, message", [
+    ('questions:\n  - {id: q1, text: "Do statins reduce blood pressure?"}\n  - {id: vague, text: "Why?"}\n',
+     r"p\.yaml: question 2 \('vague'\): cannot read the intervention and the outcome"),
+    ('questions:\n  - {id: q1, text: "Do statins reduce blood pressure?", dose: high}\n',
+     r"p\.yaml: question 1 \('q1'\): dose: Extra inputs"),
+    ('questions:\n  - {text: "Do statins reduce blood pressure?"}\n', r"p\.yaml: question 1: id: Field required"),
+    ('questions:\n  - {id: a, text: "Do statins reduce BP?"}\n  - {id: a, text: "Do statins reduce BP?"}\n',
+     r"question 2 \('a'\): duplicate id"),
+    ('questions:\n  - {id: a, text: "Do statins reduce BP?", domain: astrology}\n', r"question 1 \('a'\): .*domain"),
+    ("questions: []\n", r"p\.yaml: a question pack is a mapping with a non-empty 'questions:' list"),
+])
+def test_bad_packs_name_the_file_and_the_entry(tmp_path, body, message):
+    with pytest.raises(ValueError, match=message):
+        questionpacks.load_questions(write_pack(tmp_path / "p.yaml", body))
+
+
+def test_the_demo_pack_covers_the_fourteen_classes():
+    qs = questionpacks.load_questions(questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")
+    lexicon = questions.load_lexicon()
+    known = [questions.terms(d) for names, members in lexicon.classes for d in (*names, *members)]
+    for q in qs:  # every intervention names a drug or class of the lexicon, as read from the text
+        own = questions.terms(q.intervention)
+        assert any(k and k <= own for k in known), (q.question_id, q.intervention)
+    assert len(qs) >= 40 and all(q.intervention and q.outcome for q in qs)
+    prefixes = {q.question_id.split("_")[0] for q in qs}
+    assert prefixes == {"acei", "adhd", "ah", "aap", "bb", "ccb", "est", "nsaid", "op", "ohg", "ppi", "smr", "trp",
+                        "ui"}
+
+
+# --- assignment (lexical signals; the cosine is given) ---------------------------------------------------
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    pack = write_pack(tmp_path_factory.mktemp("pack") / "p.yaml", """
+questions:
+  - {id: statin_bp, text: "Do statins reduce blood pressure?"}
+  - {id: statin_ldl, text: "Do statins lower LDL cholesterol?"}
+  - {id: ppi_heal, text: "Is the rate of healing higher, lower, or the same when comparing lansoprazole to omeprazole?"}
+  - {id: bb_lvef, text: "In heart failure, do beta blockers improve left ventricular ejection fraction?"}
+""")
+    return {q.question.question_id: q for q in
+            questions.compile_questions(questionpacks.load_questions(pack), questions.load_lexicon())}
+
+
+def answered(compiled, sentence, abstract="", similarity=0.5):
+    words = questions.claim_words(sentence, abstract)
+    return {qid for qid, q in compiled.items() if questions.assess(words, similarity, q, questions.QuestionsConfig())}
+
+
+def test_a_member_drug_answers_a_question_about_its_class_not_the_reverse(compiled, tmp_path):
+    assert answered(compiled, "Pravastatin 40 mg daily did not reduce blood pressure in the elderly.") == {"statin_bp"}
+    # a claim about the class does not answer a question about one member drug
+    member = questions.compile_questions(questionpacks.load_questions(write_pack(
+        tmp_path / "m.yaml", 'questions:\n  - {id: m, text: "Does pravastatin reduce blood pressure?"}\n')),
+        questions.load_lexicon())[0]
+    words = questions.claim_words("Statins reduced blood pressure in treated patients.")
+    assert questions.assess(words, 0.5, member, questions.QuestionsConfig()) is None
+
+
+def test_abbreviations_defined_in_the_abstract_and_lexicon_synonyms(compiled):
+    # "BP" is a synonym of blood pressure in the lexicon; "LVEF" is defined only by the abstract
+    assert answered(compiled, "Simvastatin lowered BP by 4 mmHg.") == {"statin_bp"}
+    abstract = "We measured the left ventricular ejection fraction (LVEF) of 120 patients with heart failure."
+    assert answered(compiled, "Carvedilol increased LVEF by 8 units.", abstract) == {"bb_lvef"}
+    assert answered(compiled, "Carvedilol increased LVEF by 8 units.") == set()
+
+
+def test_a_claim_answering_two_questions_and_one_answering_none(compiled):
+    both = "Rosuvastatin reduced LDL cholesterol by 45% and blood pressure by 3 mmHg."
+    assert answered(compiled, both) == {"statin_bp", "statin_ldl"}
+    assert answered(compiled, "Exercise training improved quality of life in heart failure.") == set()
+    # the intervention alone is not enough, nor are the words when the claim is far from the question
+    assert answered(compiled, "Pravastatin was well tolerated.") == set()
+    assert answered(compiled, "Pravastatin reduced blood pressure.", similarity=0.05) == set()
+
+
+def test_words_of_change_and_half_synonyms_do_not_make_an_outcome(tmp_path):
+    pack = write_pack(tmp_path / "p.yaml", 'questions:\n  - {id: q, text: "Do statins differ in blood pressure '
+                                           'reduction?"}\n')
+    q = questions.compile_questions(questionpacks.load_questions(pack), questions.load_lexicon())[0]
+    config = questions.QuestionsConfig()
+    # "reduction" is how the outcome moves; "BP" replacing "blood pressure" must itself be there
+    off = questions.claim_words("Simvastatin gave a 30% relative risk reduction in mortality.")
+    assert questions.assess(off, 0.5, q, config) is None
+    on = questions.claim_words("Simvastatin lowered BP by 4 mmHg.")
+    assert "BP (= blood pressure)" in questions.assess(on, 0.5, q, config)[1]
+
+
+def test_similarity_stands_in_for_the_outcome_only_when_very_close(compiled):
+    words = questions.claim_words("Pravastatin was studied in 300 adults.")  # the drug, no outcome words
+    config = questions.QuestionsConfig()
+    assert questions.assess(words, config.similarity_alone - 0.05, compiled["statin_bp"], config) is None
+    _, why = questions.assess(words, config.similarity_alone + 0.05, compiled["statin_bp"], config)
+    assert "outcome: by similarity" in why
+
+
+def test_why_names_the_matched_words(compiled):
+    words = questions.claim_words("Healing at 8 weeks was 92% with lansoprazole and 89% with omeprazole.")
+    score, why = questions.assess(words, 0.6, compiled["ppi_heal"], questions.QuestionsConfig())
+    assert "intervention: lansoprazole" in why and "comparator: omeprazole" in why and "outcome:" in why
+    assert 0.0 < score <= 1.0
+
+
+# --- the stages on sentences written here, with the real encoder -----------------------------------------
+SENTENCES = {  # article -> claims
+    "A1": ["Pravastatin significantly reduced systolic blood pressure compared with placebo.",
+           "Pravastatin lowered LDL cholesterol by 30%."],
+    "A2": ["Atorvastatin did not reduce blood pressure in hypertensive patients.",
+           "Atorvastatin reduced LDL cholesterol by 40%."],
+    "A3": ["Simvastatin therapy had no effect on blood pressure.",
+           "Simvastatin improved endothelial function in smokers."],
+    "A4": ["Exercise training improved quality of life in heart failure.",
+           "Exercise training reduced hospital admissions in heart failure."],
+}
+
+
+def _claims() -> list[Claim]:
+    out = []
+    for uid, sentences in SENTENCES.items():
+        start = 0
+        for s in sentences:
+            out.append(Claim(claim_id=claim_id_for(uid, start, start + len(s)), article_uid=uid,
+                             domain="clinical_trials_epidemiology", sentence=s, claim_type="efficacy",
+                             sentence_start=start, sentence_end=start + len(s), confidence=0.9))
+            start += len(s) + 1
+    return out
+
+
+@pytest.fixture(scope="module")
+def staged(tmp_path_factory):
+    root = tmp_path_factory.mktemp("questions")
+    io.write_records(root / "claims", _claims(), io.StageStats("claims"))
+    pack = write_pack(root / "pack.yaml", """
+questions:
+  - {id: statin_bp, text: "Do statins reduce blood pressure?"}
+  - {id: statin_ldl, text: "Do statins lower LDL cholesterol?"}
+  - {id: unused, text: "Does metformin reduce HbA1c?"}
+""")
+    cache = root / "pairs" / "embedding_cache"
+    stats = questions.run_stage(root / "claims", root / "questions",
+                                questions.QuestionsConfig(pack=str(pack), cache_dir=str(cache)))
+    return root, stats
+
+
+def test_questions_command_finds_the_stage_current(staged, capsys):
+    from biodivergence_dataset.cli import main
+
+    root, stats = staged
+    assert main(["questions", str(root / "claims"), "--pack", str(root / "pack.yaml"), "--out",
+                 str(root / "questions"), "--cache-dir", str(root / "pairs" / "embedding_cache")]) == 0
+    assert f"{stats['kept']} of 8 claims answer at least one of 3 questions" in capsys.readouterr().out
+
+
+def test_questions_stage_gives_the_same_assignments_on_two_ranks(staged, tmp_path):
+    from builder.runtime import RuntimeConfig
+
+    root, stats = staged
+    config = questions.QuestionsConfig(pack=str(root / "pack.yaml"), cache_dir=str(root / "pairs" / "embedding_cache"))
+    two = questions.run_stage(root / "claims", tmp_path / "q2", config, RuntimeConfig(tasks=2, workers=1))
+    rows = lambda folder: [a.model_dump() for a in io.read_records(folder, questions.Assignment)]
+    assert rows(tmp_path / "q2") == rows(root / "questions")
+    assert two["assignments_per_question"] == stats["assignments_per_question"] and two["kept"] == stats["kept"]
+
+
+def test_questions_stage_writes_assignments_and_stats(staged):
+    root, stats = staged
+    rows = {(a.article_uid, a.question_id) for a in io.read_records(root / "questions", questions.Assignment)}
+    assert {("A1", "statin_bp"), ("A2", "statin_bp"), ("A3", "statin_bp"), ("A1", "statin_ldl"),
+            ("A2", "statin_ldl")} <= rows
+    assert not any(uid == "A4" for uid, _ in rows)
+    assert stats["seen"] == 8 and stats["dropped_no_question"] == 8 - stats["kept"]
+    assert stats["assignments_per_question"]["unused"] == 0 and stats["questions_without_claims"] == 1
+    assert all(a.why and 0 < a.score <= 1 for a in io.read_records(root / "questions", questions.Assignment))
+    again = questions.run_stage(root / "claims", root / "questions", questions.QuestionsConfig(
+        pack=str(root / "pack.yaml"), cache_dir=str(root / "pairs" / "embedding_cache")))
+    assert again == stats  # current: not redone
+
+
+@pytest.fixture(scope="module")
+def mined(staged):
+    root, _ = staged
+    return root, mine.run_stage(root / "claims", root / "pairs", mine.MineConfig(questions_dir=str(root / "questions")))
+
+
+def test_mining_forms_pairs_within_questions_across_articles_and_reuses_the_embeddings(mined):
+    root, stats = mined
+    pairs = list(io.read_records(root / "pairs", CandidatePair))
+    assignments = {}
+    for a in io.read_records(root / "questions", questions.Assignment):
+        assignments.setdefault(a.claim_id, set()).add(a.question_id)
+    within = [p for p in pairs if p.question is not None]
+    assert stats["pairs_by_origin"]["within_question"] >= 4 and within
+    for p in within:
+        assert p.claim_a.article_uid != p.claim_b.article_uid
+        assert p.question.question_id in assignments[p.claim_a.claim_id] & assignments[p.claim_b.claim_id]
+    for p in pairs:  # an open pair carries a question only when both claims answer it
+        shared = assignments.get(p.claim_a.claim_id, set()) & assignments.get(p.claim_b.claim_id, set())
+        assert (p.question is not None) == bool(shared)
+    bp = {frozenset((p.claim_a.article_uid, p.claim_b.article_uid)) for p in within
+          if p.question.question_id == "statin_bp"}
+    assert bp == {frozenset(x) for x in (("A1", "A2"), ("A1", "A3"), ("A2", "A3"))}
+    assert sum(stats["pairs_by_question"].values()) == len(within)
+    assert stats["embedding_cache"]["embedded"] == 0  # the questions stage embedded every claim already
+
+
+def test_question_pairs_caps_each_question_and_never_pairs_one_article():
+    claims = _claims()
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(len(claims), 8)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    assigned = {c.claim_id: {"q": 0.5} for c in claims}  # every claim answers q
+    rows, dropped = mine.question_pairs(claims, emb, assigned, mine.MineConfig(cap_per_question=5))
+    assert len(rows) == 5 and all(claims[i].article_uid != claims[j].article_uid for _, _, i, j, _, _ in rows)
+    combined = [-r[0] for r in rows]
+    assert combined == sorted(combined, reverse=True)
+    cross = sum(a.article_uid != b.article_uid for k, a in enumerate(claims) for b in claims[k + 1:])
+    assert dropped["over_question_cap"] == cross - 5
+
+
+def test_release_rows_carry_the_question(mined, tmp_path):
+    """A pair with a question and one without, through Example.from_pair into a release read by load_dataset."""
+    from datasets import load_dataset
+
+    from biodivergence_dataset import card, release
+    from biodivergence_dataset.records import Example
+    from tests.release_factory import make_example
+
+    root, _ = mined
+    pairs = list(io.read_records(root / "pairs", CandidatePair))
+    with_q = next(p for p in pairs if p.question is not None)
+    labels = {k: v for k, v in make_example("pmid:1", "pmid:2").model_dump().items()
+              if k not in Example.model_fields or k in ("conflict_type", "divergence_axes", "dominant_confounder",
+                                                       "reconciliation", "annotator_id", "annotator_kind",
+                                                       "confidence", "prompt_version")}
+    asked = Example.from_pair(with_q, **labels)
+    plain = make_example("pmid:3", "pmid:4")
+    assert (asked.question_id, asked.question) == (with_q.question.question_id, with_q.question.text)
+    for config in ("primary", "pairlevel"):
+        release.write_config(tmp_path, config, {"train": [asked], "validation": [plain], "test": [plain]})
+    card.write_card(tmp_path)
+    ds = load_dataset(str(tmp_path), "pairlevel")
+    assert ds["train"][0]["question_id"] == with_q.question.question_id
+    assert ds["train"][0]["question"] == with_q.question.text
+    assert (ds["test"][0]["question_id"], ds["test"][0]["question"]) == ("", "")
+
+
+# --- the cohen2006 source and gathering ---------------------------------------------------------------------
+def test_cohen2006_reader_reads_every_row_of_the_real_csvs():
+    records = [r for r in SourceSpec.parse(f"cohen2006:{COHEN}").items() if isinstance(r, RawRecord)]
+    assert len(records) == 15268  # SOURCE.md: rows
+    with_text = [r for r in records if r.sections]
+    assert len(with_text) == 13730 and len(records) - len(with_text) == 1538  # SOURCE.md: with abstract / empty
+    assert all(r.pmid and r.pmid.isdigit() for r in records)
+    assert len({r.pmid for r in records}) == 13938  # SOURCE.md: distinct PMIDs
+    years = [r.year for r in with_text if r.year]
+    assert min(years) >= 1991 and max(years) <= 2003
+    assert any("\n" in text for r in with_text for _, text in r.sections) or all(r.title for r in with_text)
+
+
+def test_gather_keeps_each_questions_best_abstracts_and_records_who_retrieved_them(tmp_path):
+    texts = {
+        "pmid:1": "Omeprazole healed erosive esophagitis in 80% of patients at 8 weeks.",
+        "pmid:2": "Lansoprazole and omeprazole gave similar healing rates of erosive esophagitis.",
+        "pmid:3": "Sumatriptan relieved migraine pain at 2 hours more often than placebo.",
+        "pmid:4": "Rizatriptan gave faster pain relief than sumatriptan in migraine attacks.",
+        "pmid:5": "Hip fractures were common in nursing homes.",
+    }
+    abstracts = [Abstract(article_uid=uid, text=t, domain="clinical_trials_epidemiology") for uid, t in texts.items()]
+    io.write_records(tmp_path / "abstracts", abstracts, io.StageStats("ingest"))
+    pack = write_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: ppi, text: "Do proton pump inhibitors differ in healing rates of erosive esophagitis?"}
+  - {id: trp, text: "Is rizatriptan more effective than sumatriptan for pain relief at 2 hours?"}
+""")
+    stats = gather.run_stage(tmp_path / "abstracts", tmp_path / "gathered", gather.GatherConfig(pack=str(pack), top_n=2))
+    kept = {a.article_uid for a in io.read_records(tmp_path / "gathered", Abstract)}
+    assert kept == {"pmid:1", "pmid:2", "pmid:3", "pmid:4"}
+    assert stats["dropped_not_retrieved"] == 1 and stats["abstracts_per_question"] == {"ppi": 2, "trp": 2}
+    rows = list(io.read_jsonl(tmp_path / "gathered" / gather.RETRIEVED_FILE))
+    assert {(r["question_id"], r["article_uid"]) for r in rows} == {
+        ("ppi", "pmid:1"), ("ppi", "pmid:2"), ("trp", "pmid:3"), ("trp", "pmid:4")}
+    assert [r["rank"] for r in rows if r["question_id"] == "trp"] == [1, 2]
+    # the class in the question is searched by its member drugs
+    assert "omeprazole" in gather.query_tokens(questionpacks.load_questions(pack)[0])
+
+
+def test_build_runs_gather_and_questions_only_with_a_pack(tmp_path):
+    from builder import build
+
+    plain = build.BuildConfig(sources=["jsonl:x.jsonl"])
+    assert [s.name for s in build.active_steps(plain)] == [s.name for s in build.STEPS if not s.needs]
+    claims_step = next(s for s in build.STEPS if s.name == "claims")
+    assert build.step_input(claims_step, plain) == "abstracts"
+    asked = build.BuildConfig(sources=["jsonl:x.jsonl"], questions={"pack": "p.yaml"}, gather={"top_n": 5})
+    assert [s.name for s in build.active_steps(asked)][:5] == ["ingest", "gather", "claims", "questions", "mine"]
+    assert build.step_input(claims_step, asked) == "gathered"
+    mine_step = next(s for s in build.STEPS if s.name == "mine")
+    assert mine_step.config_section(asked, tmp_path)["questions_dir"] == str(tmp_path / "questions")
+    q_step = next(s for s in build.STEPS if s.name == "questions")
+    assert q_step.config_section(asked, tmp_path)["cache_dir"] == str(tmp_path / "pairs" / "embedding_cache")
+
+
+# --- collect --questions ------------------------------------------------------------------------------------
+def test_collect_builds_one_query_per_question(tmp_path):
+    from builder.collect import CollectConfig, planned_queries, question_queries
+
+    pack = write_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: a, text: "Do statins reduce blood pressure?", domain: clinical_trials_epidemiology}
+  - {id: b, text: "Is olanzapine as safe as risperidone?", query: "olanzapine AND risperidone"}
+""")
+    config = CollectConfig(questions=str(pack), query_domain="oncology")
+    assert question_queries(config) == [
+        ("a", "clinical_trials_epidemiology", '"statins"[tiab] AND "blood pressure"[tiab]'),
+        ("b", "oncology", "olanzapine AND risperidone")]
+    assert planned_queries([], config) == [(d, q) for _, d, q in question_queries(config)]
+
+
+def test_question_demo_config_builds_from_the_cohen_corpus_with_its_pack():
+    from builder import build
+
+    repo = Path(__file__).resolve().parents[1]
+    config = build.load_config(repo / "builder" / "configs" / "demo_questions.yaml")
+    sources = build.resolve_sources(config, repo)
+    assert [SourceSpec.parse(s).format for s in sources] == ["cohen2006"]
+    assert len(SourceSpec.parse(sources[0]).files()) == 14
+    assert [s.name for s in build.active_steps(config)][:5] == ["ingest", "gather", "claims", "questions", "mine"]
+    for step in build.active_steps(config):
+        step.make_config(step.config_section(config))
+    assert len(questionpacks.load_questions(repo / config.questions["pack"])) >= 40
