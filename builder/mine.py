@@ -84,6 +84,10 @@ class MineConfig(BaseModel):
     #: per question (from the ``question_candidates`` × cap most similar such pairs); open mining fills the
     #: rest of each domain's cap. None: open mining only.
     questions_dir: str | None = None
+    #: Embed the exposure and outcome phrases of every pair for the frames annotator's same-question gate
+    #: (``MiningScores.exposure_similarity``/``outcome_similarity``); off leaves them None (the reader annotator,
+    #: which reads findings against the question, does not use them).
+    slot_similarity: bool = True
     cap_per_question: int = Field(150, ge=0)
     question_candidates: int = Field(4, ge=1)
     scoring: ScoringConfig = ScoringConfig()
@@ -544,9 +548,10 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
             pairs.append(_pair(claims, i, j, scores, pid, texts, questions.get(qid) if qid else None))
     t2 = time.perf_counter()
     # slot phrases are not cached: the cache holds claim sentences, whose count the stage reports
-    similarities = slot_similarities(pairs, encoder, batch_size=config.batch_size)
-    for p, (exp_sim, out_sim) in zip(pairs, similarities, strict=True):
-        p.scores.exposure_similarity, p.scores.outcome_similarity = exp_sim, out_sim
+    if config.slot_similarity:
+        similarities = slot_similarities(pairs, encoder, batch_size=config.batch_size)
+        for p, (exp_sim, out_sim) in zip(pairs, similarities, strict=True):
+            p.scores.exposure_similarity, p.scores.outcome_similarity = exp_sim, out_sim
     timings["slot_similarity"] = time.perf_counter() - t2
     for p in pairs:
         stats.count(io.BY_DOMAIN, p.domain)

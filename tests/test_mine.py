@@ -181,7 +181,7 @@ def test_stage_is_deterministic_resumable_and_embeds_nothing_twice(mined, stage_
     assert [(p.pair_id, p.scores) for p in io.read_records(tmp_path / "cached", CandidatePair)] == before
 
 
-def test_cap_and_thresholds_are_configurable(stage_dirs, mined, tmp_path):
+def test_cap_and_thresholds_are_configurable(stage_dirs, mined, tmp_path, monkeypatch):
     cache = str(mined[0] / "embedding_cache")
     capped = mine.run_stage(stage_dirs / "claims", tmp_path / "capped",
                             mine.MineConfig(cache_dir=cache, cap_per_domain=2))
@@ -195,6 +195,16 @@ def test_cap_and_thresholds_are_configurable(stage_dirs, mined, tmp_path):
         assert strict["kept"] < mined[1]["kept"]
         assert all(getattr(p.scores, "similarity" if field == "min_similarity" else "combined_score") >= value
                    for p in io.read_records(tmp_path / field, CandidatePair))
+    embedded = []
+    monkeypatch.setattr(mine, "slot_similarities", lambda pairs, *a, **k: embedded.append(len(pairs)) or
+                        [(0.5, 0.5)] * len(pairs))
+    for slots in (True, False):
+        mine.run_stage(stage_dirs / "claims", tmp_path / f"slots-{slots}",
+                       mine.MineConfig(cache_dir=cache, slot_similarity=slots))
+    assert embedded == [len(ranked)]  # only the run with slot_similarity on embeds slot phrases
+    without = {p.pair_id: p.scores for p in io.read_records(tmp_path / "slots-False", CandidatePair)}
+    assert set(without) == {p.pair_id for p in ranked}
+    assert all(s.exposure_similarity is None and s.outcome_similarity is None for s in without.values())
 
 
 def _pairs_and_scores(folder: Path) -> list:
