@@ -51,7 +51,7 @@ from builder.embeddings import PRECISIONS
 
 WORK = claims_bench.WORK / "scale"
 PAPER_CORPUS = 202_180
-DEMO_CONFIG = ROOT / "builder" / "configs" / "demo.yaml"
+DEMO_CONFIG = ROOT / "builder" / "configs" / "shared_sources_build.yaml"
 _DIGITS = [str.maketrans("0123456789", "".join(str((d + c) % 10) for d in range(10))) for c in range(10)]
 
 

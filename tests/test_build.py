@@ -304,8 +304,8 @@ def test_config_errors_name_the_section(tmp_path):
     assert main(["build", "--config-file", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "out")]) == 1
 
 
-def test_shipped_demo_config_names_every_shared_source_and_valid_sections():
-    config = build.load_config(REPO / "builder" / "configs" / "demo.yaml")
+def test_shipped_shared_sources_config_names_every_shared_source_and_valid_sections():
+    config = build.load_config(REPO / "builder" / "configs" / "shared_sources_build.yaml")
     sources = build.resolve_sources(config, base=REPO)
     listed = yaml.safe_load((REPO / "builder" / "configs" / "shared_sources.yaml").read_text())
     assert len(sources) == len(listed)

@@ -393,7 +393,7 @@ def test_question_demo_config_builds_from_the_cohen_corpus_with_its_pack():
     from builder import build
 
     repo = Path(__file__).resolve().parents[1]
-    config = build.load_config(repo / "builder" / "configs" / "demo_questions.yaml")
+    config = build.load_config(repo / "builder" / "configs" / "demo.yaml")
     sources = build.resolve_sources(config, repo)
     assert [SourceSpec.parse(s).format for s in sources] == ["cohen2006"]
     assert len(SourceSpec.parse(sources[0]).files()) == 14
@@ -401,3 +401,4 @@ def test_question_demo_config_builds_from_the_cohen_corpus_with_its_pack():
     for step in build.active_steps(config):
         step.make_config(step.config_section(config))
     assert len(questionpacks.load_questions(repo / config.questions["pack"])) >= 40
+    assert config.annotate["annotator"] == "reader" and config.mine["slot_similarity"] is False
