@@ -17,6 +17,7 @@ import shlex
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+from .interrupts import stop_signals
 from .threads import cap_threads
 
 #: subcommand -> (module, one-line help)
@@ -136,13 +137,23 @@ def main(argv: list[str] | None = None) -> int:
     _take_legacy_release(parser, args)
     args.command_line = shlex.join(["biodivergence", *argv])  # for result files that record how they were made
     try:
-        return int(getattr(module, f"run_{variant}" if variant else "run")(args) or 0)
-    except KeyboardInterrupt:
+        with stop_signals():
+            return int(getattr(module, f"run_{variant}" if variant else "run")(args) or 0)
+    except KeyboardInterrupt as exc:
         print(f"interrupted; {ON_INTERRUPT.get(name, 'nothing was kept; re-run to start over')}", file=sys.stderr)
-        return 130
+        return getattr(exc, "exit_code", 130)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"biodivergence {name}: error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # read-only file system, disk full, permissions: one line naming the path
+        print(f"biodivergence {name}: error: {os_error_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError as one line: what failed and on which path."""
+    paths = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    return f"{exc.strerror or exc}{f': {paths}' if paths else ''}"
 
 
 if __name__ == "__main__":
