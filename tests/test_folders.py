@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fault_cases as cases
 import pytest
 import yaml
 
@@ -19,28 +20,21 @@ from builder import build
 from builder.folders import LOCK_FILE, OWNER_FILE, FolderClaimError, build_lock, claim_output
 
 REPO = Path(__file__).resolve().parents[1]
-TEXT = ("Background: colistin resistance rose in hospitals of the region during the study period. Results: "
-        "resistance increased significantly among isolates from intensive care units in {n} hospitals.")
 
 
 def write_jsonl(path: Path, n: int = 4) -> Path:
-    path.write_text("".join(json.dumps({"pmid": str(i + 1), "title": f"Study {i}", "text": TEXT.format(n=i + 2)})
+    path.write_text("".join(json.dumps({"pmid": str(i + 1), "title": f"Study {i}", "text": cases.ABSTRACT.format(n=i + 2)})
                             + "\n" for i in range(n)), encoding="utf-8")
     return path
 
 
 def user_folder(path: Path) -> dict[str, bytes]:
-    """A folder holding a user's files, among them Parquet, JSON and an ``excluded-*.parquet`` of their own."""
-    (path / "primary").mkdir(parents=True)
-    files = {"mine.parquet": b"PAR1 user data", "notes.json": b'{"keep": true}', "README.md": b"# my notes\n",
-             "excluded-00000.parquet": b"PAR1 other", "primary/mynotes.txt": b"do not delete\n"}
-    for name, data in files.items():
-        (path / name).write_bytes(data)
-    return files
+    """The user's folder of ``fault_cases`` at ``path``; returns its files."""
+    cases.user_folder(path.parent).rename(path)
+    return held(path)
 
 
-def held(path: Path) -> dict[str, bytes]:
-    return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+held = cases.folder_bytes
 
 
 def test_ingest_refuses_a_folder_it_does_not_own_and_changes_nothing(tmp_path, capsys):
