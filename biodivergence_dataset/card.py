@@ -20,7 +20,15 @@ from .features import COLUMN_DESCRIPTIONS, release_features
 from .io import write_json_atomic, write_text_atomic
 from .provenance import read_sources, release_licence
 from .records import SCHEMA_VERSION
-from .release import README, config_names, configs_yaml, dataset_info_yaml, split_order, split_sizes
+from .release import (
+    README,
+    config_names,
+    configs_yaml,
+    dataset_info_yaml,
+    split_order,
+    split_sizes,
+    write_file_manifest,
+)
 from .tasks import load_tasks
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "dataset_card.md"
@@ -247,6 +255,7 @@ def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
     """(Re-)write ``README.md`` and ``eval.yaml`` of a release; ``meta`` is stored beside them for later re-renders."""
     if meta is not None:
         meta.save(release_dir)
+    write_file_manifest(release_dir)  # what the card describes: validate fails when it changes
     benchmark.write_eval_yaml(release_dir, meta or CardMeta.load(release_dir))
     return write_text_atomic(Path(release_dir) / README, render_card(release_dir, meta))
 

@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("builder.audit", "leakage audit, statistics and plots of a release"),
     "build": ("builder.build", "run the whole pipeline from a config file"),
     "validate": ("biodivergence_dataset.validate", "check a release folder (schema, labels, configs, leakage)"),
-    "card": ("biodivergence_dataset.card", "re-render a release's dataset card"),
+    "card": ("builder.release:card", "re-render a release's dataset card (re-running a stale audit first)"),
     "push": ("biodivergence_dataset.hub", "publish a release to the Hugging Face Hub with a version tag"),
     "push-metric": ("biodivergence_dataset.hub:metric", "publish the metric as a Hub Space with a version tag"),
     "push-model": ("trainer.hub_model", "publish a model trained by `train` to the Hub with a version tag"),

@@ -1,5 +1,6 @@
 """Check a release folder: card YAML, ``eval.yaml``, configs, shards and row counts against ``dataset_info``,
-schema, labels, and leakage between splits of ``primary``."""
+schema, labels, leakage between splits of ``primary``, and that its files are the ones its card describes
+(no link, nothing outside ``release_files.json``, nothing changed since the card was written)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,16 @@ from . import ontology
 from .benchmark import EVAL_FILE, TEST_SPLIT, leaderboards
 from .features import release_features
 from .records import RecordError
-from .release import README, config_names, configs_yaml, iter_examples, shard_name, split_files, split_names
+from .release import (
+    README,
+    config_names,
+    configs_yaml,
+    file_problems,
+    iter_examples,
+    shard_name,
+    split_files,
+    split_names,
+)
 
 #: Identities that must not be shared between two splits of the article-disjoint config.
 _IDENTITIES = {
@@ -205,6 +215,7 @@ def validate_release(release_dir: str | Path) -> ValidationReport:
             _leakage(config, by_split, report)
     if header is not None:
         _row_counts(release_dir, header, report)
+    report.problems.extend(file_problems(release_dir))
     return report
 
 
