@@ -479,9 +479,10 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     """Annotate the CandidatePair folder ``pairs_dir`` into ``out_dir``; returns the stats dict. Requests run
     ``config.concurrency`` at a time in this process, so ``runtime`` is not used (the Stage shape)."""
     config = config or AnnotateConfig()
-    pairs_dir, out_dir = Path(pairs_dir), claim_output(out_dir, STAGE, [pairs_dir])
+    pairs_dir = Path(pairs_dir)
     if not is_done(pairs_dir):
         raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
+    out_dir = claim_output(out_dir, STAGE, [pairs_dir])
     params = {INPUT_KEY: done_fingerprint(pairs_dir), **config.identity()}
     if stage_is_current(out_dir, params) and not (config.retry_fallbacks and read_stats(out_dir).get("fallbacks")):
         return read_stats(out_dir)

@@ -340,9 +340,9 @@ def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig |
     is one global step, so ``runtime`` is not used (the :class:`~builder.runtime.Stage` shape)."""
     config = config if isinstance(config, IngestConfig) else IngestConfig.model_validate(config or {})
     specs = resolve_sources(sources, config.domain)
-    out_dir = claim_output(out_dir, STAGE, source_paths(specs))
     params = {"sources": [str(s) for s in specs], "files": _fingerprint(specs),
               "config": config.model_dump(exclude={"progress"})}
+    out_dir = claim_output(out_dir, STAGE, source_paths(specs))
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
     near_pairs: list[dict[str, Any]] = []

@@ -581,10 +581,10 @@ def run_stage(
 
     config = config or SplitConfig()
     dirs = as_dirs(annotations_dir)
-    release_dir = claim_output(release_dir, RELEASE_OWNER, dirs)
     for d in dirs:
         if not (d / "_SUCCESS").exists():
             raise FileNotFoundError(f"{d}: not a finished annotation folder (no _SUCCESS marker)")
+    release_dir = claim_output(release_dir, RELEASE_OWNER, dirs)
     params = {**config.model_dump(), "inputs": [done_fingerprint(d) for d in dirs]}
     marker = state_dir(release_dir)
     if stage_is_current(marker, params):
