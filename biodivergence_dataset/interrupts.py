@@ -2,8 +2,9 @@
 
 Under :func:`stop_signals`, both signals raise ``KeyboardInterrupt`` in the main thread, also when the shell
 started the command with SIGINT ignored (a background job), and every descendant process (datatrove's and
-multiprocessing's workers, the resource tracker, the forkserver) is stopped before the interrupt unwinds the
-command, so none outlives it. Stages write their completion markers last, so the next run resumes.
+multiprocessing's workers, the forkserver) is stopped before the interrupt unwinds the command; the resource
+tracker, which no worker holds open any more, ends when the command exits. So none outlives it. Stages write
+their completion markers last, so the next run resumes.
 """
 
 from __future__ import annotations
@@ -23,12 +24,27 @@ class Terminated(KeyboardInterrupt):
     exit_code = 128 + signal.SIGTERM
 
 
+def _resource_trackers() -> set[int]:
+    """PIDs of the (multiprocessing and multiprocess) resource trackers this process started. They are left to
+    end by themselves when this process exits: killed, the next semaphore release would start a new one."""
+    import sys
+
+    pids = set()
+    for name in ("multiprocessing.resource_tracker", "multiprocess.resource_tracker"):
+        tracker = getattr(sys.modules.get(name), "_resource_tracker", None)
+        if getattr(tracker, "_pid", None):
+            pids.add(tracker._pid)
+    return pids
+
+
 def stop_descendants(grace_s: float = GRACE_S) -> int:
-    """Terminate every descendant of this process (SIGTERM, then SIGKILL after ``grace_s``); returns how many."""
+    """Terminate every descendant of this process (SIGTERM, then SIGKILL after ``grace_s``) but the resource
+    trackers, which exit with it; returns how many."""
     import psutil
 
     try:
-        children = psutil.Process().children(recursive=True)
+        trackers = _resource_trackers()
+        children = [c for c in psutil.Process().children(recursive=True) if c.pid not in trackers]
     except psutil.Error:
         return 0
     for child in children:
