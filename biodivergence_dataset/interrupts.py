@@ -10,6 +10,7 @@ their completion markers last, so the next run resumes.
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -72,7 +73,11 @@ def _interrupt(signum: int, frame) -> None:
 @contextmanager
 def stop_signals() -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM stop every descendant process and raise ``KeyboardInterrupt``
-    (:class:`Terminated` for SIGTERM) in the main thread; the previous handlers come back after it."""
+    (:class:`Terminated` for SIGTERM) in the main thread; the previous handlers come back after it. Outside the
+    main thread (where handlers cannot be set) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     previous = {s: signal.signal(s, _interrupt) for s in STOP_SIGNALS}
     try:
         yield

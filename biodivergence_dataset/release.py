@@ -108,7 +108,8 @@ def write_config(
     splits: Mapping[str, Iterable[Example]],
     shard_rows: int = DEFAULT_SHARD_ROWS,
 ) -> dict[str, int]:
-    """Write one config's splits as Parquet shards; the config folder is replaced atomically.
+    """Write one config's splits as Parquet shards; the config folder is replaced atomically, keeping any file
+    in it that is not a shard (not the release's: ``validate`` names it, but nothing is deleted).
 
     Returns the number of rows per split.
     """
@@ -131,6 +132,8 @@ def write_config(
     old = release_dir / f".{config}.old"
     shutil.rmtree(old, ignore_errors=True)
     if final.exists():
+        for foreign in (p for p in final.iterdir() if p.suffix != ".parquet" or not p.is_file()):
+            foreign.rename(staging / foreign.name)
         final.rename(old)
     staging.rename(final)
     shutil.rmtree(old, ignore_errors=True)

@@ -34,7 +34,7 @@ def test_a_field_of_the_wrong_type_drops_its_record_with_the_reason_and_keeps_th
     dropped = {e.record_id.rsplit(":", 1)[-1]: e for e in io.read_exclusions(out)}
     assert {e.reason for e in dropped.values()} == {"malformed"} and len(dropped) == 2
     messages = " ".join(json.dumps(e.record) for e in dropped.values())
-    assert "'title' is int" in messages and "not iterable" in messages
+    assert "field 'title' is int 123, not a string" in messages and "field 'mesh_terms' is int 5" in messages
 
 
 def test_an_at_sign_that_is_not_a_domain_is_part_of_the_path(tmp_path):

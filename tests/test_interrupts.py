@@ -14,6 +14,7 @@ import psutil
 import pytest
 import yaml
 
+from biodivergence_dataset.interrupts import Terminated, stop_signals
 from builder import build
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,6 +32,22 @@ CONFIG = {
     "goldcheck": {"enabled": False},
 }
 _BUILD_CLI = "import sys; from biodivergence_dataset.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+_SLEEPER = ("import subprocess, sys, time; "
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)']); time.sleep(120)")
+
+
+def test_sigterm_raises_where_the_command_is_and_stops_its_children_and_grandchildren():
+    with pytest.raises(Terminated), stop_signals():
+        child = subprocess.Popen([sys.executable, "-c", _SLEEPER])
+        while not (tree := psutil.Process(child.pid).children()):
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(60)  # the handler interrupts this sleep
+    child.wait(timeout=10)
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in tree)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the previous handler is back
 
 
 def _session(sid: int) -> list[psutil.Process]:

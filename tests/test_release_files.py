@@ -111,3 +111,11 @@ def test_an_interrupted_audit_leaves_a_card_that_is_refused_until_card_reruns_it
     assert after == audit.audit_release(rel)["audit"]
     plots = json.loads((rel / "plots" / "plots.json").read_text())
     assert len(plots) == 3 and all((rel / p["file"]).is_file() for p in plots)
+
+
+def test_a_new_split_keeps_a_foreign_file_in_a_config_folder_and_validate_names_it(built):
+    ann, rel = built
+    (rel / "primary" / "mynotes.txt").write_text("do not delete")
+    split.run_stage(ann, rel, split.SplitConfig(seed=7))
+    assert (rel / "primary" / "mynotes.txt").read_text() == "do not delete"
+    assert any("primary/mynotes.txt: not part of the release" in p for p in validate_release(rel).problems)
