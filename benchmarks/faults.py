@@ -160,11 +160,10 @@ def llm_short_outage(work: Path) -> str:
 
 def overwrite(work: Path) -> str:
     out = work / "labels"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine")
     with FakeOllama(models=("a", "b")) as server:
         folder = pairs(work)
         run_cli("annotate", folder, "--out", out, "--annotator", server.spec("a"), *FAST_LLM)
+        (out / "notes.txt").write_text("mine")  # added to the stage's folder (a foreign folder is refused: 29.3)
         code, _, _ = run_cli("annotate", folder, "--out", out, "--annotator", server.spec("b"), "--overwrite", *FAST_LLM)
         sent = len(server.requests)
         run_cli("annotate", folder, "--out", out, "--annotator", server.spec("a"), "--overwrite", *FAST_LLM)
@@ -358,6 +357,202 @@ ISSUE29_CASES: list[tuple[str, str, str, Callable[[Path], str]]] = [
 ]
 
 
+# --- issue 29: folders, interrupts, the card, push, bad values (folders29) -----------------------------------
+
+
+def first_error(err: str) -> str:
+    return next((line for line in err.splitlines() if "error:" in line), last_line(err))[:240]
+
+
+def out_into_user_folder(command: str) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        theirs = cases.user_folder(work)
+        before = cases.folder_bytes(theirs)
+        if command == "ingest":
+            args = ("ingest", f"jsonl:{cases.wrong_type_jsonl(work)}", "--out", theirs, "--domain", "amr")
+        else:
+            annotations = work / "annotations"
+            io.write_records(annotations, [])
+            args = ("split", annotations, "--out", theirs)
+        code, _, err = run_cli(*args)
+        kept = cases.folder_bytes(theirs) == before
+        forced = run_cli(*args, "--force")[0] if command == "ingest" else None
+        aside = cases.folder_bytes(work / "theirs.aside-1") == before if forced is not None else None
+        return (f"exit {code}: {first_error(err)}; folder unchanged: {kept}"
+                + (f"; with --force: exit {forced}, the user's files moved intact to theirs.aside-1: {aside}"
+                   if forced is not None else ""))
+    return run
+
+
+def out_is_the_input(work: Path) -> str:
+    folder = pairs(work)
+    before = cases.folder_bytes(folder)
+    code, _, err = run_cli("annotate", folder, "--out", folder, "--annotator", "heuristic", "--no-progress")
+    inside, _, _ = run_cli("claims", folder, "--out", folder / "claims")
+    return (f"annotate PAIRS --out PAIRS: exit {code}: {first_error(err)}; claims X --out X/claims: exit {inside}; "
+            f"input unchanged: {cases.folder_bytes(folder) == before}")
+
+
+def symlink_in_release(work: Path) -> str:
+    release_dir = write_small_release(work / "release")
+    (work / "secret.txt").write_text("outside the release")
+    (release_dir / "notes.txt").symlink_to(work / "secret.txt")
+    code, out, _ = run_cli("validate", "--release", release_dir)
+    dry, plan, _ = run_cli("push", "--release", release_dir, "--repo", "org/biodivergence", "--tag", "v1.0", "--dry-run")
+    errors = [line for line in out.splitlines() if "notes.txt" in line]
+    return (f"validate exit {code}: {' / '.join(errors)}; push --dry-run exit {dry}, lists notes.txt for upload: "
+            f"{'notes.txt  (' in plan}; {last_line(plan)}")
+
+
+def stale_card(work: Path) -> str:
+    import random
+
+    from test_split import example, write_annotations
+
+    from biodivergence_dataset import ontology
+    from biodivergence_dataset.release import state_dir
+    from builder import audit, release, split
+
+    rnd = random.Random(3)
+    ann = write_annotations(work / "annotations", [example(f"amr:{rnd.randrange(60)}", f"amr:x{i}",
+                                                           conflict=rnd.choice(ontology.EVALUABLE_CLASSES))
+                                                   for i in range(90)])
+    rel = work / "release"
+    split.run_stage(ann, rel)
+    audit.run_stage(rel, rel, audit.AuditConfig(dpi=30))
+    release.run_stage(None, rel)
+    split.run_stage(ann, rel, split.SplitConfig(seed=7))  # a new split; the audit is killed before it finishes
+    (state_dir(rel, "audit") / io.SUCCESS_MARKER).unlink()
+    code, out, _ = run_cli("validate", "--release", rel)
+    card_code, _, _ = run_cli("card", "--release", rel)
+    after, _, _ = run_cli("validate", "--release", rel)
+    current = json.loads((rel / "audit.json").read_text()) == audit.audit_release(rel)["audit"]
+    return (f"validate exit {code} ({sum('the card is stale' in line for line in out.splitlines())} stale files, "
+            f"e.g. {next(line for line in out.splitlines() if 'stale' in line)[:120]}…); `card` exit {card_code}, "
+            f"audit re-run on the new split: {current}; validate then exit {after}")
+
+
+def wrong_type_records(work: Path) -> str:
+    code, _, _ = run_cli("ingest", f"jsonl:{cases.wrong_type_jsonl(work)}", "--out", work / "out", "--domain", "amr")
+    return (f"exit {code}; {ingest_summary(work / 'out')}; kept in excluded-*.parquet: "
+            f"{[e.reason for e in io.read_exclusions(work / 'out')]}")
+
+
+def interrupted_build(signum: int, ignore_sigint: bool) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        import yaml
+        from test_interrupts import CONFIG, _interrupted_build
+
+        from builder import build
+
+        config = work / "build.yaml"
+        config.write_text(yaml.safe_dump(CONFIG))
+        code, err, started = _interrupted_build(config, work / "work", signum, ignore_sigint)  # asserts no orphan
+        outcome = build.build(config, work / "work")
+        return (f"exit {code}: {last_line(err)}; {started} processes started, none left after exit; re-run: "
+                f"{'OK' if outcome.ok else 'FAILED'}, stages {[s.status for s in outcome.steps]}")
+    return run
+
+
+def locked_build(work: Path) -> str:
+    from builder import build
+    from builder.folders import build_lock, claim_output
+
+    config = work / "build.yaml"
+    config.write_text(json.dumps({"sources": [f"jsonl:{cases.wrong_type_jsonl(work)}"]}))
+    folder = claim_output(work / "work", build.STAGE)
+    with build_lock(folder):
+        code, _, err = run_cli("build", "--config-file", config, "--out", folder)
+    return f"exit {code}: {first_error(err).replace(str(os.getpid()), '<PID of the first build>')}"
+
+
+def out_of_range(args: tuple[str, ...]) -> Callable[[Path], str]:
+    """Run ``args``; ``{pairs}`` and ``{work}`` in them name a folder of 6 candidate pairs and the scratch folder."""
+    def run(work: Path) -> str:
+        folder = pairs(work)
+        code, _, err = run_cli(*(a.format(work=work, pairs=folder) for a in args))
+        return f"exit {code}: {first_error(err)}"
+    return run
+
+
+def at_sign(work: Path) -> str:
+    folder = cases.at_sign_folder(work)
+    code, _, err = run_cli("ingest", f"jsonl:{folder}", "--out", work / "out", "--domain", "amr")
+    return f"exit {code}; {ingest_summary(work / 'out') if code == 0 else first_error(err)}"
+
+
+def os_error(code_: int) -> Callable[[Path], str]:
+    def run(work: Path) -> str:
+        import pyarrow.parquet as pq
+
+        real = pq.write_table
+
+        def failing(*args, **kwargs):
+            raise OSError(code_, os.strerror(code_))
+
+        pq.write_table = failing
+        try:
+            code, _, err = run_cli("ingest", f"jsonl:{cases.wrong_type_jsonl(work)}", "--out", work / "out",
+                                   "--domain", "amr")
+        finally:
+            pq.write_table = real
+        return f"exit {code}; stderr: {first_error(err)}; traceback: {'Traceback' in err}"
+    return run
+
+
+def tampered_judge(work: Path) -> str:
+    folder = cases.tampered_judge(work)
+    code, _, err = run_cli("annotate", pairs(work), "--out", work / "labels", "--annotator", f"judge:{folder}",
+                           "--no-progress")
+    return f"exit {code}: {first_error(err)}; traceback: {'Traceback' in err}"
+
+
+def evaluate_split(work: Path) -> str:
+    release_dir = write_small_release(work / "release")
+    preds = cases.partial_predictions(work, release_dir)
+    code, _, err = run_cli("evaluate", "--predictions", preds, "--release", release_dir, "--split", "te*",
+                           "--no-semsim", "--allow-missing")
+    return f"exit {code}: {first_error(err)}"
+
+
+#: issue 29's cases (folders29): output folders, interrupts, the card, push, bad values
+CASES_29: list[tuple[str, str, str, Callable[[Path], str]]] = [
+    ("29.3", "ingest --out a folder holding the user's Parquet, JSON, excluded-*.parquet and README",
+     "refused naming the folder and its files, nothing changed; --force moves it aside, nothing deleted",
+     out_into_user_folder("ingest")),
+    ("29.3", "split --out a folder holding the user's README.md and primary/mynotes.txt",
+     "refused, nothing changed", out_into_user_folder("split")),
+    ("29.4", "annotate PAIRS --out PAIRS; claims X --out X/claims", "refused, the input unchanged", out_is_the_input),
+    ("29.5", "a symlink release/notes.txt → a file outside", "validate exit 1 naming it; push never lists it",
+     symlink_in_release),
+    ("29.6", "new split, audit killed before its marker, then `biodivergence card`",
+     "validate fails (stale card); `card` re-runs the audit; then validate passes", stale_card),
+    ("29.8", 'JSONL records with "title": 123 and "mesh_terms": 5',
+     "the two dropped as malformed with their reason, the rest ingested", wrong_type_records),
+    ("29.9", "SIGTERM to a build (local runtime, 4 ranks on 2 workers) while the ranks run",
+     "build and every worker stop (no orphan); the re-run resumes and finishes",
+     interrupted_build(15, ignore_sigint=False)),
+    ("29.9", "SIGINT to a build started with SIGINT ignored (a background job)",
+     "the build stops with its workers (no orphan); the re-run resumes and finishes",
+     interrupted_build(2, ignore_sigint=True)),
+    ("29.10", "a second build into a work folder a build holds", "exit 1 at once naming the first build's PID",
+     locked_build),
+    ("29.11", "annotate --limit 0", "exit 1: limit must be at least 1",
+     out_of_range(("annotate", "{pairs}", "--out", "{work}/labels", "--annotator", "heuristic", "--limit", "0"))),
+    ("29.11", "goldcheck --bootstrap -5", "exit 1: bootstrap must be at least 0",
+     out_of_range(("goldcheck", "--annotator", "heuristic", "--data-dir", str(cases.DATA), "--source", "scifact",
+                   "--no-slot-similarity", "--bootstrap", "-5"))),
+    ("29.12", "ingest jsonl:in/user@host (an '@' in a folder name)", "read as a path, not a domain", at_sign),
+    ("29.12", "disk full while ingest writes (injected ENOSPC)", "exit 1, one line naming the file",
+     os_error(28)),
+    ("29.12", "read-only file system while ingest writes (injected EROFS)", "exit 1, one line naming the file",
+     os_error(30)),
+    ("29.12", "annotate with a judge folder whose weights are cut short", "exit 1, one line naming the folder",
+     tampered_judge),
+    ("29.12", "evaluate --split 'te*'", "exit 1: not a split of the release", evaluate_split),
+]
+
+
 #: (issue item, case, expected, run)
 CASES: list[tuple[str, str, str, Callable[[Path], str]]] = [
     ("1", "ingest an empty JSONL file", "finished stage, 0 records, the fault listed; no traceback",
@@ -395,6 +590,7 @@ CASES: list[tuple[str, str, str, Callable[[Path], str]]] = [
     ("TSV", "ingest a headerless TSV as tsv[pmid=0,title=1,text=2]", "every row read by column number",
      headerless_tsv),
     *ISSUE29_CASES,
+    *CASES_29,
 ]
 
 

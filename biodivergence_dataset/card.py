@@ -35,6 +35,7 @@ from .release import (
     split_files,
     split_order,
     split_sizes,
+    write_file_manifest,
 )
 from .tasks import label_counts, load_tasks
 
@@ -350,6 +351,7 @@ def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
     later re-renders. The card is redacted: no credential reaches a published file."""
     meta = meta or CardMeta.load(release_dir)
     meta.save(release_dir)
+    write_file_manifest(release_dir)  # what the card describes: validate fails when it changes
     rows = benchmark.test_rows(release_dir)
     benchmark.write_eval_yaml(release_dir, meta, benchmark.supports(release_dir, meta.min_support, rows))
     return write_text_atomic(Path(release_dir) / README, redact(render_card(release_dir, meta, rows)))

@@ -18,6 +18,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from .interrupts import stop_signals
 from .redact import install_redaction, redact
 from .threads import cap_threads
 
@@ -37,7 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("builder.audit", "leakage audit, statistics and plots of a release"),
     "build": ("builder.build", "run the whole pipeline from a config file"),
     "validate": ("biodivergence_dataset.validate", "check a release folder (schema, labels, configs, leakage)"),
-    "card": ("biodivergence_dataset.card", "re-render a release's dataset card"),
+    "card": ("builder.release:card", "re-render a release's dataset card (re-running a stale audit first)"),
     "push": ("biodivergence_dataset.hub", "publish a release to the Hugging Face Hub with a version tag"),
     "push-metric": ("biodivergence_dataset.hub:metric", "publish the metric as a Hub Space with a version tag"),
     "push-model": ("trainer.hub_model", "publish a model trained by `train` to the Hub with a version tag"),
@@ -179,13 +180,23 @@ def main(argv: list[str] | None = None) -> int:
     _take_legacy_release(parser, args)
     args.command_line = redact(shlex.join(["biodivergence", *argv]))  # for result files that record how they were made
     try:
-        return int(getattr(module, f"run_{variant}" if variant else "run")(args) or 0)
-    except KeyboardInterrupt:
+        with stop_signals():
+            return int(getattr(module, f"run_{variant}" if variant else "run")(args) or 0)
+    except KeyboardInterrupt as exc:
         print(f"interrupted; {ON_INTERRUPT.get(name, 'nothing was kept; re-run to start over')}", file=sys.stderr)
-        return 130
+        return getattr(exc, "exit_code", 130)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
         print(redact(f"biodivergence {name}: error: {exc}"), file=sys.stderr)
         return 1
+    except OSError as exc:  # read-only file system, disk full, permissions: one line naming the path
+        print(f"biodivergence {name}: error: {os_error_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError as one line: what failed and on which path."""
+    paths = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    return f"{exc.strerror or exc}{f': {paths}' if paths else ''}"
 
 
 if __name__ == "__main__":

@@ -49,6 +49,8 @@ class Target:
     stamp: Callable[[Path, str, str], None]  # (folder, repo_id, tag): write the published id and version
     create_kwargs: dict[str, Any] = field(default_factory=dict)  # extra create_repo arguments
     ignore_patterns: tuple[str, ...] = IGNORE_PATTERNS
+    #: The folder's files that may be uploaded (None: all but the ignored ones); passed as allow_patterns.
+    owned: Callable[[Path], list[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,18 +100,22 @@ class PushPlan:
         return sum(size for _, size in self.files)
 
 
-def folder_files(folder: str | Path, ignore_patterns: tuple[str, ...] = IGNORE_PATTERNS) -> list[tuple[str, int]]:
-    """``(path in repo, bytes)`` of every file the commit uploads (the Hub client's own pattern filter)."""
+def folder_files(folder: str | Path, ignore_patterns: tuple[str, ...] = IGNORE_PATTERNS,
+                 allow: list[str] | None = None) -> list[tuple[str, int]]:
+    """``(path in repo, bytes)`` of every file the commit uploads (the Hub client's own pattern filter); never a
+    symbolic link (``upload_folder`` would follow it out of the folder)."""
     from huggingface_hub.utils import filter_repo_objects
 
     folder = Path(folder)
-    paths = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    paths = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    if allow is not None:
+        paths = [p for p in paths if p in set(allow)]
     return [(p, (folder / p).stat().st_size) for p in filter_repo_objects(paths, ignore_patterns=ignore_patterns)]
 
 
 def release_files(release_dir: str | Path) -> list[tuple[str, int]]:
-    """The files a release push uploads."""
-    return folder_files(release_dir, DATASET.ignore_patterns)
+    """The files a release push uploads: those the release owns and the card's."""
+    return folder_files(release_dir, DATASET.ignore_patterns, _release_owned(Path(release_dir)))
 
 
 def check_names(repo_id: str, tag: str) -> None:
@@ -124,14 +130,17 @@ def plan_publish(target: Target, folder: str | Path, repo_id: str, tag: str, pri
     """The Hub operations of a push (create, upload, tag; no tag for a pull request), with the commit's files."""
     check_names(repo_id, tag)
     folder = Path(folder)
-    plan = PushPlan(repo_id, tag, folder_files(folder, target.ignore_patterns))
+    allow = target.owned(folder) if target.owned else None
+    plan = PushPlan(repo_id, tag, folder_files(folder, target.ignore_patterns, allow))
     listing = "\n".join(f"    {path}  ({size:,} bytes)" for path, size in plan.files)
     repo = {"repo_id": repo_id, "repo_type": target.repo_type}
+    # exactly the listed files: a link or a file the folder does not own is never uploaded
+    only = {"allow_patterns": [glob_escape(path) for path, _ in plan.files]} if allow is not None else {}
     plan.operations = [
         Operation("create_repo", {**repo, "private": private, "exist_ok": True, **target.create_kwargs}),
         Operation("upload_folder", {
             **repo, "folder_path": str(folder), **commit.upload_kwargs(tag),
-            "ignore_patterns": list(target.ignore_patterns), "delete_patterns": list(DELETE_PATTERNS),
+            "ignore_patterns": list(target.ignore_patterns), "delete_patterns": list(DELETE_PATTERNS), **only,
         }, detail=f"  one commit with {len(plan.files)} files, {plan.total_bytes:,} bytes:\n{listing}"),
     ]
     if not commit.create_pr:
@@ -270,7 +279,20 @@ def release_problems(release_dir: Path, repo_id: str | None = None) -> list[str]
     return validate_release(release_dir).problems
 
 
-DATASET = Target("release", "dataset", "BioDivergence release {tag}", release_problems, _stamp_card)
+def _release_owned(release_dir: Path) -> list[str]:
+    """What a release push may upload: the files of its file manifest and the card's own files."""
+    from .release import card_files, read_file_manifest
+
+    return sorted([*(read_file_manifest(release_dir) or {}), *card_files()])
+
+
+def glob_escape(path: str) -> str:
+    """``path`` as an fnmatch pattern that matches only itself."""
+    return re.sub(r"([*?\[])", r"[\1]", path)
+
+
+DATASET = Target("release", "dataset", "BioDivergence release {tag}", release_problems, _stamp_card,
+                 owned=_release_owned)
 
 
 def push_release(

@@ -7,8 +7,11 @@ Layout::
       primary/train-00000-of-00001.parquet …
       pairlevel/…
       split_manifest.json, annotation_manifest.json, audit.json, stats.json, plots/…
+      release_files.json              # every file above (not the card's own) with its sha256
 
-Every file is written atomically; the data folders of a release are swapped in whole.
+Every file is written atomically; the data folders of a release are swapped in whole. ``release_files.json``
+is written with the card: it is what the release owns (``push`` uploads only these files and the card's) and
+what the card describes (``validate`` fails when a file changed, vanished or appeared since).
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ STATE_DIR = ".stages"
 SPLIT_REPORT = "report.json"
 DEFAULT_SHARD_ROWS = 20_000
 #: ``ORG/NAME`` or ``ORG/NAME@REVISION`` (a branch, tag or commit of a Hub dataset repository).
+#: The release's files with their sha256 when the card was written (see :func:`write_file_manifest`).
+FILES_MANIFEST = "release_files.json"
+#: Where a release holds files besides its top level and its config folders' data.
+PLOTS_DIR = "plots"
+
 HUB_ID = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
 
 
@@ -100,7 +108,8 @@ def write_config(
     splits: Mapping[str, Iterable[Example]],
     shard_rows: int = DEFAULT_SHARD_ROWS,
 ) -> dict[str, int]:
-    """Write one config's splits as Parquet shards; the config folder is replaced atomically.
+    """Write one config's splits as Parquet shards; the config folder is replaced atomically, keeping any file
+    in it that is not a shard (not the release's: ``validate`` names it, but nothing is deleted).
 
     Returns the number of rows per split.
     """
@@ -123,6 +132,8 @@ def write_config(
     old = release_dir / f".{config}.old"
     shutil.rmtree(old, ignore_errors=True)
     if final.exists():
+        for foreign in (p for p in final.iterdir() if p.suffix != ".parquet" or not p.is_file()):
+            foreign.rename(staging / foreign.name)
         final.rename(old)
     staging.rename(final)
     shutil.rmtree(old, ignore_errors=True)
@@ -215,3 +226,97 @@ def load_release(release_dir: str | Path, config: str = ontology.DEFAULT_CONFIG,
     from datasets import load_dataset
 
     return load_dataset(str(release_dir), config, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# what the release owns, and the fingerprints the card describes
+
+
+def card_files() -> tuple[str, ...]:
+    """The card's own files, written with (or after) the file manifest, so not fingerprinted by it."""
+    from .benchmark import EVAL_FILE
+    from .card import META_FILE
+
+    return README, EVAL_FILE, META_FILE, FILES_MANIFEST
+
+
+def _visible(release_dir: Path) -> Iterator[Path]:
+    """Every entry under ``release_dir`` without a hidden part, links not followed."""
+    import os
+
+    for root, dirs, files in os.walk(release_dir):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in [*files, *(d for d in dirs if (Path(root) / d).is_symlink())]:
+            if not name.startswith("."):
+                yield Path(root) / name
+
+
+def owned_files(release_dir: str | Path) -> list[str]:
+    """The files the release's writers put there (paths relative to it): regular files at its top level and in
+    ``plots/``, and the data files of its configs; never a symbolic link, never the card's own files."""
+    release_dir = Path(release_dir)
+    data = {p for c in config_names(release_dir) for p in (release_dir / c).glob("*.parquet")}
+    card = set(card_files())
+    out = []
+    for path in _visible(release_dir):
+        rel = path.relative_to(release_dir)
+        if path.is_symlink() or not path.is_file() or (len(rel.parts) == 1 and rel.name in card):
+            continue
+        if len(rel.parts) == 1 or rel.parts[0] == PLOTS_DIR or path in data:
+            out.append(rel.as_posix())
+    return sorted(out)
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_file_manifest(release_dir: str | Path) -> Path:
+    """Record the release's files (:func:`owned_files`) with their sha256, as the card is written."""
+    from .io import write_json_atomic
+
+    release_dir = Path(release_dir)
+    return write_json_atomic(release_dir / FILES_MANIFEST,
+                             {"files": {name: _sha256(release_dir / name) for name in owned_files(release_dir)}})
+
+
+def read_file_manifest(release_dir: str | Path) -> dict[str, str] | None:
+    """``{path: sha256}`` of the release's file manifest (None when it has none or it is unreadable)."""
+    try:
+        files = json.loads((Path(release_dir) / FILES_MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return files if isinstance(files, dict) else None
+
+
+def file_problems(release_dir: str | Path) -> list[str]:
+    """What makes the release's files differ from what its card describes: links, files outside the file
+    manifest, files changed or gone since the card was written."""
+    release_dir = Path(release_dir)
+    fix = "re-run `biodivergence card` (it re-runs the audit the card needs)"
+    problems = [f"{p}: a symbolic link (to {p.readlink()}); a release holds only its own files, never links: "
+                "replace it with the file it points to, or remove it"
+                for p in _visible(release_dir) if p.is_symlink()]
+    listed = read_file_manifest(release_dir)
+    if listed is None:
+        missing = (f"{release_dir / FILES_MANIFEST}: missing or unreadable (the fingerprints of the files the card "
+                   f"describes); {fix}")
+        return [*problems, missing]
+    on_disk, card = {p.relative_to(release_dir).as_posix() for p in _visible(release_dir)}, set(card_files())
+    for name in sorted(on_disk - set(listed) - card):
+        if not (release_dir / name).is_symlink() and not (release_dir / name).is_dir():
+            problems.append(f"{release_dir / name}: not part of the release (not in {FILES_MANIFEST}): it would not "
+                            "be published; remove it, or move it out of the release folder")
+    for name, digest in sorted(listed.items()):
+        path = release_dir / name
+        if not path.is_file():
+            problems.append(f"{path}: described by the card but missing; the card is stale: {fix}")
+        elif _sha256(path) != digest:
+            problems.append(f"{path}: changed since the card was written; the card is stale: {fix}")
+    return problems

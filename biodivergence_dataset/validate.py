@@ -1,6 +1,7 @@
 """Check a release folder: card YAML, ``eval.yaml``, configs, shards and row counts against ``dataset_info``,
-schema, labels, and leakage between splits of ``primary``; warn about every headline metric whose test
-support is below a minimum (its score would rest on a handful of examples)."""
+schema, labels, leakage between splits of ``primary``, and that its files are the ones its card describes
+(no link, nothing outside ``release_files.json``, nothing changed since the card was written); warn about every
+headline metric whose test support is below a minimum (its score would rest on a handful of examples)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,16 @@ from .card import CardMeta
 from .features import release_features
 from .records import RecordError
 from .redact import find_credentials
-from .release import README, config_names, configs_yaml, iter_examples, shard_name, split_files, split_names
+from .release import (
+    README,
+    config_names,
+    configs_yaml,
+    file_problems,
+    iter_examples,
+    shard_name,
+    split_files,
+    split_names,
+)
 
 #: Identities that must not be shared between two splits of the article-disjoint config.
 _IDENTITIES = {
@@ -265,6 +275,7 @@ def validate_release(release_dir: str | Path, min_support: int = DEFAULT_MIN_SUP
         _row_counts(release_dir, header, report)
     report.warnings += [support_warning(s) for s in supports(release_dir, min_support, rows) if not s.listed]
     _credentials(release_dir, report)
+    report.problems.extend(file_problems(release_dir))
     return report
 
 

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
@@ -75,6 +75,7 @@ from .annotators import (
 )
 from .annotators.frames import compared_frames
 from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
+from .folders import add_force_argument, claim_output
 from .http import Cancelled, RetryPolicy
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
 from .repair import InvalidAnswer, repair
@@ -122,6 +123,16 @@ class AnnotateConfig:
     retry_fallbacks: bool = False
     max_fallback_share: float = 0.05
     progress: bool = True
+
+    #: The smallest value of each count setting that makes sense (None, where allowed, means no limit).
+    _MINIMUM: ClassVar[dict[str, int]] = {"limit": 1, "llm_budget": 0, "concurrency": 1, "max_tokens": 1,
+                                          "max_abstract_chars": 1, "shard_size": 1}
+
+    def __post_init__(self) -> None:
+        for name, least in self._MINIMUM.items():
+            value = getattr(self, name)
+            if value is not None and value < least:
+                raise ValueError(f"annotate: {name} must be at least {least}, got {value}")
 
     @property
     def specs(self) -> list[AnnotatorSpec]:
@@ -497,9 +508,10 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     """Annotate the CandidatePair folder ``pairs_dir`` into ``out_dir``; returns the stats dict. Requests run
     ``config.concurrency`` at a time in this process, so ``runtime`` is not used (the Stage shape)."""
     config = config or AnnotateConfig()
-    pairs_dir, out_dir = Path(pairs_dir), Path(out_dir)
+    pairs_dir = Path(pairs_dir)
     if not is_done(pairs_dir):
         raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
+    out_dir = claim_output(out_dir, STAGE, [pairs_dir])
     params = {INPUT_KEY: done_fingerprint(pairs_dir), **config.identity()}
     if stage_is_current(out_dir, params) and not (config.retry_fallbacks and read_stats(out_dir).get("fallbacks")):
         return read_stats(out_dir)
@@ -644,6 +656,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "larger share of pairs got no usable LLM answer (errors, timeouts, labels outside "
                              "the ontology, empty answers) and fell back")
     parser.add_argument("--no-progress", action="store_true")
+    add_force_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -656,6 +669,8 @@ def run(args: argparse.Namespace) -> int:
         forget_cache=args.forget_cache, retry_fallbacks=args.retry_fallbacks,
         max_fallback_share=args.max_fallback_share, progress=not args.no_progress,
     )
+    if args.force:
+        claim_output(args.out, STAGE, [args.pairs_dir], force=True)
     stats = run_stage(args.pairs_dir, args.out, config)
     print(f"annotated {stats['kept']} pairs into {args.out}: {stats.get('by_conflict_type', {})}; "
           f"fallbacks {stats.get('fallbacks', 0)}, repairs {stats.get('repairs_total', 0)}")

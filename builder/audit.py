@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.features import decode_row
@@ -57,7 +57,7 @@ class AuditConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     plots: bool = True
-    dpi: int = 110
+    dpi: int = Field(110, ge=1)
 
 
 Rows = list[dict[str, Any]]

@@ -44,6 +44,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import (
     DROPPED,
     DROPPED_TOTAL,
+    MANIFEST_FILE,
     STATS_FILE,
     SUCCESS_MARKER,
     dropped_counts,
@@ -52,8 +53,10 @@ from biodivergence_dataset.io import (
 )
 from biodivergence_dataset.redact import redact
 
+from .folders import add_force_argument, build_lock, claim_output
 from .runtime import RuntimeConfig, Stage
 
+STAGE = "build"
 REPORT_FILE = "build_report.md"
 #: Every stage's scalar stats in one flat mapping, keyed ``<stage>.<key>`` (see :func:`merged_stats`).
 STATS_REPORT_FILE = "build_stats.json"
@@ -68,7 +71,7 @@ class GoldcheckSection(BaseModel):
     enabled: bool = True
     data_dir: str = "../shared/data"
     sources: list[str] | None = None
-    bootstrap: int = 1000
+    bootstrap: int = Field(1000, ge=0)
 
 
 class BuildConfig(BaseModel):
@@ -404,9 +407,12 @@ def print_summary(outcome: Outcome) -> None:
 
 
 def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | None = None,
-          runtime: str | Path | None = None) -> Outcome:
+          runtime: str | Path | None = None, force: bool = False) -> Outcome:
     """Run every stage into ``out_dir`` (resumable; the last, ``release``, writes the card), write the report,
-    check the release. ``runtime``: a runtime config file replacing the build config's ``runtime:``."""
+    check the release. ``runtime``: a runtime config file replacing the build config's ``runtime:``.
+
+    The work folder is claimed (``force``: a folder that is not a build's is moved aside) and locked for the
+    run: a second build of the same folder fails at once."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     start = time.perf_counter()
     config_path, work = Path(config_path), Path(out_dir)
@@ -414,18 +420,24 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
     sources = resolve_sources(config, Path(base_dir) if base_dir else None)
     for step in active_steps(config):  # every section is checked before the first stage runs
         step.make_config(step.config_section(config, work))
-    work.mkdir(parents=True, exist_ok=True)
-    release = work / RELEASE
-    steps = []
-    for i, step in enumerate(active_steps(config), 1):
-        if step.name == "release":
-            _goldcheck(config, work, release)  # the card shows it
-        steps.append(run_step(step, i, work, config, sources))
-    sizes, typed, problems = load_and_check(release, work / ".cache" / "datasets")
-    audit = next(s.stats for s in steps if s.name == "audit")
-    outcome = Outcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
-    write_text_atomic(work / REPORT_FILE, redact(render_report(outcome, config_path)))
-    write_json_atomic(work / STATS_REPORT_FILE, merged_stats(steps))
+    from .ingest import source_paths
+    from .sources import SourceSpec
+
+    # a work folder of a build from before the owner marker is known by its report or its first stage's manifest
+    claim_output(work, STAGE, source_paths(SourceSpec.parse(s) for s in sources), force=force,
+                 known_by=(REPORT_FILE, f"{STEPS[0].output}/{MANIFEST_FILE}"))
+    with build_lock(work):
+        release = work / RELEASE
+        steps = []
+        for i, step in enumerate(active_steps(config), 1):
+            if step.name == "release":
+                _goldcheck(config, work, release)  # the card shows it
+            steps.append(run_step(step, i, work, config, sources))
+        sizes, typed, problems = load_and_check(release, work / ".cache" / "datasets")
+        audit = next(s.stats for s in steps if s.name == "audit")
+        outcome = Outcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
+        write_text_atomic(work / REPORT_FILE, redact(render_report(outcome, config_path)))
+        write_json_atomic(work / STATS_REPORT_FILE, merged_stats(steps))
     return outcome
 
 
@@ -467,6 +479,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--runtime", metavar="FILE",
                         help="runtime config YAML (executor local/slurm/ray, tasks, workers), e.g. "
                              "builder/configs/runtime/slurm.yaml; replaces the build config's runtime: section")
+    add_force_argument(parser)
 
 
 def run(args) -> int:
@@ -475,7 +488,7 @@ def run(args) -> int:
     config_file = args.config_file or args.legacy_config_file
     if not config_file:
         raise ValueError("--config-file FILE is required (a build config YAML, e.g. builder/configs/demo.yaml)")
-    outcome = build(config_file, args.out, runtime=args.runtime)
+    outcome = build(config_file, args.out, runtime=args.runtime, force=args.force)
     print_summary(outcome)
     print(f"report: {Path(args.out) / REPORT_FILE}")
     return 0 if outcome.ok else 1

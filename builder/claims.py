@@ -27,6 +27,7 @@ from biodivergence_dataset import cues, io, ontology
 from biodivergence_dataset.records import Abstract, Claim, ClaimFrame, ClaimSlots, claim_id_for
 
 from . import sentences
+from .folders import add_force_argument, claim_output
 from .frames import extract_frame
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 from .sources.base import BACKGROUND, CONCLUSIONS, METHODS, OBJECTIVE, RESULTS, UNASSIGNED, canonical_label
@@ -48,8 +49,8 @@ class ClaimsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     min_score: float = 2.0
-    min_words: int = 5
-    max_words: int = 80
+    min_words: int = Field(5, ge=1)
+    max_words: int = Field(80, ge=1)
     max_claims_per_abstract: int | None = Field(10, ge=1)
     filtered_sections: list[str] = Field(default_factory=lambda: [BACKGROUND, OBJECTIVE, METHODS])
     section_bonus: dict[str, float] = Field(default_factory=lambda: {RESULTS: 1.0, CONCLUSIONS: 1.5})
@@ -57,7 +58,7 @@ class ClaimsConfig(BaseModel):
     default_domain: str | None = None
     #: Keep every dropped sentence with its reason in ``excluded-*.parquet`` (``io.read_exclusions``).
     keep_exclusions: bool = False
-    shard_size: int = io.DEFAULT_SHARD_SIZE
+    shard_size: int = Field(io.DEFAULT_SHARD_SIZE, ge=1)
 
 
 # --- sentence scoring ---------------------------------------------------------------------------------
@@ -540,7 +541,7 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConf
     abstracts_dir = check_stage_input(abstracts_dir, "abstracts")
     if config.default_domain is not None:
         ontology.check_label("domain", config.default_domain)
-    out_dir = Path(out_dir)
+    out_dir = claim_output(out_dir, STAGE, [abstracts_dir])
     params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir)}
     if io.stage_is_current(out_dir, params):
         clear_tasks(out_dir)
@@ -573,11 +574,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="domain for abstracts that have none (otherwise they are dropped)")
     parser.add_argument("--keep-exclusions", action="store_true",
                         help="keep every dropped sentence with its reason in OUT/excluded-*.parquet")
+    add_force_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     config = ClaimsConfig(min_score=args.min_score, max_claims_per_abstract=args.max_claims_per_abstract,
                           default_domain=args.default_domain, keep_exclusions=args.keep_exclusions)
+    if args.force:
+        claim_output(args.out, STAGE, [args.abstracts_dir], force=True)
     stats = run_stage(args.abstracts_dir, args.out, config)
     print(f"claims: {stats['kept']} claims from {stats.get('abstracts_with_claims', 0)} of "
           f"{stats.get('abstracts', 0)} abstracts (yield {stats.get('abstract_yield', 0):.1%}) -> {args.out}")

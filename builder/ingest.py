@@ -38,6 +38,7 @@ from biodivergence_dataset.records import Abstract, RecordError
 
 from .dedup import IDENTIFIER_CONFLICT, SIGNATURE_BATCH, Deduplicator, Draft, Merge, NearDuplicateFinder
 from .domains import DomainAssigner
+from .folders import add_force_argument, claim_output
 from .normalise import Normaliser
 from .sources import SourceSpec
 from .sources.base import MALFORMED, TOO_LONG, Deletion, Fault, RawRecord
@@ -318,6 +319,11 @@ def resolve_sources(sources: Iterable[Source], domain: str | None = None) -> lis
     return specs
 
 
+def source_paths(specs: Iterable[SourceSpec]) -> list[Path]:
+    """The paths the sources read (a glob's folder), which no output folder may be or sit inside."""
+    return [Path(s.path.split("*", 1)[0] or ".") for s in specs]
+
+
 def _fingerprint(specs: list[SourceSpec]) -> list[list[Any]]:
     """(path, size, mtime) of every input file, so a changed input makes the stage stale."""
     out = []
@@ -334,9 +340,9 @@ def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig |
     is one global step, so ``runtime`` is not used (the :class:`~builder.runtime.Stage` shape)."""
     config = config if isinstance(config, IngestConfig) else IngestConfig.model_validate(config or {})
     specs = resolve_sources(sources, config.domain)
-    out_dir = Path(out_dir)
     params = {"sources": [str(s) for s in specs], "files": _fingerprint(specs),
               "config": config.model_dump(exclude={"progress"})}
+    out_dir = claim_output(out_dir, STAGE, source_paths(specs))
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
     near_pairs: list[dict[str, Any]] = []
@@ -382,6 +388,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-domain-score", type=int,
                         default=IngestConfig.model_fields["min_domain_score"].default)
     parser.add_argument("--querypacks", help="folder of query packs (default: the packaged ones)")
+    add_force_argument(parser)
 
 
 def read_sources_file(path: str | Path) -> list[Any]:
@@ -400,6 +407,8 @@ def run(args: argparse.Namespace) -> int:
         strict=args.strict, domain=args.domain, min_chars=args.min_chars, min_domain_score=args.min_domain_score,
         querypacks=args.querypacks, near_duplicates="drop" if args.drop_near_duplicates else "report",
     )
+    if args.force:
+        claim_output(args.out, STAGE, source_paths(resolve_sources(sources, config.domain)), force=True)
     stats = run_stage(sources, args.out, config)
     print(json.dumps({k: v for k, v in stats.items() if k in ("unit", "seen", "kept", "by_domain")
                       or k.startswith(io.DROPPED)}, indent=2))

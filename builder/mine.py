@@ -35,6 +35,7 @@ from biodivergence_dataset.records import Abstract, CandidatePair, Claim, Mining
 from . import scoring
 from .annotators.frames import frames_of, slot_similarities
 from .embeddings import CACHE_SHARD_ROWS, DEFAULT_MODEL, PRECISIONS, text_key
+from .folders import add_force_argument, claim_output
 from .frames import best_alignment
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 from .scoring import ScoringConfig
@@ -67,7 +68,7 @@ class MineConfig(BaseModel):
     #: Exact neighbour search up to this many claims per domain; an approximate (IVF) index above.
     exact_search_max_rows: int = Field(EXACT_SEARCH_MAX_ROWS, ge=1)
     seed: int = 0
-    min_similarity: float = 0.40
+    min_similarity: float = Field(0.40, ge=-1.0, le=1.0)
     min_combined: float = 0.25
     cap_per_domain: int = Field(10_000, ge=0)
     drop_identical_text: bool = True
@@ -91,7 +92,7 @@ class MineConfig(BaseModel):
     cap_per_question: int = Field(150, ge=0)
     question_candidates: int = Field(4, ge=1)
     scoring: ScoringConfig = ScoringConfig()
-    shard_size: int = io.DEFAULT_SHARD_SIZE
+    shard_size: int = Field(io.DEFAULT_SHARD_SIZE, ge=1)
 
 
 # --- neighbour search ---------------------------------------------------------------------------------
@@ -493,7 +494,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
 
     config = config or MineConfig()
     claims_dir = check_stage_input(claims_dir, "claims")
-    out_dir = Path(out_dir)
+    out_dir = claim_output(out_dir, STAGE, [claims_dir])
     abstracts_dir = _abstracts_dir(claims_dir, config)
     params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir),
               "abstracts": io.done_fingerprint(abstracts_dir) if abstracts_dir and io.is_done(abstracts_dir) else None,
@@ -588,6 +589,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=d.batch_size)
     parser.add_argument("--precision", choices=PRECISIONS, default=d.precision,
                         help="encoder weight precision (bfloat16: faster on CPUs with bfloat16 units; own cache)")
+    add_force_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -595,6 +597,8 @@ def run(args: argparse.Namespace) -> int:
                         min_similarity=args.min_similarity, min_combined=args.min_combined,
                         cap_per_domain=args.cap_per_domain, batch_size=args.batch_size, precision=args.precision,
                         questions_dir=args.questions, cap_per_question=args.cap_per_question)
+    if args.force:
+        claim_output(args.out, STAGE, [args.claims_dir], force=True)
     stats = run_stage(args.claims_dir, args.out, config)
     print(f"mine: {stats['kept']} candidate pairs from {stats['seen']} claims "
           f"({', '.join(f'{d}: {n}' for d, n in stats.get(io.BY_DOMAIN, {}).items()) or 'none'}) -> {args.out}")

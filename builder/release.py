@@ -276,3 +276,41 @@ def run_stage(annotation_dirs: str | Path | Sequence[str | Path] | None, release
     write_manifest(marker, STAGE, [str(d) for d in dirs], params)
     mark_done(marker)
     return stats
+
+
+# ---------------------------------------------------------------------------------------------
+# `biodivergence card`
+
+
+def refresh_card(release_dir: str | Path) -> Path:
+    """Bring the card and what it shows up to date, then re-render it: in a release the pipeline built, the audit
+    (tables, plots) re-runs when the data changed since it ran (with the settings it ran with) and this stage
+    when its inputs did, so the card never shows stale figures; a hand-made release is only re-rendered."""
+    from .audit import STAGE as AUDIT
+    from .audit import AuditConfig
+    from .audit import run_stage as audit
+
+    release_dir = Path(release_dir)
+    split_marker = state_dir(release_dir, "split") / SUCCESS_MARKER
+    if split_marker.exists():
+        try:
+            ran_with = read_manifest(state_dir(release_dir, AUDIT)).get("params", {})
+        except FileNotFoundError:
+            ran_with = {}
+        settings = {k: v for k, v in ran_with.items() if k in AuditConfig.model_fields}
+        audit(release_dir, release_dir, AuditConfig(**settings))
+        if all(d.is_dir() for d in split_inputs(release_dir)):
+            run_stage(None, release_dir)
+    return write_card(release_dir)
+
+
+def add_card_arguments(parser) -> None:
+    from biodivergence_dataset.cli import add_release_argument
+
+    add_release_argument(parser, "release folder to (re-)render README.md for (the audit re-runs if the data "
+                                 "changed since it ran)", legacy_positional=True)
+
+
+def run_card(args) -> int:
+    print(f"wrote {refresh_card(args.release)}")
+    return 0

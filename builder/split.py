@@ -54,6 +54,7 @@ from biodivergence_dataset.records import Example
 from biodivergence_dataset.release import SPLIT_REPORT
 from biodivergence_dataset.release import state_dir as release_state_dir
 
+from .folders import RELEASE_OWNER, add_force_argument, claim_output
 from .grouping import UnionFind
 
 if TYPE_CHECKING:
@@ -582,10 +583,11 @@ def run_stage(
     from biodivergence_dataset.release import write_config
 
     config = config or SplitConfig()
-    dirs, release_dir = as_dirs(annotations_dir), Path(release_dir)
+    dirs = as_dirs(annotations_dir)
     for d in dirs:
         if not (d / "_SUCCESS").exists():
             raise FileNotFoundError(f"{d}: not a finished annotation folder (no _SUCCESS marker)")
+    release_dir = claim_output(release_dir, RELEASE_OWNER, dirs)
     params = {**config.model_dump(), "inputs": [done_fingerprint(d) for d in dirs]}
     marker = state_dir(release_dir)
     if stage_is_current(marker, params):
@@ -631,11 +633,14 @@ def add_arguments(parser) -> None:
     parser.add_argument("--out", required=True, help="release folder to write")
     parser.add_argument("--seed", type=int, default=SplitConfig().seed)
     parser.add_argument("--no-matched-test", action="store_true", help=f"do not build the {MATCHED} split")
+    add_force_argument(parser)
 
 
 def run(args) -> int:
     config = SplitConfig(seed=args.seed, matched_test=not args.no_matched_test)
     from . import release
+    if args.force:
+        claim_output(args.out, RELEASE_OWNER, args.annotations_dir, force=True)
 
     stats = run_stage(args.annotations_dir, args.out, config)
     release.run_stage(None, args.out)

@@ -334,3 +334,57 @@ def failing_hub(create_status: int = 500) -> Iterator[str]:
 def folder_bytes(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` with its content, to show that a folder did not change."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# --- issue 29: folders, bad values, OS errors (folders29) ---------------------------------------------
+
+#: A structured abstract long enough to pass ingest's filters; ``{n}`` makes each record distinct.
+ABSTRACT = ("Background: colistin resistance rose in hospitals of the region during the study period. Results: "
+            "resistance increased significantly among isolates from intensive care units in {n} hospitals.")
+
+
+def wrong_type_jsonl(root: Path, n: int = 5) -> Path:
+    """JSONL records in the Abstract schema; record 2 has ``"title": 123`` and record 3 ``"mesh_terms": 5``."""
+    rows = [{"pmid": str(i + 1), "title": f"Study {i + 1}", "text": ABSTRACT.format(n=i + 2)} for i in range(n)]
+    rows[1]["title"], rows[2]["mesh_terms"] = 123, 5
+    path = root / "wrong_types.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def at_sign_folder(root: Path) -> Path:
+    """A folder whose name holds an ``@`` that is not a domain suffix (``in/user@host``), with one JSONL file."""
+    folder = root / "in" / "user@host"
+    folder.mkdir(parents=True)
+    (folder / "a.jsonl").write_text(json.dumps({"pmid": "1", "title": "T", "text": ABSTRACT.format(n=2)}) + "\n",
+                                    encoding="utf-8")
+    return folder
+
+
+def user_folder(root: Path) -> Path:
+    """A folder of the user's own files: Parquet, JSON, another ``excluded-*.parquet``, a README and a config-like
+    subfolder (what ``--out`` must not touch)."""
+    folder = root / "theirs"
+    (folder / "primary").mkdir(parents=True)
+    for name, data in {"mine.parquet": b"PAR1 user data", "notes.json": b'{"keep": true}', "README.md": b"# mine\n",
+                       "excluded-00000.parquet": b"PAR1 other", "primary/mynotes.txt": b"do not delete\n"}.items():
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def tampered_judge(root: Path) -> Path:
+    """A judge folder whose weights file is cut short (its settings and config intact)."""
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    folder = root / "judge"
+    folder.mkdir()
+    vocab = folder / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ncolistin\nresistance\n")
+    BertTokenizerFast(vocab_file=str(vocab)).save_pretrained(folder)
+    config = BertConfig(vocab_size=7, hidden_size=8, num_hidden_layers=1, num_attention_heads=1, intermediate_size=8,
+                        num_labels=2)
+    BertForSequenceClassification(config).save_pretrained(folder)
+    (folder / "judge_config.json").write_text(json.dumps({"base_model": "tiny", "trained_on": ["scifact"]}))
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:200])
+    return folder

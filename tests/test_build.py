@@ -20,6 +20,7 @@ from biodivergence_dataset import card, io, ontology
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.io import read_records
 from biodivergence_dataset.records import CandidatePair
+from biodivergence_dataset.release import FILES_MANIFEST
 from biodivergence_dataset.validate import validate_release
 from builder import build
 from builder.audit import read_config
@@ -249,7 +250,7 @@ def _data_files(work: Path) -> dict[str, object]:
         for path in sorted((work / folder).glob("*.parquet")):
             out[str(path.relative_to(work))] = pq.read_table(path).to_pylist()
     for path in sorted((work / "release").glob("*.json")):
-        if path.name not in ("goldcheck.json", card.META_FILE):
+        if path.name not in ("goldcheck.json", card.META_FILE, FILES_MANIFEST):  # the card's files
             out[str(path.relative_to(work))] = json.loads(path.read_text())
     return out
 

@@ -174,10 +174,9 @@ def test_overwrite_keeps_foreign_files_and_stored_answers(pairs_dir, tmp_path):
     from builder.annotate import run_stage as annotate
 
     out = tmp_path / "labels"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine")
     with FakeOllama(models=("a", "b")) as server:
         annotate(pairs_dir, out, AnnotateConfig(annotator=server.spec("a"), **FAST))
+        (out / "notes.txt").write_text("mine")  # added to the stage's folder (a folder of its own is refused)
         annotate(pairs_dir, out, AnnotateConfig(annotator=server.spec("b"), overwrite=True, **FAST))
         assert len(server.requests) == 12 and (out / "notes.txt").read_text() == "mine"
         stats = annotate(pairs_dir, out, AnnotateConfig(annotator=server.spec("a"), overwrite=True, **FAST))

@@ -78,8 +78,12 @@ def read_predictions(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, i
 
 def read_references(release: Path, config: str, split: str) -> dict[str, dict[str, Any]]:
     """``{pair_id: task fields}`` of one release split, labels as names, no confounder as ""."""
-    from biodivergence_dataset.release import iter_rows
+    from biodivergence_dataset.release import config_names, iter_rows, split_names
 
+    if config not in config_names(release):
+        raise ValueError(f"{release} has no config {config!r}; it holds {config_names(release)}")
+    if split not in split_names(release, config):
+        raise ValueError(f"{release} has no split {split!r} in {config}; choose one of {split_names(release, config)}")
     fields = task_fields()
     out: dict[str, dict[str, Any]] = {}
     for _, row in iter_rows(release, config, split):

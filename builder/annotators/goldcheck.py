@@ -323,6 +323,8 @@ def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None 
     (the miner's sentence encoder) the pairs carry the miner's slot similarities, as mined pairs do."""
     from .panel import DEFAULT_WEIGHTS, Vote, consensus
 
+    if n_boot < 0:
+        raise ValueError(f"goldcheck: bootstrap must be at least 0 resamples, got {n_boot}")
     sources = sources or available_sources(data_dir)
     result: dict[str, Any] = {"sources": sources, "annotators": list(specs), "min_kappa_gain": MIN_KAPPA_GAIN,
                               "bootstrap": n_boot, "slot_similarity": encoder is not None, "scores": {}}

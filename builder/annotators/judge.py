@@ -66,7 +66,10 @@ class JudgeSettings:
         if not path.is_file():
             raise FileNotFoundError(f"{folder}: not a judge folder (no {JUDGE_CONFIG}); "
                                     "train one with `biodivergence judge train --out DIR`")
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
+        try:
+            return cls(**json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}: not valid judge settings ({exc})") from None
 
 
 def judge_folder(path: str | Path, heldout: str | None = None) -> Path:
@@ -84,12 +87,18 @@ class JudgeAnnotator(LocalAnnotator):
 
     def __init__(self, path: str | Path, batch_size: int = 32, device: str = "cpu"):
         import torch
+        from safetensors import SafetensorError
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.path = Path(path)
         self.settings = JudgeSettings.load(self.path)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModelForSequenceClassification.from_pretrained(self.path).to(device).eval()
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(self.path)
+            self.model = AutoModelForSequenceClassification.from_pretrained(self.path).to(device).eval()
+        except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as exc:  # tampered or half-copied
+            detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ValueError(f"{self.path}: the judge's model files cannot be loaded ({type(exc).__name__}: "
+                             f"{detail}); restore or retrain the folder (`biodivergence judge train`)") from None
         self.batch_size, self.device, self._torch = batch_size, device, torch
         self.frames = FramesAnnotator()
         self.annotator_id = f"judge:{self.path.name}"

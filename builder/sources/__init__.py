@@ -23,7 +23,7 @@ from typing import Any
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 
 from . import europepmc, jsonl, medline, pubmed_xml, pubmedqa, pubtator, scifact, table
-from .base import EMPTY_FILE, READ_ERRORS, Deletion, Fault, Item, RawRecord, stream_error_fault
+from .base import EMPTY_FILE, MALFORMED, READ_ERRORS, Deletion, Fault, Item, RawRecord, stream_error_fault
 
 Reader = Callable[[Path, dict | None], Iterator[Item]]
 
@@ -80,7 +80,9 @@ class SourceSpec:
             raise ValueError(f"source {spec!r} is not FORMAT:PATH (formats: {sorted(FORMATS)})")
         path, domain = m.group("path"), None
         head, sep, tail = path.rpartition("@")
-        if sep and "/" not in tail and "." not in tail:
+        # a known domain after the last "@" pins it; an unknown one is part of the path when that path exists (a
+        # folder named in/user@host), else it is a misspelt domain
+        if sep and "/" not in tail and "." not in tail and (tail in DOMAIN_NAMES or not Path(path).expanduser().exists()):
             path, domain = head, tail
         return cls(m.group("format"), path, domain, _options(m.group("options"), spec))
 
@@ -119,7 +121,9 @@ class SourceSpec:
             try:
                 for item in read(path, self.options):
                     position = item.position
-                    if self.domain and isinstance(item, RawRecord):
+                    if isinstance(item, RawRecord) and (problem := item.wrong_type()):
+                        item = Fault(str(path), position, MALFORMED, problem)
+                    elif self.domain and isinstance(item, RawRecord):
                         item.domain = self.domain
                     yield item
             except READ_ERRORS as exc:

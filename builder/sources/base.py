@@ -52,6 +52,27 @@ class RawRecord:
         """``source:path:position``, as listed in ``Abstract.merged_from``."""
         return f"{self.source}:{self.path}:{self.position}"
 
+    def wrong_type(self) -> str | None:
+        """What is wrong with a field a reader filled with the wrong type (``"title": 123``), or None."""
+        def named(name: str, value: Any, want: str) -> str:
+            return f"field {name!r} is {type(value).__name__} {value!r:.40}, not {want}"
+
+        for name in ("pmid", "doi", "pmcid", "journal", "domain"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                return named(name, value, "a string")
+        if not isinstance(self.title, str):
+            return named("title", self.title, "a string")
+        if self.year is not None and (not isinstance(self.year, int) or isinstance(self.year, bool)):
+            return named("year", self.year, "an integer")
+        if not isinstance(self.mesh_terms, list) or not all(isinstance(m, str) for m in self.mesh_terms):
+            return named("mesh_terms", self.mesh_terms, "a list of strings")
+        if not isinstance(self.sections, list) or not all(
+                isinstance(s, tuple) and len(s) == 2 and isinstance(s[1], str) and (s[0] is None or isinstance(s[0], str))
+                for s in self.sections):
+            return named("sections", self.sections, "a list of (label, text) pairs")
+        return None
+
 
 @dataclass(slots=True)
 class Fault:

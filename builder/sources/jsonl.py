@@ -65,6 +65,17 @@ def _record(line: str, path: str, position: int) -> Item:
         sections = _sections(text, row.get("sections"))
     except (KeyError, TypeError, AttributeError) as exc:
         return Fault(path, position, MALFORMED, f"bad 'sections' entry: {exc!r}")
+    mesh = row.get("mesh_terms")
+    if mesh is not None and not isinstance(mesh, list):
+        return Fault(path, position, MALFORMED, f"field 'mesh_terms' is {type(mesh).__name__} {mesh!r:.40}, not a list")
+    try:
+        return _raw_record(row, path, position, sections, domain)
+    except (TypeError, AttributeError, ValueError) as exc:  # a field of the wrong type ("mesh_terms": 5)
+        return Fault(path, position, MALFORMED, f"a field has the wrong type: {exc}")
+
+
+def _raw_record(row: dict[str, Any], path: str, position: int, sections: list[tuple[str | None, str]],
+                domain: Any) -> RawRecord:
     return RawRecord(
         FORMAT, path, position,
         pmid=clean_pmid(row.get("pmid")),

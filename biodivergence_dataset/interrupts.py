@@ -1,0 +1,89 @@
+"""Clean interrupts: SIGINT and SIGTERM stop a command and every process it started.
+
+Under :func:`stop_signals`, both signals raise ``KeyboardInterrupt`` in the main thread, also when the shell
+started the command with SIGINT ignored (a background job), and every descendant process (datatrove's and
+multiprocessing's workers, the forkserver) is stopped before the interrupt unwinds the command; the resource
+tracker, which no worker holds open any more, ends when the command exits. So none outlives it. Stages write
+their completion markers last, so the next run resumes.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: Seconds a descendant gets to exit after SIGTERM before it is killed.
+GRACE_S = 5.0
+
+
+class Terminated(KeyboardInterrupt):
+    """The command received SIGTERM (raised like Ctrl-C, so the same clean-up runs)."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
+def _resource_trackers() -> set[int]:
+    """PIDs of the (multiprocessing and multiprocess) resource trackers this process started. They are left to
+    end by themselves when this process exits: killed, the next semaphore release would start a new one."""
+    import sys
+
+    pids = set()
+    for name in ("multiprocessing.resource_tracker", "multiprocess.resource_tracker"):
+        tracker = getattr(sys.modules.get(name), "_resource_tracker", None)
+        if getattr(tracker, "_pid", None):
+            pids.add(tracker._pid)
+    return pids
+
+
+def stop_descendants(grace_s: float = GRACE_S) -> int:
+    """Terminate every descendant of this process (SIGTERM, then SIGKILL after ``grace_s``) but the resource
+    trackers, which exit with it; returns how many."""
+    import psutil
+
+    try:
+        trackers = _resource_trackers()
+        children = [c for c in psutil.Process().children(recursive=True) if c.pid not in trackers]
+    except psutil.Error:
+        return 0
+    for child in children:
+        try:
+            child.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(children, timeout=grace_s)
+    for child in alive:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=grace_s)
+    return len(children)
+
+
+def _interrupt(signum: int, frame) -> None:
+    for s in STOP_SIGNALS:  # a second signal while stopping does not cut the clean-up short
+        signal.signal(s, signal.SIG_IGN)
+    stop_descendants()
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM stop every descendant process and raise ``KeyboardInterrupt``
+    (:class:`Terminated` for SIGTERM) in the main thread; the previous handlers come back after it. Outside the
+    main thread (where handlers cannot be set) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _interrupt) for s in STOP_SIGNALS}
+    try:
+        yield
+    except KeyboardInterrupt:
+        stop_descendants()
+        raise
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
