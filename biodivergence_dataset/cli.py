@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "annotate": ("builder.annotate", "silver-annotate candidate pairs (frames, heuristic, judge, LLMs; a panel)"),
     "goldcheck": ("builder.annotators.goldcheck", "score annotators on expert-labelled pairs, out of fold"),
     "judge": ("builder.annotators.judge", "train a calibrated cross-encoder judge on the gold sources"),
+    "reader": ("builder.reader.train", "train or evaluate the learned finding reader (claim vs clinical question)"),
     "agreement": ("builder.agreement", "agreement between two annotation runs"),
     "split": ("builder.split", "build the primary (article-disjoint) and pairlevel splits into a release"),
     "audit": ("builder.audit", "leakage audit, statistics and plots of a release"),

@@ -360,7 +360,12 @@ DISAGREEMENT_REASONS: dict[str, str] = {
     "null_vs_effect": "one claim reports an effect or association, the other its absence",
     "opposite_direction": "one claim reports an increase, the other a decrease",
     "significance": "one claim reports an effect, the other calls the same effect not significant",
+    "opposite_answer": "the claims answer the same question with opposite answers (yes vs no)",
 }
+#: A claim's finding relative to a clinical question, as the learned finding reader reads it.
+READER_FINDINGS: tuple[str, ...] = ("increase", "decrease", "no_difference", "not_reported")
+#: A claim's answer to the question as asked (neutral: it does not answer it).
+READER_STANCES: tuple[str, ...] = ("yes", "no", "neutral")
 SPAN_ROLES: tuple[str, ...] = ("claim_a", "claim_b")
 CONFIGS: tuple[str, ...] = ("primary", "pairlevel")
 DEFAULT_CONFIG = "primary"

@@ -8,6 +8,12 @@
   X"), against the expert conclusion; the expert decision "no" → conflict, "yes" → no conflict
   ("maybe" is left out). The conclusion answers exactly the question, so every pair is same-question.
 
+The learned finding reader (``--reader``) is scored on two more sets, held-out items only
+(``builder.reader.data.is_heldout``: it was trained on the rest): Evidence Inference findings (held-out
+articles; accuracy and three-way macro-F1, beside a TF-IDF + logistic-regression floor trained on the other
+articles) and HealthVer same-claim pairs that carry their claim as the question (``healthver_pairs(...,
+with_question=True)``; κ of the reader's disagreement beside the negation rule).
+
 NLI4CT is not used: its statements are checked against clinical-trial *tables* (eligibility
 criteria, adverse-event counts), not against another claim's finding, so they make no claim pairs
 (the learned judge trains on them, see ``judge_data``).
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import itertools
 import json
 import re
@@ -33,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from biodivergence_dataset import cues, ontology
-from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, claim_id_for, pair_id_for
+from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Question, claim_id_for, pair_id_for
 
 from ..agreement import cohen_kappa, is_conflict
 from ..frames import finding_cue_starts
@@ -60,9 +67,10 @@ def make_claim(article_uid: str, text: str, domain: str, source: str) -> Claim:
                  sentence_end=len(text), confidence=1.0)
 
 
-def make_pair(a: Claim, b: Claim, abstract_a: str = "", abstract_b: str = "") -> CandidatePair:
+def make_pair(a: Claim, b: Claim, abstract_a: str = "", abstract_b: str = "",
+              question: Question | None = None) -> CandidatePair:
     return CandidatePair(pair_id=pair_id_for(a.claim_id, b.claim_id), domain=a.domain, claim_a=a, claim_b=b,
-                         abstract_a=abstract_a, abstract_b=abstract_b, scores=_PLACEHOLDER_SCORES)
+                         abstract_a=abstract_a, abstract_b=abstract_b, scores=_PLACEHOLDER_SCORES, question=question)
 
 
 def _scifact_abstracts(data_dir: Path, doc_ids: set[str]) -> dict[str, str]:
@@ -102,21 +110,30 @@ def healthver_rows(data_dir: str | Path) -> Iterator[tuple[str, dict[str, str]]]
             yield from ((name, row) for row in csv.DictReader(fh))
 
 
-def healthver_pairs(data_dir: str | Path) -> list[GoldPair]:
-    """Evidence–evidence pairs of HealthVer claims that have both Supports and Refutes evidence."""
+def healthver_question(name: str, claim: str) -> Question:
+    """A HealthVer claim as the question its evidence texts are judged against."""
+    claim = " ".join(claim.split())
+    return Question(question_id=f"healthver:{name}:{hashlib.sha1(claim.encode()).hexdigest()[:12]}", text=claim)
+
+
+def healthver_pairs(data_dir: str | Path, with_question: bool = False) -> list[GoldPair]:
+    """Evidence–evidence pairs of HealthVer claims that have both Supports and Refutes evidence; with
+    ``with_question`` each pair carries its claim as its question (the same-claim pair set)."""
     domain = ontology.domain("infectious_disease").name
     by_claim: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
     for name, row in healthver_rows(data_dir):
         by_claim[name, row["claim"]].append(row)
     out = []
-    for (name, _), rows in by_claim.items():
+    for (name, claim), rows in by_claim.items():
         evidence = [r for r in rows if r["label"] in ("Supports", "Refutes")]
         if {r["label"] for r in evidence} != {"Supports", "Refutes"}:
             continue
+        question = healthver_question(name, claim) if with_question else None
         for ra, rb in itertools.combinations(evidence, 2):
             a = make_claim(f"healthver:{name}:{ra['id']}", ra["evidence"], domain, "healthver")
             b = make_claim(f"healthver:{name}:{rb['id']}", rb["evidence"], domain, "healthver")
-            out.append(GoldPair(make_pair(a, b), ra["label"] != rb["label"], "healthver"))
+            out.append(GoldPair(make_pair(a, b, question=question), ra["label"] != rb["label"],
+                                "healthver_question" if with_question else "healthver"))
     return out
 
 
@@ -209,9 +226,14 @@ def question_as_claim(question: str) -> str:
     return (text[:1].upper() + text[1:] + ".") if text else question
 
 
+def pubmedqa_records(data_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """PMID → PQA-L record (QUESTION, CONTEXTS, LONG_ANSWER, final_decision, …)."""
+    return json.loads((Path(data_dir) / "ori_pqal.json").read_text(encoding="utf-8"))
+
+
 def pubmedqa_pairs(data_dir: str | Path) -> list[GoldPair]:
     """PQA-L question-as-claim vs expert conclusion: decision "no" → conflict, "yes" → no conflict."""
-    data = json.loads((Path(data_dir) / "ori_pqal.json").read_text(encoding="utf-8"))
+    data = pubmedqa_records(data_dir)
     domain = ontology.domain("clinical_trials_epidemiology").name
     out = []
     for pmid, rec in sorted(data.items()):
@@ -314,6 +336,15 @@ def with_slot_similarity(gold: list[GoldPair], encoder) -> list[GoldPair]:
         for g, (e, o) in zip(gold, sims, strict=True)]
 
 
+def reader_sets(reader: str | None, data_dir: str | Path) -> dict[str, Any]:
+    """The finding reader's gold sets (held-out items only): ``reader`` is a folder / Hub id, or None for the
+    shipped reader."""
+    from ..reader import load_reader
+    from ..reader.evaluate import goldcheck_sets
+
+    return {"reader": reader or "shipped", **goldcheck_sets(load_reader(reader), data_dir)}
+
+
 def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None = None, n_boot: int = 1000,
               seed: int = 0, encoder: Any = None) -> dict[str, Any]:
     """Score every annotator spec (and, for several, their consensus) on every gold source, out of fold.
@@ -380,6 +411,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sentence encoder for the slot similarities (default: the miner's, all-MiniLM-L6-v2)")
     parser.add_argument("--no-slot-similarity", action="store_true",
                         help="compare frames by their words only (no encoder is loaded)")
+    parser.add_argument("--reader", nargs="?", const="shipped", default=None,
+                        help="also score the finding reader (a folder or Hub id; no value: the shipped one) on the "
+                             "Evidence Inference findings and HealthVer same-claim pairs, held-out items only")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -390,6 +424,11 @@ def run(args: argparse.Namespace) -> int:
     encoder = None if args.no_slot_similarity else load_encoder(args.encoder or DEFAULT_MODEL)
     result = goldcheck(args.annotators or ["frames"], args.data_dir, args.sources, args.bootstrap, encoder=encoder)
     print(render_table(result))
+    if args.reader:
+        from ..reader.evaluate import render_sets
+
+        result["reader"] = reader_sets(None if args.reader == "shipped" else args.reader, args.data_dir)
+        print(render_sets(result["reader"]))
     for line in warnings_for(result):
         print(line, file=sys.stderr)
     if args.json_out:

@@ -1,0 +1,284 @@
+"""Training and evaluation examples of the finding reader, read at run time from ``../shared/data``.
+
+Every example is (question, text) with a ``finding`` label (``ontology.READER_FINDINGS``) and/or a
+``stance`` label (``ontology.READER_STANCES``); ``None`` where its source says nothing about that head.
+
+- ``evidence_inference``: each verified expert finding (``Valid Label`` True) of a prompt (intervention,
+  comparator, outcome), the evidence text against a question built from the prompt in one of several
+  phrasings (``QUESTION_TEMPLATES``); directional phrasings also give the stance ("does I reduce O?" →
+  yes iff decrease). Negatives (``not_reported`` / ``neutral``): the question against evidence of another
+  article, and against a background / objective / methods sentence of its own abstract.
+- ``pubmedqa``: the question against the expert conclusion → stance yes / no. "maybe" is left out: the
+  conclusion does address the question (so it is not ``neutral``) but gives no answer, and neither
+  yes nor no would be true.
+- ``scifact``: the claim (as the question) against each rationale → SUPPORT yes, CONTRADICT no; claims
+  with no evidence (NEI) against sentences of the abstracts they cite → neutral.
+- ``healthver``: the claim against its evidence → Supports yes / Refutes no / Neutral neutral.
+
+``is_heldout`` is the one out-of-fold partition (20% of the articles / questions / claims of each source,
+by a hash of their key): training leaves those out, evaluation and goldcheck score only those.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from biodivergence_dataset import ontology
+
+from ..annotators.goldcheck import healthver_rows, pubmedqa_records
+from ..annotators.judge_data import scifact_rationale_pairs
+from ..checks import scifact_claims, scifact_corpus
+from ..sentences import split
+
+#: Source → its folder under the data directory.
+SOURCE_FOLDERS: dict[str, str] = {
+    "evidence_inference": "evidence_inference",
+    "pubmedqa": "pubmedqa_pqal",
+    "scifact": "scifact",
+    "healthver": "healthver",
+}
+SOURCES: tuple[str, ...] = tuple(SOURCE_FOLDERS)
+HELDOUT_SHARE = 0.2
+INCREASE, DECREASE, NO_DIFFERENCE, NOT_REPORTED = ontology.READER_FINDINGS
+YES, NO, NEUTRAL = ontology.READER_STANCES
+
+EI_LABELS: dict[str, str] = {
+    "significantly increased": INCREASE, "significantly increase": INCREASE,
+    "significantly decreased": DECREASE, "no significant difference": NO_DIFFERENCE,
+}
+#: Question phrasings of an Evidence Inference prompt and what a "yes" to each means: a direction
+#: (yes iff that finding), "change" (yes iff any effect, no iff no difference) or None (not a yes/no question).
+QUESTION_TEMPLATES: tuple[tuple[str, str | None], ...] = (
+    ("Is {o} higher, lower, or the same with {i} compared to {c}?", None),
+    ("Does {i}, compared to {c}, change {o}?", "change"),
+    ("Does {i} increase {o} compared with {c}?", INCREASE),
+    ("In patients randomised to {i} or {c}, does {i} reduce {o} compared with {c}?", DECREASE),
+    ("What is the effect of {i} versus {c} on {o}?", None),
+    ("Does {i} lower {o} relative to {c}?", DECREASE),
+    ("Is {o} affected by {i} compared to {c}?", "change"),
+    ("Compared with {c}, does {i} raise {o}?", INCREASE),
+)
+#: Abstract sections whose sentences report no result (negatives of their own prompts).
+NON_RESULT_SECTIONS = ("BACKGROUND", "OBJECTIVE", "OBJECTIVES", "METHODS", "INTRODUCTION", "AIM", "AIMS", "PURPOSE")
+_SECTION = re.compile(r"^ABSTRACT\.([A-Z &/]+):\s*$", re.MULTILINE)
+
+
+def is_heldout(source: str, key: str) -> bool:
+    """Whether ``key`` (an article PMCID / PMID, a claim id or text) of ``source`` is in the held-out 20%."""
+    digest = hashlib.sha1(f"{source}:{key}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") / 2**32 < HELDOUT_SHARE
+
+
+@dataclass(frozen=True)
+class ReaderExample:
+    """One (question, text) with its labels; ``key`` is what ``is_heldout`` partitions on."""
+
+    question: str
+    text: str
+    finding: str | None
+    stance: str | None
+    source: str
+    key: str
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def stance_for(direction: str | None, finding: str) -> str | None:
+    """The answer to a phrasing asking about ``direction`` of an article reporting ``finding``."""
+    if direction is None:
+        return None
+    if direction == "change":
+        return NO if finding == NO_DIFFERENCE else YES
+    return YES if finding == direction else NO
+
+
+# --------------------------------------------------------------------------- Evidence Inference
+
+
+@dataclass(frozen=True)
+class EIPrompt:
+    prompt_id: str
+    pmcid: str
+    intervention: str
+    comparator: str
+    outcome: str
+
+    def question(self, template: int) -> str:
+        return QUESTION_TEMPLATES[template][0].format(i=self.intervention, c=self.comparator, o=self.outcome)
+
+
+@dataclass(frozen=True)
+class EIFinding:
+    prompt: EIPrompt
+    text: str
+    finding: str
+
+
+def ei_prompts(folder: Path) -> dict[str, EIPrompt]:
+    with open(folder / "prompts_merged.csv", newline="", encoding="utf-8") as fh:
+        return {row["PromptID"]: EIPrompt(row["PromptID"], row["PMCID"], _clean(row["Intervention"]),
+                                          _clean(row["Comparator"]), _clean(row["Outcome"]))
+                for row in csv.DictReader(fh)}
+
+
+def ei_findings(folder: str | Path) -> list[EIFinding]:
+    """Verified findings (``Valid Label`` True), one per (prompt, evidence text); ValueError naming the row
+    for a label outside ``EI_LABELS``."""
+    folder = Path(folder)
+    prompts = ei_prompts(folder)
+    seen: set[tuple[str, str]] = set()
+    out = []
+    with open(folder / "v2_annotations.csv", newline="", encoding="utf-8") as fh:
+        for n, row in enumerate(csv.DictReader(fh), start=2):
+            if row["Valid Label"] != "True" or row["PromptID"] not in prompts:
+                continue
+            if row["Label"] not in EI_LABELS:
+                raise ValueError(f"{folder / 'v2_annotations.csv'} line {n}: unknown label {row['Label']!r}")
+            text = _clean(row["Annotations"])
+            if text and (row["PromptID"], text) not in seen:
+                seen.add((row["PromptID"], text))
+                out.append(EIFinding(prompts[row["PromptID"]], text, EI_LABELS[row["Label"]]))
+    return out
+
+
+def non_result_sentences(folder: Path, pmcid: str) -> list[str]:
+    """Sentences of the background / objective / methods sections of an article's abstract ([] without one)."""
+    path = folder / "abstracts" / f"PMC{pmcid}.abst"
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    heads = list(_SECTION.finditer(text))
+    out = []
+    for head, nxt in zip(heads, heads[1:] + [None]):
+        if head.group(1).strip() in NON_RESULT_SECTIONS:
+            out.extend(s for s in split(_clean(text[head.end():nxt.start() if nxt else len(text)])) if len(s) > 30)
+    return out
+
+
+def _pick(key: str, n: int) -> int:
+    return int.from_bytes(hashlib.sha1(key.encode()).digest()[:4], "big") % n
+
+
+def phrasing(finding: EIFinding, seed: int = 0) -> int:
+    """The question phrasing (index into ``QUESTION_TEMPLATES``) a finding is asked in: a hash of its text."""
+    return _pick(f"{finding.prompt.prompt_id}:{finding.text}:{seed}", len(QUESTION_TEMPLATES))
+
+
+def ei_examples(folder: Path, heldout: bool, seed: int = 0, negative_every: int = 2) -> Iterator[ReaderExample]:
+    """Each finding in one phrasing (picked by a hash of the text), plus a negative for every
+    ``negative_every``-th prompt: another article's evidence or a non-result sentence of its own abstract."""
+    findings = [f for f in ei_findings(folder) if is_heldout("evidence_inference", f.prompt.pmcid) == heldout]
+    rng = random.Random(seed)
+    for f in findings:
+        template = phrasing(f, seed)
+        yield ReaderExample(f.prompt.question(template), f.text, f.finding,
+                            stance_for(QUESTION_TEMPLATES[template][1], f.finding), "evidence_inference",
+                            f.prompt.pmcid)
+    prompts = sorted({f.prompt for f in findings}, key=lambda p: int(p.prompt_id))
+    for prompt in prompts[::negative_every]:
+        question = prompt.question(_pick(f"neg:{prompt.prompt_id}:{seed}", len(QUESTION_TEMPLATES)))
+        own = non_result_sentences(folder, prompt.pmcid) if _pick(f"kind:{prompt.prompt_id}", 2) else []
+        if own:
+            text = own[_pick(f"own:{prompt.prompt_id}", len(own))]
+        else:
+            other = rng.choice(findings)
+            if other.prompt.pmcid == prompt.pmcid:
+                continue
+            text = other.text
+        yield ReaderExample(question, text, NOT_REPORTED, NEUTRAL, "evidence_inference", prompt.pmcid)
+
+
+# --------------------------------------------------------------------------- PubMedQA, SciFact, HealthVer
+
+
+def pubmedqa_examples(folder: Path, heldout: bool) -> Iterator[ReaderExample]:
+    """Question vs expert conclusion → yes / no ("maybe" left out, see the module docstring)."""
+    for pmid, rec in sorted(pubmedqa_records(folder).items()):
+        if rec["final_decision"] in (YES, NO) and is_heldout("pubmedqa", pmid) == heldout:
+            yield ReaderExample(_clean(rec["QUESTION"]), _clean(rec["LONG_ANSWER"]), None, rec["final_decision"],
+                                "pubmedqa", pmid)
+
+
+def scifact_examples(folder: Path, heldout: bool, neutral_per_claim: int = 2) -> Iterator[ReaderExample]:
+    """Claim vs rationale → yes (SUPPORT) / no (CONTRADICT); NEI claims vs sentences of their cited abstracts."""
+    for p in scifact_rationale_pairs(folder):
+        if is_heldout("scifact", p.group) == heldout:
+            yield ReaderExample(_clean(p.text_a), _clean(p.text_b), None, NO if p.conflict else YES, "scifact",
+                                p.group)
+    docs = scifact_corpus(folder)
+    for claim in scifact_claims(folder):
+        key = f"scifact-claim:{claim['id']}"
+        if claim["evidence"] or is_heldout("scifact", key) != heldout:
+            continue
+        sentences = [doc.abstract.text[slice(*span)] for d in claim.get("cited_doc_ids", ())
+                     if (doc := docs.get(int(d))) for span in doc.sentence_spans if span[1] > span[0]]
+        for i in range(min(neutral_per_claim, len(sentences))):
+            text = sentences[_pick(f"{key}:{i}", len(sentences))]
+            yield ReaderExample(_clean(claim["claim"]), text, None, NEUTRAL, "scifact", key)
+
+
+HEALTHVER_STANCES = {"Supports": YES, "Refutes": NO, "Neutral": NEUTRAL}
+
+
+def healthver_key(claim: str) -> str:
+    """HealthVer's partition key: the claim text (its evidence rows and same-claim pairs stay together)."""
+    return _clean(claim).lower()
+
+
+def healthver_examples(folder: Path, heldout: bool) -> Iterator[ReaderExample]:
+    """Claim vs evidence → Supports yes / Refutes no / Neutral neutral."""
+    for name, row in healthver_rows(folder):
+        if row["label"] not in HEALTHVER_STANCES:
+            raise ValueError(f"{folder / name} row id {row['id']}: unknown label {row['label']!r}")
+        if is_heldout("healthver", healthver_key(row["claim"])) == heldout:
+            yield ReaderExample(_clean(row["claim"]), _clean(row["evidence"]), None, HEALTHVER_STANCES[row["label"]],
+                                "healthver", healthver_key(row["claim"]))
+
+
+def source_path(source: str, data_dir: str | Path) -> Path:
+    """The folder of ``source`` (ValueError naming the known sources, FileNotFoundError naming the folder)."""
+    if source not in SOURCE_FOLDERS:
+        raise ValueError(f"unknown reader source {source!r}; expected one of {list(SOURCES)}")
+    path = Path(data_dir) / SOURCE_FOLDERS[source]
+    if not path.is_dir():
+        raise FileNotFoundError(f"reader source {source!r}: folder {path} does not exist")
+    return path
+
+
+def load_examples(source: str, data_dir: str | Path, heldout: bool = False) -> list[ReaderExample]:
+    """The training (``heldout=False``) or held-out examples of one source."""
+    path = source_path(source, data_dir)
+    if source == "evidence_inference":
+        return list(ei_examples(path, heldout))
+    return list({"pubmedqa": pubmedqa_examples, "scifact": scifact_examples,
+                 "healthver": healthver_examples}[source](path, heldout))
+
+
+def training_examples(data_dir: str | Path, sources: tuple[str, ...] = SOURCES,
+                      max_per_source: dict[str, int] | None = None, seed: int = 0) -> list[ReaderExample]:
+    """The non-held-out examples of ``sources``, at most ``max_per_source[source]`` of each (a seeded sample)."""
+    out: list[ReaderExample] = []
+    for source in sources:
+        examples = load_examples(source, data_dir)
+        cap = (max_per_source or {}).get(source)
+        if cap is not None and len(examples) > cap:
+            examples = random.Random(f"{seed}:{source}").sample(examples, cap)
+        out.extend(examples)
+    return out
+
+
+def data_fingerprint(examples: list[ReaderExample]) -> str:
+    """sha256 over the examples (in order): what a saved reader was trained on."""
+    h = hashlib.sha256()
+    for e in examples:
+        h.update("\x1f".join((e.source, e.key, e.question, e.text, e.finding or "", e.stance or "")).encode())
+        h.update(b"\x1e")
+    return h.hexdigest()

@@ -1,0 +1,152 @@
+"""Out-of-fold scores of the finding reader, on the held-out partition only (``data.is_heldout``).
+
+- per source: accuracy of each head on the held-out examples that carry its label (n beside each);
+- Evidence Inference findings: three-way accuracy and macro-F1 (increase / decrease / no_difference) on the
+  held-out articles, each asked in one of the question phrasings of training (picked by a hash), beside a TF-IDF + logistic-regression floor trained
+  on the other articles' evidence texts (its C chosen by 5-fold cross-validation grouped by article on
+  those training articles);
+- HealthVer same-claim pairs of held-out claims (the claim is the question): Cohen's κ of
+  ``disagreement(...) is not None`` against gold conflict, beside the negation rule's κ (scikit-learn on a
+  negation flag, computed here independently of the reader).
+
+Nothing is tuned on the held-out part: findings and stances are the argmax of each head.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from biodivergence_dataset import cues, ontology
+
+from .data import SOURCES, ei_findings, is_heldout, load_examples, phrasing, source_path
+from .model import FindingReader, disagreement
+
+THREE_WAY = ontology.READER_FINDINGS[:3]
+#: How much κ the reader must gain over the negation rule on HealthVer same-claim pairs (issue 27).
+MIN_KAPPA_GAIN = 0.15
+
+
+def _r(x: float) -> float:
+    return round(float(x), 4)
+
+
+def per_source_accuracy(reader: FindingReader, data_dir: str | Path, sources=SOURCES) -> dict[str, Any]:
+    """Held-out accuracy of each head per source, with n."""
+    out: dict[str, Any] = {}
+    for source in sources:
+        examples = load_examples(source, data_dir, heldout=True)
+        readings = reader.read([(e.question, e.text) for e in examples])
+        cell: dict[str, Any] = {}
+        for head in ("finding", "stance"):
+            pairs = [(getattr(e, head), getattr(r, head)) for e, r in zip(examples, readings, strict=True)
+                     if getattr(e, head) is not None]
+            if pairs:
+                cell[f"{head}_accuracy"] = _r(sum(g == p for g, p in pairs) / len(pairs))
+                cell[f"{head}_n"] = len(pairs)
+        out[source] = cell
+    return out
+
+
+#: C of the floor's logistic regression: the best of 1 / 3 / 10 by 3-fold cross-validation grouped by
+#: article on the training articles only (macro-F1), fixed here so the floor is cheap to refit.
+FLOOR_C = 10.0
+
+
+def tfidf_floor(train_texts: list[str], train_labels: list[str]):
+    """TF-IDF (1-2 grams) + logistic regression on evidence texts alone (no question)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True),
+                         LogisticRegression(C=FLOOR_C, max_iter=3000)).fit(train_texts, train_labels)
+
+
+def _three_way(gold: list[str], predicted: list[str]) -> dict[str, Any]:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    return {"accuracy": _r(accuracy_score(gold, predicted)),
+            "macro_f1": _r(f1_score(gold, predicted, labels=list(THREE_WAY), average="macro", zero_division=0)),
+            "n": len(gold)}
+
+
+def evidence_inference_findings(reader: FindingReader | None, data_dir: str | Path,
+                                max_items: int | None = None) -> dict[str, Any]:
+    """The EI findings set: held-out articles' findings (the first ``max_items``), the reader (if given)
+    beside the TF-IDF floor."""
+    findings = ei_findings(source_path("evidence_inference", data_dir))
+    train = [f for f in findings if not is_heldout("evidence_inference", f.prompt.pmcid)]
+    held = [f for f in findings if is_heldout("evidence_inference", f.prompt.pmcid)][:max_items]
+    gold = [f.finding for f in held]
+    floor = tfidf_floor([f.text for f in train], [f.finding for f in train])
+    out: dict[str, Any] = {
+        "articles": len({f.prompt.pmcid for f in held}), "train_articles": len({f.prompt.pmcid for f in train}),
+        "questions": "each finding asked in one of data.QUESTION_TEMPLATES (picked by a hash of its text)",
+        "tfidf_floor": _three_way(gold, list(floor.predict([f.text for f in held])))}
+    if reader is not None:
+        readings = reader.read([(f.prompt.question(phrasing(f)), f.text) for f in held])
+        out["reader"] = _three_way(gold, [r.finding for r in readings])
+        out["reader"]["not_reported"] = sum(r.finding == ontology.READER_FINDINGS[3] for r in readings)
+    return out
+
+
+def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items: int | None = None) -> dict[str, Any]:
+    """κ of the reader's disagreement on held-out HealthVer same-claim pairs (the first ``max_items``), beside
+    the negation rule's."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from ..annotators.goldcheck import healthver_pairs
+    from .data import healthver_key
+
+    gold = [g for g in healthver_pairs(source_path("healthver", data_dir), with_question=True)
+            if is_heldout("healthver", healthver_key(g.pair.question.text))][:max_items]
+    a = reader.read([(g.pair.question.text, g.pair.claim_a.sentence) for g in gold])
+    b = reader.read([(g.pair.question.text, g.pair.claim_b.sentence) for g in gold])
+    truth = [g.conflict for g in gold]
+    predicted = [disagreement(x, y) is not None for x, y in zip(a, b, strict=True)]
+    rule = [cues.has_negation(g.pair.claim_a.sentence) != cues.has_negation(g.pair.claim_b.sentence) for g in gold]
+    kappa, rule_kappa = cohen_kappa_score(truth, predicted), cohen_kappa_score(truth, rule)
+    return {"pairs": len(gold), "claims": len({g.pair.question.question_id for g in gold}),
+            "gold_conflict": sum(truth), "predicted_conflict": sum(predicted),
+            "accuracy": _r(sum(p == t for p, t in zip(predicted, truth)) / len(gold)) if gold else 0.0,
+            "kappa": _r(kappa), "rule_kappa": _r(rule_kappa), "gain": _r(kappa - rule_kappa),
+            "beats_rule": bool(kappa - rule_kappa >= MIN_KAPPA_GAIN)}
+
+
+def goldcheck_sets(reader: FindingReader, data_dir: str | Path, max_items: int | None = None) -> dict[str, Any]:
+    """The reader's two goldcheck sets (held-out items only; the first ``max_items`` of each)."""
+    return {"evidence_inference_findings": evidence_inference_findings(reader, data_dir, max_items),
+            "healthver_same_claim": healthver_same_claim(reader, data_dir, max_items)}
+
+
+def evaluate_reader(reader: FindingReader, data_dir: str | Path) -> dict[str, Any]:
+    """The full out-of-fold report written beside a reader's weights."""
+    return {"heldout": "20% of the articles / questions / claims of each source (builder.reader.data.is_heldout)",
+            "per_source": per_source_accuracy(reader, data_dir), **goldcheck_sets(reader, data_dir),
+            "training": reader.config.training}
+
+
+def render_report(report: dict[str, Any]) -> str:
+    """Markdown tables of a reader report (every number with its n)."""
+    lines = ["| source (held-out) | finding accuracy (n) | stance accuracy (n) |", "|---|---|---|"]
+    for source, cell in report["per_source"].items():
+        f = f"{cell['finding_accuracy']:.3f} ({cell['finding_n']})" if "finding_n" in cell else "–"
+        s = f"{cell['stance_accuracy']:.3f} ({cell['stance_n']})" if "stance_n" in cell else "–"
+        lines.append(f"| {source} | {f} | {s} |")
+    return "\n".join([*lines, "", render_sets(report)])
+
+
+def render_sets(report: dict[str, Any]) -> str:
+    """Markdown of the two goldcheck sets of a reader (every number with its n)."""
+    ei, hv = report["evidence_inference_findings"], report["healthver_same_claim"]
+    lines = [f"Finding reader, Evidence Inference findings of {ei['articles']} held-out articles:", "",
+              "| reader | accuracy | macro-F1 | n |", "|---|---|---|---|"]
+    for name in ("reader", "tfidf_floor"):
+        if name in ei:
+            lines.append(f"| {name.replace('_', ' ')} | {ei[name]['accuracy']:.3f} | {ei[name]['macro_f1']:.3f} "
+                         f"| {ei[name]['n']} |")
+    lines += ["", (f"Finding reader, HealthVer same-claim pairs of {hv['claims']} held-out claims: κ {hv['kappa']:.3f} "
+                   f"vs negation rule {hv['rule_kappa']:.3f} (gain {hv['gain']:+.3f}; n = {hv['pairs']} pairs, "
+                   f"{hv['gold_conflict']} conflicts)")]
+    return "\n".join(lines)

@@ -1,0 +1,203 @@
+"""The finding reader: a cross-encoder that reads a claim's finding relative to a clinical question.
+
+One BERT encoder (the packaged all-MiniLM-L6-v2 by default) reads "question [SEP] claim"; its mean-pooled
+output feeds two heads: ``finding`` (``ontology.READER_FINDINGS``: increase / decrease / no_difference /
+not_reported, the direction of the question's outcome under its intervention) and ``stance``
+(``ontology.READER_STANCES``: the answer to the question as asked). A saved reader is a folder holding
+``reader_config.json`` (base model, labels, max_length, training sources, data fingerprint, report) and
+``reader.safetensors``: only the tensors training changed, in float16, over the base model's own (the word
+embeddings and the lowest layers stay frozen), so the shipped reader is a small delta that needs no download.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biodivergence_dataset import ontology
+
+from ..frames import _significance as stated_significance
+
+READER_VERSION = "1"
+CONFIG_FILE = "reader_config.json"
+WEIGHTS_FILE = "reader.safetensors"
+REPORT_FILE = "reader_report.json"
+#: The reader shipped in the package (trained by ``biodivergence reader train`` on the non-held-out data).
+SHIPPED = Path(__file__).resolve().parent.parent / "models" / "finding_reader"
+EFFECTS = frozenset(ontology.READER_FINDINGS[:2])
+NO_DIFFERENCE, NOT_REPORTED = ontology.READER_FINDINGS[2:]
+YES, NO, NEUTRAL = ontology.READER_STANCES
+
+
+@dataclass
+class ReaderConfig:
+    """What a saved reader is: its base encoder, heads and what it was trained on."""
+
+    base_model: str
+    max_length: int = 128
+    findings: list[str] = field(default_factory=lambda: list(ontology.READER_FINDINGS))
+    stances: list[str] = field(default_factory=lambda: list(ontology.READER_STANCES))
+    frozen: list[str] = field(default_factory=list)
+    version: str = READER_VERSION
+    training: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, folder: Path) -> ReaderConfig:
+        path = folder / CONFIG_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"{folder}: not a finding reader folder (no {CONFIG_FILE}); "
+                                    "train one with `biodivergence reader train --out DIR`")
+        return cls(**json.loads(path.read_text(encoding="utf-8")))
+
+
+def build_network(base: str, findings: int, stances: int):
+    """The encoder (``AutoModel`` of ``base``) with the two heads, as one ``torch.nn.Module``."""
+    import torch
+    from transformers import AutoModel
+
+    from ..embeddings import resolve_model
+
+    class ReaderNetwork(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = AutoModel.from_pretrained(resolve_model(base), add_pooling_layer=False)
+            hidden = self.encoder.config.hidden_size
+            self.dropout = torch.nn.Dropout(0.1)
+            self.finding = torch.nn.Linear(hidden, findings)
+            self.stance = torch.nn.Linear(hidden, stances)
+
+        def forward(self, input_ids, attention_mask, token_type_ids=None):
+            states = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                                  token_type_ids=token_type_ids).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(states.dtype)
+            pooled = self.dropout((states * mask).sum(1) / mask.sum(1).clamp(min=1.0))
+            return self.finding(pooled), self.stance(pooled)
+
+    return ReaderNetwork()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A claim's finding relative to one question."""
+
+    finding: str
+    finding_probs: dict[str, float]
+    stance: str
+    stance_probs: dict[str, float]
+    #: "significant" / "not_significant" when the text states it (``ontology.SIGNIFICANCE_VALUES``), else None
+    significance: str | None
+    #: probability of the finding read (of the stance when the finding is not_reported)
+    confidence: float
+
+    @property
+    def reported(self) -> bool:
+        """Whether the text answers the question at all (a finding or a yes / no)."""
+        return self.finding != NOT_REPORTED or self.stance != NEUTRAL
+
+
+def disagreement(ra: Reading, rb: Reading) -> str | None:
+    """Why two readings of the SAME question disagree (a key of ``ontology.DISAGREEMENT_REASONS``), or None
+    when they agree or either does not answer it. Increase vs decrease → ``opposite_direction``; an effect
+    vs no difference → ``null_vs_effect``; otherwise yes vs no → ``opposite_answer``. The finding is read
+    relative to the question, so a negation word alone never makes a disagreement."""
+    if not (ra.reported and rb.reported):
+        return None
+    findings = {ra.finding, rb.finding}
+    if findings == EFFECTS:
+        return "opposite_direction"
+    if NO_DIFFERENCE in findings and findings & EFFECTS:
+        return "null_vs_effect"
+    if {ra.stance, rb.stance} == {YES, NO}:
+        return "opposite_answer"
+    return None
+
+
+class FindingReader:
+    """A loaded reader; ``read`` caches its readings per (question, text)."""
+
+    def __init__(self, folder: str | Path, device: str = "cpu"):
+        import torch
+        from safetensors.torch import load_file
+        from transformers import AutoTokenizer
+
+        from ..embeddings import resolve_model
+
+        self.folder = Path(folder)
+        self.config = ReaderConfig.load(self.folder)
+        self.network = build_network(self.config.base_model, len(self.config.findings), len(self.config.stances))
+        delta = load_file(str(self.folder / WEIGHTS_FILE))
+        missing, unexpected = self.network.load_state_dict({k: v.float() for k, v in delta.items()}, strict=False)
+        if unexpected or any(k.startswith(("finding.", "stance.")) for k in missing):
+            raise ValueError(f"{self.folder / WEIGHTS_FILE}: weights do not fit {self.config.base_model} "
+                             f"(unexpected {unexpected[:3]}, missing heads {[k for k in missing if '.' in k][:3]})")
+        self.network.to(device).eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(self.config.base_model))
+        self.device, self._torch = device, torch
+        self._cache: dict[tuple[str, str], Reading] = {}
+
+    @property
+    def trained_on(self) -> frozenset[str]:
+        return frozenset(self.config.training.get("sources", ()))
+
+    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64, progress: bool = False):
+        """(finding logits, stance logits) as numpy arrays, one row per (question, text)."""
+        import numpy as np
+        from tqdm.auto import tqdm
+
+        torch = self._torch
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        f_out = np.zeros((len(pairs), len(self.config.findings)), dtype=np.float32)
+        s_out = np.zeros((len(pairs), len(self.config.stances)), dtype=np.float32)
+        with torch.inference_mode():
+            for start in tqdm(range(0, len(order), batch_size), disable=not progress, desc="reading", unit="batch"):
+                idx = order[start:start + batch_size]
+                enc = self.tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
+                                     padding=True, max_length=self.config.max_length,
+                                     return_tensors="pt").to(self.device)
+                f, s = self.network(**enc)
+                f_out[idx], s_out[idx] = f.float().cpu().numpy(), s.float().cpu().numpy()
+        return f_out, s_out
+
+    def read(self, pairs: Iterable[tuple[str, str]], batch_size: int = 64, progress: bool = False) -> list[Reading]:
+        """One Reading per (question, text), in order."""
+        import numpy as np
+
+        pairs = [(" ".join(q.split()), " ".join(t.split())) for q, t in pairs]
+        todo = list(dict.fromkeys(p for p in pairs if p not in self._cache))
+        if todo:
+            f_logits, s_logits = self.logits(todo, batch_size, progress)
+            for pair, f, s in zip(todo, _softmax(f_logits, np), _softmax(s_logits, np), strict=True):
+                self._cache[pair] = self._reading(pair[1], f, s)
+        return [self._cache[p] for p in pairs]
+
+    def _reading(self, text: str, f, s) -> Reading:
+        f_probs = {name: round(float(p), 4) for name, p in zip(self.config.findings, f, strict=True)}
+        s_probs = {name: round(float(p), 4) for name, p in zip(self.config.stances, s, strict=True)}
+        finding, stance = max(f_probs, key=f_probs.get), max(s_probs, key=s_probs.get)
+        confidence = f_probs[finding] if finding != NOT_REPORTED else s_probs[stance]
+        significance = stated_significance(text) if finding != NOT_REPORTED or stance != NEUTRAL else None
+        return Reading(finding, f_probs, stance, s_probs, significance, confidence)
+
+
+def _softmax(x, np):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def reader_folder(path: str | Path | None = None) -> Path:
+    """The folder of a reader: the shipped one (None), a local folder, or a Hub model id (read from the cache)."""
+    if path is None:
+        return SHIPPED
+    if Path(path).is_dir():
+        return Path(path)
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(str(path)))
+
+
+def load_reader(path: str | Path | None = None, device: str = "cpu") -> FindingReader:
+    """The finding reader at ``path`` (None: the one shipped in the package)."""
+    return FindingReader(reader_folder(path), device)

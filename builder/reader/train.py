@@ -1,0 +1,209 @@
+"""``biodivergence reader train|evaluate``: fine-tune the finding reader on the non-held-out expert data, score it
+out of fold.
+
+Training: one shared encoder, two heads, a masked multi-task loss (cross-entropy per head, ignoring examples
+whose source gives no label for that head), AdamW with linear warm-up and decay, length-bucketed batches
+(dynamic padding). The word embeddings (all embeddings) and the lowest ``freeze_layers`` layers stay frozen, so
+only the rest is saved: float16 safetensors over the base model, with ``reader_config.json`` and the held-out
+report (``reader_report.json``) beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.io import write_bytes_atomic, write_json_atomic
+
+from .data import SOURCES, ReaderExample, data_fingerprint, training_examples
+from .model import CONFIG_FILE, REPORT_FILE, WEIGHTS_FILE, ReaderConfig, build_network
+
+IGNORE = -100
+
+
+@dataclass
+class TrainConfig:
+    """``biodivergence reader train`` settings, sized for 2 CPU cores (~20 min)."""
+
+    data_dir: str = "../shared/data"
+    sources: tuple[str, ...] = SOURCES
+    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    epochs: float = 1.5
+    batch_size: int = 32
+    learning_rate: float = 5e-5
+    warmup_share: float = 0.06
+    max_length: int = 128
+    #: cap on the examples of each source (a seeded sample); sized so one run fits ~25 min on 2 loaded cores
+    max_per_source: dict[str, int] = field(default_factory=lambda: {
+        "evidence_inference": 4000, "pubmedqa": 1000, "scifact": 1000, "healthver": 1200})
+    freeze_layers: int = 2
+    max_steps: int | None = None
+    #: stop (and save) after this many seconds of training even if the schedule is not done (0: no limit)
+    max_seconds: float = 0.0
+    threads: int = 2
+    seed: int = 13
+
+
+def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
+    f_index = {x: i for i, x in enumerate(ontology.READER_FINDINGS)}
+    s_index = {x: i for i, x in enumerate(ontology.READER_STANCES)}
+    return ([IGNORE if e.finding is None else f_index[e.finding] for e in examples],
+            [IGNORE if e.stance is None else s_index[e.stance] for e in examples])
+
+
+def _batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Shuffled batches of similar lengths (little padding): sort within chunks of 50 batches."""
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    chunk = batch_size * 50
+    batches = []
+    for start in range(0, len(order), chunk):
+        part = sorted(order[start:start + chunk], key=lambda i: lengths[i])
+        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
+    rng.shuffle(batches)
+    return batches
+
+
+def freeze(network, layers: int) -> list[str]:
+    """Freeze the embeddings and the lowest ``layers`` encoder layers; the frozen parameter prefixes."""
+    prefixes = ["encoder.embeddings."] + [f"encoder.encoder.layer.{i}." for i in range(layers)]
+    for name, param in network.named_parameters():
+        if name.startswith(tuple(prefixes)):
+            param.requires_grad_(False)
+    return prefixes
+
+
+def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) -> ReaderConfig:
+    """Train, save (delta weights + config) and score one reader on the held-out partition."""
+    import torch
+    from safetensors.torch import save
+    from tqdm.auto import tqdm
+    from transformers import AutoTokenizer, get_linear_schedule_with_warmup
+
+    from ..embeddings import resolve_model
+
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    rng = random.Random(config.seed)
+    examples = training_examples(config.data_dir, config.sources, config.max_per_source, config.seed)
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(config.base_model))
+    enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
+                    max_length=config.max_length)
+    f_labels, s_labels = _labels(examples)
+    network = build_network(config.base_model, len(ontology.READER_FINDINGS), len(ontology.READER_STANCES))
+    frozen = freeze(network, config.freeze_layers)
+    params = [p for p in network.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=0.01)
+    per_epoch = -(-len(examples) // config.batch_size)
+    total = scheduled = config.max_steps or int(per_epoch * config.epochs)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(total * config.warmup_share), total)
+    lengths = [len(x) for x in enc["input_ids"]]
+    network.train()
+    started, step, running = time.perf_counter(), 0, 0.0
+    bar = tqdm(total=total, desc="training reader", unit="step")
+    while step < total:
+        for idx in _batches(lengths, config.batch_size, rng):
+            if step >= total or (config.max_seconds and time.perf_counter() - started > config.max_seconds):
+                total = step
+                break
+            batch = tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt")
+            f_logits, s_logits = network(**batch)
+            loss = (torch.nn.functional.cross_entropy(f_logits, torch.tensor([f_labels[i] for i in idx]),
+                                                      ignore_index=IGNORE, reduction="sum")
+                    + torch.nn.functional.cross_entropy(s_logits, torch.tensor([s_labels[i] for i in idx]),
+                                                        ignore_index=IGNORE, reduction="sum")) / len(idx)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            step += 1
+            running += loss.item()
+            bar.update(1)
+            if step % log_every == 0:
+                bar.write(f"step {step}/{total} loss {running / log_every:.4f} "
+                          f"{time.perf_counter() - started:.0f} s")
+                running = 0.0
+    bar.close()
+    seconds = time.perf_counter() - started
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    delta = {name: p.detach().to(torch.float16).contiguous() for name, p in network.named_parameters()
+             if p.requires_grad}
+    write_bytes_atomic(out / WEIGHTS_FILE, save(delta))
+    saved = ReaderConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen, training={
+        **{k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")},
+        "sources": list(config.sources), "steps": step, "scheduled_steps": scheduled, "seconds": round(seconds, 1),
+        "examples": len(examples), "examples_per_source": dict(Counter(e.source for e in examples)),
+        "data_fingerprint": data_fingerprint(examples), "heldout": "builder.reader.data.is_heldout (20%)"})
+    write_json_atomic(out / CONFIG_FILE, asdict(saved))
+    return saved
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="reader_command", required=True)
+    d = TrainConfig()
+    p = sub.add_parser("train", help="fine-tune the finding reader on the non-held-out expert data",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--out", required=True, help="folder for the reader (delta weights + reader_config.json)")
+    p.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
+    p.add_argument("--source", action="append", choices=SOURCES, dest="sources",
+                   help="train on these sources (repeat; default: all)")
+    p.add_argument("--base-model", default=d.base_model, help="encoder name or path (the packaged one by default)")
+    p.add_argument("--epochs", type=float, default=d.epochs)
+    p.add_argument("--batch-size", type=int, default=d.batch_size)
+    p.add_argument("--learning-rate", type=float, default=d.learning_rate)
+    p.add_argument("--warmup-share", type=float, default=d.warmup_share, help="share of steps of linear warm-up")
+    p.add_argument("--max-length", type=int, default=d.max_length)
+    p.add_argument("--max-per-source", type=int, default=None,
+                   help=f"cap on examples of every source (default: per source, {d.max_per_source})")
+    p.add_argument("--freeze-layers", type=int, default=d.freeze_layers, help="lowest encoder layers kept frozen")
+    p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (default: the epochs)")
+    p.add_argument("--max-seconds", type=float, default=d.max_seconds,
+                   help="stop and save after this many seconds of training (0: run the whole schedule)")
+    p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--no-evaluate", action="store_true", help="skip the held-out report")
+    e = sub.add_parser("evaluate", help="score a reader on the held-out partition of every source",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    e.add_argument("--reader", default=None, help="reader folder or Hub id (default: the shipped one)")
+    e.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
+    e.add_argument("--write", action="store_true", help=f"also write {REPORT_FILE} into the reader folder")
+    e.add_argument("--json", dest="json_out", default=None, help="also write the report to this JSON file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .model import load_reader, reader_folder
+
+    if args.reader_command == "train":
+        config = TrainConfig(data_dir=args.data_dir, sources=tuple(args.sources or SOURCES),
+                             base_model=args.base_model, epochs=args.epochs, batch_size=args.batch_size,
+                             learning_rate=args.learning_rate, warmup_share=args.warmup_share,
+                             max_length=args.max_length,
+                             max_per_source=({s: args.max_per_source for s in SOURCES} if args.max_per_source
+                                             else TrainConfig().max_per_source),
+                             freeze_layers=args.freeze_layers, max_steps=args.max_steps, max_seconds=args.max_seconds, threads=args.threads,
+                             seed=args.seed)
+        saved = train_reader(args.out, config)
+        print(f"reader saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps, "
+              f"{saved.training['seconds']:.0f} s")
+        if args.no_evaluate:
+            return 0
+        folder = Path(args.out)
+    else:
+        folder = reader_folder(args.reader)
+    from .evaluate import evaluate_reader, render_report
+
+    report = evaluate_reader(load_reader(folder), args.data_dir)
+    print(render_report(report))
+    if args.reader_command == "train" or args.write:
+        write_json_atomic(folder / REPORT_FILE, report)
+    if getattr(args, "json_out", None):
+        write_json_atomic(Path(args.json_out), report)
+    return 0
+

@@ -1,0 +1,123 @@
+"""The learned finding reader: the shipped weights load from the package with no network, read sentences
+written here (not taken from any data set), ``disagreement`` names each kind of disagreement and never a
+negation word alone, the held-out partition is deterministic and kept out of training, and the goldcheck sets
+build from ``../shared/data`` with their n."""
+
+from __future__ import annotations
+
+import pytest
+from llm_server import SCIFACT
+
+from biodivergence_dataset import cues, ontology
+from builder.annotators.goldcheck import healthver_pairs
+from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
+from builder.reader import data as reader_data
+from builder.reader.evaluate import goldcheck_sets
+from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE
+
+DATA = SCIFACT.parent
+Q = "Does drug X lower blood pressure compared to placebo?"
+
+
+@pytest.fixture(scope="module")
+def reader() -> FindingReader:
+    return load_reader()
+
+
+def _reading(finding: str, stance: str) -> Reading:
+    return Reading(finding, {finding: 1.0}, stance, {stance: 1.0}, None, 1.0)
+
+
+def test_the_shipped_reader_loads_from_the_package_offline(reader, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert reader.folder == SHIPPED and (SHIPPED / CONFIG_FILE).is_file()
+    weights = SHIPPED / WEIGHTS_FILE
+    assert weights.stat().st_size < 25 * 2**20  # a delta over the packaged base, not a whole model
+    assert reader.config.version == READER_VERSION
+    assert reader.config.findings == list(ontology.READER_FINDINGS)
+    assert reader.config.stances == list(ontology.READER_STANCES)
+    assert set(reader.trained_on) == set(reader_data.SOURCES)
+    assert reader.config.training["data_fingerprint"] and reader.config.training["examples"] > 1000
+
+
+def test_it_reads_findings_relative_to_the_question(reader):
+    lower, same, unrelated, higher = reader.read([
+        (Q, "Drug X significantly reduced systolic blood pressure compared with placebo."),
+        (Q, "Blood pressure did not differ significantly between the drug X and placebo groups."),
+        (Q, "Participants were recruited from three rural clinics between 2015 and 2017."),
+        (Q, "Systolic blood pressure rose significantly more with drug X than with placebo."),
+    ])
+    assert (lower.finding, lower.stance) == ("decrease", "yes")
+    assert lower.significance == "significant" and lower.confidence > 0.5
+    assert same.finding == "no_difference" and same.stance == "no" and same.significance == "not_significant"
+    assert unrelated.finding == "not_reported" and unrelated.significance is None
+    assert higher.finding == "increase" and higher.stance == "no"
+    assert abs(sum(lower.finding_probs.values()) - 1) < 1e-3 and abs(sum(lower.stance_probs.values()) - 1) < 1e-3
+    assert disagreement(lower, higher) == "opposite_direction" and disagreement(lower, same) == "null_vs_effect"
+    assert disagreement(lower, unrelated) is None
+
+
+def test_readings_are_cached_per_question_and_text(reader):
+    first = reader.read([(Q, "Drug X  significantly reduced systolic blood pressure compared with placebo.")])
+    n = len(reader._cache)
+    again = reader.read([(Q, "Drug X significantly reduced systolic blood pressure compared with placebo.")])
+    assert first == again and len(reader._cache) == n
+
+
+def test_disagreement_kinds_and_never_a_negation_word_alone():
+    inc, dec, nod = _reading("increase", "yes"), _reading("decrease", "no"), _reading("no_difference", "no")
+    assert disagreement(inc, dec) == "opposite_direction"
+    assert disagreement(inc, nod) == disagreement(nod, dec) == "null_vs_effect"
+    yes, no = _reading("not_reported", "yes"), _reading("not_reported", "no")
+    assert disagreement(yes, no) == "opposite_answer"
+    silent = _reading("not_reported", "neutral")
+    assert disagreement(silent, inc) is None and disagreement(silent, no) is None
+    assert disagreement(inc, _reading("increase", "yes")) is None and disagreement(nod, nod) is None
+    assert set(ontology.DISAGREEMENT_REASONS) >= {"opposite_direction", "null_vs_effect", "opposite_answer"}
+
+
+def test_a_negated_sentence_with_the_same_finding_is_no_disagreement(reader):
+    texts = ("Drug X significantly lowered blood pressure compared with placebo.",
+             "Compared with placebo, drug X lowered blood pressure, and it did not cause more headaches.")
+    a, b = reader.read([(Q, t) for t in texts])
+    assert cues.has_negation(texts[1]) and not cues.has_negation(texts[0])  # the rule would call it a conflict
+    assert a.finding == b.finding == "decrease" and disagreement(a, b) is None
+
+
+def test_the_held_out_partition_is_deterministic_and_kept_out_of_training():
+    keys = [f"{i}" for i in range(5000)]
+    held = [k for k in keys if reader_data.is_heldout("evidence_inference", k)]
+    assert held == [k for k in keys if reader_data.is_heldout("evidence_inference", k)]
+    assert 0.17 < len(held) / len(keys) < 0.23
+    assert held != [k for k in keys if reader_data.is_heldout("pubmedqa", k)]  # salted by source
+    for source in reader_data.SOURCES:
+        train = reader_data.load_examples(source, DATA)
+        test = reader_data.load_examples(source, DATA, heldout=True)
+        assert train and test and not {e.key for e in train} & {e.key for e in test}
+        assert not any(reader_data.is_heldout(source, e.key) for e in train)
+        assert all(reader_data.is_heldout(source, e.key) for e in test)
+
+
+def test_evidence_inference_questions_carry_the_stance_they_ask_for():
+    examples = reader_data.load_examples("evidence_inference", DATA)
+    for e in examples:
+        if e.finding == "not_reported":
+            assert e.stance == "neutral"
+        elif " reduce " in e.question or " lower " in e.question:
+            assert e.stance == ("yes" if e.finding == "decrease" else "no")
+        elif " change " in e.question:
+            assert e.stance == ("no" if e.finding == "no_difference" else "yes")
+    assert {e.finding for e in examples} == set(ontology.READER_FINDINGS)
+
+
+def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
+    sets = goldcheck_sets(reader, DATA, max_items=40)
+    ei, hv = sets["evidence_inference_findings"], sets["healthver_same_claim"]
+    assert ei["reader"]["n"] == ei["tfidf_floor"]["n"] == 40 and ei["articles"] >= 1
+    assert 0 <= ei["reader"]["macro_f1"] <= 1 and 0 <= ei["tfidf_floor"]["macro_f1"] <= 1
+    assert hv["pairs"] == 40 and hv["claims"] >= 1 and 0 < hv["gold_conflict"] < 40
+    assert {"kappa", "rule_kappa", "gain"} <= set(hv)
+
+    questions = {g.pair.question.question_id: g.pair.question.text
+                 for g in healthver_pairs(DATA / "healthver", with_question=True)}
+    assert len(set(questions.values())) == len(questions)  # one question per claim
