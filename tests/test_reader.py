@@ -25,7 +25,9 @@ def reader() -> FindingReader:
 
 
 def _reading(finding: str, stance: str) -> Reading:
-    return Reading(finding, {finding: 1.0}, stance, {stance: 1.0}, None, 1.0)
+    """A certain reading: all probability on ``finding`` and on ``stance``."""
+    return Reading(finding, {f: float(f == finding) for f in ontology.READER_FINDINGS}, stance,
+                   {s: float(s == stance) for s in ontology.READER_STANCES}, None, 1.0)
 
 
 def test_the_shipped_reader_loads_from_the_package_offline(reader, monkeypatch):

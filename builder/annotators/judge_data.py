@@ -115,7 +115,7 @@ _EXTRA_READERS: dict[str, tuple[Callable[[Path], Iterator[TrainingPair]], ...]] 
     "pubmedqa": (),
 }
 TRAINING_SOURCES: dict[str, tuple[str, tuple[Callable[[Path], Iterator[TrainingPair]], ...]]] = {
-    **{s: (folder, _EXTRA_READERS[s]) for s, (folder, _) in GOLD_SOURCES.items()},
+    **{s: (folder, _EXTRA_READERS[s]) for s, (folder, _) in GOLD_SOURCES.items() if s in _EXTRA_READERS},
     "nli4ct": ("nli4ct", (nli4ct_pairs,)),
     "citation_integrity": ("citation_integrity", (citation_integrity_pairs,)),
 }

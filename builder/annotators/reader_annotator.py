@@ -34,8 +34,9 @@ from .frames import SPECIFICITY, frames_of
 from .heuristic import _CONTROVERSY_RE, _WEAK_RE, CONTROVERSY, DIRECT, INSUFFICIENT, UNDERSPECIFIED, axis_report
 
 KIND = ontology.check_label("annotator_kind", "reader")
-NOT_REPORTED, NEUTRAL, NO = "not_reported", "neutral", "no"
+NO = "no"
 OPPOSITE_ANSWER = "opposite_answer"
+assert NO in ontology.READER_STANCES and OPPOSITE_ANSWER in ontology.DISAGREEMENT_REASONS
 MAX_AXES = 3
 SAME_QUESTION, OFF_QUESTION = "same_question", "off_question"
 assert {SAME_QUESTION, OFF_QUESTION} <= set(ontology.COMPARABILITY)
@@ -223,10 +224,6 @@ def classify(pair: CandidatePair) -> tuple[str, list[Difference], float]:
     return DIRECT, [], 0.7
 
 
-def _unanswered(reading) -> bool:
-    return reading.finding == NOT_REPORTED and reading.stance == NEUTRAL
-
-
 def claims_disagree(ra, rb) -> str | None:
     """Without a question each claim was read against the other (the other claim asks): they disagree when,
     averaged over both readings, the claims most likely answer each other "no"."""
@@ -244,6 +241,20 @@ class ReaderAnnotator(LocalAnnotator):
 
         self.reader = load_reader(path)
         self.annotator_id = f"reader-{READER_VERSION}"
+
+    @property
+    def trained_on(self) -> frozenset[str]:
+        """The expert sources the reader learned from (goldcheck scores it there on held-out items only)."""
+        return self.reader.trained_on
+
+    @staticmethod
+    def heldout_gold(gold) -> bool:
+        """Whether a gold pair is made only of items the reader's training never saw (its held-out partition)."""
+        from ..reader.data import is_heldout
+        from .goldcheck import ITEMS_OF
+
+        source = ITEMS_OF.get(gold.source, gold.source)
+        return bool(gold.keys) and all(is_heldout(source, key) for key in gold.keys)
 
     def annotate(self, pair: CandidatePair) -> Labels:
         return self.annotate_many([pair])[0]
@@ -268,10 +279,10 @@ class ReaderAnnotator(LocalAnnotator):
         question = pair.question.text if pair.question is not None else ""
         if pair.question is not None:
             why = disagreement(ra, rb)
-            unanswered = _unanswered(ra) or _unanswered(rb)
+            unanswered = not (ra.reported and rb.reported)
         else:
             why = claims_disagree(ra, rb)
-            unanswered = _unanswered(ra) and _unanswered(rb)
+            unanswered = not (ra.reported or rb.reported)
         comparability = OFF_QUESTION if unanswered else SAME_QUESTION
         if why is None:
             text = ("A claim does not report a finding on the question." if unanswered

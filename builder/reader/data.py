@@ -31,7 +31,7 @@ from pathlib import Path
 
 from biodivergence_dataset import ontology
 
-from ..annotators.goldcheck import healthver_rows, pubmedqa_records
+from ..annotators.goldcheck import claim_key, healthver_rows, pubmedqa_records
 from ..annotators.judge_data import scifact_rationale_pairs
 from ..checks import scifact_claims, scifact_corpus
 from ..sentences import split
@@ -230,7 +230,7 @@ HEALTHVER_STANCES = {"Supports": YES, "Refutes": NO, "Neutral": NEUTRAL}
 
 def healthver_key(claim: str) -> str:
     """HealthVer's partition key: the claim text (its evidence rows and same-claim pairs stay together)."""
-    return _clean(claim).lower()
+    return claim_key(claim)
 
 
 def healthver_examples(folder: Path, heldout: bool) -> Iterator[ReaderExample]:

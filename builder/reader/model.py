@@ -99,18 +99,23 @@ class Reading:
 
 
 def disagreement(ra: Reading, rb: Reading) -> str | None:
-    """Why two readings of the SAME question disagree (a key of ``ontology.DISAGREEMENT_REASONS``), or None
-    when they agree or either does not answer it. Increase vs decrease → ``opposite_direction``; an effect
-    vs no difference → ``null_vs_effect``; otherwise yes vs no → ``opposite_answer``. The finding is read
-    relative to the question, so a negation word alone never makes a disagreement."""
-    if not (ra.reported and rb.reported):
-        return None
-    findings = {ra.finding, rb.finding}
-    if findings == EFFECTS:
-        return "opposite_direction"
-    if NO_DIFFERENCE in findings and findings & EFFECTS:
-        return "null_vs_effect"
-    if {ra.stance, rb.stance} == {YES, NO}:
+    """Why two readings of the SAME question disagree (a key of ``ontology.DISAGREEMENT_REASONS``), or None.
+
+    Both findings read (increase / decrease / no difference) and opposed: increase vs decrease →
+    ``opposite_direction``, an effect vs no difference → ``null_vs_effect``. Otherwise the answers to the
+    question as asked: ``opposite_answer`` when the two claims more likely answer it oppositely (yes / no) than
+    alike, P(yes)·P(no) + P(no)·P(yes) > P(yes)·P(yes) + P(no)·P(no) — a comparison of the reader's own
+    probabilities, no fitted threshold. The finding is read relative to the question, so a negation word alone
+    never makes a disagreement."""
+    read = EFFECTS | {NO_DIFFERENCE}
+    if ra.finding in read and rb.finding in read:
+        findings = {ra.finding, rb.finding}
+        if findings == EFFECTS:
+            return "opposite_direction"
+        if NO_DIFFERENCE in findings and len(findings) == 2:
+            return "null_vs_effect"
+    a, b = ra.stance_probs, rb.stance_probs
+    if a[YES] * b[NO] + a[NO] * b[YES] > a[YES] * b[YES] + a[NO] * b[NO]:
         return "opposite_answer"
     return None
 
