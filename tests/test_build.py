@@ -263,7 +263,7 @@ def test_a_build_killed_anywhere_and_rerun_gives_the_identical_release(small_bui
     for i, (point, delay) in enumerate(KILL_POINTS):
         _build_until(config, work, point, delay, hash_seed=i)
     outcome = build.build(config, work)
-    assert outcome.ok and outcome.steps[0].status == "up to date"
+    assert outcome.ok and outcome.steps[0].status == "up to date", [(s.name, s.status) for s in outcome.steps]
     assert _data_files(work) == _data_files(root / "work")
     assert validate_release(work / "release").ok
 
