@@ -1,7 +1,8 @@
 """Stage 5, silver annotation: CandidatePair → Example (paper §5.2, appendix I).
 
 ``biodivergence annotate PAIRS_DIR --out DIR --annotator SPEC [--concurrency N]`` with SPEC
-``frames`` (default) | ``heuristic`` | ``judge:PATH`` | ``openai:URL?model=NAME`` | ``ollama:URL?model=NAME``,
+``reader`` (default: the learned finding reader, ``reader:PATH`` for another) | ``frames`` | ``heuristic`` |
+``judge:PATH`` | ``openai:URL?model=NAME`` | ``ollama:URL?model=NAME``,
 repeated for a panel whose consensus is the release label (``builder.annotators.panel``).
 
 Every finished pair is appended durably to ``annotations.jsonl`` (local results in batches)
@@ -12,7 +13,7 @@ conflict type is outside the ontology, or an empty one, is a failed attempt (``i
 label. Each request has one total deadline (``--timeout``), waits between attempts follow the retry policy
 shared with ``collect`` (``builder.http``: ``Retry-After`` honoured up to ``--max-backoff``), and Ctrl-C
 cancels the requests in flight at once. After the last failed attempt a pair falls back to the local
-members (the frames annotator when the panel has none), recorded as such in
+members (the reader annotator when the panel has none), recorded as such in
 ``failures.jsonl`` with its retry history; above ``--max-fallback-share`` the run fails saying why.
 When the server cannot be reached at all the run stops with an error instead, and the same command
 resumes it. ``--overwrite`` (other settings) removes only
@@ -63,10 +64,10 @@ from biodivergence_dataset.records import CandidatePair, ClaimFrame, Example
 from biodivergence_dataset.redact import redact
 
 from .annotators import (
+    DEFAULT_ANNOTATOR,
     AnnotatorSpec,
     BackendError,
     ChatBackend,
-    FramesAnnotator,
     ServerUnreachable,
     make_backend,
     make_local,
@@ -103,8 +104,8 @@ SOURCE_LLM, SOURCE_FALLBACK, SOURCE_LOCAL = "llm", "local_fallback", "local"
 class AnnotateConfig:
     """Parameters of the annotate stage (the ``annotate`` section of a build config)."""
 
-    #: One spec or a list of specs (a panel): frames | heuristic | judge:PATH | openai:… | ollama:….
-    annotator: str | list[str] = "frames"
+    #: One spec or a list of specs (a panel): reader[:PATH] | frames | heuristic | judge:PATH | openai:… | ollama:….
+    annotator: str | list[str] = DEFAULT_ANNOTATOR
     #: With an LLM in a panel: ask it only about pairs the local members disagree on, at most this many.
     llm_budget: int | None = None
     concurrency: int = 4
@@ -208,7 +209,7 @@ class PairAnnotator:
 
     def __init__(self, backend: ChatBackend | None, config: AnnotateConfig, out_dir: Path):
         self.backend, self.config = backend, config
-        self.members = [make_local(s) for s in config.specs if not s.is_llm] or [FramesAnnotator()]
+        self.members = [make_local(s) for s in config.specs if not s.is_llm] or [make_local(DEFAULT_ANNOTATOR)]
         self.schema = response_schema()
         self.raw = _Log(out_dir / RAW_FILE)
         self.failures = _Log(out_dir / FAILURES_FILE)
@@ -627,8 +628,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pairs_dir", help="candidate-pair folder written by `biodivergence mine`")
     parser.add_argument("--out", required=True, help="output folder (resumable)")
     parser.add_argument("--annotator", action="append", dest="annotators",
-                        help="frames | heuristic | judge:PATH | openai:URL?model=NAME | ollama:URL?model=NAME; "
-                             "repeat for a panel whose consensus is the label (default: frames)")
+                        help="reader[:PATH] | frames | heuristic | judge:PATH | openai:URL?model=NAME | "
+                             "ollama:URL?model=NAME; repeat for a panel whose consensus is the label "
+                             f"(default: {DEFAULT_ANNOTATOR})")
     parser.add_argument("--llm-budget", type=int, default=None,
                         help="in a panel, ask the LLM only about pairs the other members disagree on, at most N")
     parser.add_argument("--concurrency", type=int, default=d.concurrency, help="requests in flight (default 4)")

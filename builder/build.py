@@ -61,6 +61,8 @@ REPORT_FILE = "build_report.md"
 #: Every stage's scalar stats in one flat mapping, keyed ``<stage>.<key>`` (see :func:`merged_stats`).
 STATS_REPORT_FILE = "build_stats.json"
 RELEASE = "release"
+#: The embedding cache the questions stage fills and mine reads, in a build with a question pack.
+SHARED_CACHE = "embedding_cache"
 
 
 class GoldcheckSection(BaseModel):
@@ -186,18 +188,20 @@ class Step:
 
 def wire(name: str, section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
     """A step's section with what it takes from the others: gather's pack defaults to the questions pack;
-    with a question pack, the questions stage embeds into the miner's embedding cache and mine reads the
-    questions stage's assignments."""
+    with a question pack, the questions stage and mine share one embedding cache (``work/embedding_cache``,
+    a folder of the build, not of either stage) and mine reads the questions stage's assignments."""
     pack = config.questions.get("pack")
+    shared_cache = config.mine.get("cache_dir") or str(work / SHARED_CACHE)
     if name == "gather" and section and pack:
         section.setdefault("pack", pack)
     elif name == "questions" and pack:
-        section.setdefault("cache_dir", config.mine.get("cache_dir") or str(work / "pairs" / "embedding_cache"))
+        section.setdefault("cache_dir", shared_cache)
         for key in ("model", "precision", "device", "batch_size"):
             if key in config.mine:
                 section.setdefault(key, config.mine[key])
     elif name == "mine" and pack:
         section.setdefault("questions_dir", str(work / "questions"))
+        section.setdefault("cache_dir", shared_cache)
     return section
 
 

@@ -92,21 +92,21 @@ def test_llm_prompt_states_the_question_when_the_pair_has_one():
 
 
 def test_default_local_stage_writes_a_complete_resumable_folder(pairs_dir, tmp_path):
-    out = tmp_path / "frames"
+    out = tmp_path / "reader"
     stats = run_stage(pairs_dir, out, AnnotateConfig(progress=False))
     for name in ("part-00000.parquet", "stats.json", "manifest.json", "annotation_manifest.json",
                  "provenance.json", "annotations.jsonl", "_SUCCESS"):
         assert (out / name).exists(), name
     exs = examples(out)
     assert len(exs) == stats["kept"] == 12 and stats["seen"] == 12
-    assert {e.annotator_kind for e in exs} == {"frames"}
+    assert {e.annotator_kind for e in exs} == {"reader"}  # the learned finding reader is the default
     assert all(e.frame_a is not None and e.frame_b is not None and e.comparability for e in exs)
     for e in exs:
         for span in e.evidence_spans:
             claim = e.claim_a_text if span.role == ontology.SPAN_ROLES[0] else e.claim_b_text
             assert claim[span.start:span.end] == span.text
     manifest = json.loads((out / "annotation_manifest.json").read_text())
-    assert manifest["provider"] == "frames" and manifest["sample_count"] == 12
+    assert manifest["provider"] == "reader" and manifest["sample_count"] == 12
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     assert run_stage(pairs_dir, out, AnnotateConfig(progress=False)) == stats
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
@@ -173,7 +173,7 @@ def test_faults_are_retried_repaired_or_fall_back(pairs_dir, tmp_path):
     assert counts[claims_in_pair(pairs[0])] == 2 and by_pair[pairs[0].pair_id].annotator_kind == "llm"
     for i in (1, 2):
         assert counts[claims_in_pair(pairs[i])] == 3
-        assert by_pair[pairs[i].pair_id].annotator_kind == "frames"  # the local fallback
+        assert by_pair[pairs[i].pair_id].annotator_kind == "reader"  # the local fallback (the default annotator)
     failures = {f["pair_id"]: f for f in rows(out, "failures.jsonl")}
     assert set(failures) == {pairs[1].pair_id, pairs[2].pair_id}
     assert [a["status"] for a in failures[pairs[1].pair_id]["attempts"]] == ["not_json"] * 3

@@ -209,7 +209,7 @@ questions:
   - {id: statin_ldl, text: "Do statins lower LDL cholesterol?"}
   - {id: unused, text: "Does metformin reduce HbA1c?"}
 """)
-    cache = root / "pairs" / "embedding_cache"
+    cache = root / "embedding_cache"
     stats = questions.run_stage(root / "claims", root / "questions",
                                 questions.QuestionsConfig(pack=str(pack), cache_dir=str(cache)))
     return root, stats
@@ -220,7 +220,7 @@ def test_questions_command_finds_the_stage_current(staged, capsys):
 
     root, stats = staged
     assert main(["questions", str(root / "claims"), "--pack", str(root / "pack.yaml"), "--out",
-                 str(root / "questions"), "--cache-dir", str(root / "pairs" / "embedding_cache")]) == 0
+                 str(root / "questions"), "--cache-dir", str(root / "embedding_cache")]) == 0
     assert f"{stats['kept']} of 8 claims answer at least one of 3 questions" in capsys.readouterr().out
 
 
@@ -228,7 +228,7 @@ def test_questions_stage_gives_the_same_assignments_on_two_ranks(staged, tmp_pat
     from builder.runtime import RuntimeConfig
 
     root, stats = staged
-    config = questions.QuestionsConfig(pack=str(root / "pack.yaml"), cache_dir=str(root / "pairs" / "embedding_cache"))
+    config = questions.QuestionsConfig(pack=str(root / "pack.yaml"), cache_dir=str(root / "embedding_cache"))
     two = questions.run_stage(root / "claims", tmp_path / "q2", config, RuntimeConfig(tasks=2, workers=1))
     rows = lambda folder: [a.model_dump() for a in io.read_records(folder, questions.Assignment)]
     assert rows(tmp_path / "q2") == rows(root / "questions")
@@ -245,14 +245,15 @@ def test_questions_stage_writes_assignments_and_stats(staged):
     assert stats["assignments_per_question"]["unused"] == 0 and stats["questions_without_claims"] == 1
     assert all(a.why and 0 < a.score <= 1 for a in io.read_records(root / "questions", questions.Assignment))
     again = questions.run_stage(root / "claims", root / "questions", questions.QuestionsConfig(
-        pack=str(root / "pack.yaml"), cache_dir=str(root / "pairs" / "embedding_cache")))
+        pack=str(root / "pack.yaml"), cache_dir=str(root / "embedding_cache")))
     assert again == stats  # current: not redone
 
 
 @pytest.fixture(scope="module")
 def mined(staged):
     root, _ = staged
-    return root, mine.run_stage(root / "claims", root / "pairs", mine.MineConfig(questions_dir=str(root / "questions")))
+    return root, mine.run_stage(root / "claims", root / "pairs", mine.MineConfig(
+        questions_dir=str(root / "questions"), cache_dir=str(root / "embedding_cache")))
 
 
 def test_mining_forms_pairs_within_questions_across_articles_and_reuses_the_embeddings(mined):
@@ -370,7 +371,8 @@ def test_build_runs_gather_and_questions_only_with_a_pack(tmp_path):
     mine_step = next(s for s in build.STEPS if s.name == "mine")
     assert mine_step.config_section(asked, tmp_path)["questions_dir"] == str(tmp_path / "questions")
     q_step = next(s for s in build.STEPS if s.name == "questions")
-    assert q_step.config_section(asked, tmp_path)["cache_dir"] == str(tmp_path / "pairs" / "embedding_cache")
+    assert q_step.config_section(asked, tmp_path)["cache_dir"] == str(tmp_path / "embedding_cache")
+    assert mine_step.config_section(asked, tmp_path)["cache_dir"] == str(tmp_path / "embedding_cache")
 
 
 # --- collect --questions ------------------------------------------------------------------------------------

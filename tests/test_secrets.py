@@ -117,8 +117,8 @@ def test_validate_fails_on_a_release_holding_a_credential(tmp_path, planted, cap
     release = cases.two_shard_release(tmp_path / "release")
     assert validate_release(release).ok
     cases.plant_credential(release, planted)
-    problems = validate_release(release).problems
-    assert len(problems) == 1 and "looks like a credential" in problems[0] and "provenance.json" in problems[0]
+    problems = [p for p in validate_release(release).problems if "looks like a credential" in p]
+    assert len(problems) == 1 and "provenance.json" in problems[0]
     assert main(["validate", "--release", str(release)]) == 1
     assert main(["push", "--release", str(release), "--repo", "org/biodivergence", "--tag", "v1.0", "--dry-run"]) == 1
     out = capsys.readouterr().out

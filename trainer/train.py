@@ -658,7 +658,7 @@ def _train_and_report(args: argparse.Namespace) -> int:
         return 130
     for split, summary in results["summary"].items():
         shown = {k: v["mean"] for k, v in summary.items() if k in (BEST_METRIC, "conflict_type/ctx_f1", "axes/micro_f1", "confounder/accuracy")}
-        print(f"{split}: " + json.dumps({k: round(v, 4) for k, v in shown.items()}))
+        print(f"{split}: " + json.dumps({k: None if v is None else round(v, 4) for k, v in shown.items()}))
     print(f"wrote {out / RESULTS_FILE}")
     if push is not None and _is_main_process():
         from .hub_model import push_model

@@ -23,6 +23,8 @@ from .ollama_backend import OllamaBackend
 from .openai_backend import OpenAIBackend
 
 _BACKENDS: dict[str, type[ChatBackend]] = {"openai": OpenAIBackend, "ollama": OllamaBackend}
+#: The annotator of a stage or panel that names none: the learned finding reader shipped with the package.
+DEFAULT_ANNOTATOR = "reader"
 
 
 def make_backend(spec: AnnotatorSpec, **settings: Any) -> ChatBackend | None:
@@ -52,6 +54,7 @@ def make_local(spec: AnnotatorSpec | str, heldout: str | None = None):
 
 
 __all__ = [
+    "DEFAULT_ANNOTATOR",
     "FRAMES_ID",
     "HEURISTIC_ID",
     "AnnotatorSpec",

@@ -420,7 +420,7 @@ def warnings_for(result: dict[str, Any]) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotator", action="append", dest="annotators",
-                        help="frames | heuristic | judge:PATH (repeat for a panel; default: frames)")
+                        help="reader[:PATH] | frames | heuristic | judge:PATH (repeat for a panel; default: reader)")
     parser.add_argument("--data-dir", default="../shared/data", help="folder holding the gold sources")
     parser.add_argument("--source", action="append", choices=sorted(GOLD_SOURCES), dest="sources",
                         help="score only these sources (repeat; default: every source found)")
@@ -441,7 +441,9 @@ def run(args: argparse.Namespace) -> int:
     from ..embeddings import DEFAULT_MODEL, load_encoder
 
     encoder = None if args.no_slot_similarity else load_encoder(args.encoder or DEFAULT_MODEL)
-    result = goldcheck(args.annotators or ["frames"], args.data_dir, args.sources, args.bootstrap, encoder=encoder)
+    from . import DEFAULT_ANNOTATOR
+
+    result = goldcheck(args.annotators or [DEFAULT_ANNOTATOR], args.data_dir, args.sources, args.bootstrap, encoder=encoder)
     print(render_table(result))
     if args.reader:
         from ..reader.evaluate import render_sets
