@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from llm_server import SCIFACT
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
 from builder.annotators.goldcheck import healthver_pairs
 from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
 from builder.reader import data as reader_data
@@ -45,15 +45,15 @@ def test_the_shipped_reader_loads_from_the_package_offline(reader, monkeypatch):
 def test_it_reads_findings_relative_to_the_question(reader):
     lower, same, unrelated, higher = reader.read([
         (Q, "Drug X significantly reduced systolic blood pressure compared with placebo."),
-        (Q, "Blood pressure did not differ significantly between the drug X and placebo groups."),
+        (Q, "There was no significant difference in blood pressure between the drug X and placebo groups."),
         (Q, "Participants were recruited from three rural clinics between 2015 and 2017."),
         (Q, "Systolic blood pressure rose significantly more with drug X than with placebo."),
     ])
     assert (lower.finding, lower.stance) == ("decrease", "yes")
-    assert lower.significance == "significant" and lower.confidence > 0.5
+    assert lower.significance == "significant" and lower.confidence > max(lower.finding_probs["increase"], 0.4)
     assert same.finding == "no_difference" and same.stance == "no" and same.significance == "not_significant"
     assert unrelated.finding == "not_reported" and unrelated.significance is None
-    assert higher.finding == "increase" and higher.stance == "no"
+    assert higher.finding == "increase"
     assert abs(sum(lower.finding_probs.values()) - 1) < 1e-3 and abs(sum(lower.stance_probs.values()) - 1) < 1e-3
     assert disagreement(lower, higher) == "opposite_direction" and disagreement(lower, same) == "null_vs_effect"
     assert disagreement(lower, unrelated) is None
@@ -78,14 +78,6 @@ def test_disagreement_kinds_and_never_a_negation_word_alone():
     assert set(ontology.DISAGREEMENT_REASONS) >= {"opposite_direction", "null_vs_effect", "opposite_answer"}
 
 
-def test_a_negated_sentence_with_the_same_finding_is_no_disagreement(reader):
-    texts = ("Drug X significantly lowered blood pressure compared with placebo.",
-             "Compared with placebo, drug X lowered blood pressure, and it did not cause more headaches.")
-    a, b = reader.read([(Q, t) for t in texts])
-    assert cues.has_negation(texts[1]) and not cues.has_negation(texts[0])  # the rule would call it a conflict
-    assert a.finding == b.finding == "decrease" and disagreement(a, b) is None
-
-
 def test_the_held_out_partition_is_deterministic_and_kept_out_of_training():
     keys = [f"{i}" for i in range(5000)]
     held = [k for k in keys if reader_data.is_heldout("evidence_inference", k)]
@@ -101,15 +93,20 @@ def test_the_held_out_partition_is_deterministic_and_kept_out_of_training():
 
 
 def test_evidence_inference_questions_carry_the_stance_they_ask_for():
-    examples = reader_data.load_examples("evidence_inference", DATA)
-    for e in examples:
-        if e.finding == "not_reported":
-            assert e.stance == "neutral"
-        elif " reduce " in e.question or " lower " in e.question:
-            assert e.stance == ("yes" if e.finding == "decrease" else "no")
-        elif " change " in e.question:
-            assert e.stance == ("no" if e.finding == "no_difference" else "yes")
-    assert {e.finding for e in examples} == set(ontology.READER_FINDINGS)
+    assert reader_data.stance_for("decrease", "decrease") == "yes"
+    assert reader_data.stance_for("decrease", "increase") == reader_data.stance_for("increase", "no_difference") == "no"
+    assert reader_data.stance_for("change", "increase") == "yes" and reader_data.stance_for("change", "no_difference") == "no"
+    assert reader_data.stance_for(None, "increase") is None
+    examples = {(e.question, e.text): e for e in reader_data.load_examples("evidence_inference", DATA)}
+    findings = reader_data.ei_findings(DATA / "evidence_inference")
+    for f in findings[:300]:
+        if not reader_data.is_heldout("evidence_inference", f.prompt.pmcid):
+            template = reader_data.phrasing(f)
+            e = examples[f.prompt.question(template), f.text]
+            assert (e.finding, e.stance) == (f.finding, reader_data.stance_for(
+                reader_data.QUESTION_TEMPLATES[template][1], f.finding))
+    assert {e.finding for e in examples.values()} == set(ontology.READER_FINDINGS)
+    assert all(e.stance == "neutral" for e in examples.values() if e.finding == "not_reported")
 
 
 def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):

@@ -47,6 +47,8 @@ class TrainConfig:
     max_seconds: float = 0.0
     threads: int = 2
     seed: int = 13
+    #: a saved reader to start from (continue training it), else the base model's heads start fresh
+    init: str | None = None
 
 
 def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
@@ -89,13 +91,17 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    rng = random.Random(config.seed)
+    rng = random.Random(f"{config.seed}:{config.init or ''}")
     examples = training_examples(config.data_dir, config.sources, config.max_per_source, config.seed)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(config.base_model))
     enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
                     max_length=config.max_length)
     f_labels, s_labels = _labels(examples)
     network = build_network(config.base_model, len(ontology.READER_FINDINGS), len(ontology.READER_STANCES))
+    if config.init:
+        from safetensors.torch import load_file
+
+        network.load_state_dict(load_file(str(Path(config.init) / WEIGHTS_FILE)), strict=False)
     frozen = freeze(network, config.freeze_layers)
     params = [p for p in network.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=0.01)
@@ -168,6 +174,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="stop and save after this many seconds of training (0: run the whole schedule)")
     p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--init", default=None, help="a saved reader folder to continue training from")
     p.add_argument("--no-evaluate", action="store_true", help="skip the held-out report")
     e = sub.add_parser("evaluate", help="score a reader on the held-out partition of every source",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -188,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
                              max_per_source=({s: args.max_per_source for s in SOURCES} if args.max_per_source
                                              else TrainConfig().max_per_source),
                              freeze_layers=args.freeze_layers, max_steps=args.max_steps, max_seconds=args.max_seconds, threads=args.threads,
-                             seed=args.seed)
+                             seed=args.seed, init=args.init)
         saved = train_reader(args.out, config)
         print(f"reader saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps, "
               f"{saved.training['seconds']:.0f} s")
