@@ -4,7 +4,7 @@ Runs ``biodivergence build --config-file builder/configs/demo.yaml`` into a new 
 time, what it saw and kept, and the release's conflict counts to ``benchmarks/results/demo_build.{json,md}``, with the
 machine state (say whether other work ran alongside) and the load average. Figures compare only within one run.
 
-Usage: python benchmarks/demo_build.py [--config builder/configs/demo.yaml] [--machine-state idle|loaded]
+Usage: python benchmarks/demo_build.py [--config builder/configs/demo.yaml] [--machine-state idle|loaded] [--out DIR]
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="builder/configs/demo.yaml")
     parser.add_argument("--machine-state", default="idle", help="idle, or what ran alongside")
+    parser.add_argument("--out", default=None, help="keep the build in this new folder (default: a scratch folder)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "demo"
+        out = Path(args.out).resolve() if args.out else Path(tmp) / "demo"
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "biodivergence_dataset.cli", "build", "--config-file", args.config,
                         "--out", str(out)], cwd=ROOT, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})

@@ -155,7 +155,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="reader_command", required=True)
     d = TrainConfig()
     p = sub.add_parser("train", help="fine-tune the finding reader on the non-held-out expert data",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       formatter_class=parser.formatter_class)
     p.add_argument("--out", required=True, help="folder for the reader (delta weights + reader_config.json)")
     p.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
     p.add_argument("--source", action="append", choices=SOURCES, dest="sources",
@@ -177,7 +177,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--init", default=None, help="a saved reader folder to continue training from")
     p.add_argument("--no-evaluate", action="store_true", help="skip the held-out report")
     e = sub.add_parser("evaluate", help="score a reader on the held-out partition of every source",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       formatter_class=parser.formatter_class)
     e.add_argument("--reader", default=None, help="reader folder or Hub id (default: the shipped one)")
     e.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
     e.add_argument("--write", action="store_true", help=f"also write {REPORT_FILE} into the reader folder")
