@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract, Question
 
+from .folders import claim_output
 from .frames import GENERIC_WORDS, stem
 from .questionpacks import load_questions
 from .questions import LEXICON, alternatives, load_lexicon
@@ -101,7 +102,7 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConf
         raise ValueError("the gather stage needs a question pack (gather: {pack: FILE} or questions: {pack: FILE})")
     questions = load_questions(config.pack)
     abstracts_dir = check_stage_input(abstracts_dir, "abstracts")
-    out_dir = Path(out_dir)
+    out_dir = claim_output(out_dir, STAGE, [abstracts_dir])
     params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir),
               "pack": [q.model_dump() for q in questions],
               "lexicon": Path(config.lexicon).read_text(encoding="utf-8")}

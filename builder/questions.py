@@ -35,6 +35,7 @@ from biodivergence_dataset import cues, io
 from biodivergence_dataset.records import Abstract, Claim, Question, _Record
 
 from .embeddings import DEFAULT_MODEL, PRECISIONS
+from .folders import claim_output
 from .frames import abbreviations, stem, terms
 from .questionpacks import load_questions
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
@@ -269,7 +270,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     questions = load_questions(config.pack)  # a bad pack fails before any work
     load_lexicon(config.lexicon)
     claims_dir = check_stage_input(claims_dir, "claims")
-    out_dir = Path(out_dir)
+    out_dir = claim_output(out_dir, STAGE, [claims_dir])
     config = config.model_copy(update={"abstracts_dir": _abstracts_dir(claims_dir, config),
                                        "cache_dir": config.cache_dir or str(out_dir / "embedding_cache")})
     params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir),

@@ -130,3 +130,27 @@ def test_a_build_refuses_a_work_folder_that_is_not_a_builds(tmp_path):
     with pytest.raises(FolderClaimError, match="not the output of any stage"):
         build.build(config, work)
     assert held(work) == files
+
+
+@pytest.mark.parametrize("stage", ["gather", "questions"])
+def test_the_question_stages_refuse_a_folder_they_do_not_own(tmp_path, stage):
+    """gather and questions claim their output like every other stage: a user's folder is refused before any
+    work, and left as it was."""
+    import importlib
+
+    source = write_jsonl(tmp_path / "in.jsonl")
+    abstracts = tmp_path / "abstracts"
+    assert main(["ingest", f"jsonl:{source}", "--out", str(abstracts), "--domain", "amr"]) == 0
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(yaml.safe_dump({"questions": [{"id": "q1", "text": "Does drug X reduce mortality?"}]}))
+    out = tmp_path / "theirs"
+    files = user_folder(out)
+    module = importlib.import_module(f"builder.{stage}")
+    config = getattr(module, f"{stage.capitalize()}Config")(pack=str(pack))
+    inputs = abstracts
+    if stage == "questions":
+        inputs = tmp_path / "claims"
+        assert main(["claims", str(abstracts), "--out", str(inputs)]) == 0
+    with pytest.raises(FolderClaimError, match="not the output of any stage"):
+        module.run_stage(inputs, out, config)
+    assert held(out) == files
