@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -355,19 +355,3 @@ def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
     rows = benchmark.test_rows(release_dir)
     benchmark.write_eval_yaml(release_dir, meta, benchmark.supports(release_dir, meta.min_support, rows))
     return write_text_atomic(Path(release_dir) / README, redact(render_card(release_dir, meta, rows)))
-
-
-def add_arguments(parser) -> None:
-    from .cli import add_release_argument
-
-    add_release_argument(parser, "release folder to (re-)render README.md for", legacy_positional=True)
-    parser.add_argument("--min-support", type=int, metavar="N",
-                        help="leave headline metrics with fewer test examples off the leaderboard and store N in "
-                             f"{META_FILE} (default: the stored value, else {benchmark.DEFAULT_MIN_SUPPORT})")
-
-
-def run(args) -> int:
-    meta = None if args.min_support is None else replace(CardMeta.load(args.release), min_support=args.min_support)
-    path = write_card(args.release, meta)
-    print(f"wrote {path}")
-    return 0

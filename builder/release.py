@@ -305,12 +305,25 @@ def refresh_card(release_dir: str | Path) -> Path:
 
 
 def add_card_arguments(parser) -> None:
+    from biodivergence_dataset.benchmark import DEFAULT_MIN_SUPPORT
+    from biodivergence_dataset.card import META_FILE
     from biodivergence_dataset.cli import add_release_argument
 
     add_release_argument(parser, "release folder to (re-)render README.md for (the audit re-runs if the data "
                                  "changed since it ran)", legacy_positional=True)
+    parser.add_argument("--min-support", type=int, metavar="N",
+                        help="leave headline metrics with fewer test examples off the leaderboard and store N in "
+                             f"{META_FILE} (default: the stored value, else {DEFAULT_MIN_SUPPORT})")
 
 
 def run_card(args) -> int:
+    from dataclasses import replace
+
+    from biodivergence_dataset.card import CardMeta
+
+    if args.min_support is not None:
+        if args.min_support < 1:
+            raise ValueError(f"--min-support must be at least 1, got {args.min_support}")
+        replace(CardMeta.load(args.release), min_support=args.min_support).save(args.release)
     print(f"wrote {refresh_card(args.release)}")
     return 0

@@ -74,7 +74,7 @@ def test_unconstrained_answers_are_repaired_and_an_interrupted_run_resumes_exact
     raw = list(read_jsonl(out / "raw_responses.jsonl"))
     assert sorted(r["pair_id"] for r in raw) == sorted(e.pair_id for e in examples)
     for r, e in zip(sorted(raw, key=lambda r: r["pair_id"]), sorted(examples, key=lambda e: e.pair_id)):
-        assert e.annotator_kind == ("llm" if r["status"] == "ok" else "frames")  # the local fallback
+        assert e.annotator_kind == ("llm" if r["status"] == "ok" else "reader")  # the local fallback (the default)
     manifest = json.loads((out / "annotation_manifest.json").read_text())
     assert manifest["requests_total"] == 3
     assert manifest["fallbacks"] + manifest["counts"]["by_source"].get("llm", 0) == 3

@@ -101,7 +101,7 @@ def test_citation_integrity_citing_sentences_meet_the_cited_evidence(by_source):
 
 
 def test_scored_sources_start_with_their_gold_pairs(by_source):
-    for source in gc.GOLD_SOURCES:
+    for source in (s for s in gc.GOLD_SOURCES if s not in gc.ITEMS_OF):  # sets made of another's items aside
         gold = gc.load_gold(source, DATA)
         head = by_source[source][: len(gold)]
         assert [(p.text_a, p.text_b, p.conflict) for p in head] == \
@@ -109,7 +109,7 @@ def test_scored_sources_start_with_their_gold_pairs(by_source):
 
 
 def test_loso_folds_never_hold_the_held_out_source(by_source):
-    for held in gc.GOLD_SOURCES:
+    for held in (s for s in gc.GOLD_SOURCES if s not in gc.ITEMS_OF):
         sources = fold_sources((), held)
         assert held not in sources and set(TRAINING_ONLY) <= set(sources)
         fold = training_pairs(DATA, sources)

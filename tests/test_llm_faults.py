@@ -56,7 +56,7 @@ def test_nonsense_answers_are_failures_not_labels(pairs_dir, tmp_path, capsys, a
     assert "6 of 6 pairs (100.0%) fell back" in err and "6 invalid_answer" in err and not is_done(out)
     assert len(server.requests) == 12 and statuses(out) == ["invalid_answer"] * 12  # each retried once
     labelled = [json.loads(line)["example"] for line in (out / "annotations.jsonl").read_text().splitlines()]
-    assert {e["annotator_kind"] for e in labelled} == {"frames"}  # the local fallback, never an LLM label
+    assert {e["annotator_kind"] for e in labelled} == {"reader"}  # the local fallback, never an LLM label
 
 
 def test_failed_share_over_the_threshold_fails_and_keeps_the_good_answers(pairs_dir, tmp_path, capsys):

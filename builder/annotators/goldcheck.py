@@ -379,7 +379,7 @@ def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None 
             gold = with_slot_similarity(gold, encoder)
         per_member: dict[str, list] = {}
         for spec in specs:
-            annotator = make_local_annotator(spec, heldout=source)
+            annotator = make_local_annotator(spec, heldout=ITEMS_OF.get(source, source))
             scored = gold
             if ITEMS_OF.get(source, source) in getattr(annotator, "trained_on", ()):
                 keep = getattr(annotator, "heldout_gold", None)
