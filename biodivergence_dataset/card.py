@@ -206,6 +206,25 @@ def goldcheck_table(result: dict[str, Any]) -> str:
             lines.append(f"| `{name}` | {source} | {c['pairs']} | {c['kappa']:.3f} [{lo:.2f}, {hi:.2f}] | "
                          f"{c['rule_kappa']:.3f} [{rlo:.2f}, {rhi:.2f}] | {c['gain']:+.3f} | "
                          f"{'yes' if c['beats_rule'] else '**no**'} |")
+    for name, report in result.get("readers", {}).items():
+        lines += ["", (f"The finding reader of `{name}`, out of fold (its own held-out items; the report shipped "
+                       "with its weights):"), "", reader_sets_table(report)]
+    return "\n".join(lines)
+
+
+def reader_sets_table(report: dict[str, Any]) -> str:
+    """A finding reader's two gold sets (Evidence Inference findings beside the TF-IDF floor, HealthVer
+    same-claim pairs beside the negation rule), every number with its n."""
+    ei, hv = report["evidence_inference_findings"], report["healthver_same_claim"]
+    lines = [f"Evidence Inference findings of {ei['articles']} held-out articles (three-way):", "",
+             "| reader | accuracy | macro-F1 | n |", "|---|---|---|---|"]
+    for name in ("reader", "tfidf_floor"):
+        if name in ei:
+            lines.append(f"| {name.replace('_', ' ')} | {ei[name]['accuracy']:.3f} | {ei[name]['macro_f1']:.3f} "
+                         f"| {ei[name]['n']} |")
+    lines += ["", (f"HealthVer same-claim pairs of {hv['claims']} held-out claims: κ {hv['kappa']:.3f} vs negation "
+                   f"rule {hv['rule_kappa']:.3f} (gain {hv['gain']:+.3f}; n = {hv['pairs']} pairs, "
+                   f"{hv['gold_conflict']} conflicts)")]
     return "\n".join(lines)
 
 

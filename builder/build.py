@@ -445,6 +445,19 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
     return outcome
 
 
+def reader_reports(specs) -> dict[str, Any]:
+    """The out-of-fold report of each finding reader a build's annotators use (shipped with its weights)."""
+    from .reader.model import REPORT_FILE as READER_REPORT
+    from .reader.model import reader_folder
+
+    reports = {}
+    for spec in (s for s in specs if s.backend == "reader"):
+        path = reader_folder(spec.url or None) / READER_REPORT
+        if path.is_file():
+            reports[str(spec)] = json.loads(path.read_text(encoding="utf-8"))
+    return reports
+
+
 def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
     """Score the build's local annotators on the gold sources (out of fold) into ``release/goldcheck.json``;
     print a loud warning for every source where an annotator does not beat the negation rule."""
@@ -469,6 +482,7 @@ def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
     encoder = load_encoder(miner.model, miner.device, miner.precision)
     result = goldcheck(local, data_dir, section.sources, section.bootstrap, encoder=encoder)
     result["not_scored"] = [str(s) for s in specs if s.is_llm]
+    result["readers"] = reader_reports(specs)
     write_json_atomic(release / GOLDCHECK_FILE, result)
     print(render_table(result), flush=True)
     for line in warnings_for(result):

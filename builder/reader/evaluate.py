@@ -138,15 +138,7 @@ def render_report(report: dict[str, Any]) -> str:
 
 
 def render_sets(report: dict[str, Any]) -> str:
-    """Markdown of the two goldcheck sets of a reader (every number with its n)."""
-    ei, hv = report["evidence_inference_findings"], report["healthver_same_claim"]
-    lines = [f"Finding reader, Evidence Inference findings of {ei['articles']} held-out articles:", "",
-              "| reader | accuracy | macro-F1 | n |", "|---|---|---|---|"]
-    for name in ("reader", "tfidf_floor"):
-        if name in ei:
-            lines.append(f"| {name.replace('_', ' ')} | {ei[name]['accuracy']:.3f} | {ei[name]['macro_f1']:.3f} "
-                         f"| {ei[name]['n']} |")
-    lines += ["", (f"Finding reader, HealthVer same-claim pairs of {hv['claims']} held-out claims: κ {hv['kappa']:.3f} "
-                   f"vs negation rule {hv['rule_kappa']:.3f} (gain {hv['gain']:+.3f}; n = {hv['pairs']} pairs, "
-                   f"{hv['gold_conflict']} conflicts)")]
-    return "\n".join(lines)
+    """Markdown of the two goldcheck sets of a reader (every number with its n; the card renders them alike)."""
+    from biodivergence_dataset.card import reader_sets_table
+
+    return reader_sets_table(report)
