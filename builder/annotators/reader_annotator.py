@@ -24,10 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from biodivergence_dataset import ontology
+from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan
 
 from .. import frames as fr
+from ..reader import READER_VERSION, disagreement, load_reader
+from ..reader.data import heldout_gold
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .frames import SPECIFICITY, frames_of
@@ -69,9 +71,9 @@ _CONDITION_RES = {axis: re.compile("|".join(f"(?:{p})" for p in pats), re.IGNORE
                   for axis, pats in CONDITION_PATTERNS.items()}
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 #: Words that carry no condition of their own inside a condition phrase.
-_FILLER = frozenset({"in", "among", "for", "of", "the", "a", "an", "all", "both", "these", "those", "with",
-                     "without", "who", "and", "or", "at", "on", "from", "to", "patients", "subjects",
-                     "participants", "individuals", "people", "persons"})
+_FILLER = frozenset(fr.stem(w) for w in (
+    "in", "among", "for", "of", "the", "a", "an", "all", "both", "these", "those", "with", "without", "who", "and",
+    "or", "at", "on", "from", "to", "patients", "subjects", "participants", "individuals", "people", "persons"))
 
 
 @dataclass(frozen=True)
@@ -90,27 +92,21 @@ def _words(text: str) -> frozenset[str]:
 def conditions(claim: Claim, asked: frozenset[str]) -> list[Condition]:
     """The condition phrases and context cues of a claim, less what the question asks about.
 
-    A cue or phrase whose words all belong to the question (or to the claim's own outcome phrase, when
-    there is no question) is not a condition: it is what is being asked."""
+    A cue or phrase whose words all belong to what is asked (``asked``: the question's words, or the words both
+    claims share when the pair has no question) is not a condition."""
     text = claim.sentence
     found: list[Condition] = []
     for axis, regex in _CONDITION_RES.items():
         for m in regex.finditer(text):
-            words = _words(m.group(0)) - asked - {fr.stem(w) for w in _FILLER}
+            words = _words(m.group(0)) - asked - _FILLER
             if words:
                 found.append(Condition(axis, fr.Span(m.group(0), m.start(), m.end()), words))
-    for hit in _cue_hits(text):
+    for hit in cues.axis_cues(text):
         words = _words(text[hit.start:hit.end]) - asked
         inside = any(c.span.start <= hit.start and hit.end <= c.span.end for c in found)
         if words and not inside:
             found.append(Condition(hit.axis, fr.Span(text[hit.start:hit.end], hit.start, hit.end), words))
     return found
-
-
-def _cue_hits(text: str):
-    from biodivergence_dataset import cues
-
-    return cues.axis_cues(text)
 
 
 @dataclass(frozen=True)
@@ -134,7 +130,7 @@ def differences(ca: list[Condition], cb: list[Condition]) -> list[Difference]:
         wa = frozenset().union(*(c.words for c in xa))
         wb = frozenset().union(*(c.words for c in xb))
         if xa and xb:
-            if wa != wb and not (wa <= wb or wb <= wa):
+            if not (wa <= wb or wb <= wa):  # neither side's condition contains the other's
                 out.append(Difference(axis, True, xa, xb))
         else:
             out.append(Difference(axis, False, xa, xb))
@@ -236,9 +232,10 @@ class ReaderAnnotator(LocalAnnotator):
 
     kind = KIND
 
-    def __init__(self, path: str | None = None):
-        from ..reader import READER_VERSION, load_reader
+    #: Whether a gold pair is made only of items the reader never trained on (goldcheck scores it on those).
+    heldout_gold = staticmethod(heldout_gold)
 
+    def __init__(self, path: str | None = None):
         self.reader = load_reader(path)
         self.annotator_id = f"reader-{READER_VERSION}"
 
@@ -246,15 +243,6 @@ class ReaderAnnotator(LocalAnnotator):
     def trained_on(self) -> frozenset[str]:
         """The expert sources the reader learned from (goldcheck scores it there on held-out items only)."""
         return self.reader.trained_on
-
-    @staticmethod
-    def heldout_gold(gold) -> bool:
-        """Whether a gold pair is made only of items the reader's training never saw (its held-out partition)."""
-        from ..reader.data import is_heldout
-        from .goldcheck import ITEMS_OF
-
-        source = ITEMS_OF.get(gold.source, gold.source)
-        return bool(gold.keys) and all(is_heldout(source, key) for key in gold.keys)
 
     def annotate(self, pair: CandidatePair) -> Labels:
         return self.annotate_many([pair])[0]
@@ -274,8 +262,6 @@ class ReaderAnnotator(LocalAnnotator):
 
     def decide(self, pair: CandidatePair, ra, rb) -> Labels:
         """Labels of one pair from its two readings."""
-        from ..reader import disagreement
-
         question = pair.question.text if pair.question is not None else ""
         if pair.question is not None:
             why = disagreement(ra, rb)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from biodivergence_dataset import ontology
 
-from ..annotators.goldcheck import claim_key, healthver_rows, pubmedqa_records
+from ..annotators.goldcheck import ITEMS_OF, GoldPair, claim_key, healthver_rows, pubmedqa_records
 from ..annotators.judge_data import scifact_rationale_pairs
 from ..checks import scifact_claims, scifact_corpus
 from ..sentences import split
@@ -73,6 +73,13 @@ def is_heldout(source: str, key: str) -> bool:
     """Whether ``key`` (an article PMCID / PMID, a claim id or text) of ``source`` is in the held-out 20%."""
     digest = hashlib.sha1(f"{source}:{key}".encode()).digest()
     return int.from_bytes(digest[:4], "big") / 2**32 < HELDOUT_SHARE
+
+
+def heldout_gold(gold: GoldPair) -> bool:
+    """Whether a goldcheck pair is made only of held-out items (its ``keys``: claim ids, a claim's text, a
+    PMID) of the source they come from: the only gold pairs a reader may be scored on."""
+    source = ITEMS_OF.get(gold.source, gold.source)
+    return bool(gold.keys) and all(is_heldout(source, key) for key in gold.keys)
 
 
 @dataclass(frozen=True)
@@ -228,19 +235,14 @@ def scifact_examples(folder: Path, heldout: bool, neutral_per_claim: int = 2) ->
 HEALTHVER_STANCES = {"Supports": YES, "Refutes": NO, "Neutral": NEUTRAL}
 
 
-def healthver_key(claim: str) -> str:
-    """HealthVer's partition key: the claim text (its evidence rows and same-claim pairs stay together)."""
-    return claim_key(claim)
-
-
 def healthver_examples(folder: Path, heldout: bool) -> Iterator[ReaderExample]:
     """Claim vs evidence → Supports yes / Refutes no / Neutral neutral."""
     for name, row in healthver_rows(folder):
         if row["label"] not in HEALTHVER_STANCES:
             raise ValueError(f"{folder / name} row id {row['id']}: unknown label {row['label']!r}")
-        if is_heldout("healthver", healthver_key(row["claim"])) == heldout:
+        if is_heldout("healthver", claim_key(row["claim"])) == heldout:
             yield ReaderExample(_clean(row["claim"]), _clean(row["evidence"]), None, HEALTHVER_STANCES[row["label"]],
-                                "healthver", healthver_key(row["claim"]))
+                                "healthver", claim_key(row["claim"]))
 
 
 def source_path(source: str, data_dir: str | Path) -> Path:

@@ -97,10 +97,10 @@ def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items:
     from sklearn.metrics import cohen_kappa_score
 
     from ..annotators.goldcheck import healthver_pairs
-    from .data import healthver_key
+    from .data import heldout_gold
 
     gold = [g for g in healthver_pairs(source_path("healthver", data_dir), with_question=True)
-            if is_heldout("healthver", healthver_key(g.pair.question.text))][:max_items]
+            if heldout_gold(g)][:max_items]
     a = reader.read([(g.pair.question.text, g.pair.claim_a.sentence) for g in gold])
     b = reader.read([(g.pair.question.text, g.pair.claim_b.sentence) for g in gold])
     truth = [g.conflict for g in gold]
