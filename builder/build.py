@@ -478,8 +478,8 @@ def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
     from .embeddings import load_encoder
     from .mine import MineConfig
 
-    miner = MineConfig(**config.mine)  # the miner's encoder: gold pairs as mined pairs
-    encoder = load_encoder(miner.model, miner.device, miner.precision)
+    miner = MineConfig(**config.mine)  # gold pairs as mined pairs: slot similarities only when the miner adds them
+    encoder = load_encoder(miner.model, miner.device, miner.precision) if miner.slot_similarity else None
     result = goldcheck(local, data_dir, section.sources, section.bootstrap, encoder=encoder)
     result["not_scored"] = [str(s) for s in specs if s.is_llm]
     result["readers"] = reader_reports(specs)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..checks import scifact_claims, scifact_corpus
-from .goldcheck import GOLD_SOURCES, healthver_rows, load_gold, source_folder
+from .goldcheck import GOLD_SOURCES, ITEMS_OF, healthver_rows, load_gold, source_folder
 
 #: Sources that are only trained on (goldcheck never scores them).
 TRAINING_ONLY = ("nli4ct", "citation_integrity")
@@ -115,7 +115,8 @@ _EXTRA_READERS: dict[str, tuple[Callable[[Path], Iterator[TrainingPair]], ...]] 
     "pubmedqa": (),
 }
 TRAINING_SOURCES: dict[str, tuple[str, tuple[Callable[[Path], Iterator[TrainingPair]], ...]]] = {
-    **{s: (folder, _EXTRA_READERS[s]) for s, (folder, _) in GOLD_SOURCES.items() if s in _EXTRA_READERS},
+    # a gold set made of another source's items (ITEMS_OF) is no source of its own
+    **{s: (folder, _EXTRA_READERS[s]) for s, (folder, _) in GOLD_SOURCES.items() if s not in ITEMS_OF},
     "nli4ct": ("nli4ct", (nli4ct_pairs,)),
     "citation_integrity": ("citation_integrity", (citation_integrity_pairs,)),
 }
