@@ -235,6 +235,11 @@ _BRACKETED = r"(?:[^()\[\]]|[(\[][^()\[\]]*[)\]])*"  # one level of nesting: "(a
 _STATISTICS = re.compile(r"[(\[]" + _BRACKETED + r"\d" + _BRACKETED + r"(?:[)\]]|$)")  # or cut off at the phrase end
 
 
+def stem_sequence(text: str) -> list[str]:
+    """Every word of ``text`` stemmed, in order (where ``terms`` keeps a set of the content ones)."""
+    return [stem(w.lower()) for w in _WORD_RE.findall(text)]
+
+
 def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
     """Content stems of a phrase, with abbreviations defined nearby expanded to their long forms."""
     out: set[str] = set()

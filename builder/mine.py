@@ -90,6 +90,10 @@ class MineConfig(BaseModel):
     #: which reads findings against the question, does not use them).
     slot_similarity: bool = True
     cap_per_question: int = Field(150, ge=0)
+    #: Fill each domain's cap by the paper's open mining after the within-question pairs. False keeps only
+    #: pairs whose claims answer a common declared question (needs ``questions_dir``): a question-centred
+    #: release, every row judged against its question.
+    open_fill: bool = True
     question_candidates: int = Field(4, ge=1)
     scoring: ScoringConfig = ScoringConfig()
     shard_size: int = Field(io.DEFAULT_SHARD_SIZE, ge=1)
@@ -493,6 +497,9 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     from .embeddings import embed_texts, embedding_dimension, load_encoder, open_cache
 
     config = config or MineConfig()
+    if not config.open_fill and not config.questions_dir:
+        raise ValueError("mine: open_fill: false keeps only pairs within a question, so it needs a question pack "
+                         "(a questions: {pack: FILE} section, or --questions DIR)")
     claims_dir = check_stage_input(claims_dir, "claims")
     out_dir = claim_output(out_dir, STAGE, [claims_dir])
     abstracts_dir = _abstracts_dir(claims_dir, config)
@@ -527,8 +534,8 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
         within, within_dropped = question_pairs(claims, block, assigned, config) if assigned else ([], {})
         for reason, n in within_dropped.items():
             stats.count("within_question_dropped", reason, n)
-        result = mine_domain(claims, block, config, max(0, config.cap_per_domain - len(within)),
-                             frozenset(r[1] for r in within))
+        result = (mine_domain(claims, block, config, max(0, config.cap_per_domain - len(within)),
+                              frozenset(r[1] for r in within)) if config.open_fill else DomainResult([], {}))
         for reason, n in result.dropped.items():
             stats.drop(reason, n)
         result.pairs[:0] = within  # within-question pairs first, each with its question id as a sixth field
@@ -586,6 +593,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", default=None,
                         help="finished questions stage folder: pairs within each question first (default: none)")
     parser.add_argument("--cap-per-question", type=int, default=d.cap_per_question)
+    parser.add_argument("--no-open-fill", dest="open_fill", action="store_false",
+                        help="keep only pairs within a question (no open mining to fill the cap; needs --questions)")
     parser.add_argument("--batch-size", type=int, default=d.batch_size)
     parser.add_argument("--precision", choices=PRECISIONS, default=d.precision,
                         help="encoder weight precision (bfloat16: faster on CPUs with bfloat16 units; own cache)")
@@ -596,7 +605,8 @@ def run(args: argparse.Namespace) -> int:
     config = MineConfig(model=args.encoder, cache_dir=args.cache_dir, abstracts_dir=args.abstracts, top_k=args.top_k,
                         min_similarity=args.min_similarity, min_combined=args.min_combined,
                         cap_per_domain=args.cap_per_domain, batch_size=args.batch_size, precision=args.precision,
-                        questions_dir=args.questions, cap_per_question=args.cap_per_question)
+                        questions_dir=args.questions, cap_per_question=args.cap_per_question,
+                        open_fill=args.open_fill)
     if args.force:
         claim_output(args.out, STAGE, [args.claims_dir], force=True)
     stats = run_stage(args.claims_dir, args.out, config)

@@ -7,8 +7,9 @@ definitions of the claim's own abstract ("blood pressure (BP)"), with one clinic
 ("statins" ⊃ "pravastatin"), and a phrase of a synonym group by any other ("BP" = "blood pressure").
 The embedding similarity of the claim sentence and the question text is the third signal: it enters the
 score, a claim far from the question (below ``min_similarity``) is not assigned, and a very close one
-(``similarity_alone``) may stand in for a missing outcome match. The comparator, when matched, adds to the
-score.
+(``similarity_alone``) may stand in for a missing outcome match. The comparison must be the question's
+(:func:`other_comparison`): a named comparator must be named, and a question against placebo (or with no
+comparator) is not answered by a head-to-head claim of two active drugs.
 
 Output: one :class:`Assignment` row per (claim, question) with its score and why, ``questions.json`` (the
 pack's questions, as the miner attaches them to pairs) and ``stats.json``. The sentences are embedded on
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,7 +38,7 @@ from biodivergence_dataset.records import Abstract, Claim, Question, _Record
 
 from .embeddings import DEFAULT_MODEL, PRECISIONS
 from .folders import claim_output
-from .frames import abbreviations, stem, terms
+from .frames import abbreviations, stem, stem_sequence, terms
 from .questionpacks import load_questions
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 
@@ -167,18 +169,138 @@ def best_match(words: frozenset[str], alts: tuple[Alternative, ...], share: floa
     return best
 
 
+#: Comparators that mean "no active drug" (a question without a comparator asks the same).
+PLACEBO_COMPARATORS = ("placebo", "sham", "vehicle", "control", "controls", "usual care", "no treatment",
+                       "untreated", "no therapy")
+#: Words by which a claim says its comparison arm took no active drug.
+PLACEBO_STEMS = frozenset(stem(w) for w in ("placebo", "sham", "vehicle", "untreated", "nontreated"))
+#: A dose ("12 mg"): a claim naming two doses and no placebo arm compares doses, not drug against placebo.
+_DOSE = re.compile(r"\b(\d+(?:\.\d+)?)\s?(?:mg|g|µg|μg|mcg|iu|ml)\b", re.IGNORECASE)
+#: How a question names its comparison: a named comparator, "other …" drugs, or none / placebo.
+NAMED, OTHER, INACTIVE = "named", "other", "inactive"
+
+
 @dataclass(frozen=True)
 class CompiledQuestion:
     question: Question
     intervention: tuple[Alternative, ...]
     comparator: tuple[Alternative, ...]
     outcome: tuple[Alternative, ...]
+    #: NAMED / OTHER / INACTIVE (see :func:`comparison_kind`)
+    comparison: str = INACTIVE
+    #: every drug and drug-class name of the lexicon, flagged True for member drugs
+    drugs: tuple[tuple[Alternative, bool], ...] = ()
+
+
+def comparison_kind(comparator: str | None) -> str:
+    """INACTIVE without a comparator or with a placebo-like one, OTHER for "other …" drugs, else NAMED."""
+    text = " ".join((comparator or "").lower().split())
+    if not text or text in PLACEBO_COMPARATORS or text.removeprefix("a ").removeprefix("the ") in PLACEBO_COMPARATORS:
+        return INACTIVE
+    return OTHER if text.startswith(("other ", "another ")) else NAMED
+
+
+def lexicon_drugs(lexicon: Lexicon) -> tuple[tuple[Alternative, bool], ...]:
+    """Each drug-class name (False) and member drug (True) of the lexicon as an alternative (placebo and sham,
+    which the lexicon lists as a class of comparators, are no drug)."""
+    out = {}
+    for names, members in lexicon.classes:
+        out.update({terms(n): (Alternative(terms(n), n), False) for n in names if terms(n)})
+        out.update({terms(m): (Alternative(terms(m), m), True) for m in members if terms(m)})
+    return tuple(v for k, v in out.items() if not k <= PLACEBO_STEMS)
 
 
 def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[CompiledQuestion]:
-    return [CompiledQuestion(q, alternatives(q.intervention or "", lexicon),
-                             alternatives(q.comparator, lexicon) if q.comparator else (),
-                             alternatives(q.outcome or "", lexicon, CHANGE_STEMS)) for q in questions]
+    drugs = lexicon_drugs(lexicon)
+    out = []
+    for q in questions:
+        intervention = alternatives(q.intervention or "", lexicon)
+        asked = {a.stems for a in intervention}
+        # a comparator is matched by what the intervention is not ("COX-2 inhibitors" vs "NSAIDs")
+        comparator = tuple(a for a in (alternatives(q.comparator, lexicon) if q.comparator else ())
+                           if a.stems not in asked)
+        out.append(CompiledQuestion(q, intervention, comparator, alternatives(q.outcome or "", lexicon, CHANGE_STEMS),
+                                    comparison_kind(q.comparator), drugs))
+    return out
+
+
+def named_drugs(words: frozenset[str], q: CompiledQuestion) -> tuple[set[frozenset[str]], set[frozenset[str]]]:
+    """The drugs a claim names, as (member drugs, all names), each the longest name matched ("conjugated
+    equine estrogens", not also "estrogens")."""
+    found = [(alt.stems, member) for alt, member in q.drugs if alt.stems <= words]
+    longest = [(st, m) for st, m in found if not any(st < other for other, _ in found)]
+    return {st for st, m in longest if m}, {st for st, _ in longest}
+
+
+#: Words that make the arm right after them the reference of a comparison ("than", "compared with",
+#: "versus", "relative to", "switching from").
+REFERENCE_STEMS = frozenset(stem(w) for w in ("than", "compared", "comparison", "versus", "vs", "relative", "from"))
+
+
+def first_mention(stems: list[str], alts: tuple[Alternative, ...]) -> int | None:
+    """The position in ``stems`` of the first word of any alternative the sentence names whole, or None."""
+    present = set(stems)
+    hits = [min(i for i, s in enumerate(stems) if s in alt.stems) for alt in alts if alt.stems and alt.stems <= present]
+    return min(hits) if hits else None
+
+
+def _is_reference(stems: list[str], position: int, other: int) -> bool:
+    """Whether a reference word comes at most three words before ``position`` ("than with enalapril"), after
+    the other arm (at ``other``) if that comes before."""
+    start = max(position - 3, other + 1 if other < position else 0, 0)
+    return any(s in REFERENCE_STEMS for s in stems[start:position])
+
+
+def comparator_first(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim states its finding relative to the question's comparator (placebo, for a question without
+    an active one; any other drug, for "other …" drugs) rather than its intervention. The finding reader reads a
+    direction for the arm the sentence is about ("cough was lower with candesartan than with enalapril" reads as
+    a decrease), so a reading of such a claim is reversed to be relative to the question's intervention. The
+    reference arm is the one after "than", "compared with", "versus", "relative to" or "from"; without such a
+    word, the arm named second."""
+    stems = stem_sequence(sentence)
+    intervention = first_mention(stems, q.intervention)
+    if intervention is None:
+        return False
+    if q.comparison == INACTIVE:
+        comparator = next((i for i, s in enumerate(stems) if s in PLACEBO_STEMS), None)
+    else:
+        comparator = first_mention(stems, q.comparator)
+        if comparator is None and q.comparison == OTHER:
+            asked = {a.stems for a in q.intervention}
+            comparator = first_mention(stems, tuple(alt for alt, _ in q.drugs if alt.stems not in asked))
+    if comparator is None:
+        return False
+    iv_ref, cmp_ref = _is_reference(stems, intervention, comparator), _is_reference(stems, comparator, intervention)
+    return iv_ref if iv_ref != cmp_ref else comparator < intervention
+
+
+def doses(sentence: str) -> int:
+    """How many distinct doses a sentence names."""
+    return len(set(_DOSE.findall(sentence)))
+
+
+def other_comparison(words: frozenset[str], q: CompiledQuestion, comparator: Alternative | None, n_doses: int = 0
+                     ) -> str | None:
+    """Why a claim that names the question's intervention and outcome compares something else, or None.
+
+    A NAMED comparator must be named; "other …" drugs need another drug named; a question without an active
+    comparator (placebo, control, none) is not answered by a head-to-head claim — another active drug, two
+    member drugs of the asked class, or two doses (``n_doses``) named without a placebo arm."""
+    if q.comparison == NAMED:
+        return None if comparator is not None else "comparator not named"
+    members, names = named_drugs(words, q)
+    asked = {a.stems for a in q.intervention}
+    others = names - asked
+    if q.comparison == OTHER:
+        return None if comparator is not None or others else "no other drug named"
+    if words & PLACEBO_STEMS:
+        return None
+    if others:
+        return "another active comparator"
+    if len(members & asked) >= 2:
+        return "two drugs of the class compared"
+    return "two doses compared" if n_doses >= 2 else None
 
 
 def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:
@@ -187,10 +309,10 @@ def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:
     return terms(sentence, abbreviations(context) if "(" in context else None)
 
 
-def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config: QuestionsConfig
+def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config: QuestionsConfig, n_doses: int = 0
            ) -> tuple[float, str] | None:
-    """``(score, why)`` when a claim with content stems ``words`` and cosine ``similarity`` to the question
-    answers it, else None."""
+    """``(score, why)`` when a claim with content stems ``words``, cosine ``similarity`` to the question and
+    ``n_doses`` doses named answers it, else None."""
     if similarity < config.min_similarity:
         return None
     iv_cov, iv = best_match(words, q.intervention)
@@ -200,6 +322,8 @@ def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config
     if oc is None and similarity < config.similarity_alone:
         return None
     cmp_cov, cmp = best_match(words, q.comparator) if q.comparator else (0.0, None)
+    if other_comparison(words, q, cmp, n_doses) is not None:
+        return None
     score = 0.35 * iv_cov + 0.35 * oc_cov + 0.2 * max(similarity, 0.0) + 0.1 * cmp_cov
     why = [f"intervention: {iv.label}", f"outcome: {oc.label}" if oc else "outcome: by similarity"]
     if cmp is not None:
@@ -232,9 +356,9 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
                             unit=" claims", mininterval=2.0, leave=False):
         stats.seen += 1
         words = claim_words(claim.sentence, texts.get(claim.article_uid, ""))
-        found = 0
+        n_doses, found = doses(claim.sentence), 0
         for q, sim in zip(compiled, sims.tolist(), strict=True):
-            verdict = assess(words, sim, q, config)
+            verdict = assess(words, sim, q, config, n_doses)
             if verdict is not None:
                 found += 1
                 stats.count("assignments_per_question", q.question.question_id)

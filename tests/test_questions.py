@@ -116,8 +116,9 @@ questions:
 
 
 def answered(compiled, sentence, abstract="", similarity=0.5):
-    words = questions.claim_words(sentence, abstract)
-    return {qid for qid, q in compiled.items() if questions.assess(words, similarity, q, questions.QuestionsConfig())}
+    words, n_doses = questions.claim_words(sentence, abstract), questions.doses(sentence)
+    return {qid for qid, q in compiled.items()
+            if questions.assess(words, similarity, q, questions.QuestionsConfig(), n_doses)}
 
 
 def test_a_member_drug_answers_a_question_about_its_class_not_the_reverse(compiled, tmp_path):
@@ -277,6 +278,19 @@ def test_mining_forms_pairs_within_questions_across_articles_and_reuses_the_embe
     assert stats["embedding_cache"]["embedded"] == 0  # the questions stage embedded every claim already
 
 
+def test_without_open_fill_every_pair_answers_a_common_question(mined, tmp_path):
+    root, stats = mined
+    assert stats["pairs_by_origin"]["open"] > 0  # the default fills the cap by open mining
+    only = mine.run_stage(root / "claims", tmp_path / "pairs", mine.MineConfig(
+        questions_dir=str(root / "questions"), cache_dir=str(root / "embedding_cache"), open_fill=False))
+    pairs = list(io.read_records(tmp_path / "pairs", CandidatePair))
+    assert pairs and all(p.question is not None for p in pairs)
+    assert set(only["pairs_by_origin"]) == {"within_question"}
+    assert only["pairs_by_origin"]["within_question"] == stats["pairs_by_origin"]["within_question"]
+    with pytest.raises(ValueError, match="open_fill: false .* needs a question pack"):
+        mine.run_stage(root / "claims", tmp_path / "none", mine.MineConfig(open_fill=False))
+
+
 def test_question_pairs_caps_each_question_and_never_pairs_one_article():
     claims = _claims()
     rng = np.random.default_rng(0)
@@ -404,3 +418,65 @@ def test_question_demo_config_builds_from_the_cohen_corpus_with_its_pack():
         step.make_config(step.config_section(config))
     assert len(questionpacks.load_questions(repo / config.questions["pack"])) >= 40
     assert config.annotate["annotator"] == "reader" and config.mine["slot_similarity"] is False
+
+
+# --- the comparison must be the question's -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def comparisons(tmp_path_factory):
+    pack = write_pack(tmp_path_factory.mktemp("cmp") / "p.yaml", """
+questions:
+  - {id: vs_placebo, text: "After myocardial infarction, do ACE inhibitors reduce mortality compared with placebo?"}
+  - {id: no_comparator, text: "In heart failure, do beta blockers reduce mortality?"}
+  - {id: head_to_head, text: "Does tolterodine cause less dry mouth than oxybutynin?"}
+  - {id: vs_others, text: "Do calcium channel blockers increase cardiovascular events compared with other antihypertensive drugs?"}
+""")
+    return {q.question.question_id: q for q in
+            questions.compile_questions(questionpacks.load_questions(pack), questions.load_lexicon())}
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    # against placebo: a placebo-controlled claim answers, a claim against another active drug does not
+    ("Ramipril reduced all-cause mortality by 27% compared with placebo.", {"vs_placebo"}),
+    ("Captopril reduced mortality after infarction.", {"vs_placebo"}),
+    ("Mortality was lower with enalapril than with losartan and atenolol.", set()),
+    # two drugs of the asked class compared head to head answer neither a placebo nor an open question
+    ("Carvedilol reduced mortality more than metoprolol in heart failure.", set()),
+    ("Bisoprolol reduced mortality in heart failure.", {"no_comparator"}),
+    # two doses without a placebo arm compare doses; with one, each dose against placebo
+    ("Mortality was lower with carvedilol 25 mg than with carvedilol 6.25 mg in heart failure.", set()),
+    ("Carvedilol 6.25 mg and 25 mg both reduced mortality compared with placebo in heart failure.",
+     {"no_comparator"}),
+    # a named comparator must be named
+    ("Dry mouth was less frequent with tolterodine than with oxybutynin.", {"head_to_head"}),
+    ("Dry mouth was more frequent with tolterodine than with placebo.", set()),
+    # "other" drugs: another active drug is named
+    ("Cardiovascular events were as frequent with nifedipine as with atenolol.", {"vs_others"}),
+    ("Cardiovascular events were fewer with nifedipine than with placebo.", set()),
+])
+def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, sentence, expected):
+    assert answered(comparisons, sentence) == expected
+
+
+def test_the_comparison_kinds_of_the_demo_pack():
+    kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
+        questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}
+    assert kinds["acei_mi_mortality"] == kinds["acei_hf_mortality"] == questions.INACTIVE
+    assert kinds["ui_dry_mouth"] == questions.NAMED and kinds["ccb_cv_events"] == questions.OTHER
+
+
+@pytest.mark.parametrize("qid, sentence, first", [
+    ("head_to_head", "Dry mouth was less common with tolterodine than with oxybutynin.", False),
+    ("head_to_head", "Dry mouth was more common with oxybutynin than with tolterodine.", True),
+    ("vs_placebo", "Mortality was 12% with placebo and 9% with ramipril.", True),
+    ("vs_placebo", "Ramipril reduced mortality compared with placebo.", False),
+    ("vs_others", "Cardiovascular events were fewer with atenolol than with nifedipine.", True),
+    ("no_comparator", "Bisoprolol reduced mortality in heart failure.", False),
+    # the arm after "than", "compared with", "from" is the reference, wherever it stands
+    ("head_to_head", "Compared with oxybutynin, tolterodine caused less dry mouth.", False),
+    ("vs_placebo", "Mortality fell after switching from placebo to ramipril.", False),
+    ("head_to_head", "Oxybutynin caused more dry mouth than tolterodine.", True),
+])
+def test_the_arm_a_claim_names_first(comparisons, qid, sentence, first):
+    """The reader reads a direction relative to the arm named first; a claim naming the comparator first has
+    its reading reversed by the annotator."""
+    assert questions.comparator_first(sentence, comparisons[qid]) is first

@@ -75,6 +75,12 @@ def test_disagreement_kinds_and_never_a_negation_word_alone():
     silent = _reading("not_reported", "neutral")
     assert disagreement(silent, inc) is None and disagreement(silent, no) is None
     assert disagreement(inc, _reading("increase", "yes")) is None and disagreement(nod, nod) is None
+    # both findings read: they decide, whatever the answers (the same finding worded "yes" and "no" agrees)
+    assert disagreement(_reading("increase", "yes"), _reading("increase", "no")) is None
+    # a reading with its arms swapped: increase and decrease exchanged, probabilities too
+    flipped = _reading("increase", "yes").reversed()
+    assert flipped.finding == "decrease" and flipped.finding_probs["decrease"] == 1.0
+    assert nod.reversed() == nod
     assert set(ontology.DISAGREEMENT_REASONS) >= {"opposite_direction", "null_vs_effect", "opposite_answer"}
 
 

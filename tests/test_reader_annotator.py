@@ -103,3 +103,35 @@ def test_the_default_annotator_beats_the_negation_rule_on_held_out_same_claim_pa
     negation = [bool(NEGATION.search(g.pair.claim_a.sentence)) != bool(NEGATION.search(g.pair.claim_b.sentence))
                 for g in gold]
     assert kappa > cohen_kappa_score(truth, negation)
+
+
+def test_a_claim_that_does_not_answer_the_question_is_never_in_conflict():
+    from builder.annotators.reader_annotator import ReaderAnnotator
+    from builder.reader import Reading
+
+    def reading(finding, stance, yes_no):
+        stances = {"yes": yes_no[0], "no": yes_no[1], "neutral": 1 - sum(yes_no)}
+        return Reading(finding, {f: float(f == finding) for f in ontology.READER_FINDINGS}, stance, stances, None, 0.9)
+
+    silent = reading("not_reported", "neutral", (0.0, 0.45))  # unanswered, yet some mass on "no"
+    effect = reading("decrease", "yes", (0.9, 0.1))
+    annotator = ReaderAnnotator.__new__(ReaderAnnotator)
+    labels = annotator.decide(pair("Drug X lowered blood pressure.", "Drug X was given at night.",
+                                    "Does drug X lower blood pressure?"), effect, silent)
+    assert labels.conflict_type == ontology.NO_CONFLICT and labels.comparability == "off_question"
+
+
+def test_readings_are_taken_relative_to_the_questions_intervention():
+    """Both claims say enalapril causes more cough than candesartan; the one naming candesartan first is read
+    by the reader as a decrease, and the annotator reverses it, so the pair agrees."""
+    from builder.annotators.reader_annotator import ReaderAnnotator
+    from builder.questionpacks import question_from
+
+    q = question_from({"id": "cough", "text": "Do ACE inhibitors cause more cough than angiotensin receptor blockers?"})
+    annotator = ReaderAnnotator()
+    p = pair("Cough was more frequent with enalapril than with candesartan.",
+             "Cough was less frequent with candesartan than with enalapril.").model_copy(update={"question": q})
+    ra, rb = annotator.reader.read(annotator.asks(p))
+    oa, ob = annotator.oriented(p, ra, rb)
+    assert oa == ra and ob == rb.reversed()
+    assert annotator.annotate(p).conflict_type == ontology.NO_CONFLICT

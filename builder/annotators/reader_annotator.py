@@ -28,6 +28,7 @@ from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan
 
 from .. import frames as fr
+from ..questions import comparator_first, compile_questions, load_lexicon
 from ..reader import READER_VERSION, disagreement, load_reader
 from ..reader.data import heldout_gold
 from ..repair import ROLE_A, ROLE_B, Labels
@@ -238,6 +239,7 @@ class ReaderAnnotator(LocalAnnotator):
     def __init__(self, path: str | None = None):
         self.reader = load_reader(path)
         self.annotator_id = f"reader-{READER_VERSION}"
+        self._compiled: dict[tuple[str, str], object] = {}
 
     @property
     def trained_on(self) -> frozenset[str]:
@@ -258,14 +260,27 @@ class ReaderAnnotator(LocalAnnotator):
     def annotate_many(self, pairs: list[CandidatePair]) -> list[Labels]:
         asks = [ask for p in pairs for ask in self.asks(p)]
         readings = self.reader.read(asks) if asks else []
-        return [self.decide(p, readings[2 * i], readings[2 * i + 1]) for i, p in enumerate(pairs)]
+        return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1])) for i, p in enumerate(pairs)]
+
+    def oriented(self, pair: CandidatePair, ra, rb):
+        """The two readings relative to the question's intervention: the reader reads a direction relative to
+        the arm a claim names first, so a claim naming the comparator first has its reading reversed."""
+        if pair.question is None:
+            return ra, rb
+        key = (pair.question.question_id, pair.question.text)
+        if key not in self._compiled:
+            self._compiled[key] = compile_questions([pair.question], load_lexicon())[0]
+        q = self._compiled[key]
+        return tuple(r.reversed() if comparator_first(claim.sentence, q) else r
+                     for claim, r in ((pair.claim_a, ra), (pair.claim_b, rb)))
 
     def decide(self, pair: CandidatePair, ra, rb) -> Labels:
         """Labels of one pair from its two readings."""
         question = pair.question.text if pair.question is not None else ""
         if pair.question is not None:
-            why = disagreement(ra, rb)
             unanswered = not (ra.reported and rb.reported)
+            # a claim that does not answer the question disagrees with nothing on it
+            why = None if unanswered else disagreement(ra, rb)
         else:
             why = claims_disagree(ra, rb)
             unanswered = not (ra.reported or rb.reported)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,8 @@ WEIGHTS_FILE = "reader.safetensors"
 REPORT_FILE = "reader_report.json"
 #: The reader shipped in the package (trained by ``biodivergence reader train`` on the non-held-out data).
 SHIPPED = Path(__file__).resolve().parent.parent / "models" / "finding_reader"
-EFFECTS = frozenset(ontology.READER_FINDINGS[:2])
+INCREASE, DECREASE = ontology.READER_FINDINGS[:2]
+EFFECTS = frozenset((INCREASE, DECREASE))
 NO_DIFFERENCE, NOT_REPORTED = ontology.READER_FINDINGS[2:]
 YES, NO, NEUTRAL = ontology.READER_STANCES
 
@@ -92,6 +93,12 @@ class Reading:
     #: probability of the finding read (of the stance when the finding is not_reported)
     confidence: float
 
+    def reversed(self) -> Reading:
+        """The reading with the two arms swapped: increase and decrease (and their probabilities) exchanged."""
+        swap = {INCREASE: DECREASE, DECREASE: INCREASE}
+        return replace(self, finding=swap.get(self.finding, self.finding),
+                       finding_probs={swap.get(k, k): v for k, v in self.finding_probs.items()})
+
     @property
     def reported(self) -> bool:
         """Whether the text answers the question at all (a finding or a yes / no)."""
@@ -101,19 +108,18 @@ class Reading:
 def disagreement(ra: Reading, rb: Reading) -> str | None:
     """Why two readings of the SAME question disagree (a key of ``ontology.DISAGREEMENT_REASONS``), or None.
 
-    Both findings read (increase / decrease / no difference) and opposed: increase vs decrease →
-    ``opposite_direction``, an effect vs no difference → ``null_vs_effect``. Otherwise the answers to the
-    question as asked: ``opposite_answer`` when the two claims more likely answer it oppositely (yes / no) than
-    alike, P(yes)·P(no) + P(no)·P(yes) > P(yes)·P(yes) + P(no)·P(no) — a comparison of the reader's own
-    probabilities, no fitted threshold. The finding is read relative to the question, so a negation word alone
-    never makes a disagreement."""
+    Both findings read (increase / decrease / no difference): they decide — increase vs decrease →
+    ``opposite_direction``, an effect vs no difference → ``null_vs_effect``, the same finding → None. Otherwise
+    (a finding not read) the answers to the question as asked: ``opposite_answer`` when the two claims more
+    likely answer it oppositely (yes / no) than alike, P(yes)·P(no) + P(no)·P(yes) > P(yes)·P(yes) + P(no)·P(no)
+    — a comparison of the reader's own probabilities, no fitted threshold. The finding is read relative to the
+    question, so a negation word alone never makes a disagreement."""
     read = EFFECTS | {NO_DIFFERENCE}
     if ra.finding in read and rb.finding in read:
         findings = {ra.finding, rb.finding}
         if findings == EFFECTS:
             return "opposite_direction"
-        if NO_DIFFERENCE in findings and len(findings) == 2:
-            return "null_vs_effect"
+        return "null_vs_effect" if len(findings) == 2 else None
     a, b = ra.stance_probs, rb.stance_probs
     if a[YES] * b[NO] + a[NO] * b[YES] > a[YES] * b[YES] + a[NO] * b[NO]:
         return "opposite_answer"
