@@ -28,7 +28,7 @@ from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan
 
 from .. import frames as fr
-from ..questions import comparator_first, compile_questions, load_lexicon
+from ..questions import CompiledQuestion, comparator_first, compile_questions, load_lexicon
 from ..reader import READER_VERSION, disagreement, load_reader
 from ..reader.data import heldout_gold
 from ..repair import ROLE_A, ROLE_B, Labels
@@ -239,7 +239,7 @@ class ReaderAnnotator(LocalAnnotator):
     def __init__(self, path: str | None = None):
         self.reader = load_reader(path)
         self.annotator_id = f"reader-{READER_VERSION}"
-        self._compiled: dict[tuple[str, str], object] = {}
+        self._compiled: dict[tuple[str, str], CompiledQuestion] = {}
 
     @property
     def trained_on(self) -> frozenset[str]:
@@ -263,8 +263,9 @@ class ReaderAnnotator(LocalAnnotator):
         return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1])) for i, p in enumerate(pairs)]
 
     def oriented(self, pair: CandidatePair, ra, rb):
-        """The two readings relative to the question's intervention: the reader reads a direction relative to
-        the arm a claim names first, so a claim naming the comparator first has its reading reversed."""
+        """The two readings relative to the question's intervention: the reader reads a direction for the arm a
+        sentence is about, so a claim stating its finding relative to the intervention (the intervention after
+        "than", "compared with"…; see ``questions.comparator_first``) has its reading reversed."""
         if pair.question is None:
             return ra, rb
         key = (pair.question.question_id, pair.question.text)
