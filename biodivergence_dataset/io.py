@@ -439,6 +439,15 @@ def write_manifest(out_dir: str | os.PathLike, stage: str, inputs: list[str], pa
     )
 
 
+def begin_stage(out_dir: str | os.PathLike, stage: str, inputs: list[str], params: dict[str, Any]) -> Path:
+    """Open a stage folder for a run that is not current: created, its success marker removed (so a killed run
+    is never taken for a finished one) and its manifest written; returns the manifest's path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / SUCCESS_MARKER).unlink(missing_ok=True)
+    return write_manifest(out_dir, stage, inputs, params)
+
+
 def read_manifest(stage_dir: str | os.PathLike) -> dict[str, Any]:
     path = Path(stage_dir) / MANIFEST_FILE
     if not path.exists():

@@ -546,9 +546,7 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConf
     if io.stage_is_current(out_dir, params):
         clear_tasks(out_dir)
         return io.read_stats(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
-    io.write_manifest(out_dir, STAGE, [str(abstracts_dir)], params)
+    io.begin_stage(out_dir, STAGE, [str(abstracts_dir)], params)
     # kept: the sentences that became claims
     job = ShardJob(STAGE, map_abstracts, config, abstracts_dir, Abstract, Claim, "sentences", config.shard_size,
                    keep_exclusions=config.keep_exclusions)

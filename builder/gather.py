@@ -108,9 +108,7 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConf
               "lexicon": Path(config.lexicon).read_text(encoding="utf-8")}
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
-    io.write_manifest(out_dir, STAGE, [str(abstracts_dir)], params)
+    io.begin_stage(out_dir, STAGE, [str(abstracts_dir)], params)
     abstracts = list(io.read_records(abstracts_dir, Abstract))
     ranked = rank([_document(a) for a in _progress(abstracts)],
                   {q.question_id: query_tokens(q, config.lexicon) for q in questions}, config)

@@ -510,9 +510,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
         clear_tasks(out_dir)
         return io.read_stats(out_dir)
     encoder = load_encoder(config.model, config.device, config.precision)  # fails early on a bad name or path
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
-    io.write_manifest(out_dir, STAGE, [str(claims_dir)] + ([str(abstracts_dir)] if abstracts_dir else []), params)
+    io.begin_stage(out_dir, STAGE, [str(claims_dir)] + ([str(abstracts_dir)] if abstracts_dir else []), params)
 
     stats = io.StageStats(STAGE, unit="pairs")  # seen: the neighbour pairs considered
     domains = _mineable_domains(io.read_records(claims_dir, Claim), stats)

@@ -403,9 +403,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     if io.stage_is_current(out_dir, params):
         clear_tasks(out_dir)
         return io.read_stats(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
-    io.write_manifest(out_dir, STAGE, [str(claims_dir)], params)
+    io.begin_stage(out_dir, STAGE, [str(claims_dir)], params)
     runtime = runtime or RuntimeConfig()
     encoder = load_encoder(config.model, config.device, config.precision)
     cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
