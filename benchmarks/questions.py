@@ -5,11 +5,11 @@ abstracts; run ``make demo`` first) matched against the demo pack's questions
 (``builder/questionpacks/cohen2006_drug_classes.yaml``). Timed separately, in process CPU time with torch on one
 thread and the process pinned to one CPU (other load slows the wall clock, not the figures):
 
-- question matching: ``claim_words`` + ``assess`` against every question (the lexical part of the stage);
+- question matching: ``questions.answers`` against every question (the lexical part of the stage);
 - question stage: the same plus embedding the claim sentences with MiniLM (no cache), as the stage does;
-- rule reader: ``builder.frames.extract_frame`` over the same sentences (caches cleared);
-- finding reader: the shipped reader, each claim read against the first question it was assigned to (or the
-  first question), batch 64.
+- rule reader: ``builder.frames.extract_frame`` over the same sentences (caches cleared; ``reader.rule_rate``);
+- finding reader: the shipped reader, each claim read against its most similar question, batch 64
+  (``reader.reader_rate``).
 
 Writes ``benchmarks/results/questions.json`` and ``questions.md``.
 Usage: python benchmarks/questions.py [--claims 1000] [--claims-dir build/demo/claims]
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -29,11 +30,13 @@ cap_threads()  # before numpy and torch size their thread pools
 from biodivergence_dataset import io
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.records import Claim
-from builder import frames, questionpacks, questions
+from builder import questionpacks, questions
 from builder.embeddings import DEFAULT_MODEL, embed_texts, load_encoder
-from builder.reader import load_reader
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from reader import one_core, reader_rate, rule_rate  # the reader benchmark's timers
+
 RESULTS = ROOT / "benchmarks" / "results"
 PACK = questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml"
 
@@ -52,24 +55,19 @@ def load_claims(claims_dir: Path, n: int) -> list[Claim]:
 def matching(claims: list[Claim], compiled, config, similarities) -> tuple[float, int]:
     """Claims/s of the lexical matching and how many (claim, question) assignments it made."""
     t0 = time.process_time()
-    found = 0
-    for claim, sims in zip(claims, similarities, strict=True):
-        words = questions.claim_words(claim.sentence)
-        found += sum(questions.assess(words, s, q, config) is not None for q, s in zip(compiled, sims, strict=True))
+    found = sum(len(questions.answers(claim.sentence, "", sims, compiled, config))
+                for claim, sims in zip(claims, similarities, strict=True))
     return len(claims) / (time.process_time() - t0), found
 
 
 def main() -> None:
     import numpy as np
-    import torch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", type=int, default=1000, help="claims to match")
     parser.add_argument("--claims-dir", default=str(ROOT / "build" / "demo" / "claims"))
     args = parser.parse_args()
-    torch.set_num_threads(1)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    one_core()
     claims = load_claims(Path(args.claims_dir), args.claims)
     sentences = [c.sentence for c in claims]
     load_start = [round(x, 2) for x in os.getloadavg()]
@@ -82,25 +80,16 @@ def main() -> None:
     embed_s = time.process_time() - t0
     match_rate, found = matching(claims, compiled, config, similarities.tolist())
     stage_rate = len(claims) / (embed_s + len(claims) / match_rate)
-    frames.extract_frame.cache_clear()
-    t0 = time.process_time()
-    for s in sentences:
-        frames.extract_frame(s)
-    rule_rate = len(claims) / (time.process_time() - t0)
     first = np.argmax(similarities, axis=1)
     asks = [(compiled[int(i)].question.text, s) for i, s in zip(first, sentences, strict=True)]
-    reader = load_reader()
-    t0 = time.process_time()
-    reader.read(asks, batch_size=64)
-    reader_rate = len(claims) / (time.process_time() - t0)
     result = {
         "claims": len(claims), "questions": len(compiled), "assignments": found,
         "cpu": "one core (process CPU time, torch.set_num_threads(1), pinned)", "machine_cores": os.cpu_count(),
         "load_average_at_start": load_start,
         "question_matching_claims_per_s": round(match_rate, 1),
         "question_stage_claims_per_s": round(stage_rate, 1),
-        "rule_reader_claims_per_s": round(rule_rate, 1),
-        "finding_reader_claims_per_s": round(reader_rate, 1),
+        "rule_reader_claims_per_s": round(rule_rate(asks), 1),
+        "finding_reader_claims_per_s": round(reader_rate(asks, 64), 1),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -53,15 +53,20 @@ def reader_rate(pairs: list[tuple[str, str]], batch_size: int) -> float:
     return len(pairs) / (time.process_time() - t0)
 
 
-def main() -> None:
+def one_core() -> None:
+    """torch on one thread and the process pinned to one CPU (the figures are process CPU time on it)."""
     import torch
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--claims", type=int, default=400, help="claims to read")
-    args = parser.parse_args()
     torch.set_num_threads(1)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", type=int, default=400, help="claims to read")
+    args = parser.parse_args()
+    one_core()
     pairs = claims(args.claims)
     result = {
         "claims": len(pairs), "cpu": "one core (process CPU time, torch.set_num_threads(1), pinned)",

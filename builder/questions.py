@@ -332,6 +332,15 @@ def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config
     return round(min(score, 1.0), 4), "; ".join(why)
 
 
+def answers(sentence: str, abstract: str, similarities: list[float], compiled: list[CompiledQuestion],
+            config: QuestionsConfig) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
+    """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
+    definitions) and its cosine to each compiled question."""
+    words, n_doses = claim_words(sentence, abstract), doses(sentence)
+    return [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
+            if (verdict := assess(words, sim, q, config, n_doses)) is not None]
+
+
 # --- the sharded work ------------------------------------------------------------------------------------
 def _abstract_texts(abstracts_dir: str | None, needed: set[str]) -> dict[str, str]:
     if not abstracts_dir or not needed:
@@ -355,18 +364,14 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
     for claim, sims in tqdm(zip(claims, similarities, strict=True), total=len(claims), desc=STAGE,
                             unit=" claims", mininterval=2.0, leave=False):
         stats.seen += 1
-        words = claim_words(claim.sentence, texts.get(claim.article_uid, ""))
-        n_doses, found = doses(claim.sentence), 0
-        for q, sim in zip(compiled, sims.tolist(), strict=True):
-            verdict = assess(words, sim, q, config, n_doses)
-            if verdict is not None:
-                found += 1
-                stats.count("assignments_per_question", q.question.question_id)
-                yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id,
-                                 article_uid=claim.article_uid, score=verdict[0], why=verdict[1])
+        found = answers(claim.sentence, texts.get(claim.article_uid, ""), sims.tolist(), compiled, config)
+        for q, (score, why) in found:
+            stats.count("assignments_per_question", q.question.question_id)
+            yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id,
+                             article_uid=claim.article_uid, score=score, why=why)
         if found:
             stats.kept += 1
-            stats.count("questions_per_claim", found if found < 3 else "3+")
+            stats.count("questions_per_claim", len(found) if len(found) < 3 else "3+")
         else:
             stats.drop("no_question")
 

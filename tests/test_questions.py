@@ -24,6 +24,12 @@ def write_pack(path: Path, text: str) -> Path:
     return path
 
 
+def compiled_pack(path: Path, text: str) -> dict[str, questions.CompiledQuestion]:
+    """The questions of a pack written to ``path``, compiled with the shipped lexicon, by id."""
+    return {q.question.question_id: q for q in
+            questions.compile_questions(questionpacks.load_questions(write_pack(path, text)), questions.load_lexicon())}
+
+
 # --- packs --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text, want", [
     ("In women with pre-eclampsia, does L-arginine, compared to placebo, reduce blood pressure?",
@@ -104,29 +110,26 @@ def test_the_demo_pack_covers_the_fourteen_classes():
 # --- assignment (lexical signals; the cosine is given) ---------------------------------------------------
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    pack = write_pack(tmp_path_factory.mktemp("pack") / "p.yaml", """
+    return compiled_pack(tmp_path_factory.mktemp("pack") / "p.yaml", """
 questions:
   - {id: statin_bp, text: "Do statins reduce blood pressure?"}
   - {id: statin_ldl, text: "Do statins lower LDL cholesterol?"}
   - {id: ppi_heal, text: "Is the rate of healing higher, lower, or the same when comparing lansoprazole to omeprazole?"}
   - {id: bb_lvef, text: "In heart failure, do beta blockers improve left ventricular ejection fraction?"}
 """)
-    return {q.question.question_id: q for q in
-            questions.compile_questions(questionpacks.load_questions(pack), questions.load_lexicon())}
 
 
 def answered(compiled, sentence, abstract="", similarity=0.5):
-    words, n_doses = questions.claim_words(sentence, abstract), questions.doses(sentence)
-    return {qid for qid, q in compiled.items()
-            if questions.assess(words, similarity, q, questions.QuestionsConfig(), n_doses)}
+    found = questions.answers(sentence, abstract, [similarity] * len(compiled), list(compiled.values()),
+                              questions.QuestionsConfig())
+    return {q.question.question_id for q, _ in found}
 
 
 def test_a_member_drug_answers_a_question_about_its_class_not_the_reverse(compiled, tmp_path):
     assert answered(compiled, "Pravastatin 40 mg daily did not reduce blood pressure in the elderly.") == {"statin_bp"}
     # a claim about the class does not answer a question about one member drug
-    member = questions.compile_questions(questionpacks.load_questions(write_pack(
-        tmp_path / "m.yaml", 'questions:\n  - {id: m, text: "Does pravastatin reduce blood pressure?"}\n')),
-        questions.load_lexicon())[0]
+    member = compiled_pack(tmp_path / "m.yaml",
+                           'questions:\n  - {id: m, text: "Does pravastatin reduce blood pressure?"}\n')["m"]
     words = questions.claim_words("Statins reduced blood pressure in treated patients.")
     assert questions.assess(words, 0.5, member, questions.QuestionsConfig()) is None
 
@@ -149,9 +152,8 @@ def test_a_claim_answering_two_questions_and_one_answering_none(compiled):
 
 
 def test_words_of_change_and_half_synonyms_do_not_make_an_outcome(tmp_path):
-    pack = write_pack(tmp_path / "p.yaml", 'questions:\n  - {id: q, text: "Do statins differ in blood pressure '
-                                           'reduction?"}\n')
-    q = questions.compile_questions(questionpacks.load_questions(pack), questions.load_lexicon())[0]
+    q = compiled_pack(tmp_path / "p.yaml", 'questions:\n  - {id: q, text: "Do statins differ in blood pressure '
+                                           'reduction?"}\n')["q"]
     config = questions.QuestionsConfig()
     # "reduction" is how the outcome moves; "BP" replacing "blood pressure" must itself be there
     off = questions.claim_words("Simvastatin gave a 30% relative risk reduction in mortality.")
@@ -423,15 +425,13 @@ def test_question_demo_config_builds_from_the_cohen_corpus_with_its_pack():
 # --- the comparison must be the question's -----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def comparisons(tmp_path_factory):
-    pack = write_pack(tmp_path_factory.mktemp("cmp") / "p.yaml", """
+    return compiled_pack(tmp_path_factory.mktemp("cmp") / "p.yaml", """
 questions:
   - {id: vs_placebo, text: "After myocardial infarction, do ACE inhibitors reduce mortality compared with placebo?"}
   - {id: no_comparator, text: "In heart failure, do beta blockers reduce mortality?"}
   - {id: head_to_head, text: "Does tolterodine cause less dry mouth than oxybutynin?"}
   - {id: vs_others, text: "Do calcium channel blockers increase cardiovascular events compared with other antihypertensive drugs?"}
 """)
-    return {q.question.question_id: q for q in
-            questions.compile_questions(questionpacks.load_questions(pack), questions.load_lexicon())}
 
 
 @pytest.mark.parametrize("sentence, expected", [
