@@ -275,6 +275,43 @@ def comparator_first(sentence: str, q: CompiledQuestion) -> bool:
     return iv_ref if iv_ref != cmp_ref else comparator < intervention
 
 
+def _named_arm(stems: list[str], alts: tuple[Alternative, ...]) -> Alternative | None:
+    """The alternative a sentence names whole that comes first in it (the longest of those starting there)."""
+    present = set(stems)
+    named = [(min(i for i, s in enumerate(stems) if s in alt.stems), -len(alt.stems), n, alt)
+             for n, alt in enumerate(alts) if alt.stems and alt.stems <= present]
+    return min(named)[-1] if named else None
+
+
+def _arm_text(alt: Alternative | None, fallback: str) -> str:
+    """What a claim calls an arm: a member drug or class name by its own name, the question's phrase else."""
+    if alt is None or "(=" in alt.label:
+        return fallback
+    return alt.label.split(" (", 1)[0]
+
+
+def claim_arms(sentence: str, q: CompiledQuestion) -> tuple[str, str, str] | None:
+    """The question's ``(intervention, comparator, outcome)`` as one claim names its arms — "lisinopril" and
+    "losartan" for ACE inhibitors against ARBs — so the question can be put to the finding reader in the
+    terms of the sentence it reads. The comparator is the named comparator, another drug for "other …"
+    drugs, placebo for a question without an active one. None when the claim names no intervention or the
+    question has no outcome."""
+    outcome = q.question.outcome
+    stems = stem_sequence(sentence)
+    intervention = _named_arm(stems, q.intervention)
+    if intervention is None or not outcome:
+        return None
+    asked = q.question.comparator or "placebo"
+    if q.comparison == NAMED:
+        comparator = _arm_text(_named_arm(stems, q.comparator), asked)
+    elif q.comparison == OTHER:
+        taken = {a.stems for a in q.intervention}
+        comparator = _arm_text(_named_arm(stems, tuple(alt for alt, _ in q.drugs if alt.stems not in taken)), asked)
+    else:
+        comparator = asked
+    return _arm_text(intervention, q.question.intervention or ""), comparator, outcome
+
+
 def doses(sentence: str) -> int:
     """How many distinct doses a sentence names."""
     return len(set(_DOSE.findall(sentence)))

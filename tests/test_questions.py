@@ -480,3 +480,20 @@ def test_the_arm_a_claim_names_first(comparisons, qid, sentence, first):
     """The reader reads a direction relative to the arm named first; a claim naming the comparator first has
     its reading reversed by the annotator."""
     assert questions.comparator_first(sentence, comparisons[qid]) is first
+
+
+@pytest.mark.parametrize("qid, sentence, arms", [
+    # a class is put to the reader as the member drug the claim names, with the question's outcome
+    ("vs_placebo", "Ramipril reduced all-cause mortality by 27% compared with placebo.",
+     ("ramipril", "placebo", "mortality")),
+    ("head_to_head", "Compared with oxybutynin, tolterodine caused less dry mouth.",
+     ("tolterodine", "oxybutynin", "dry mouth")),
+    # "other" drugs: the other drug the claim names
+    ("vs_others", "Cardiovascular events were fewer with atenolol than with nifedipine.",
+     ("nifedipine", "atenolol", "cardiovascular events")),
+    ("no_comparator", "Bisoprolol reduced mortality in heart failure.", ("bisoprolol", "placebo", "mortality")),
+    # no intervention named: nothing to put
+    ("vs_placebo", "Mortality was lower with placebo.", None),
+])
+def test_the_question_in_a_claims_own_arm_names(comparisons, qid, sentence, arms):
+    assert questions.claim_arms(sentence, comparisons[qid]) == arms

@@ -13,7 +13,7 @@ from builder.annotators.goldcheck import healthver_pairs
 from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
 from builder.reader import data as reader_data
 from builder.reader.evaluate import goldcheck_sets
-from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE
+from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE, finding_disagreement
 
 DATA = SCIFACT.parent
 Q = "Does drug X lower blood pressure compared to placebo?"
@@ -77,6 +77,15 @@ def test_disagreement_kinds_and_never_a_negation_word_alone():
     assert disagreement(inc, _reading("increase", "yes")) is None and disagreement(nod, nod) is None
     # both findings read: they decide, whatever the answers (the same finding worded "yes" and "no" agrees)
     assert disagreement(_reading("increase", "yes"), _reading("increase", "no")) is None
+    # different findings the reader is unsure of: more likely alike than not, so no disagreement
+    unsure_inc = Reading(
+        "increase", {"increase": 0.5, "decrease": 0.0, "no_difference": 0.4, "not_reported": 0.1}, "yes",
+        {"yes": 1.0, "no": 0.0, "neutral": 0.0}, None, 0.5)
+    unsure_nod = Reading(
+        "no_difference", {"increase": 0.4, "decrease": 0.0, "no_difference": 0.5, "not_reported": 0.1}, "no",
+        {"yes": 0.0, "no": 1.0, "neutral": 0.0}, None, 0.5)
+    assert finding_disagreement(unsure_inc, unsure_nod) == pytest.approx(0.41)
+    assert disagreement(unsure_inc, unsure_nod) is None and disagreement(unsure_inc, dec) == "opposite_direction"
     # a reading with its arms swapped: increase and decrease exchanged, probabilities too
     flipped = _reading("increase", "yes").reversed()
     assert flipped.finding == "decrease" and flipped.finding_probs["decrease"] == 1.0

@@ -122,16 +122,22 @@ def test_a_claim_that_does_not_answer_the_question_is_never_in_conflict():
 
 
 def test_readings_are_taken_relative_to_the_questions_intervention():
-    """Both claims say enalapril causes more cough than candesartan; the one naming candesartan first is read
-    by the reader as a decrease, and the annotator reverses it, so the pair agrees."""
+    """Both claims say enalapril causes more cough than candesartan. Each is asked the question in its own arm
+    names (enalapril for the ACE inhibitors); the reader reads the direction for the arm the sentence is about,
+    so the claim naming candesartan first reads a decrease, the annotator reverses it, and the pair agrees. A
+    claim naming no asked drug is asked the question as written."""
     from builder.annotators.reader_annotator import ReaderAnnotator
     from builder.questionpacks import question_from
 
     q = question_from({"id": "cough", "text": "Do ACE inhibitors cause more cough than angiotensin receptor blockers?"})
     annotator = ReaderAnnotator()
-    p = pair("Cough was more frequent with enalapril than with candesartan.",
-             "Cough was less frequent with candesartan than with enalapril.").model_copy(update={"question": q})
-    ra, rb = annotator.reader.read(annotator.asks(p))
-    oa, ob = annotator.oriented(p, ra, rb)
-    assert oa == ra and ob == rb.reversed()
+    p = pair("Cough was significantly more frequent with enalapril than with candesartan.",
+             "Cough was significantly less frequent with candesartan than with enalapril.").model_copy(
+                 update={"question": q})
+    asks = annotator.asks(p)
+    assert [a[0] for a in asks] == ["Is cough higher, lower, or the same with enalapril compared to candesartan?"] * 2
+    ra, rb = annotator.reader.read(asks)
+    assert (ra.finding, rb.finding) == ("increase", "decrease")
+    assert annotator.oriented(p, ra, rb) == (ra, rb.reversed())
     assert annotator.annotate(p).conflict_type == ontology.NO_CONFLICT
+    assert annotator.ask("Cough was common in the trial.", q) == q.text

@@ -25,12 +25,12 @@ import re
 from dataclasses import dataclass
 
 from biodivergence_dataset import cues, ontology
-from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan
+from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan, Question
 
 from .. import frames as fr
-from ..questions import CompiledQuestion, comparator_first, compile_questions, load_lexicon
+from ..questions import CompiledQuestion, claim_arms, comparator_first, compile_questions, load_lexicon
 from ..reader import READER_VERSION, disagreement, load_reader
-from ..reader.data import heldout_gold
+from ..reader.data import QUESTION_TEMPLATES, heldout_gold
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .frames import SPECIFICITY, frames_of
@@ -42,6 +42,8 @@ OPPOSITE_ANSWER = "opposite_answer"
 assert NO in ontology.READER_STANCES and OPPOSITE_ANSWER in ontology.DISAGREEMENT_REASONS
 MAX_AXES = 3
 SAME_QUESTION, OFF_QUESTION = "same_question", "off_question"
+#: The phrasing a claim is asked its question in: the reader's neutral Evidence Inference phrasing.
+ARM_QUESTION = QUESTION_TEMPLATES[0][0]
 assert {SAME_QUESTION, OFF_QUESTION} <= set(ontology.COMPARABILITY)
 
 # Condition phrases: where a claim states the conditions its finding holds under. The ontology's cue lexicon
@@ -249,13 +251,31 @@ class ReaderAnnotator(LocalAnnotator):
     def annotate(self, pair: CandidatePair) -> Labels:
         return self.annotate_many([pair])[0]
 
-    @staticmethod
-    def asks(pair: CandidatePair) -> tuple[tuple[str, str], tuple[str, str]]:
+    def compiled(self, question: Question) -> CompiledQuestion:
+        """A pair's question compiled against the lexicon (once per question)."""
+        key = (question.question_id, question.text)
+        if key not in self._compiled:
+            self._compiled[key] = compile_questions([question], load_lexicon())[0]
+        return self._compiled[key]
+
+    def ask(self, sentence: str, question: Question) -> str:
+        """What one claim is asked: the question in the claim's own arm names and in the neutral phrasing of the
+        reader's Evidence Inference training ("Is cough higher, lower, or the same with lisinopril compared to
+        losartan?", ``questions.claim_arms``), so the reader meets the drug the claim names and the question's
+        outcome as it learned them; the question as written when the claim names no intervention (or the
+        question has no outcome)."""
+        arms = claim_arms(sentence, self.compiled(question))
+        if arms is None:
+            return question.text
+        intervention, comparator, outcome = arms
+        return ARM_QUESTION.format(i=intervention, c=comparator, o=outcome)
+
+    def asks(self, pair: CandidatePair) -> list[tuple[str, str]]:
         """What the reader is asked: both claims against the question, else each claim against the other."""
         a, b = pair.claim_a.sentence, pair.claim_b.sentence
-        if pair.question is not None:
-            return (pair.question.text, a), (pair.question.text, b)
-        return (b, a), (a, b)
+        if pair.question is None:
+            return [(b, a), (a, b)]
+        return [(self.ask(s, pair.question), s) for s in (a, b)]
 
     def annotate_many(self, pairs: list[CandidatePair]) -> list[Labels]:
         asks = [ask for p in pairs for ask in self.asks(p)]
@@ -263,15 +283,14 @@ class ReaderAnnotator(LocalAnnotator):
         return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1])) for i, p in enumerate(pairs)]
 
     def oriented(self, pair: CandidatePair, ra, rb):
-        """The two readings relative to the question's intervention: the reader reads a direction for the arm a
-        sentence is about, so a claim stating its finding relative to the intervention (the intervention after
-        "than", "compared with"…; see ``questions.comparator_first``) has its reading reversed."""
+        """The two readings relative to the question's intervention. The reader reads a direction for the arm a
+        sentence is about, whichever arm the question names first ("cough was lower with candesartan than with
+        enalapril" reads as a decrease however it is asked), so a claim stating its finding relative to the
+        intervention (the intervention after "than", "compared with"…; ``questions.comparator_first``) has its
+        reading reversed."""
         if pair.question is None:
             return ra, rb
-        key = (pair.question.question_id, pair.question.text)
-        if key not in self._compiled:
-            self._compiled[key] = compile_questions([pair.question], load_lexicon())[0]
-        q = self._compiled[key]
+        q = self.compiled(pair.question)
         return tuple(r.reversed() if comparator_first(claim.sentence, q) else r
                      for claim, r in ((pair.claim_a, ra), (pair.claim_b, rb)))
 

@@ -5,8 +5,8 @@ output feeds two heads: ``finding`` (``ontology.READER_FINDINGS``: increase / de
 not_reported, the direction of the question's outcome under its intervention) and ``stance``
 (``ontology.READER_STANCES``: the answer to the question as asked). A saved reader is a folder holding
 ``reader_config.json`` (base model, labels, max_length, training sources, data fingerprint, report) and
-``reader.safetensors``: only the tensors training changed, in float16, over the base model's own (the word
-embeddings and the lowest layers stay frozen), so the shipped reader is a small delta that needs no download.
+``reader.safetensors``: only the tensors training changed, in float16, over the base model's own (the
+embeddings stay frozen), so the shipped reader is a 21 MB delta that needs no download.
 """
 
 from __future__ import annotations
@@ -105,21 +105,34 @@ class Reading:
         return self.finding != NOT_REPORTED or self.stance != NEUTRAL
 
 
+def finding_disagreement(ra: Reading, rb: Reading) -> float:
+    """The probability that two readings' findings (increase / decrease / no difference) differ, the two
+    claims read independently: the sum of P_a(x)·P_b(y) over read findings x ≠ y (mass on not_reported counts
+    as no disagreement)."""
+    read = (INCREASE, DECREASE, NO_DIFFERENCE)
+    return sum(ra.finding_probs[x] * rb.finding_probs[y] for x in read for y in read if x != y)
+
+
 def disagreement(ra: Reading, rb: Reading) -> str | None:
     """Why two readings of the SAME question disagree (a key of ``ontology.DISAGREEMENT_REASONS``), or None.
 
-    Both findings read (increase / decrease / no difference): they decide — increase vs decrease →
-    ``opposite_direction``, an effect vs no difference → ``null_vs_effect``, the same finding → None. Otherwise
-    (a finding not read) the answers to the question as asked: ``opposite_answer`` when the two claims more
-    likely answer it oppositely (yes / no) than alike, P(yes)·P(no) + P(no)·P(yes) > P(yes)·P(yes) + P(no)·P(no)
-    — a comparison of the reader's own probabilities, no fitted threshold. The finding is read relative to the
-    question, so a negation word alone never makes a disagreement."""
+    Both findings read (increase / decrease / no difference): they decide. Different findings disagree when
+    the reader's own probabilities say they more likely differ than not (``finding_disagreement`` > 1/2, the
+    decision that is right most often if the probabilities are; no fitted threshold): increase vs decrease →
+    ``opposite_direction``, an effect vs no difference → ``null_vs_effect``; the same finding, or a difference
+    the reader is unsure of → None. Otherwise (a finding not read) the answers to the question as asked:
+    ``opposite_answer`` when the two claims more likely answer it oppositely (yes / no) than alike,
+    P(yes)·P(no) + P(no)·P(yes) > P(yes)·P(yes) + P(no)·P(no). The finding is read relative to the question, so
+    a negation word alone never makes a disagreement, and a reading that does not answer the question
+    (``Reading.reported`` false) disagrees with nothing."""
+    if not (ra.reported and rb.reported):
+        return None
     read = EFFECTS | {NO_DIFFERENCE}
     if ra.finding in read and rb.finding in read:
         findings = {ra.finding, rb.finding}
-        if findings == EFFECTS:
-            return "opposite_direction"
-        return "null_vs_effect" if len(findings) == 2 else None
+        if len(findings) == 1 or finding_disagreement(ra, rb) <= 0.5:
+            return None
+        return "opposite_direction" if findings == EFFECTS else "null_vs_effect"
     a, b = ra.stance_probs, rb.stance_probs
     if a[YES] * b[NO] + a[NO] * b[YES] > a[YES] * b[YES] + a[NO] * b[NO]:
         return "opposite_answer"
