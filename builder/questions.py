@@ -191,6 +191,12 @@ class CompiledQuestion:
     #: every drug and drug-class name of the lexicon, flagged True for member drugs
     drugs: tuple[tuple[Alternative, bool], ...] = ()
 
+    @property
+    def other_drugs(self) -> tuple[Alternative, ...]:
+        """The lexicon's drugs and classes other than the intervention's names: the arms of "other …" drugs."""
+        asked = {a.stems for a in self.intervention}
+        return tuple(alt for alt, _ in self.drugs if alt.stems not in asked)
+
 
 def comparison_kind(comparator: str | None) -> str:
     """INACTIVE without a comparator or with a placebo-like one, OTHER for "other …" drugs, else NAMED."""
@@ -237,11 +243,17 @@ def named_drugs(words: frozenset[str], q: CompiledQuestion) -> tuple[set[frozens
 REFERENCE_STEMS = frozenset(stem(w) for w in ("than", "compared", "comparison", "versus", "vs", "relative", "from"))
 
 
+def _mentions(stems: list[str], alts: tuple[Alternative, ...]) -> list[tuple[int, Alternative]]:
+    """Each alternative the sentence (its ``stems``) names whole, with the position of its first word."""
+    present = set(stems)
+    return [(min(i for i, s in enumerate(stems) if s in alt.stems), alt) for alt in alts
+            if alt.stems and alt.stems <= present]
+
+
 def first_mention(stems: list[str], alts: tuple[Alternative, ...]) -> int | None:
     """The position in ``stems`` of the first word of any alternative the sentence names whole, or None."""
-    present = set(stems)
-    hits = [min(i for i, s in enumerate(stems) if s in alt.stems) for alt in alts if alt.stems and alt.stems <= present]
-    return min(hits) if hits else None
+    hits = _mentions(stems, alts)
+    return min(i for i, _ in hits) if hits else None
 
 
 def _is_reference(stems: list[str], position: int, other: int) -> bool:
@@ -267,8 +279,7 @@ def comparator_first(sentence: str, q: CompiledQuestion) -> bool:
     else:
         comparator = first_mention(stems, q.comparator)
         if comparator is None and q.comparison == OTHER:
-            asked = {a.stems for a in q.intervention}
-            comparator = first_mention(stems, tuple(alt for alt, _ in q.drugs if alt.stems not in asked))
+            comparator = first_mention(stems, q.other_drugs)
     if comparator is None:
         return False
     iv_ref, cmp_ref = _is_reference(stems, intervention, comparator), _is_reference(stems, comparator, intervention)
@@ -277,10 +288,8 @@ def comparator_first(sentence: str, q: CompiledQuestion) -> bool:
 
 def _named_arm(stems: list[str], alts: tuple[Alternative, ...]) -> Alternative | None:
     """The alternative a sentence names whole that comes first in it (the longest of those starting there)."""
-    present = set(stems)
-    named = [(min(i for i, s in enumerate(stems) if s in alt.stems), -len(alt.stems), n, alt)
-             for n, alt in enumerate(alts) if alt.stems and alt.stems <= present]
-    return min(named)[-1] if named else None
+    hits = _mentions(stems, alts)
+    return min(hits, key=lambda hit: (hit[0], -len(hit[1].stems)))[1] if hits else None
 
 
 def _arm_text(alt: Alternative | None, fallback: str) -> str:
@@ -305,8 +314,7 @@ def claim_arms(sentence: str, q: CompiledQuestion) -> tuple[str, str, str] | Non
     if q.comparison == NAMED:
         comparator = _arm_text(_named_arm(stems, q.comparator), asked)
     elif q.comparison == OTHER:
-        taken = {a.stems for a in q.intervention}
-        comparator = _arm_text(_named_arm(stems, tuple(alt for alt, _ in q.drugs if alt.stems not in taken)), asked)
+        comparator = _arm_text(_named_arm(stems, q.other_drugs), asked)
     else:
         comparator = asked
     return _arm_text(intervention, q.question.intervention or ""), comparator, outcome

@@ -30,6 +30,8 @@ SHIPPED = Path(__file__).resolve().parent.parent / "models" / "finding_reader"
 INCREASE, DECREASE = ontology.READER_FINDINGS[:2]
 EFFECTS = frozenset((INCREASE, DECREASE))
 NO_DIFFERENCE, NOT_REPORTED = ontology.READER_FINDINGS[2:]
+#: The findings that answer a question (all but not_reported).
+READ_FINDINGS = (INCREASE, DECREASE, NO_DIFFERENCE)
 YES, NO, NEUTRAL = ontology.READER_STANCES
 
 
@@ -109,8 +111,7 @@ def finding_disagreement(ra: Reading, rb: Reading) -> float:
     """The probability that two readings' findings (increase / decrease / no difference) differ, the two
     claims read independently: the sum of P_a(x)·P_b(y) over read findings x ≠ y (mass on not_reported counts
     as no disagreement)."""
-    read = (INCREASE, DECREASE, NO_DIFFERENCE)
-    return sum(ra.finding_probs[x] * rb.finding_probs[y] for x in read for y in read if x != y)
+    return sum(ra.finding_probs[x] * rb.finding_probs[y] for x in READ_FINDINGS for y in READ_FINDINGS if x != y)
 
 
 def disagreement(ra: Reading, rb: Reading) -> str | None:
@@ -127,8 +128,7 @@ def disagreement(ra: Reading, rb: Reading) -> str | None:
     (``Reading.reported`` false) disagrees with nothing."""
     if not (ra.reported and rb.reported):
         return None
-    read = EFFECTS | {NO_DIFFERENCE}
-    if ra.finding in read and rb.finding in read:
+    if ra.finding in READ_FINDINGS and rb.finding in READ_FINDINGS:
         findings = {ra.finding, rb.finding}
         if len(findings) == 1 or finding_disagreement(ra, rb) <= 0.5:
             return None
