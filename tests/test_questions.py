@@ -162,12 +162,21 @@ def test_words_of_change_and_half_synonyms_do_not_make_an_outcome(tmp_path):
     assert "BP (= blood pressure)" in questions.assess(on, 0.5, q, config)[1]
 
 
-def test_similarity_stands_in_for_the_outcome_only_when_very_close(compiled):
+def test_similarity_stands_in_for_the_outcome_only_when_configured_and_very_close(compiled):
     words = questions.claim_words("Pravastatin was studied in 300 adults.")  # the drug, no outcome words
-    config = questions.QuestionsConfig()
-    assert questions.assess(words, config.similarity_alone - 0.05, compiled["statin_bp"], config) is None
-    _, why = questions.assess(words, config.similarity_alone + 0.05, compiled["statin_bp"], config)
+    assert questions.assess(words, 1.0, compiled["statin_bp"], questions.QuestionsConfig()) is None  # off by default
+    config = questions.QuestionsConfig(similarity_alone=0.8)
+    assert questions.assess(words, 0.75, compiled["statin_bp"], config) is None
+    _, why = questions.assess(words, 0.85, compiled["statin_bp"], config)
     assert "outcome: by similarity" in why
+
+
+def test_a_sentence_about_the_groups_before_treatment_answers_no_question(compiled):
+    assert answered(compiled, "Baseline characteristics, including blood pressure, did not differ between the "
+                              "pravastatin and placebo groups.") == set()
+    assert answered(compiled, "Blood pressure before treatment was higher in the pravastatin group.") == set()
+    # a change from baseline is a finding
+    assert answered(compiled, "Pravastatin reduced blood pressure from baseline by 4 mmHg.") == {"statin_bp"}
 
 
 def test_why_names_the_matched_words(compiled):

@@ -135,3 +135,40 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     questions = {g.pair.question.question_id: g.pair.question.text
                  for g in healthver_pairs(DATA / "healthver", with_question=True)}
     assert len(set(questions.values())) == len(questions)  # one question per claim
+
+
+@pytest.mark.parametrize(("text", "effect", "null"), [
+    ("Drug X significantly reduced blood pressure (p < 0.01).", True, False),
+    ("There was no significant difference in blood pressure between the groups.", False, True),
+    ("Healing rates were similar with drug X and drug Y.", False, True),
+    ("Relief at 2 hours was 46% with drug X and 52% with drug Y, and no patient withdrew.", False, False),
+    ("Pain fell with both doses (10 mg: p = 0.015; 5 mg: p = 0.47).", True, True),
+])
+def test_a_sentence_states_an_effect_a_null_both_or_neither(text, effect, null):
+    from builder.frames import stated_tests
+
+    assert stated_tests(text) == (effect, null)
+
+
+def test_stated_only_calls_a_stated_effect_against_a_stated_null_and_nothing_else(reader):
+    effect, null, untested, mixed = reader.read([
+        (Q, "Drug X significantly reduced systolic blood pressure compared with placebo (p < 0.001)."),
+        (Q, "There was no significant difference in blood pressure between the drug X and placebo groups."),
+        (Q, "Mean systolic blood pressure was 128 mm Hg with drug X and 131 mm Hg with placebo."),
+        (Q, "Drug X lowered systolic (p = 0.01) but not diastolic blood pressure (p = 0.40) compared with placebo."),
+    ])
+    assert effect.stated and null.stated and effect.majority and null.majority
+    assert disagreement(effect, null, stated_only=True) == "null_vs_effect"
+    # numbers side by side with no test and a mixed result state no single finding
+    assert not untested.states_effect and not untested.states_null and not untested.stated
+    assert mixed.states_effect and mixed.states_null and not mixed.stated
+    assert disagreement(effect, untested, stated_only=True) is None
+    assert disagreement(mixed, null, stated_only=True) is None
+    # opposite effects, an unsure reading and an answer without a finding are not called
+    inc, dec = _reading("increase", "yes"), _reading("decrease", "no")
+    assert disagreement(inc, dec) == "opposite_direction" and disagreement(inc, dec, stated_only=True) is None
+    unsure = Reading("no_difference", {"increase": 0.3, "decrease": 0.2, "no_difference": 0.45, "not_reported": 0.05},
+                     "no", {"yes": 0.0, "no": 1.0, "neutral": 0.0}, None, 0.45)
+    assert not unsure.majority and disagreement(inc, unsure, stated_only=True) is None
+    yes, no = _reading("not_reported", "yes"), _reading("not_reported", "no")
+    assert disagreement(yes, no, stated_only=True) is None and disagreement(yes, no, by_stance=False) is None

@@ -141,3 +141,21 @@ def test_readings_are_taken_relative_to_the_questions_intervention():
     assert annotator.oriented(p, ra, rb) == (ra, rb.reversed())
     assert annotator.annotate(p).conflict_type == ontology.NO_CONFLICT
     assert annotator.ask("Cough was common in the trial.", q) == q.text
+
+
+def test_under_a_declared_question_only_a_stated_effect_against_a_stated_null_is_a_conflict():
+    """Asked in their arm names, the claims conflict when one states a significant effect and the other a
+    null; rates set side by side with no test are no finding to disagree with."""
+    from builder.annotators.reader_annotator import ReaderAnnotator
+    from builder.questionpacks import question_from
+
+    q = question_from({"id": "cough", "text": "Do ACE inhibitors cause more cough than angiotensin receptor blockers?"})
+    annotator = ReaderAnnotator()
+    effect = "Cough was significantly more frequent with enalapril than with candesartan (p < 0.001)."
+    null = "In elderly patients, cough did not differ significantly between lisinopril and losartan (p = 0.45)."
+    untested = "Cough was reported by 12% of patients on enalapril and 9% of patients on candesartan."
+    conflict, plain = annotator.annotate_many([pair(effect, null).model_copy(update={"question": q}),
+                                               pair(effect, untested).model_copy(update={"question": q})])
+    assert conflict.conflict_type != ontology.NO_CONFLICT and conflict.notes == "null_vs_effect"
+    assert conflict.comparability == "same_question"
+    assert plain.conflict_type == ontology.NO_CONFLICT

@@ -4,8 +4,11 @@ For a candidate pair it
 1. reads each claim's finding relative to the pair's question (``builder.reader``: increase / decrease /
    no_difference / not_reported, and the answer yes / no to the question as asked); a pair without a question
    has each claim read against the other claim, which then plays the question;
-2. calls a conflict only when the two readings disagree (effect vs no effect, increase vs decrease, yes vs
-   no) — never on a negation word alone; a claim that does not answer the question makes ``no_conflict``;
+2. calls a conflict only when the two readings disagree — never on a negation word alone; a claim that does
+   not answer the question makes ``no_conflict``. Claims asked a declared question in their own arm names
+   disagree only as a significant effect against a stated null, each stated by the sentence itself
+   (``disagreement(stated_only=True)``); claims asked the question as written, or each other, disagree as
+   effect vs no effect, increase vs decrease, or yes vs no;
 3. applies the paper's boundary rules in order: explicit controversy → unresolved controversy; weak evidence
    → evidence insufficiency; a condition that differs between the claims (population, dose or co-treatment,
    duration, geography, period, setting, … — from the ontology's cues and the condition phrases below) →
@@ -31,6 +34,7 @@ from .. import frames as fr
 from ..questions import CompiledQuestion, claim_arms, comparator_first, compile_questions, load_lexicon
 from ..reader import READER_VERSION, disagreement, load_reader
 from ..reader.data import QUESTION_TEMPLATES, heldout_gold
+from ..reader.model import READ_FINDINGS
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .frames import SPECIFICITY, frames_of
@@ -280,7 +284,9 @@ class ReaderAnnotator(LocalAnnotator):
     def annotate_many(self, pairs: list[CandidatePair]) -> list[Labels]:
         asks = [ask for p in pairs for ask in self.asks(p)]
         readings = self.reader.read(asks) if asks else []
-        return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1])) for i, p in enumerate(pairs)]
+        return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1]),
+                            by_arms=p.question is not None and p.question.text not in (asks[2 * i][0], asks[2 * i + 1][0]))
+                for i, p in enumerate(pairs)]
 
     def oriented(self, pair: CandidatePair, ra, rb):
         """The two readings relative to the question's intervention. The reader reads a direction for the arm a
@@ -294,13 +300,17 @@ class ReaderAnnotator(LocalAnnotator):
         return tuple(r.reversed() if comparator_first(claim.sentence, q) else r
                      for claim, r in ((pair.claim_a, ra), (pair.claim_b, rb)))
 
-    def decide(self, pair: CandidatePair, ra, rb) -> Labels:
-        """Labels of one pair from its two readings."""
+    def decide(self, pair: CandidatePair, ra, rb, by_arms: bool = False) -> Labels:
+        """Labels of one pair from its two readings; ``by_arms``: both claims were asked the pair's question in
+        their own arm names (``ask``), not as written."""
         question = pair.question.text if pair.question is not None else ""
         if pair.question is not None:
-            unanswered = not (ra.reported and rb.reported)
-            # a claim that does not answer the question disagrees with nothing on it
-            why = None if unanswered else disagreement(ra, rb)
+            # asked in its own arm names, a claim answers with a finding and only a stated effect against a
+            # stated null counts (``disagreement(stated_only=True)``: the rule measured on Evidence Inference,
+            # which the arm phrasing is); asked the question as written, any answer counts; a claim that does
+            # not answer the question disagrees with nothing on it
+            unanswered = not all(r.finding in READ_FINDINGS if by_arms else r.reported for r in (ra, rb))
+            why = None if unanswered else disagreement(ra, rb, stated_only=by_arms)
         else:
             why = claims_disagree(ra, rb)
             unanswered = not (ra.reported or rb.reported)
