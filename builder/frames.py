@@ -390,14 +390,18 @@ def _main_cue(found: list[_Cue]) -> _Cue | None:
     return (verbal or later or found)[0]
 
 
+#: Words that state a comparison's verdict as a result ("superior to placebo", "better tolerated").
+_VERDICT = re.compile(r"\b(?:superior|inferior|better|worse|more effective|less effective)\b", re.IGNORECASE)
+
+
 def stated_tests(text: str) -> tuple[bool, bool]:
-    """What a sentence's own words say its results are: (an effect — a significant test not negated, "p <
-    0.05"; a null — a non-significant test, "P = 0.47", or a negated or null finding cue, "did not differ",
-    "similar to placebo"). Both when it reports a mixed result; neither when it sets numbers side by side
-    with no test ("46% vs 52%") or claims a change without one."""
+    """What a sentence's own words say its results are: (an effect — a significant test or a verdict word not
+    negated, "p < 0.05", "superior to placebo"; a null — a non-significant test, "P = 0.47", or a negated or
+    null finding cue, "did not differ", "similar to placebo"). Both when it reports a mixed result; neither
+    when it sets numbers side by side with no test ("46% vs 52%") or claims a change without one."""
     negative = [m.span() for m in _SIG_NEG.finditer(text)]
     effect = any(not any(lo <= m.start() < hi for lo, hi in negative) and _negation_before(text, m.start()) is None
-                 for m in _SIG_POS.finditer(text))  # "did not differ significantly" states no effect
+                 for m in (*_SIG_POS.finditer(text), *_VERDICT.finditer(text)))  # "did not differ significantly": no
     null = bool(negative) or any(c.direction in NULL_DIRECTIONS for c in _cues(text))
     return effect, null
 

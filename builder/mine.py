@@ -90,6 +90,9 @@ class MineConfig(BaseModel):
     #: which reads findings against the question, does not use them).
     slot_similarity: bool = True
     cap_per_question: int = Field(150, ge=0)
+    #: At most this many pairs per claim within one question (None: no limit), taken in rank order: one claim
+    #: in dozens of rows makes a benchmark repeat itself, and one misread claim a hub of wrong labels.
+    max_pairs_per_claim: int | None = Field(None, ge=1)
     #: Fill each domain's cap by the paper's open mining after the within-question pairs. False keeps only
     #: pairs whose claims answer a common declared question (needs ``questions_dir``): a question-centred
     #: release, every row judged against its question.
@@ -323,11 +326,29 @@ def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dic
                                         min(1.0, float(sims[o])), config.scoring)
             scored.append((-scores.combined_score, pid, i, j, scores, qid))
         scored.sort(key=lambda r: (r[0], r[1]))
-        dropped["over_question_cap"] += len(iu) - elsewhere - min(len(scored), config.cap_per_question)
-        for row in scored[: config.cap_per_question]:
+        chosen = _within_claim_limit(scored, config.cap_per_question, config.max_pairs_per_claim)
+        dropped["over_question_cap"] += len(iu) - elsewhere - len(chosen)
+        for row in chosen:
             taken.add(row[1])
             out.append(row)
     return out, dropped
+
+
+def _within_claim_limit(ranked: list, cap: int, per_claim: int | None) -> list:
+    """The first ``cap`` ranked pair rows ``(…, pair_id, i, j, …)`` in which no claim appears more than
+    ``per_claim`` times."""
+    if per_claim is None:
+        return ranked[:cap]
+    seen: dict[int, int] = {}
+    chosen = []
+    for row in ranked:
+        if len(chosen) == cap:
+            break
+        i, j = row[2], row[3]
+        if seen.get(i, 0) < per_claim and seen.get(j, 0) < per_claim:
+            seen[i], seen[j] = seen.get(i, 0) + 1, seen.get(j, 0) + 1
+            chosen.append(row)
+    return chosen
 
 
 def shared_question(a: Claim, b: Claim, assigned: dict[str, dict[str, float]]) -> str | None:

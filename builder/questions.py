@@ -8,7 +8,8 @@ definitions of the claim's own abstract ("blood pressure (BP)"), with one clinic
 The embedding similarity of the claim sentence and the question text is the third signal: it enters the
 score, a claim far from the question (below ``min_similarity``) is not assigned, and (when configured,
 ``similarity_alone``) a very close one may stand in for a missing outcome match. A sentence about the
-groups before treatment (baseline characteristics) answers no question. The comparison must be the question's
+groups before treatment (baseline characteristics) answers no question, nor does a claim whose abstract
+never names the question's population (:func:`studied_population`). The comparison must be the question's
 (:func:`other_comparison`): a named comparator must be named, and a question against placebo (or with no
 comparator) is not answered by a head-to-head claim of two active drugs.
 
@@ -172,6 +173,9 @@ def best_match(words: frozenset[str], alts: tuple[Alternative, ...], share: floa
     return best
 
 
+#: Words for people that say nothing of which population ("patients with diabetes": diabetes).
+PERSON_STEMS = frozenset(stem(w) for w in ("patient", "patients", "adult", "adults", "subject", "subjects", "people",
+                                           "persons", "individuals", "participants", "women", "men"))
 #: Comparators that mean "no active drug" (a question without a comparator asks the same).
 PLACEBO_COMPARATORS = ("placebo", "sham", "vehicle", "control", "controls", "usual care", "no treatment",
                        "untreated", "no therapy")
@@ -193,6 +197,8 @@ class CompiledQuestion:
     comparison: str = INACTIVE
     #: every drug and drug-class name of the lexicon, flagged True for member drugs
     drugs: tuple[tuple[Alternative, bool], ...] = ()
+    #: the ways a claim's abstract may name the question's population (empty: the question names none)
+    population: tuple[Alternative, ...] = ()
 
     @property
     def other_drugs(self) -> tuple[Alternative, ...]:
@@ -229,7 +235,8 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
         comparator = tuple(a for a in (alternatives(q.comparator, lexicon) if q.comparator else ())
                            if a.stems not in asked)
         out.append(CompiledQuestion(q, intervention, comparator, alternatives(q.outcome or "", lexicon, CHANGE_STEMS),
-                                    comparison_kind(q.comparator), drugs))
+                                    comparison_kind(q.comparator), drugs,
+                                    alternatives(q.population or "", lexicon, PERSON_STEMS)))
     return out
 
 
@@ -392,15 +399,27 @@ def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config
     return round(min(score, 1.0), 4), "; ".join(why)
 
 
+def studied_population(q: CompiledQuestion, article: frozenset[str]) -> bool:
+    """Whether an article (the content stems of a claim and its abstract) names the question's population, or
+    the question names none: a trial of heart failure does not answer a
+    question asked after myocardial infarction, nor one of primary renal disease a question in diabetes. The
+    abstract is read, not the claim, because a result sentence seldom repeats who was studied."""
+    return not q.population or best_match(article, q.population)[1] is not None
+
+
 def answers(sentence: str, abstract: str, similarities: list[float], compiled: list[CompiledQuestion],
             config: QuestionsConfig) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
     """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
-    definitions) and its cosine to each compiled question."""
+    definitions, the population studied) and its cosine to each compiled question."""
     if reports_baseline(sentence):
         return []
     words, n_doses = claim_words(sentence, abstract), doses(sentence)
-    return [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
-            if (verdict := assess(words, sim, q, config, n_doses)) is not None]
+    found = [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
+             if (verdict := assess(words, sim, q, config, n_doses)) is not None]
+    if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
+        article = words | claim_words(abstract, abstract)
+        found = [(q, verdict) for q, verdict in found if studied_population(q, article)]
+    return found
 
 
 # --- the sharded work ------------------------------------------------------------------------------------

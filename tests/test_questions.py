@@ -316,6 +316,25 @@ def test_question_pairs_caps_each_question_and_never_pairs_one_article():
     assert dropped["over_question_cap"] == cross - 5
 
 
+def test_question_pairs_hold_each_claim_in_at_most_max_pairs_per_claim():
+    from collections import Counter
+
+    claims = _claims()
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(len(claims), 8)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    assigned = {c.claim_id: {"q": 0.5} for c in claims}
+    free, _ = mine.question_pairs(claims, emb, assigned, mine.MineConfig(cap_per_question=1000))
+    limited, dropped = mine.question_pairs(claims, emb, assigned,
+                                           mine.MineConfig(cap_per_question=1000, max_pairs_per_claim=2))
+    per_claim = Counter(k for row in limited for k in row[2:4])
+    assert max(Counter(k for row in free for k in row[2:4]).values()) > 2 and max(per_claim.values()) == 2
+    # taken in rank order: the limited rows keep the order of the free ranking
+    assert [r[1] for r in limited] == [r[1] for r in free if r[1] in {x[1] for x in limited}]
+    assert dropped["over_question_cap"] == sum(a.article_uid != b.article_uid
+                                               for k, a in enumerate(claims) for b in claims[k + 1:]) - len(limited)
+
+
 def test_release_rows_carry_the_question(mined, tmp_path):
     """A pair with a question and one without, through Example.from_pair into a release read by load_dataset."""
     from datasets import load_dataset
@@ -464,6 +483,17 @@ questions:
 ])
 def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, sentence, expected):
     assert answered(comparisons, sentence) == expected
+
+
+def test_a_claim_answers_a_question_about_a_population_its_article_studied(comparisons):
+    claim = "Ramipril reduced all-cause mortality by 27% compared with placebo."
+    after_mi = "We randomised 2006 patients with acute myocardial infarction (MI) to ramipril or placebo."
+    in_hf = "Patients with chronic heart failure were randomised to ramipril or placebo for two years."
+    assert answered(comparisons, claim, after_mi) == {"vs_placebo"}  # "After myocardial infarction, ..."
+    assert answered(comparisons, claim, in_hf) == set()
+    # the population may be named by a synonym of the lexicon, in the claim itself
+    assert answered(comparisons, "After an MI, captopril reduced mortality compared with placebo.", in_hf) == {
+        "vs_placebo"}
 
 
 def test_the_comparison_kinds_of_the_demo_pack():

@@ -143,6 +143,8 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     ("Healing rates were similar with drug X and drug Y.", False, True),
     ("Relief at 2 hours was 46% with drug X and 52% with drug Y, and no patient withdrew.", False, False),
     ("Pain fell with both doses (10 mg: p = 0.015; 5 mg: p = 0.47).", True, True),
+    ("Both drugs were superior to placebo and were not significantly different from each other.", True, True),
+    ("Cough did not differ significantly between the two drugs.", False, True),
 ])
 def test_a_sentence_states_an_effect_a_null_both_or_neither(text, effect, null):
     from builder.frames import stated_tests
