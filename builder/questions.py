@@ -173,9 +173,9 @@ def best_match(words: frozenset[str], alts: tuple[Alternative, ...], share: floa
     return best
 
 
-#: Words for people that say nothing of which population ("patients with diabetes": diabetes).
-PERSON_STEMS = frozenset(stem(w) for w in ("patient", "patients", "adult", "adults", "subject", "subjects", "people",
-                                           "persons", "individuals", "participants", "women", "men"))
+#: Words for people that say nothing of which population ("adults with migraine": migraine), beyond those
+#: ``frames.terms`` already drops as generic ("patients", "subjects", "participants", "people").
+PERSON_STEMS = frozenset(stem(w) for w in ("adult", "adults", "persons", "women", "men"))
 #: Comparators that mean "no active drug" (a question without a comparator asks the same).
 PLACEBO_COMPARATORS = ("placebo", "sham", "vehicle", "control", "controls", "usual care", "no treatment",
                        "untreated", "no therapy")
@@ -401,9 +401,9 @@ def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config
 
 def studied_population(q: CompiledQuestion, article: frozenset[str]) -> bool:
     """Whether an article (the content stems of a claim and its abstract) names the question's population, or
-    the question names none: a trial of heart failure does not answer a
-    question asked after myocardial infarction, nor one of primary renal disease a question in diabetes. The
-    abstract is read, not the claim, because a result sentence seldom repeats who was studied."""
+    the question names none: a trial of heart failure does not answer a question asked after myocardial
+    infarction, nor one of primary renal disease a question in diabetes. The abstract is read, not the claim,
+    because a result sentence seldom repeats who was studied."""
     return not q.population or best_match(article, q.population)[1] is not None
 
 

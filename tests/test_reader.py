@@ -173,4 +173,4 @@ def test_stated_only_calls_a_stated_effect_against_a_stated_null_and_nothing_els
                      "no", {"yes": 0.0, "no": 1.0, "neutral": 0.0}, None, 0.45)
     assert not unsure.majority and disagreement(inc, unsure, stated_only=True) is None
     yes, no = _reading("not_reported", "yes"), _reading("not_reported", "no")
-    assert disagreement(yes, no, stated_only=True) is None and disagreement(yes, no, by_stance=False) is None
+    assert disagreement(yes, no) == "opposite_answer" and disagreement(yes, no, stated_only=True) is None

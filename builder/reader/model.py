@@ -134,15 +134,15 @@ def finding_disagreement(ra: Reading, rb: Reading) -> float:
     return sum(ra.finding_probs[x] * rb.finding_probs[y] for x in READ_FINDINGS for y in READ_FINDINGS if x != y)
 
 
-def disagreement(ra: Reading, rb: Reading, by_stance: bool = True, stated_only: bool = False) -> str | None:
+def disagreement(ra: Reading, rb: Reading, stated_only: bool = False) -> str | None:
     """Why two readings of the SAME question disagree (a key of ``ontology.DISAGREEMENT_REASONS``), or None.
 
     Both findings read (increase / decrease / no difference): they decide. Different findings disagree when
     the reader's own probabilities say they more likely differ than not (``finding_disagreement`` > 1/2, the
     decision that is right most often if the probabilities are; no fitted threshold): increase vs decrease →
     ``opposite_direction``, an effect vs no difference → ``null_vs_effect``; the same finding, or a difference
-    the reader is unsure of → None. Otherwise (a finding not read; only ``by_stance``, when the question was
-    asked as a yes / no question) the answers to the question as asked: ``opposite_answer`` when the two
+    the reader is unsure of → None. Otherwise (a finding not read; not under ``stated_only``, whose arm
+    phrasing is no yes / no question) the answers to the question as asked: ``opposite_answer`` when the two
     claims more likely answer it oppositely (yes / no) than alike, P(yes)·P(no) + P(no)·P(yes) >
     P(yes)·P(yes) + P(no)·P(no). The finding is read relative to the question, so a negation word alone never
     makes a disagreement, and a reading that does not answer the question (``Reading.reported`` false)
@@ -165,7 +165,7 @@ def disagreement(ra: Reading, rb: Reading, by_stance: bool = True, stated_only: 
         if stated_only and (findings == EFFECTS or not all(r.stated and r.majority for r in (ra, rb))):
             return None
         return "opposite_direction" if findings == EFFECTS else "null_vs_effect"
-    if not by_stance or stated_only:
+    if stated_only:
         return None
     a, b = ra.stance_probs, rb.stance_probs
     if a[YES] * b[NO] + a[NO] * b[YES] > a[YES] * b[YES] + a[NO] * b[NO]:
