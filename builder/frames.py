@@ -394,15 +394,53 @@ def _main_cue(found: list[_Cue]) -> _Cue | None:
 _VERDICT = re.compile(r"\b(?:superior|inferior|better|worse|more effective|less effective)\b", re.IGNORECASE)
 
 
+#: A comparison put in words, "a reduced incidence of cough versus ACE inhibitors", "greater with A than B":
+#: alone it states no test, but beside a null it makes the sentence a mixed result.
+_COMPARISON = re.compile(
+    r"\b(?:greater|more|less|fewer|higher|lower|reduced|increased|improved|faster|better|worse)\b"
+    r"(?:[^.;:]|\.\d){0,90}?\b(?:than|versus|vs\.?|compared (?:with|to)|relative to)\b", re.IGNORECASE)
+#: Words before a comparison that make it the null itself ("non-significantly greater than", "similarly reduced").
+_COMPARISON_QUALIFIED = re.compile(
+    r"(?:non-?significant(?:ly)?|not significantly|numerically|slightly|\bno|\bnot|similar(?:ly)?|comparabl[ey])"
+    r"\W+(?:\w+\W+)?$", re.IGNORECASE)
+#: A null test stated of the comparison just made ("lower than on enalapril, but this difference was not significant").
+_NULL_AFTER = re.compile(r"^(?:[^.;]|\.\d){0,120}?\b(?:not (?:statistically )?significant|did not reach|no significant)",
+                         re.IGNORECASE)
+#: A null between subgroups or against healthy people, not between the arms of a trial: "no heterogeneity
+#: between these groups", "rates not different from those observed in patients with low levels",
+#: "no difference between the younger and the elderly", "did not modify these relations", "no differences
+#: with normal children".
+_SUBGROUP_NULL = re.compile(
+    r"heterogeneity|\binteraction\b|\b(?:between|across|among) (?:the )?subgroups|from those (?:observed |seen )?in\b"
+    r"|\bwith (?:and|or) without\b|\bbetween (?:the )?(?:ethnic|racial|age|sex) groups"
+    r"|\bbetween (?:the )?(?:young(?:er)?|old(?:er)?|elderly|men|women|males?|females?|boys|girls) and\b"
+    r"|\b(?:modif|alter|influenc|affect)\w* (?:these|this|the) (?:relations?|relationships?|associations?)\b"
+    r"|\b(?:polymorphisms?|genotypes?|alleles?)\b"
+    r"|\b(?:normal|healthy) (?:children|subjects|controls|volunteers|individuals|people)", re.IGNORECASE)
+
+
+def _unqualified_comparison(text: str) -> bool:
+    """Whether a comparison in words (``_COMPARISON``) states a difference: not qualified as the null itself
+    and not followed by a null test of it."""
+    return any(not _COMPARISON_QUALIFIED.search(text[max(0, m.start() - 40):m.start()])
+               and not _NULL_AFTER.search(text[m.end():]) for m in _COMPARISON.finditer(text))
+
+
 def stated_tests(text: str) -> tuple[bool, bool]:
     """What a sentence's own words say its results are: (an effect — a significant test or a verdict word not
     negated, "p < 0.05", "superior to placebo"; a null — a non-significant test, "P = 0.47", or a negated or
-    null finding cue, "did not differ", "similar to placebo"). Both when it reports a mixed result; neither
-    when it sets numbers side by side with no test ("46% vs 52%") or claims a change without one."""
+    null finding cue, "did not differ", "similar to placebo"). Both when it reports a mixed result, a null
+    beside a difference put in words included ("similar to placebo and a reduced incidence of cough versus
+    ACE inhibitors"); neither when it sets numbers side by side with no test ("46% vs 52%"), claims a change
+    without one, or its null compares subgroups or healthy people rather than arms (``_SUBGROUP_NULL``)."""
     negative = [m.span() for m in _SIG_NEG.finditer(text)]
     effect = any(not any(lo <= m.start() < hi for lo, hi in negative) and _negation_before(text, m.start()) is None
                  for m in (*_SIG_POS.finditer(text), *_VERDICT.finditer(text)))  # "did not differ significantly": no
     null = bool(negative) or any(c.direction in NULL_DIRECTIONS for c in _cues(text))
+    if null and _SUBGROUP_NULL.search(text):
+        null = False
+    if null and not effect and _unqualified_comparison(text):
+        effect = True
     return effect, null
 
 

@@ -537,6 +537,9 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     domains = _mineable_domains(io.read_records(claims_dir, Claim), stats)
     cache = open_cache(config.cache_dir or out_dir / "embedding_cache", config.model, embedding_dimension(encoder),
                        config.precision)
+    questions, assigned = _read_questions(config.questions_dir)
+    if not config.open_fill:  # only claims that answer a question can be paired: embed no others
+        domains = {d: kept for d, claims in domains.items() if (kept := [c for c in claims if c.claim_id in assigned])}
     t0 = time.perf_counter()
     all_claims = [c for claims in domains.values() for c in claims]
     sentences = [c.sentence for c in all_claims]
@@ -544,7 +547,6 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     emb = embed_texts(sentences, encoder, cache, config.batch_size)  # every sentence is in the cache now
     cache.stats.embedded, cache.stats.from_cache = embedded, cache.stats.unique_texts - embedded
     t1 = time.perf_counter()
-    questions, assigned = _read_questions(config.questions_dir)
     results: dict[str, tuple[list[Claim], DomainResult]] = {}
     offset = 0
     for domain, claims in domains.items():

@@ -14,7 +14,8 @@ never names the question's population (:func:`studied_population`). The comparis
 comparator) is not answered by a head-to-head claim of two active drugs.
 
 Output: one :class:`Assignment` row per (claim, question) with its score and why, ``questions.json`` (the
-pack's questions, as the miner attaches them to pairs) and ``stats.json``. The sentences are embedded on
+pack's questions, as the miner attaches them to pairs) and ``stats.json``. The sentences of the claims that
+name a question's intervention and outcome (:func:`may_answer`; the others cannot answer one) are embedded on
 the runtime's ranks into the miner's embedding cache (``cache_dir``), so mine does not embed them again; the
 matching runs sharded on the same executors as the claims stage.
 
@@ -136,13 +137,18 @@ def _contains(words: frozenset[str], phrase_stems: frozenset[str]) -> bool:
     return bool(phrase_stems) and phrase_stems <= words
 
 
-def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozenset()) -> tuple[Alternative, ...]:
+def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozenset(), head: bool = False
+                 ) -> tuple[Alternative, ...]:
     """Every way a claim may name ``phrase``: its own stems; for a drug class it names, each member drug;
     for a synonym-group phrase in it, the phrase with that part replaced by each other phrase of the group
-    (which the claim must then contain whole). Stems in ``ignore`` are left out (unless nothing else is left)."""
+    (which the claim must then contain whole). Stems in ``ignore`` are left out (unless nothing else is left).
+    With ``head``, a phrase of three stems or more is named only with its last one, the noun it is about
+    ("left ventricular mass" is not "left ventricular ejection fraction")."""
     own = terms(phrase)
     own = own - ignore or own
-    out = [Alternative(own, phrase)]
+    sequence = [s for s in stem_sequence(phrase) if s in own]
+    last = frozenset(sequence[-1:]) if head and len(own) >= 3 else frozenset()
+    out = [Alternative(own, phrase, last)]
     for names, members in lexicon.classes:
         if any(_contains(own, terms(n)) for n in names):
             out += [Alternative(terms(n), n) for n in names]
@@ -151,8 +157,8 @@ def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozens
         for phrase_in in group:
             inner = terms(phrase_in)
             if _contains(own, inner):
-                out += [Alternative((own - inner) | terms(other), f"{other} (= {phrase_in})", terms(other))
-                        for other in group if other != phrase_in]
+                out += [Alternative((own - inner) | terms(other), f"{other} (= {phrase_in})",
+                                    terms(other) | (last - inner)) for other in group if other != phrase_in]
     seen: dict[frozenset[str], Alternative] = {}
     for alt in out:
         if alt.stems:
@@ -234,7 +240,7 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
         # a comparator is matched by what the intervention is not ("COX-2 inhibitors" vs "NSAIDs")
         comparator = tuple(a for a in (alternatives(q.comparator, lexicon) if q.comparator else ())
                            if a.stems not in asked)
-        out.append(CompiledQuestion(q, intervention, comparator, alternatives(q.outcome or "", lexicon, CHANGE_STEMS),
+        out.append(CompiledQuestion(q, intervention, comparator, alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True),
                                     comparison_kind(q.comparator), drugs,
                                     alternatives(q.population or "", lexicon, PERSON_STEMS)))
     return out
@@ -271,6 +277,45 @@ def _is_reference(stems: list[str], position: int, other: int) -> bool:
     the other arm (at ``other``) if that comes before."""
     start = max(position - 3, other + 1 if other < position else 0, 0)
     return any(s in REFERENCE_STEMS for s in stems[start:position])
+
+
+#: Words that make the drug after them a background therapy, not an arm ("in the absence of background ACEI
+#: therapy", "added to ACE inhibitors", "on top of").
+BACKGROUND_STEMS = frozenset(stem(w) for w in ("background", "addition", "top", "absence", "added", "concomitant"))
+
+
+def background_only(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether the question's intervention appears in a claim only as background therapy, so the claim tests
+    another drug ("a trend in benefit of ARBs over placebo … in the absence of background ACEI therapy")."""
+    stems = stem_sequence(sentence)
+    starts = [i for alt in q.intervention if alt.stems and alt.stems <= set(stems)
+              for i, s in enumerate(stems) if s in alt.stems and (i == 0 or stems[i - 1] not in alt.stems)]
+    return bool(starts) and all(any(s in BACKGROUND_STEMS for s in stems[max(0, i - 4):i]) for i in starts)
+
+
+#: An arm that adds a therapy to another ("HRT+MFP", "metformin plus glyburide", "HRT alone", "no benefit
+#: additional to that of HRT").
+_ADD_ON = re.compile(r"\w\s?\+\s?\w|\bplus\b|\bcombined (?:with|therapy|treatment)\b|\bcombination\b|\balone\b"
+                     r"|\badditional to\b|\bin addition to\b|\badd-on\b", re.IGNORECASE)
+
+
+def add_on(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim compares an add-on (the intervention with another therapy, or another therapy on top of
+    it) while the question asks about the intervention against nothing or placebo: "a greater increase with
+    HRT+MFP than with HRT" is not whether HRT increases bone density."""
+    return q.comparison == INACTIVE and _ADD_ON.search(sentence) is not None
+
+
+#: Arms each set against placebo ("both tolterodine doses and oxybutynin significantly decreased … compared to
+#: placebo").
+_EACH_AGAINST_PLACEBO = re.compile(r"\b(?:both|each|all)\b(?:[^.;]|\.\d){0,200}?\b(?:compared (?:to|with)|versus|vs\.?"
+                                   r"|than|over|relative to)\s+(?:the\s+)?placebo", re.IGNORECASE)
+
+
+def each_against_placebo(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim sets each drug against placebo while the question compares two drugs (or the drug with
+    others): that the intervention and the comparator both beat placebo says nothing of which is better."""
+    return q.comparison != INACTIVE and _EACH_AGAINST_PLACEBO.search(sentence) is not None
 
 
 def comparator_first(sentence: str, q: CompiledQuestion) -> bool:
@@ -342,9 +387,17 @@ def reports_baseline(sentence: str) -> bool:
     return _BASELINE.search(sentence) is not None
 
 
+#: A dose level put in words ("high-dose", "standard and high doses", "low or standard dosing").
+_DOSE_LEVEL = re.compile(r"\b(low|lower|standard|high|higher|usual|maximal|maximum|full|moderate|intermediate)"
+                         r"(?=(?:(?: and| or| vs\.?| versus| to)(?: [\w-]+){1,3})?[- ]dos(?:e|es|ing|age)\b)",
+                         re.IGNORECASE)
+
+
 def doses(sentence: str) -> int:
-    """How many distinct doses a sentence names."""
-    return len(set(_DOSE.findall(sentence)))
+    """How many distinct doses a sentence names: amounts ("10 mg"), or two levels or more ("standard and high
+    doses"; one level, "high-dose", is the same dose as the amount beside it)."""
+    levels = {m.lower() for m in _DOSE_LEVEL.findall(sentence)}
+    return len(set(_DOSE.findall(sentence))) + (len(levels) if len(levels) >= 2 else 0)
 
 
 def other_comparison(words: frozenset[str], q: CompiledQuestion, comparator: Alternative | None, n_doses: int = 0
@@ -374,6 +427,16 @@ def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:
     """A claim's content stems, abbreviations defined in its abstract (or itself) expanded."""
     context = f"{abstract} {sentence}"
     return terms(sentence, abbreviations(context) if "(" in context else None)
+
+
+def may_answer(words: frozenset[str], compiled: list[CompiledQuestion], config: QuestionsConfig) -> bool:
+    """Whether a claim's words could answer any question, its similarity unknown: it names a question's
+    intervention and (unless a close similarity may stand in, ``similarity_alone``) its outcome. Only such
+    claims are embedded; on the Cohen demo they are about a sixth of all claims."""
+    return any(best_match(words, q.intervention)[1] is not None
+               and (config.similarity_alone <= 1.0
+                    or best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None)
+               for q in compiled)
 
 
 def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config: QuestionsConfig, n_doses: int = 0
@@ -408,14 +471,17 @@ def studied_population(q: CompiledQuestion, article: frozenset[str]) -> bool:
 
 
 def answers(sentence: str, abstract: str, similarities: list[float], compiled: list[CompiledQuestion],
-            config: QuestionsConfig) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
+            config: QuestionsConfig, words: frozenset[str] | None = None
+            ) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
     """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
-    definitions, the population studied) and its cosine to each compiled question."""
+    definitions, the population studied), its cosine to each compiled question and (when already read) its
+    ``claim_words``."""
     if reports_baseline(sentence):
         return []
-    words, n_doses = claim_words(sentence, abstract), doses(sentence)
+    words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     found = [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
-             if (verdict := assess(words, sim, q, config, n_doses)) is not None]
+             if (verdict := assess(words, sim, q, config, n_doses)) is not None
+             and not background_only(sentence, q) and not add_on(sentence, q) and not each_against_placebo(sentence, q)]
     if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
         article = words | claim_words(abstract, abstract)
         found = [(q, verdict) for q, verdict in found if studied_population(q, article)]
@@ -441,11 +507,14 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
     cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
     q_emb = embed_texts([c.question.text for c in compiled], encoder, cache, config.batch_size)
     texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
-    similarities = embed_texts([c.sentence for c in claims], encoder, cache, config.batch_size) @ q_emb.T
-    for claim, sims in tqdm(zip(claims, similarities, strict=True), total=len(claims), desc=STAGE,
-                            unit=" claims", mininterval=2.0, leave=False):
+    words = [claim_words(c.sentence, texts.get(c.article_uid, "")) for c in claims]
+    possible = [i for i, w in enumerate(words) if may_answer(w, compiled, config)]
+    similarities = dict(zip(possible, embed_texts([claims[i].sentence for i in possible], encoder, cache,
+                                                  config.batch_size) @ q_emb.T, strict=True))
+    for i, claim in enumerate(tqdm(claims, desc=STAGE, unit=" claims", mininterval=2.0, leave=False)):
         stats.seen += 1
-        found = answers(claim.sentence, texts.get(claim.article_uid, ""), sims.tolist(), compiled, config)
+        found = (answers(claim.sentence, texts.get(claim.article_uid, ""), similarities[i].tolist(), compiled, config,
+                         words[i]) if i in similarities else [])
         for q, (score, why) in found:
             stats.count("assignments_per_question", q.question.question_id)
             yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id,
@@ -455,6 +524,15 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
             stats.count("questions_per_claim", len(found) if len(found) < 3 else "3+")
         else:
             stats.drop("baseline" if reports_baseline(claim.sentence) else "no_question")
+
+
+def _possible_sentences(claims_dir: Path, questions: list[Question], config: QuestionsConfig) -> list[str]:
+    """The sentences of the claims that ``may_answer`` a question: the only ones the stage embeds."""
+    compiled = compile_questions(questions, load_lexicon(config.lexicon))
+    claims = list(io.read_records(claims_dir, Claim))
+    texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
+    return [c.sentence for c in claims
+            if may_answer(claim_words(c.sentence, texts.get(c.article_uid, "")), compiled, config)]
 
 
 # --- stage -----------------------------------------------------------------------------------------------
@@ -493,7 +571,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     runtime = runtime or RuntimeConfig()
     encoder = load_encoder(config.model, config.device, config.precision)
     cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
-    texts = [c.sentence for c in io.read_records(claims_dir, Claim)] + [q.text for q in questions]
+    texts = _possible_sentences(claims_dir, questions, config) + [q.text for q in questions]
     embedder = MineConfig(model=config.model, device=config.device, precision=config.precision,
                           batch_size=config.batch_size)
     embedded = fill_cache(texts, cache, out_dir, embedder, runtime)

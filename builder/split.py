@@ -6,7 +6,8 @@ conflict type inside each domain.
 ``primary`` (article-disjoint, paper appendix M): duplicate ``pair_id``s are resolved (LLM copies
 preferred over heuristic ones; label-conflicting duplicates counted), articles linked by any shared
 pair (or claim) form connected components, and whole components are placed per domain at 70/15/15
-by example count. Components too large for validation/test go to train and are reported; with
+by example count, those holding conflicts by conflict count (a stratified group split: conflicts cluster
+in a few components, and placed by size alone they can all land in train). Components too large for validation/test go to train and are reported; with
 ``oversized_components: carve`` (beyond the paper, for small corpora whose article graph percolates
 into one component per domain) they are cut into Louvain communities of articles instead, placed
 like components, and the pairs that end up between two splits are dropped and counted.
@@ -380,7 +381,9 @@ def place_components(
             else:
                 units.append(comp)
             placement.oversized.append(report)
-        split_of = _fill(sorted(units, key=lambda c: seeded_rank(seed, c.key)), target, eval_ok, placement)
+        conflicts = apportion(sum(_conflicts(c) for c in comps), ratios)
+        split_of = _fill(sorted(units, key=lambda c: seeded_rank(seed, c.key)), target, eval_ok, placement,
+                         conflicts)
         for ex in crossing:
             here = split_of[ex.article_uid_a]
             if here != split_of[ex.article_uid_b]:
@@ -392,16 +395,32 @@ def place_components(
     return placement
 
 
+def _conflicts(comp: Component) -> int:
+    return sum(ex.conflict_type != ontology.NO_CONFLICT for ex in comp.examples)
+
+
+def _shortfall(target: Mapping[str, int], filled: Mapping[str, int], split: str) -> float:
+    return (target[split] - filled[split]) / target[split] if target[split] else -1.0
+
+
 def _fill(units: Sequence[Component], target: Mapping[str, int], eval_ok: Callable[[Example], bool],
-          placement: Placement) -> dict[str, str]:
-    """Greedy placement of ``units`` in order; returns the split of every article."""
+          placement: Placement, conflict_target: Mapping[str, int] | None = None) -> dict[str, str]:
+    """Greedy placement of ``units`` in order; returns the split of every article. A unit holding conflicts
+    goes where the conflicts fall furthest short of ``conflict_target`` (the ratios applied to the domain's
+    conflict rows), else where the examples do, so conflicts, which cluster in a few components, are spread
+    over the splits as the rows are (a stratified group split)."""
     filled: Counter = Counter()
+    filled_conflicts: Counter = Counter()
     split_of: dict[str, str] = {}
     for comp in units:
         n_eval = sum(eval_ok(ex) for ex in comp.examples)
+        n_conflicts = _conflicts(comp)
         options = [TRAIN] + [s for s in EVAL_SPLITS if n_eval and filled[s] + n_eval <= target[s]]
-        split = max(options, key=lambda s: ((target[s] - filled[s]) / target[s] if target[s] else -1.0,
-                                            -ontology.SPLITS.index(s)))
+        by_conflicts = bool(n_conflicts and conflict_target)
+        split = max(options, key=lambda s: (
+            _shortfall(conflict_target, filled_conflicts, s) if by_conflicts else _shortfall(target, filled, s),
+            _shortfall(target, filled, s), -ontology.SPLITS.index(s)))
+        filled_conflicts[split] += n_conflicts
         members = comp.examples if split == TRAIN else [ex for ex in comp.examples if eval_ok(ex)]
         placement.dropped["not_llm_labelled_in_eval_component"] += comp.size - len(members)
         placement.splits[split].extend(members)

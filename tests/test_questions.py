@@ -125,6 +125,36 @@ def answered(compiled, sentence, abstract="", similarity=0.5):
     return {q.question.question_id for q, _ in found}
 
 
+def test_a_long_outcome_is_named_only_with_its_head_noun(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: lvm, text: "Do ACE inhibitors reduce left ventricular mass in hypertensive patients?"}
+""")
+    assert answered(pack, "Lisinopril reduced left ventricular mass in hypertension.") == {"lvm"}
+    assert answered(pack, "Lisinopril improved left ventricular ejection fraction in hypertension.") == set()
+
+
+def test_the_oral_hypoglycemic_classes_are_distinct(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: su, text: "Do sulfonylureas cause more weight gain than placebo?"}
+  - {id: any, text: "Do oral hypoglycemics cause weight gain compared with placebo?"}
+""")
+    assert answered(pack, "Glipizide increased weight gain compared with placebo.") == {"su", "any"}
+    assert answered(pack, "Metformin increased weight gain compared with placebo.") == {"any"}
+
+
+def test_only_claims_that_may_answer_a_question_are_embedded(compiled):
+    config, qs = questions.QuestionsConfig(), list(compiled.values())
+    words = questions.claim_words
+    assert questions.may_answer(words("Pravastatin lowered blood pressure."), qs, config)
+    assert not questions.may_answer(words("Pravastatin was well tolerated."), qs, config)  # no outcome named
+    assert not questions.may_answer(words("Blood pressure fell in both groups."), qs, config)  # no intervention
+    # when a close similarity may stand in for the outcome, naming the intervention is enough
+    assert questions.may_answer(words("Pravastatin was well tolerated."), qs,
+                                questions.QuestionsConfig(similarity_alone=0.8))
+
+
 def test_a_member_drug_answers_a_question_about_its_class_not_the_reverse(compiled, tmp_path):
     assert answered(compiled, "Pravastatin 40 mg daily did not reduce blood pressure in the elderly.") == {"statin_bp"}
     # a claim about the class does not answer a question about one member drug
@@ -268,7 +298,7 @@ def mined(staged):
         questions_dir=str(root / "questions"), cache_dir=str(root / "embedding_cache")))
 
 
-def test_mining_forms_pairs_within_questions_across_articles_and_reuses_the_embeddings(mined):
+def test_mining_forms_pairs_within_questions_across_articles_and_reuses_the_embeddings(mined, staged):
     root, stats = mined
     pairs = list(io.read_records(root / "pairs", CandidatePair))
     assignments = {}
@@ -286,14 +316,24 @@ def test_mining_forms_pairs_within_questions_across_articles_and_reuses_the_embe
           if p.question.question_id == "statin_bp"}
     assert bp == {frozenset(x) for x in (("A1", "A2"), ("A1", "A3"), ("A2", "A3"))}
     assert sum(stats["pairs_by_question"].values()) == len(within)
-    assert stats["embedding_cache"]["embedded"] == 0  # the questions stage embedded every claim already
+    # the questions stage embedded the claims that name a question's intervention and outcome; open mining
+    # embeds the rest, and none twice
+    _, q_stats = staged
+    assert 0 < stats["embedding_cache"]["embedded"] < stats["claims"]
+    assert q_stats["claims_embedded"] + stats["embedding_cache"]["embedded"] == len(
+        {c.sentence for c in _claims()} | {"Do statins reduce blood pressure?", "Do statins lower LDL cholesterol?",
+                                          "Does metformin reduce HbA1c?"})
 
 
 def test_without_open_fill_every_pair_answers_a_common_question(mined, tmp_path):
     root, stats = mined
     assert stats["pairs_by_origin"]["open"] > 0  # the default fills the cap by open mining
+    cache = tmp_path / "embedding_cache"  # a cache holding only what the questions stage embeds
+    questions.run_stage(root / "claims", tmp_path / "questions", questions.QuestionsConfig(
+        pack=str(root / "pack.yaml"), cache_dir=str(cache)))
     only = mine.run_stage(root / "claims", tmp_path / "pairs", mine.MineConfig(
-        questions_dir=str(root / "questions"), cache_dir=str(root / "embedding_cache"), open_fill=False))
+        questions_dir=str(tmp_path / "questions"), cache_dir=str(cache), open_fill=False))
+    assert only["embedding_cache"]["embedded"] == 0  # only claims that answer a question are paired
     pairs = list(io.read_records(tmp_path / "pairs", CandidatePair))
     assert pairs and all(p.question is not None for p in pairs)
     assert set(only["pairs_by_origin"]) == {"within_question"}
@@ -480,6 +520,16 @@ questions:
     # "other" drugs: another active drug is named
     ("Cardiovascular events were as frequent with nifedipine as with atenolol.", {"vs_others"}),
     ("Cardiovascular events were fewer with nifedipine than with placebo.", set()),
+    # two dose levels in words, without a placebo arm, compare doses
+    (("No differences in survival between patients receiving standard and those receiving high doses of carvedilol "
+      "in heart failure."), set()),
+    # the asked drug as background therapy: the claim tests another drug
+    (("A trend in benefit of candesartan over placebo in reducing mortality after infarction, in the absence of "
+      "background ACE inhibitor therapy."), set()),
+    # an add-on to the asked drug does not answer whether the drug works against placebo / nothing
+    ("Mortality was lower with bisoprolol plus digoxin than with bisoprolol alone in heart failure.", set()),
+    # each drug against placebo says nothing of which of two drugs is better
+    ("Both tolterodine and oxybutynin significantly reduced dry mouth episodes compared to placebo.", set()),
 ])
 def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, sentence, expected):
     assert answered(comparisons, sentence) == expected

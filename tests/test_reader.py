@@ -145,6 +145,15 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     ("Pain fell with both doses (10 mg: p = 0.015; 5 mg: p = 0.47).", True, True),
     ("Both drugs were superior to placebo and were not significantly different from each other.", True, True),
     ("Cough did not differ significantly between the two drugs.", False, True),
+    # a null beside a difference put in words is a mixed result; a difference whose own test is null is the null
+    ("Losartan had adverse effects similar to placebo and a reduced incidence of cough versus ACE inhibitors.",
+     True, True),
+    ("Cough was similar to placebo, and lower than on enalapril, but this difference was not significant.",
+     False, True),
+    # a null between subgroups, or of an interaction, is no null between the arms
+    ("There is no difference between the younger and the elderly in survival with captopril.", False, False),
+    ("The use of captopril did not significantly modify these relations.", False, False),
+    ("No significant difference in response was seen in patients with or without spasticity.", False, False),
 ])
 def test_a_sentence_states_an_effect_a_null_both_or_neither(text, effect, null):
     from builder.frames import stated_tests

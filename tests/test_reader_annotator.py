@@ -159,3 +159,17 @@ def test_under_a_declared_question_only_a_stated_effect_against_a_stated_null_is
     assert conflict.conflict_type != ontology.NO_CONFLICT and conflict.notes == "null_vs_effect"
     assert conflict.comparability == "same_question"
     assert plain.conflict_type == ontology.NO_CONFLICT
+
+
+def test_only_stated_findings_conflict_between_abstract_sentences_or_claims_asked_in_their_arm_names():
+    from builder.annotators.reader_annotator import stated_only
+
+    q = "Do statins reduce blood pressure?"
+    bare = pair("Pravastatin lowered blood pressure.", "Statins did not change blood pressure.", q)
+    with_abstracts = bare.model_copy(update={"abstract_a": "Abstract A.", "abstract_b": "Abstract B."})
+    assert not stated_only(pair("x", "y"), "x", "y")  # no question
+    assert not stated_only(bare, q, q)  # review conclusions / evidence asked as written: any answer counts
+    assert stated_only(with_abstracts, q, q)  # result sentences of abstracts state their tests
+    arms = "Is blood pressure higher, lower, or the same with {} compared to placebo?"
+    assert stated_only(bare, arms.format("pravastatin"), arms.format("statins"))  # both asked in their arm names
+    assert not stated_only(bare, arms.format("pravastatin"), q)

@@ -488,3 +488,16 @@ def test_validate_flags_an_empty_split_that_load_dataset_could_not_read(tmp_path
     write_card(tmp_path)
     assert validate_release(tmp_path).problems == [
         "primary/test: empty split (datasets.load_dataset cannot read an empty split)"]
+
+
+def test_components_holding_conflicts_are_spread_over_the_splits_like_the_rows():
+    # 200 components without a conflict and 20 with one: placed by size alone, how many conflicts each split
+    # gets depends on the seed (0 in test for some); placed by their conflicts, each split gets its share
+    examples = disjoint_pairs(200, conflicts=(ontology.NO_CONFLICT,))
+    examples += [example(f"amr:c{i}a", f"amr:c{i}b") for i in range(20)]
+    share = apportion(20, SplitConfig().primary_ratios)
+    for seed in range(6):
+        primary = split_pool(examples, SplitConfig(seed=seed)).configs["primary"]
+        conflicts = {s: sum(ex.conflict_type != ontology.NO_CONFLICT for ex in primary[s]) for s in share}
+        assert conflicts == share
+        assert_article_disjoint(primary)

@@ -234,6 +234,18 @@ def claims_disagree(ra, rb) -> str | None:
     return OPPOSITE_ANSWER if max(mean, key=mean.get) == NO else None
 
 
+def stated_only(pair: CandidatePair, ask_a: str, ask_b: str) -> bool:
+    """Whether only a stated effect against a stated null is a conflict on ``pair`` (asked ``ask_a`` and
+    ``ask_b``): under a declared question when both claims were asked in their own arm names (the phrasing of
+    Evidence Inference, where the rule was measured), or both are sentences of abstracts, whose results state
+    their tests. Claims with no abstract asked the question as written (review conclusions, HealthVer
+    evidence) keep the reader's answer to it, stance included: they seldom state a test."""
+    if pair.question is None:
+        return False
+    by_arms = pair.question.text not in (ask_a, ask_b)
+    return by_arms or bool(pair.abstract_a and pair.abstract_b)
+
+
 class ReaderAnnotator(LocalAnnotator):
     """The default annotator: a learned finding reader decides conflict vs not; boundary rules give the type."""
 
@@ -285,7 +297,7 @@ class ReaderAnnotator(LocalAnnotator):
         asks = [ask for p in pairs for ask in self.asks(p)]
         readings = self.reader.read(asks) if asks else []
         return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1]),
-                            by_arms=p.question is not None and p.question.text not in (asks[2 * i][0], asks[2 * i + 1][0]))
+                            stated_only=stated_only(p, asks[2 * i][0], asks[2 * i + 1][0]))
                 for i, p in enumerate(pairs)]
 
     def oriented(self, pair: CandidatePair, ra, rb):
@@ -300,17 +312,16 @@ class ReaderAnnotator(LocalAnnotator):
         return tuple(r.reversed() if comparator_first(claim.sentence, q) else r
                      for claim, r in ((pair.claim_a, ra), (pair.claim_b, rb)))
 
-    def decide(self, pair: CandidatePair, ra, rb, by_arms: bool = False) -> Labels:
-        """Labels of one pair from its two readings; ``by_arms``: both claims were asked the pair's question in
-        their own arm names (``ask``), not as written."""
+    def decide(self, pair: CandidatePair, ra, rb, stated_only: bool = False) -> Labels:
+        """Labels of one pair from its two readings; ``stated_only``: only a stated effect against a stated null
+        counts (see the module function ``stated_only``)."""
         question = pair.question.text if pair.question is not None else ""
         if pair.question is not None:
-            # asked in its own arm names, a claim answers with a finding and only a stated effect against a
-            # stated null counts (``disagreement(stated_only=True)``: the rule measured on Evidence Inference,
-            # which the arm phrasing is); asked the question as written, any answer counts; a claim that does
-            # not answer the question disagrees with nothing on it
-            unanswered = not all(r.finding in READ_FINDINGS if by_arms else r.reported for r in (ra, rb))
-            why = None if unanswered else disagreement(ra, rb, stated_only=by_arms)
+            # under stated_only a claim answers with a finding and only a stated effect against a stated null
+            # counts (``disagreement(stated_only=True)``); otherwise any answer counts; a claim that does not
+            # answer the question disagrees with nothing on it
+            unanswered = not all(r.finding in READ_FINDINGS if stated_only else r.reported for r in (ra, rb))
+            why = None if unanswered else disagreement(ra, rb, stated_only=stated_only)
         else:
             why = claims_disagree(ra, rb)
             unanswered = not (ra.reported or rb.reported)
