@@ -1,8 +1,8 @@
 """Benchmark run: the reference model over seeds next to the baseline suite, on one release.
 
 For each seed, ``trainer.train.train`` fits the reference model (one folder per seed, so an
-interrupted run resumes at the first seed without a ``biodivergence_results.json``). The model's head
-outputs on the evaluated split are decoded twice — axis threshold 0.5 and the threshold tuned on
+interrupted run resumes at the first seed without a ``biodivergence_results.json`` for this release). The
+model's head outputs on the evaluated split are decoded twice — axis threshold 0.5 and the threshold tuned on
 validation (what ``biodivergence train`` saves) — written as prediction files and scored through
 ``evaluate.load(metrics/biodivergence)`` as a user would score them. The baseline suite
 (``biodivergence baselines``) runs on the same release and split. The report puts the reference
@@ -23,6 +23,7 @@ the committed ``benchmarks/results/baselines_demo.{md,json}`` is that run's base
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -59,20 +60,32 @@ VARIANTS = {"fixed": "axis threshold 0.5", "tuned": "axis threshold tuned on val
 RIVALS = {"majority": "Majority class", "lexical-gbt": "Lexical gradient boosting"}
 
 
+#: Written beside a seed's model: the digest of the release it was trained on (its ``release_files.json``).
+RELEASE_STAMP = "release_files.sha256"
+
+
+def release_digest(release: Path) -> str:
+    """sha256 of a release's file list (which holds every file's own sha256): a rebuilt release differs."""
+    return hashlib.sha256((release / "release_files.json").read_bytes()).hexdigest()
+
+
 def train_seed_once(release: Path, out: Path, encoder: str, seed: int, settings: TrainSettings,
                     training: dict[str, Any]) -> dict[str, Any]:
     """The run summary (``RESULTS_FILE``) of one seed trained into ``out/seed-<n>`` (reused when a finished run
-    with the same settings and schedule is there)."""
+    on the same release, with the same settings and schedule, is there)."""
     folder = out / f"seed-{seed}"
-    done = folder / RESULTS_FILE
-    if done.exists():
+    done, stamp = folder / RESULTS_FILE, folder / RELEASE_STAMP
+    digest = release_digest(release)
+    if done.exists() and stamp.exists() and stamp.read_text(encoding="utf-8").strip() == digest:
         previous = json.loads(done.read_text(encoding="utf-8"))
         schedule = previous["runs"][0].get("schedule", {}) if previous.get("runs") else {}
         if previous.get("settings") == json.loads(json.dumps(asdict(settings))) and all(
                 schedule.get(k) == v for k, v in training.items()):
             print(f"seed {seed}: reusing {folder}")
             return previous
-    return train(release, folder, encoder, (seed,), settings=settings, training=training)
+    results = train(release, folder, encoder, (seed,), settings=settings, training=training)
+    write_text_atomic(stamp, digest + "\n")
+    return results
 
 
 def score_predictions(records: list[dict[str, Any]], references: list[dict[str, Any]], metric) -> dict[str, float]:

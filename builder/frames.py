@@ -61,8 +61,9 @@ _CUE_WORDS: tuple[tuple[str, str], ...] = (
 )
 #: Words that state a null finding by themselves.
 _NULL_WORDS: tuple[tuple[str, str], ...] = (
-    ((r"similar(?:ly)?|comparable|equivalent|unchanged|unaltered|unaffected|non-?inferior|no different"
-      r"|indistinguishable|identical|same rate|same risk"), NO_DIFFERENCE),
+    ((r"similar(?:ly)?|comparabl[ey]|equivalent|unchanged|unaltered|unaffected|non-?inferior|no different"
+      r"|indistinguishable|identical|same rate|same risk|equal to|equally effective|equally efficacious"),
+     NO_DIFFERENCE),
     (r"unrelated|uninvolved|independent of|dispensable|irrelevant|uncorrelated", NO_ASSOCIATION),
     (r"ineffective|inefficacious|useless|futile|no benefit|no effect|no impact|no role|no influence", NO_EFFECT),
 )
@@ -394,14 +395,16 @@ def _main_cue(found: list[_Cue]) -> _Cue | None:
 _VERDICT = re.compile(r"\b(?:superior|inferior|better|worse|more effective|less effective)\b", re.IGNORECASE)
 
 
-#: A comparison put in words, "a reduced incidence of cough versus ACE inhibitors", "greater with A than B":
+#: A comparison put in words, "a reduced incidence of cough versus ACE inhibitors", "greater with A than B",
+#: "slightly lower in the placebo group":
 #: alone it states no test, but beside a null it makes the sentence a mixed result.
 _COMPARISON = re.compile(
     r"\b(?:greater|more|less|fewer|higher|lower|reduced|increased|improved|faster|better|worse)\b"
-    r"(?:[^.;:]|\.\d){0,90}?\b(?:than|versus|vs\.?|compared (?:with|to)|relative to)\b", re.IGNORECASE)
+    r"(?:(?:[^.;:]|\.\d){0,90}?\b(?:than|versus|vs\.?|compared (?:with|to)|relative to)\b"
+    r"|\s+(?:in|with|among|on)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}(?:groups?|arms?)\b)", re.IGNORECASE)
 #: Words before a comparison that make it the null itself ("non-significantly greater than", "similarly reduced").
 _COMPARISON_QUALIFIED = re.compile(
-    r"(?:non-?significant(?:ly)?|not significantly|numerically|slightly|\bno|\bnot|similar(?:ly)?|comparabl[ey])"
+    r"(?:non-?significant(?:ly)?|not significantly|numerically|\bno|\bnot|similar(?:ly)?|comparabl[ey])"
     r"\W+(?:\w+\W+)?$", re.IGNORECASE)
 #: A null test stated of the comparison just made ("lower than on enalapril, but this difference was not significant").
 _NULL_AFTER = re.compile(r"^(?:[^.;]|\.\d){0,120}?\b(?:not (?:statistically )?significant|did not reach|no significant)",
@@ -409,36 +412,57 @@ _NULL_AFTER = re.compile(r"^(?:[^.;]|\.\d){0,120}?\b(?:not (?:statistically )?si
 #: A null between subgroups or against healthy people, not between the arms of a trial: "no heterogeneity
 #: between these groups", "rates not different from those observed in patients with low levels",
 #: "no difference between the younger and the elderly", "did not modify these relations", "no differences
-#: with normal children".
+#: with normal children", "no increase from the profile previously reported"; nor is a reason for withdrawal
+#: ("withdrew due to lack of efficacy").
 _SUBGROUP_NULL = re.compile(
-    r"heterogeneity|\binteraction\b|\b(?:between|across|among) (?:the )?subgroups|from those (?:observed |seen )?in\b"
+    r"heterogeneity|\binteraction\b|\b(?:between|across|among) (?:the )?subgroups|\b(?:these|both|two|2) subgroups\b"
+    r"|from those (?:observed |seen )?in\b"
     r"|\bwith (?:and|or) without\b|\bbetween (?:the )?(?:ethnic|racial|age|sex) groups"
     r"|\bbetween (?:the )?(?:young(?:er)?|old(?:er)?|elderly|men|women|males?|females?|boys|girls) and\b"
     r"|\b(?:modif|alter|influenc|affect)\w* (?:these|this|the) (?:relations?|relationships?|associations?)\b"
-    r"|\b(?:polymorphisms?|genotypes?|alleles?)\b"
+    r"|\b(?:polymorphisms?|genotypes?|alleles?)\b|\bpreviously reported\b|\bhistorical controls?\b"
+    r"|\b(?:due to|because of|for) (?:a )?lack of\b"
     r"|\b(?:normal|healthy) (?:children|subjects|controls|volunteers|individuals|people)", re.IGNORECASE)
 
 
+#: A contrast with another arm ("unlike captopril, is not associated with dry cough"): the null is of one arm.
+_UNLIKE = re.compile(r"\bunlike\b", re.IGNORECASE)
+
+
 def _unqualified_comparison(text: str) -> bool:
-    """Whether a comparison in words (``_COMPARISON``) states a difference: not qualified as the null itself
-    and not followed by a null test of it."""
-    return any(not _COMPARISON_QUALIFIED.search(text[max(0, m.start() - 40):m.start()])
-               and not _NULL_AFTER.search(text[m.end():]) for m in _COMPARISON.finditer(text))
+    """Whether a comparison in words (``_COMPARISON``, or a contrast, ``_UNLIKE``) states a difference: not
+    qualified as the null itself and not followed by a null test of it."""
+    return bool(_UNLIKE.search(text)) or any(
+        not _COMPARISON_QUALIFIED.search(text[max(0, m.start() - 40):m.start()])
+        and not _NULL_AFTER.search(text[m.end():]) for m in _COMPARISON.finditer(text))
+
+
+#: A test against the group's own start ("P = 0.0001 vs baseline"), and words that set one arm against another.
+_VS_BASELINE = re.compile(r"\b(?:vs\.?|versus|from|compared (?:with|to)|relative to|over) (?:the )?baseline\b",
+                          re.IGNORECASE)
+_BETWEEN_ARMS = re.compile(r"\bthan\b|\bplacebo\b|\bbetween (?:the )?(?:two |treatment )?groups\b", re.IGNORECASE)
+
+
+#: A trend short of significance ("a trend toward less fatal MI").
+_TREND = re.compile(r"\btrends? (?:toward|towards|to|for|in)\b", re.IGNORECASE)
 
 
 def stated_tests(text: str) -> tuple[bool, bool]:
     """What a sentence's own words say its results are: (an effect — a significant test or a verdict word not
     negated, "p < 0.05", "superior to placebo"; a null — a non-significant test, "P = 0.47", or a negated or
-    null finding cue, "did not differ", "similar to placebo"). Both when it reports a mixed result, a null
+    null finding cue, "did not differ", "similar to placebo", or a trend). Both when it reports a mixed result, a null
     beside a difference put in words included ("similar to placebo and a reduced incidence of cough versus
     ACE inhibitors"); neither when it sets numbers side by side with no test ("46% vs 52%"), claims a change
-    without one, or its null compares subgroups or healthy people rather than arms (``_SUBGROUP_NULL``)."""
+    without one, or its null compares subgroups or healthy people rather than arms (``_SUBGROUP_NULL``). A
+    test against baseline alone ("both P = 0.0001 vs baseline") is a change within each group, no effect."""
     negative = [m.span() for m in _SIG_NEG.finditer(text)]
     effect = any(not any(lo <= m.start() < hi for lo, hi in negative) and _negation_before(text, m.start()) is None
                  for m in (*_SIG_POS.finditer(text), *_VERDICT.finditer(text)))  # "did not differ significantly": no
-    null = bool(negative) or any(c.direction in NULL_DIRECTIONS for c in _cues(text))
+    null = bool(negative) or bool(_TREND.search(text)) or any(c.direction in NULL_DIRECTIONS for c in _cues(text))
     if null and _SUBGROUP_NULL.search(text):
         null = False
+    if effect and _VS_BASELINE.search(text) and not _BETWEEN_ARMS.search(text):
+        effect = False  # a change within each group, not a difference between the arms
     if null and not effect and _unqualified_comparison(text):
         effect = True
     return effect, null

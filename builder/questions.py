@@ -301,21 +301,30 @@ _ADD_ON = re.compile(r"\w\s?\+\s?\w|\bplus\b|\bcombined (?:with|therapy|treatmen
 
 def add_on(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim compares an add-on (the intervention with another therapy, or another therapy on top of
-    it) while the question asks about the intervention against nothing or placebo: "a greater increase with
-    HRT+MFP than with HRT" is not whether HRT increases bone density."""
-    return q.comparison == INACTIVE and _ADD_ON.search(sentence) is not None
+    it), which no question of the pack asks: "a greater increase with HRT+MFP than with HRT" is not whether HRT
+    increases bone density, "combining barnidipine with atenolol" not whether atenolol is as effective as
+    other drugs."""
+    return _ADD_ON.search(sentence) is not None
 
 
 #: Arms each set against placebo ("both tolterodine doses and oxybutynin significantly decreased … compared to
 #: placebo").
-_EACH_AGAINST_PLACEBO = re.compile(r"\b(?:both|each|all)\b(?:[^.;]|\.\d){0,200}?\b(?:compared (?:to|with)|versus|vs\.?"
-                                   r"|than|over|relative to)\s+(?:the\s+)?placebo", re.IGNORECASE)
+_AGAINST = r"\b(?:compared (?:to|with)|versus|vs\.?|than|over|relative to)\s+(?:(?:on|with|in|those (?:on|given))\s+)?"
+_EACH_AGAINST_PLACEBO = re.compile(r"\b(?:both|each|all)\b(?:[^.;]|\.\d){0,200}?" + _AGAINST + r"(?:the\s+)?placebo",
+                                   re.IGNORECASE)
+_AGAINST_PLACEBO = re.compile(_AGAINST + r"(?:the\s+)?placebo", re.IGNORECASE)
+_AGAINST_ANY = re.compile(_AGAINST, re.IGNORECASE)
 
 
 def each_against_placebo(sentence: str, q: CompiledQuestion) -> bool:
-    """Whether a claim sets each drug against placebo while the question compares two drugs (or the drug with
-    others): that the intervention and the comparator both beat placebo says nothing of which is better."""
-    return q.comparison != INACTIVE and _EACH_AGAINST_PLACEBO.search(sentence) is not None
+    """Whether a claim sets each drug against placebo (or its only comparison is against placebo) while the
+    question compares two drugs (or the drug with others): that the intervention and the comparator both beat
+    placebo says nothing of which is better."""
+    if q.comparison == INACTIVE:
+        return False
+    against = len(_AGAINST_ANY.findall(sentence))
+    return _EACH_AGAINST_PLACEBO.search(sentence) is not None or (
+        against > 0 and len(_AGAINST_PLACEBO.findall(sentence)) == against)
 
 
 def comparator_first(sentence: str, q: CompiledQuestion) -> bool:

@@ -530,6 +530,10 @@ questions:
     ("Mortality was lower with bisoprolol plus digoxin than with bisoprolol alone in heart failure.", set()),
     # each drug against placebo says nothing of which of two drugs is better
     ("Both tolterodine and oxybutynin significantly reduced dry mouth episodes compared to placebo.", set()),
+    ("Dry mouth fell more in the tolterodine and oxybutynin groups than on placebo.", set()),
+    ("Dry mouth was less frequent with tolterodine than with oxybutynin and placebo.", {"head_to_head"}),
+    # an add-on answers no question of the pack
+    ("Combining nifedipine with atenolol lowered cardiovascular events more than atenolol alone.", set()),
 ])
 def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, sentence, expected):
     assert answered(comparisons, sentence) == expected

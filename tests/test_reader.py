@@ -154,6 +154,19 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     ("There is no difference between the younger and the elderly in survival with captopril.", False, False),
     ("The use of captopril did not significantly modify these relations.", False, False),
     ("No significant difference in response was seen in patients with or without spasticity.", False, False),
+    ("Sumatriptan was not associated with an increased adverse event profile from that previously reported.",
+     False, False),
+    # a contrast with another arm makes the null one arm's
+    ("Valsartan, unlike captopril, is not associated with dry cough.", True, True),
+    ("Adverse events were similar with drugs X and Y but slightly lower in the placebo group.", True, True),
+    # a change within each group is no difference between the arms
+    ("Episodes fell by 85% with drug X and by 58% with drug Y (both P = 0.0001 vs baseline).", False, False),
+    ("The efficacy of drug X is equal to that of drug Y, but drug X is significantly better tolerated.", True, True),
+    # a trend short of significance beside a significant result is a mixed result
+    ("Drug X showed a trend toward fewer deaths and a significant reduction in nonfatal MI.", True, True),
+    ("Mortality was comparable in these 2 subgroups (11% vs 9%; NS).", False, False),
+    # a reason for withdrawal is no finding
+    ("Two percent withdrew due to lack of efficacy and 92% were satisfied with drug X.", False, False),
 ])
 def test_a_sentence_states_an_effect_a_null_both_or_neither(text, effect, null):
     from builder.frames import stated_tests
