@@ -407,8 +407,8 @@ _COMPARISON_QUALIFIED = re.compile(
     r"(?:non-?significant(?:ly)?|not significantly|numerically|\bno|\bnot|similar(?:ly)?|comparabl[ey])"
     r"\W+(?:\w+\W+)?$", re.IGNORECASE)
 #: A null test stated of the comparison just made ("lower than on enalapril, but this difference was not significant").
-_NULL_AFTER = re.compile(r"^(?:[^.;]|\.\d){0,120}?\b(?:not (?:statistically )?significant|did not reach|no significant)",
-                         re.IGNORECASE)
+_NULL_AFTER = re.compile(
+    r"^(?:[^.;]|\.\d){0,120}?\b(?:not (?:statistically )?significant|did not reach|no significant)", re.IGNORECASE)
 #: A null between subgroups or against healthy people, not between the arms of a trial: "no heterogeneity
 #: between these groups", "rates not different from those observed in patients with low levels",
 #: "no difference between the younger and the elderly", "did not modify these relations", "no differences

@@ -240,8 +240,8 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
         # a comparator is matched by what the intervention is not ("COX-2 inhibitors" vs "NSAIDs")
         comparator = tuple(a for a in (alternatives(q.comparator, lexicon) if q.comparator else ())
                            if a.stems not in asked)
-        out.append(CompiledQuestion(q, intervention, comparator, alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True),
-                                    comparison_kind(q.comparator), drugs,
+        outcome = alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True)
+        out.append(CompiledQuestion(q, intervention, comparator, outcome, comparison_kind(q.comparator), drugs,
                                     alternatives(q.population or "", lexicon, PERSON_STEMS)))
     return out
 
@@ -299,9 +299,9 @@ _ADD_ON = re.compile(r"\w\s?\+\s?\w|\bplus\b|\bcombined (?:with|therapy|treatmen
                      r"|\badditional to\b|\bin addition to\b|\badd-on\b", re.IGNORECASE)
 
 
-def add_on(sentence: str, q: CompiledQuestion) -> bool:
-    """Whether a claim compares an add-on (the intervention with another therapy, or another therapy on top of
-    it), which no question of the pack asks: "a greater increase with HRT+MFP than with HRT" is not whether HRT
+def add_on(sentence: str) -> bool:
+    """Whether a claim compares an add-on (a drug with another therapy, or another therapy on top of it), which
+    no question of the pack asks: "a greater increase with HRT+MFP than with HRT" is not whether HRT
     increases bone density, "combining barnidipine with atenolol" not whether atenolol is as effective as
     other drugs."""
     return _ADD_ON.search(sentence) is not None
@@ -484,13 +484,13 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             ) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
     """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
     definitions, the population studied), its cosine to each compiled question and (when already read) its
-    ``claim_words``."""
-    if reports_baseline(sentence):
+    ``claim_words``. A sentence about baseline groups or comparing an add-on answers none."""
+    if reports_baseline(sentence) or add_on(sentence):
         return []
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     found = [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
              if (verdict := assess(words, sim, q, config, n_doses)) is not None
-             and not background_only(sentence, q) and not add_on(sentence, q) and not each_against_placebo(sentence, q)]
+             and not background_only(sentence, q) and not each_against_placebo(sentence, q)]
     if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
         article = words | claim_words(abstract, abstract)
         found = [(q, verdict) for q, verdict in found if studied_population(q, article)]

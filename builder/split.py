@@ -7,10 +7,11 @@ conflict type inside each domain.
 preferred over heuristic ones; label-conflicting duplicates counted), articles linked by any shared
 pair (or claim) form connected components, and whole components are placed per domain at 70/15/15
 by example count, those holding conflicts by conflict count (a stratified group split: conflicts cluster
-in a few components, and placed by size alone they can all land in train). Components too large for validation/test go to train and are reported; with
-``oversized_components: carve`` (beyond the paper, for small corpora whose article graph percolates
-into one component per domain) they are cut into Louvain communities of articles instead, placed
-like components, and the pairs that end up between two splits are dropped and counted.
+in a few components, and placed by size alone they can all land in train). Components too large for
+validation/test go to train and are reported; with ``oversized_components: carve`` (beyond the paper, for
+small corpora whose article graph percolates into one component per domain) they are cut into Louvain
+communities of articles instead, placed like components, and the pairs that end up between two splits are
+dropped and counted.
 
 ``test_matched`` (extra split of ``primary``): drawn from the article-disjoint test pool with a
 conflict-type mix as close as the pool allows to the ``pairlevel`` test, so that a score gap between
