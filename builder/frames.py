@@ -62,7 +62,7 @@ _CUE_WORDS: tuple[tuple[str, str], ...] = (
 #: Words that state a null finding by themselves.
 _NULL_WORDS: tuple[tuple[str, str], ...] = (
     ((r"similar(?:ly)?|comparabl[ey]|equivalent|unchanged|unaltered|unaffected|non-?inferior|no different"
-      r"|indistinguishable|identical|same rate|same risk|equal to|equally effective|equally efficacious"),
+      r"|indistinguishable|identical|same rate|same risk|equal to|equally \w+|and comparably|comparably \w+ed"),
      NO_DIFFERENCE),
     (r"unrelated|uninvolved|independent of|dispensable|irrelevant|uncorrelated", NO_ASSOCIATION),
     (r"ineffective|inefficacious|useless|futile|no benefit|no effect|no impact|no role|no influence", NO_EFFECT),
@@ -86,7 +86,9 @@ _NO_MODIFIERS = frozenset("significant significantly statistically clear clearly
                           "obvious such definite strong direct causal linear real important".split())
 #: How far (in characters) before a cue a negator still negates it ("did not significantly reduce").
 NEGATION_WINDOW = 32
-_CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:but|although|whereas|while|however|though)\b", re.IGNORECASE)
+#: Where a negator's reach ends: clause punctuation, a parenthesis ("those who were not (a 44% reduction)"), a
+#: contrast word.
+_CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:but|although|whereas|while|however|though)\b", re.IGNORECASE)
 _SIG_NEG = re.compile(
     r"\b(?:not (?:statistically )?significant(?:ly)?|non-?significant(?:ly)?|insignificant(?:ly)?"
     r"|did not reach (?:statistical )?significance|no (?:statistically )?significant|n\.s\.)"
@@ -102,7 +104,8 @@ _TRAILING_AUX = re.compile(r"(?:\s+(?:" + "|".join(sorted(_AUX)) + r"))+\s*$", r
 _LEADING_PREP = re.compile(r"^(?:with|to|in|of|on|by|for|against|between)\s+", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+(.+?)(?:\s+and\s+(.+))?$", re.IGNORECASE)
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*|\d+(?:\.\d+)?")
-_ABBREV_DEF = re.compile(r"((?:[A-Za-z][\w'-]*\s+){1,8})\(([A-Z][A-Za-z0-9-]{1,9})\)")
+_ABBREV_DEF = re.compile(r"((?:[A-Za-z][\w'-]*\s+){1,8})\(([A-Z][A-Za-z0-9-]{1,9})\)"
+                         r"(?!\s+(?:trials?|study|studies|investigators|group|program(?:me)?|registry)\b)")
 
 #: Words that never decide what a claim is about.
 GENERIC_WORDS = frozenset(
@@ -219,7 +222,9 @@ def abbreviations(text: str) -> dict[str, frozenset[str]]:
     """``{ABBR: stems of its long form}`` for every "long form (ABBR)" definition in ``text``.
 
     The long form is the run of words before the parenthesis whose initials spell the abbreviation
-    (a simplified Schwartz–Hearst match: as many trailing words as the abbreviation has letters)."""
+    (a simplified Schwartz–Hearst match: as many trailing words as the abbreviation has letters). A trial's
+    name ("Survival And Ventricular Enlargement (SAVE) trial") is no abbreviation of what a claim is about:
+    a claim naming SAVE does not speak of survival."""
     out: dict[str, frozenset[str]] = {}
     for m in _ABBREV_DEF.finditer(text):
         abbr = m.group(2)
@@ -233,7 +238,7 @@ def abbreviations(text: str) -> dict[str, frozenset[str]]:
 
 #: A bracketed statistic ("(OR 0.51, 95% CI 0.34-0.77)", "[AOR], 8.6"): numbers, not what the claim is about.
 _BRACKETED = r"(?:[^()\[\]]|[(\[][^()\[\]]*[)\]])*"  # one level of nesting: "(adjusted odds ratio [AOR], 8.6)"
-_STATISTICS = re.compile(r"[(\[]" + _BRACKETED + r"\d" + _BRACKETED + r"(?:[)\]]|$)")  # or cut off at the phrase end
+STATISTICS = re.compile(r"[(\[]" + _BRACKETED + r"\d" + _BRACKETED + r"(?:[)\]]|$)")  # or cut off at the phrase end
 
 
 def stem_sequence(text: str) -> list[str]:
@@ -244,7 +249,7 @@ def stem_sequence(text: str) -> list[str]:
 def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
     """Content stems of a phrase, with abbreviations defined nearby expanded to their long forms."""
     out: set[str] = set()
-    for w in _WORD_RE.findall(_STATISTICS.sub(" ", text)):
+    for w in _WORD_RE.findall(STATISTICS.sub(" ", text)):
         low = w.lower()
         if low in GENERIC_WORDS or len(low) < 3 and not w.isupper() or not low[0].isalpha():
             continue
@@ -261,7 +266,7 @@ _ANAPHORA = re.compile(r"(?:this|these|that|those|such|its|their)\b", re.IGNOREC
 def names(text: str) -> frozenset[str]:
     """The name-like words of a phrase (a letter and a digit, or two capitals: "IL-6", "G6PD", "ICU"),
     bracketed statistics left out."""
-    return frozenset(w.lower() for w in _WORD_RE.findall(_STATISTICS.sub(" ", text))
+    return frozenset(w.lower() for w in _WORD_RE.findall(STATISTICS.sub(" ", text))
                      if any(c.isdigit() for c in w) and any(c.isalpha() for c in w) or sum(c.isupper() for c in w) >= 2)
 
 
@@ -400,15 +405,17 @@ _VERDICT = re.compile(r"\b(?:superior|inferior|better|worse|more effective|less 
 #: alone it states no test, but beside a null it makes the sentence a mixed result.
 _COMPARISON = re.compile(
     r"\b(?:greater|more|less|fewer|higher|lower|reduced|increased|improved|faster|better|worse)\b"
-    r"(?:(?:[^.;:]|\.\d){0,90}?\b(?:than|versus|vs\.?|compared (?:with|to)|relative to)\b"
+    r"(?:(?:[^.;:]|\.\s?\d){0,90}?\b(?:than|versus|vs\.?|compared (?:with|to)|relative to)\b"
     r"|\s+(?:in|with|among|on)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}(?:groups?|arms?)\b)", re.IGNORECASE)
 #: Words before a comparison that make it the null itself ("non-significantly greater than", "similarly reduced").
 _COMPARISON_QUALIFIED = re.compile(
     r"(?:non-?significant(?:ly)?|not significantly|numerically|\bno|\bnot|similar(?:ly)?|comparabl[ey])"
     r"\W+(?:\w+\W+)?$", re.IGNORECASE)
-#: A null test stated of the comparison just made ("lower than on enalapril, but this difference was not significant").
+#: A null test stated of the comparison just made ("lower than on enalapril, but this difference was not significant");
+#: not one of part of it ("reduced risks …, although some of these findings did not reach significance").
 _NULL_AFTER = re.compile(
-    r"^(?:[^.;]|\.\d){0,120}?\b(?:not (?:statistically )?significant|did not reach|no significant)", re.IGNORECASE)
+    r"^(?:[^.;]|\.\d){0,120}?\b(?<!some of these findings )(?<!some of these )(?<!some of them )(?<!some )"
+    r"(?:not (?:statistically )?significant|did not reach|no significant)", re.IGNORECASE)
 #: A null between subgroups or against healthy people, not between the arms of a trial: "no heterogeneity
 #: between these groups", "rates not different from those observed in patients with low levels",
 #: "no difference between the younger and the elderly", "did not modify these relations", "no differences
@@ -425,8 +432,17 @@ _SUBGROUP_NULL = re.compile(
     r"|\b(?:normal|healthy) (?:children|subjects|controls|volunteers|individuals|people)", re.IGNORECASE)
 
 
-#: A contrast with another arm ("unlike captopril, is not associated with dry cough"): the null is of one arm.
-_UNLIKE = re.compile(r"\bunlike\b", re.IGNORECASE)
+#: An effect not yet studied ("effects of quinapril on survival have not been determined"): no result, not a null.
+_UNSTUDIED = re.compile(r"\bnot (?:yet |been )*(?:determined|established|known|studied|investigated|evaluated)\b",
+                        re.IGNORECASE)
+
+
+#: A contrast with another arm ("unlike captopril, is not associated with dry cough"), or a difference set against
+#: the null ("no benefits in efficacy, but they still caused fewer extrapyramidal side effects"): the null is of
+#: one arm or one outcome.
+_UNLIKE = re.compile(r"\bunlike\b|\b(?:but|yet)\b(?:\s+[\w-]+){0,3}?\s+(?:still\s+)?(?:caused|had|showed|produced|"
+                     r"resulted in|led to)\s+(?:significantly\s+)?(?:fewer|less|lower|more|higher|greater|better)\b",
+                     re.IGNORECASE)
 
 
 def _unqualified_comparison(text: str) -> bool:
@@ -438,8 +454,9 @@ def _unqualified_comparison(text: str) -> bool:
 
 
 #: A test against the group's own start ("P = 0.0001 vs baseline"), and words that set one arm against another.
-_VS_BASELINE = re.compile(r"\b(?:vs\.?|versus|from|compared (?:with|to)|relative to|over) (?:the )?baseline\b",
-                          re.IGNORECASE)
+VS_BASELINE = re.compile(r"\b(?:vs\.?|versus|from|compared (?:with|to)|relative to|over) (?:the )?baseline\b"
+                         r"|\b(?:reduced|decreased|fell|dropped|increased|rose) from \d[\d./]*[^.;]{0,15}? to \d",
+                         re.IGNORECASE)
 _BETWEEN_ARMS = re.compile(r"\bthan\b|\bplacebo\b|\bbetween (?:the )?(?:two |treatment )?groups\b", re.IGNORECASE)
 
 
@@ -453,15 +470,16 @@ def stated_tests(text: str) -> tuple[bool, bool]:
     null finding cue, "did not differ", "similar to placebo", or a trend). Both when it reports a mixed result, a null
     beside a difference put in words included ("similar to placebo and a reduced incidence of cough versus
     ACE inhibitors"); neither when it sets numbers side by side with no test ("46% vs 52%"), claims a change
-    without one, or its null compares subgroups or healthy people rather than arms (``_SUBGROUP_NULL``). A
-    test against baseline alone ("both P = 0.0001 vs baseline") is a change within each group, no effect."""
+    without one, or its null compares subgroups or healthy people rather than arms (``_SUBGROUP_NULL``) or says
+    the effect is not yet studied (``_UNSTUDIED``). A test against baseline alone ("both P = 0.0001 vs
+    baseline") is a change within each group, no effect."""
     negative = [m.span() for m in _SIG_NEG.finditer(text)]
     effect = any(not any(lo <= m.start() < hi for lo, hi in negative) and _negation_before(text, m.start()) is None
                  for m in (*_SIG_POS.finditer(text), *_VERDICT.finditer(text)))  # "did not differ significantly": no
     null = bool(negative) or bool(_TREND.search(text)) or any(c.direction in NULL_DIRECTIONS for c in _cues(text))
-    if null and _SUBGROUP_NULL.search(text):
+    if null and (_SUBGROUP_NULL.search(text) or _UNSTUDIED.search(text)):
         null = False
-    if effect and _VS_BASELINE.search(text) and not _BETWEEN_ARMS.search(text):
+    if effect and VS_BASELINE.search(text) and not _BETWEEN_ARMS.search(text):
         effect = False  # a change within each group, not a difference between the arms
     if null and not effect and _unqualified_comparison(text):
         effect = True

@@ -41,7 +41,7 @@ from biodivergence_dataset.records import Abstract, Claim, Question, _Record
 
 from .embeddings import DEFAULT_MODEL, PRECISIONS
 from .folders import claim_output
-from .frames import abbreviations, stem, stem_sequence, terms
+from .frames import STATISTICS, VS_BASELINE, abbreviations, stem, stem_sequence, terms
 from .questionpacks import load_questions
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 
@@ -294,9 +294,10 @@ def background_only(sentence: str, q: CompiledQuestion) -> bool:
 
 
 #: An arm that adds a therapy to another ("HRT+MFP", "metformin plus glyburide", "HRT alone", "no benefit
-#: additional to that of HRT").
+#: additional to that of HRT", "concomitant use of fluticasone and olopatadine").
 _ADD_ON = re.compile(r"\w\s?\+\s?\w|\bplus\b|\bcombined (?:with|therapy|treatment)\b|\bcombination\b|\balone\b"
-                     r"|\badditional to\b|\bin addition to\b|\badd-on\b", re.IGNORECASE)
+                     r"|\badditional to\b|\bin addition to\b|\badd-on\b|\bco-?administ|\bconcomitant(?:ly)? "
+                     r"(?:use|administration|treatment|therapy|given)\b", re.IGNORECASE)
 
 
 def add_on(sentence: str) -> bool:
@@ -307,24 +308,109 @@ def add_on(sentence: str) -> bool:
     return _ADD_ON.search(sentence) is not None
 
 
-#: Arms each set against placebo ("both tolterodine doses and oxybutynin significantly decreased … compared to
-#: placebo").
-_AGAINST = r"\b(?:compared (?:to|with)|versus|vs\.?|than|over|relative to)\s+(?:(?:on|with|in|those (?:on|given))\s+)?"
-_EACH_AGAINST_PLACEBO = re.compile(r"\b(?:both|each|all)\b(?:[^.;]|\.\d){0,200}?" + _AGAINST + r"(?:the\s+)?placebo",
-                                   re.IGNORECASE)
-_AGAINST_PLACEBO = re.compile(_AGAINST + r"(?:the\s+)?placebo", re.IGNORECASE)
-_AGAINST_ANY = re.compile(_AGAINST, re.IGNORECASE)
+#: Words after which comes the reference arm of a comparison ("than", "compared with", "versus", "as opposed
+#: to", "over"), and adjectives that make a following "to" one ("superior to", "similar to", "preferable to").
+_REFERENCE_WORDS = frozenset(stem(w) for w in ("than", "compared", "versus", "vs", "against", "over", "opposed"))
+#: Words that are reference words only before "to" or "with" ("relative to", "in comparison with"; not
+#: "relative risk").
+_REFERENCE_BEFORE_TO = frozenset(stem(w) for w in ("relative", "comparison"))
+_TO_REFERENCE = frozenset(stem(w) for w in ("superior", "inferior", "similar", "equivalent", "comparable", "equal",
+                                             "identical", "noninferior", "non-inferior", "preferable"))
+#: Words, punctuation kept: a reference arm is read up to the next comma, a clause up to the next semicolon.
+_ARM_TOKENS = re.compile(r"[A-Za-z0-9][\w'-]*|[;,:]")
+#: How far after its reference word a reference arm may be named, and the same drug as the other arm
+#: ("than with immediate-release tolterodine"; not "more than 20% and less sumatriptan").
+_REFERENCE_REACH, _SAME_DRUG_REACH = 12, 6
+#: Words that set two named arms against each other whatever else the sentence compares ("no difference
+#: between", "similar", "whereas", "as well tolerated and effective as").
+_SIDE_BY_SIDE = re.compile(
+    r"\bbetween\b|\bdiffer|\bsimilar|\bcomparabl|\bequivalen|\bequal|\bsame\b|\bwhereas\b|\bwhile\b|\bunlike\b"
+    r"|\bin contrast\b|\bbut not\b|\badvantage|\bsuperior|\binferior|\bneither\b"
+    r"|\bas(?! well as)(?:\s+[\w-]+){1,4}\s+as\b", re.IGNORECASE)
+#: Each arm's own change ("fell significantly with each agent", "decreased after all four medications",
+#: "reduced (p < 0.01) from 145/101 to 128/86 … respectively"): figures side by side that test no difference.
+_EACH_ARM = re.compile(r"\bwith each (?:agent|drug|treatment|regimen)\b"
+                       r"|\bafter all (?:\w+ )?(?:medications|drugs|treatments)\b|\bin (?:both|all) (?:\w+ )?groups\b"
+                       r"|\b(?:reduced|decreased|fell|dropped|increased|rose)\s+(?:\([^)]*\)\s+)?from \d",
+                       re.IGNORECASE)
+#: A stated test or effect size ("P < 0.001", "95% CI", "NS", "hazard ratio"), or "respectively": two arms'
+#: figures beside one, with no reference word, compare them ("significantly" alone does not: "X and Y
+#: significantly reduced blood pressure" is each arm's change).
+_TESTED = re.compile(r"\b[pP]\s*[<=>≤]|\bCI\b|\bNS\b|\b(?:[Hh]azard|[Oo]dds) ratio\b|\b[Rr]elative risk\b")
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 
 
-def each_against_placebo(sentence: str, q: CompiledQuestion) -> bool:
-    """Whether a claim sets each drug against placebo (or its only comparison is against placebo) while the
-    question compares two drugs (or the drug with others): that the intervention and the comparator both beat
-    placebo says nothing of which is better."""
-    if q.comparison == INACTIVE:
+def _arm_positions(tokens: list[str], alts: tuple[Alternative, ...], side: str,
+                   skip: frozenset[frozenset[str]] = frozenset()) -> list[tuple[int, str]]:
+    """``(position, side)`` of each place the sentence names an alternative (but those in ``skip``): a run of
+    its words that holds all of them ("conventional neuroleptic" names "conventional neuroleptics", a lone
+    "neuroleptic" does not)."""
+    out = []
+    for alt in alts:
+        if not alt.stems or alt.stems in skip:
+            continue
+        for i, s in enumerate(tokens):
+            if s in alt.stems and (i == 0 or tokens[i - 1] not in alt.stems):
+                j = next((k for k in range(i, len(tokens)) if tokens[k] not in alt.stems), len(tokens))
+                if set(tokens[i:j]) == alt.stems:
+                    out.append((i, side))
+    return out
+
+
+#: Words in a reference arm that make it the untreated group ("than patients not receiving captopril", "than
+#: among beta-blocker nonusers").
+_UNTREATED_STEMS = frozenset(stem(w) for w in ("not", "no", "without", "non", "untreated", "nontreated",
+                                                "nonusers", "non-users"))
+
+
+def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim sets the question's intervention against its comparator.
+
+    A reference word ("than", "compared with", "superior to") with one arm after it and the other arm before
+    it (or after the reference, "compared with ranitidine, pantoprazole …") compares them. The same drug on
+    both sides compares formulations or doses ("SC sumatriptan with this device … similar to … with a
+    conventional syringe"), for any question. Under a question with two drugs (or the drug and others),
+    placebo after every reference word sets each arm against placebo ("omeprazole or ranitidine … than in
+    those receiving placebo"), and without a reference word the arms are compared only when words set them side
+    by side ("no difference between", "as effective as") or a test (or "respectively") stands beside them, not
+    of each arm's own change ("80% and 62% … (P < 0.05)"): "nebivolol and atenolol significantly reduced blood
+    pressure from baseline", "fell significantly with each agent" and "no significant effectiveness … by
+    omeprazole and ranitidine" do not."""
+    tokens = [t if t in ";,:" else stem(t.lower()) for t in _ARM_TOKENS.findall(STATISTICS.sub(" ", sentence))]
+    asked = frozenset(a.stems for a in q.intervention)
+    against = () if q.comparison == INACTIVE else q.comparator if q.comparison == NAMED else (
+        q.comparator + q.other_drugs)
+    named = {alt.stems: alt for alt in (*q.intervention, *against, *(alt for alt, _ in q.drugs))}
+    drugs = sorted(hit for stems, alt in named.items()
+                   for hit in _arm_positions(tokens, (alt,), " ".join(sorted(stems))))
+    arms = sorted(_arm_positions(tokens, q.intervention, "intervention")
+                  + _arm_positions(tokens, against, "comparator", asked))
+    refs = [i for i, s in enumerate(tokens) if s in _REFERENCE_WORDS or (s == "to" and i and tokens[i - 1] in
+            _TO_REFERENCE) or (s in _REFERENCE_BEFORE_TO and tokens[i + 1:i + 2] in (["to"], ["with"]))]
+    compared = itself = False
+    for r in refs:
+        clause = max((j + 1 for j in range(r) if tokens[j] in ";:"), default=0)
+        reach = min(len(tokens), r + _REFERENCE_REACH + 1)
+        end = next((j for j in range(r + 1, reach) if tokens[j] in ";,:" or j in refs), reach)
+        stop = next((j for j in range(r + 1, len(tokens)) if tokens[j] in ";:"), len(tokens))
+        near = next((j for j in range(r + 1, min(end, r + _SAME_DRUG_REACH + 1)) if tokens[j] == "and"),
+                    min(end, r + _SAME_DRUG_REACH + 1))
+        # the arm a comparison is of: the one named last before its reference word, else first after its reference
+        subject = [side for i, side in drugs if clause <= i < r][-1:]
+        reference = [side for i, side in drugs if r < i < near][:1]
+        itself = itself or (bool(subject) and subject == reference
+                            and not set(tokens[r + 1:near]) & (PLACEBO_STEMS | _UNTREATED_STEMS))
+        after = {side for i, side in arms if r < i < end}
+        before = ([side for i, side in arms if clause <= i < r][-1:]
+                  or [side for i, side in arms if end <= i < stop][:1])
+        compared = compared or len(after) == 2 or bool(before and after - set(before))
+    if itself and not compared:
         return False
-    against = len(_AGAINST_ANY.findall(sentence))
-    return _EACH_AGAINST_PLACEBO.search(sentence) is not None or (
-        against > 0 and len(_AGAINST_PLACEBO.findall(sentence)) == against)
+    if q.comparison == INACTIVE or compared:
+        return True
+    return bool(_SIDE_BY_SIDE.search(sentence)) or (
+        not refs and bool(_TESTED.search(sentence) or _RESPECTIVELY.search(sentence))
+        and not VS_BASELINE.search(sentence) and not _EACH_ARM.search(sentence))
 
 
 def comparator_first(sentence: str, q: CompiledQuestion) -> bool:
@@ -385,10 +471,12 @@ def claim_arms(sentence: str, q: CompiledQuestion) -> tuple[str, str, str] | Non
 
 
 #: A sentence about the groups before treatment ("no difference in baseline characteristics", "proteinuria
-#: before treatment was higher in the nonresponders") reports no finding of the intervention.
+#: before treatment was higher in the nonresponders", "no significant differences in age, functional class …
+#: or survival") reports no finding of the intervention.
 _BASELINE = re.compile(r"\bbaseline (?:characteristics|demographics?|data|variables|features)\b"
                        r"|\b(?:before|prior to) (?:treatment|therapy|randomi[sz]ation|the start)\b"
-                       r"|\bat (?:study )?(?:entry|enrol?ment|randomi[sz]ation)\b", re.IGNORECASE)
+                       r"|\bat (?:study )?(?:entry|enrol?ment|randomi[sz]ation)\b"
+                       r"|\bdifferences? (?:\w+ ){0,3}in (?:terms of )?age\b", re.IGNORECASE)
 
 
 def reports_baseline(sentence: str) -> bool:
@@ -479,18 +567,43 @@ def studied_population(q: CompiledQuestion, article: frozenset[str]) -> bool:
     return not q.population or best_match(article, q.population)[1] is not None
 
 
+#: A surgical setting ("after coronary artery bypass grafting", "perioperative", "noncardiac surgery").
+_SURGICAL = re.compile(r"\b(?:surger(?:y|ies)|surgical|bypass|grafting|CABG|operations?|(?:peri|post)-?operative(?:ly)?"
+                       r"|noncardiac)\b", re.IGNORECASE)
+
+
+def surgical_only(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim is set in surgery while its question is asked in a population that is not: metoprolol
+    after bypass grafting does not answer whether beta blockers reduce mortality after myocardial infarction,
+    though the trial's abstract names infarction (its patients' history)."""
+    return bool(q.population) and _SURGICAL.search(sentence) is not None and not _SURGICAL.search(q.question.text)
+
+
+#: Keeping a condition away rather than treating it ("ulcer recurrence", "preventing ulcer relapse", "maintenance
+#: therapy"): an endpoint of its own.
+_RECURRENCE = re.compile(r"\brecurren\w*|\brelaps\w*|\bmaintenance (?:therapy|treatment|phase)\b", re.IGNORECASE)
+
+
+def other_endpoint(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim reports recurrence or maintenance while its question asks otherwise: that ulcers healed with
+    omeprazole or ranitidine recurred alike does not say which heals them faster."""
+    return _RECURRENCE.search(sentence) is not None and not _RECURRENCE.search(q.question.text)
+
+
 def answers(sentence: str, abstract: str, similarities: list[float], compiled: list[CompiledQuestion],
             config: QuestionsConfig, words: frozenset[str] | None = None
             ) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
     """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
     definitions, the population studied), its cosine to each compiled question and (when already read) its
-    ``claim_words``. A sentence about baseline groups or comparing an add-on answers none."""
+    ``claim_words``. A sentence about baseline groups or comparing an add-on answers none; one answers a
+    question only when it makes the question's comparison (``compares_arms``), in its setting and endpoint."""
     if reports_baseline(sentence) or add_on(sentence):
         return []
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     found = [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
              if (verdict := assess(words, sim, q, config, n_doses)) is not None
-             and not background_only(sentence, q) and not each_against_placebo(sentence, q)]
+             and not background_only(sentence, q) and compares_arms(sentence, q)
+             and not surgical_only(sentence, q) and not other_endpoint(sentence, q)]
     if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
         article = words | claim_words(abstract, abstract)
         found = [(q, verdict) for q, verdict in found if studied_population(q, article)]

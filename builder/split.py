@@ -383,8 +383,11 @@ def place_components(
                 units.append(comp)
             placement.oversized.append(report)
         conflicts = apportion(sum(_conflicts(c) for c in comps), ratios)
-        split_of = _fill(sorted(units, key=lambda c: seeded_rank(seed, c.key)), target, eval_ok, placement,
-                         conflicts)
+        # conflict-holding components first, most conflicts first (as scikit-learn's StratifiedGroupKFold orders
+        # its groups), so the few that hold most conflicts are spread before the row targets fill; then the rest
+        # in seeded order
+        order = sorted(units, key=lambda c: (-_conflicts(c), seeded_rank(seed, c.key)))
+        split_of = _fill(order, target, eval_ok, placement, conflicts)
         for ex in crossing:
             here = split_of[ex.article_uid_a]
             if here != split_of[ex.article_uid_b]:

@@ -167,6 +167,21 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     ("Mortality was comparable in these 2 subgroups (11% vs 9%; NS).", False, False),
     # a reason for withdrawal is no finding
     ("Two percent withdrew due to lack of efficacy and 92% were satisfied with drug X.", False, False),
+    # a negator does not reach into a parenthesis; a decimal with a stray space is still a number
+    ("Mortality was 7.8% with drug X compared with 14.0% in those who were not (a 44% reduction).", False, False),
+    ("There were fewer deaths with drug X (3. 4% versus 8.1%), and there was a similar number of admissions.",
+     True, True),
+    # both arms changed alike: each arm's test beside a null between them is a mixed result
+    ("Blood pressure decreased significantly and comparably with drugs X and Y (p < 0.01).", True, True),
+    ("During therapy with drugs X and Y, blood pressure was equally reduced (p < 0.05).", True, True),
+    # a null of part of a comparison, or a difference set against a null, leaves the difference stated
+    (("Drug X showed reduced risks compared with drug Y, although some of these findings did not reach "
+      "statistical significance."), True, True),
+    ("Drug X had no benefits in efficacy, but it still caused fewer side effects.", True, True),
+    # an effect not yet studied is no null
+    ("Effects of drug X on survival have not been determined, but drug Y improved survival.", False, False),
+    # a fall from one value to another is a change within a group
+    ("Blood pressure was reduced from 160/103 to 147/92 mm Hg with drug X (p < 0.0001).", False, False),
 ])
 def test_a_sentence_states_an_effect_a_null_both_or_neither(text, effect, null):
     from builder.frames import stated_tests

@@ -174,7 +174,9 @@ def test_llm_pool_keeps_eval_splits_llm_only_and_tops_up_train_with_confident_he
 
 def test_heuristic_examples_in_an_eval_component_are_dropped_not_leaked():
     # one component mixing an LLM and a heuristic pair (shared article x:1), plus many LLM singletons
-    mixed = [example("x:0", "x:1", kind=LLM, confidence=0.9), example("x:1", "x:2", confidence=0.9)]
+    # (one conflict in it, as in each singleton: conflict-holding components are placed most conflicts first)
+    mixed = [example("x:0", "x:1", kind=LLM, confidence=0.9),
+             example("x:1", "x:2", confidence=0.9, conflict=ontology.NO_CONFLICT)]
     filler = disjoint_pairs(200, kind=LLM, confidence=0.9)
     for seed in range(25):
         result = split_pool(mixed + filler, SplitConfig(seed=seed))
@@ -500,4 +502,18 @@ def test_components_holding_conflicts_are_spread_over_the_splits_like_the_rows()
         primary = split_pool(examples, SplitConfig(seed=seed)).configs["primary"]
         conflicts = {s: sum(ex.conflict_type != ontology.NO_CONFLICT for ex in primary[s]) for s in share}
         assert conflicts == share
+        assert_article_disjoint(primary)
+
+
+def test_components_with_many_conflicts_are_placed_before_the_row_targets_fill():
+    # conflicts cluster in a few components of related articles (one article's claims against many): placed
+    # most conflicts first, each evaluation split gets its share within one row whatever the seed
+    examples = disjoint_pairs(200, conflicts=(ontology.NO_CONFLICT,))
+    for hub, size in enumerate((8, 4, 2, 2, 1, 1, 1, 1)):
+        examples += [example(f"amr:h{hub}", f"amr:h{hub}x{i}") for i in range(size)]
+    share = apportion(20, SplitConfig().primary_ratios)
+    for seed in range(6):
+        primary = split_pool(examples, SplitConfig(seed=seed)).configs["primary"]
+        conflicts = {s: sum(ex.conflict_type != ontology.NO_CONFLICT for ex in primary[s]) for s in share}
+        assert all(abs(conflicts[s] - share[s]) <= 1 for s in (VALIDATION, TEST)), (seed, conflicts, share)
         assert_article_disjoint(primary)
