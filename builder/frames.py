@@ -440,15 +440,15 @@ _UNSTUDIED = re.compile(r"\bnot (?:yet |been )*(?:determined|established|known|s
 #: A contrast with another arm ("unlike captopril, is not associated with dry cough"), or a difference set against
 #: the null ("no benefits in efficacy, but they still caused fewer extrapyramidal side effects"): the null is of
 #: one arm or one outcome.
-_UNLIKE = re.compile(r"\bunlike\b|\b(?:but|yet)\b(?:\s+[\w-]+){0,3}?\s+(?:still\s+)?(?:caused|had|showed|produced|"
+_CONTRAST = re.compile(r"\bunlike\b|\b(?:but|yet)\b(?:\s+[\w-]+){0,3}?\s+(?:still\s+)?(?:caused|had|showed|produced|"
                      r"resulted in|led to)\s+(?:significantly\s+)?(?:fewer|less|lower|more|higher|greater|better)\b",
                      re.IGNORECASE)
 
 
 def _unqualified_comparison(text: str) -> bool:
-    """Whether a comparison in words (``_COMPARISON``, or a contrast, ``_UNLIKE``) states a difference: not
+    """Whether a comparison in words (``_COMPARISON``, or a contrast, ``_CONTRAST``) states a difference: not
     qualified as the null itself and not followed by a null test of it."""
-    return bool(_UNLIKE.search(text)) or any(
+    return bool(_CONTRAST.search(text)) or any(
         not _COMPARISON_QUALIFIED.search(text[max(0, m.start() - 40):m.start()])
         and not _NULL_AFTER.search(text[m.end():]) for m in _COMPARISON.finditer(text))
 

@@ -308,12 +308,14 @@ def add_on(sentence: str) -> bool:
     return _ADD_ON.search(sentence) is not None
 
 
-#: Words after which comes the reference arm of a comparison ("than", "compared with", "versus", "as opposed
-#: to", "over"), and adjectives that make a following "to" one ("superior to", "similar to", "preferable to").
-_REFERENCE_WORDS = frozenset(stem(w) for w in ("than", "compared", "versus", "vs", "against", "over", "opposed"))
 #: Words that are reference words only before "to" or "with" ("relative to", "in comparison with"; not
 #: "relative risk").
 _REFERENCE_BEFORE_TO = frozenset(stem(w) for w in ("relative", "comparison"))
+#: Words after which comes the reference arm of a comparison: ``REFERENCE_STEMS`` but "from" ("reduced from
+#: 145/101") and those of ``_REFERENCE_BEFORE_TO``, with "against", "over", "as opposed to"; and adjectives
+#: that make a following "to" one ("superior to", "similar to", "preferable to").
+_REFERENCE_WORDS = (REFERENCE_STEMS - _REFERENCE_BEFORE_TO - {stem("from")}) | frozenset(
+    stem(w) for w in ("against", "over", "opposed"))
 _TO_REFERENCE = frozenset(stem(w) for w in ("superior", "inferior", "similar", "equivalent", "comparable", "equal",
                                              "identical", "noninferior", "non-inferior", "preferable"))
 #: Words, punctuation kept: a reference arm is read up to the next comma, a clause up to the next semicolon.
@@ -340,14 +342,22 @@ _TESTED = re.compile(r"\b[pP]\s*[<=>≤]|\bCI\b|\bNS\b|\b(?:[Hh]azard|[Oo]dds) r
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 
 
-def _arm_positions(tokens: list[str], alts: tuple[Alternative, ...], side: str,
+@lru_cache(maxsize=4096)
+def _arm_tokens(sentence: str) -> tuple[str, ...]:
+    """A sentence's stemmed words with its clause punctuation, bracketed statistics left out (read once for all
+    the questions a claim may answer)."""
+    return tuple(t if t in ";,:" else stem(t.lower()) for t in _ARM_TOKENS.findall(STATISTICS.sub(" ", sentence)))
+
+
+def _arm_positions(tokens: tuple[str, ...], alts: tuple[Alternative, ...], side: str,
                    skip: frozenset[frozenset[str]] = frozenset()) -> list[tuple[int, str]]:
     """``(position, side)`` of each place the sentence names an alternative (but those in ``skip``): a run of
     its words that holds all of them ("conventional neuroleptic" names "conventional neuroleptics", a lone
     "neuroleptic" does not)."""
     out = []
+    present = set(tokens)
     for alt in alts:
-        if not alt.stems or alt.stems in skip:
+        if not alt.stems or alt.stems in skip or not alt.stems <= present:
             continue
         for i, s in enumerate(tokens):
             if s in alt.stems and (i == 0 or tokens[i - 1] not in alt.stems):
@@ -376,7 +386,7 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
     of each arm's own change ("80% and 62% … (P < 0.05)"): "nebivolol and atenolol significantly reduced blood
     pressure from baseline", "fell significantly with each agent" and "no significant effectiveness … by
     omeprazole and ranitidine" do not."""
-    tokens = [t if t in ";,:" else stem(t.lower()) for t in _ARM_TOKENS.findall(STATISTICS.sub(" ", sentence))]
+    tokens = _arm_tokens(sentence)
     asked = frozenset(a.stems for a in q.intervention)
     against = () if q.comparison == INACTIVE else q.comparator if q.comparison == NAMED else (
         q.comparator + q.other_drugs)
@@ -386,7 +396,7 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
     arms = sorted(_arm_positions(tokens, q.intervention, "intervention")
                   + _arm_positions(tokens, against, "comparator", asked))
     refs = [i for i, s in enumerate(tokens) if s in _REFERENCE_WORDS or (s == "to" and i and tokens[i - 1] in
-            _TO_REFERENCE) or (s in _REFERENCE_BEFORE_TO and tokens[i + 1:i + 2] in (["to"], ["with"]))]
+            _TO_REFERENCE) or (s in _REFERENCE_BEFORE_TO and tokens[i + 1:i + 2] in (("to",), ("with",)))]
     compared = itself = False
     for r in refs:
         clause = max((j + 1 for j in range(r) if tokens[j] in ";:"), default=0)
