@@ -349,21 +349,17 @@ def _arm_tokens(sentence: str) -> tuple[str, ...]:
     return tuple(t if t in ";,:" else stem(t.lower()) for t in _ARM_TOKENS.findall(STATISTICS.sub(" ", sentence)))
 
 
-def _arm_positions(tokens: tuple[str, ...], alts: tuple[Alternative, ...], side: str,
-                   skip: frozenset[frozenset[str]] = frozenset()) -> list[tuple[int, str]]:
-    """``(position, side)`` of each place the sentence names an alternative (but those in ``skip``): a run of
-    its words that holds all of them ("conventional neuroleptic" names "conventional neuroleptics", a lone
-    "neuroleptic" does not)."""
+def _named_at(tokens: tuple[str, ...], alt: Alternative) -> list[int]:
+    """Where the sentence names an alternative: the start of each run of its words that holds all of them
+    ("conventional neuroleptic" names "conventional neuroleptics", a lone "neuroleptic" does not)."""
+    if not alt.stems or not alt.stems <= set(tokens):
+        return []
     out = []
-    present = set(tokens)
-    for alt in alts:
-        if not alt.stems or alt.stems in skip or not alt.stems <= present:
-            continue
-        for i, s in enumerate(tokens):
-            if s in alt.stems and (i == 0 or tokens[i - 1] not in alt.stems):
-                j = next((k for k in range(i, len(tokens)) if tokens[k] not in alt.stems), len(tokens))
-                if set(tokens[i:j]) == alt.stems:
-                    out.append((i, side))
+    for i, s in enumerate(tokens):
+        if s in alt.stems and (i == 0 or tokens[i - 1] not in alt.stems):
+            j = next((k for k in range(i, len(tokens)) if tokens[k] not in alt.stems), len(tokens))
+            if set(tokens[i:j]) == alt.stems:
+                out.append(i)
     return out
 
 
@@ -390,11 +386,12 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
     asked = frozenset(a.stems for a in q.intervention)
     against = () if q.comparison == INACTIVE else q.comparator if q.comparison == NAMED else (
         q.comparator + q.other_drugs)
-    named = {alt.stems: alt for alt in (*q.intervention, *against, *(alt for alt, _ in q.drugs))}
-    drugs = sorted(hit for stems, alt in named.items()
-                   for hit in _arm_positions(tokens, (alt,), " ".join(sorted(stems))))
-    arms = sorted(_arm_positions(tokens, q.intervention, "intervention")
-                  + _arm_positions(tokens, against, "comparator", asked))
+    # where the sentence names each drug, read once for both lists: every drug (its side: its own stems) and the
+    # question's two arms
+    at = {alt.stems: _named_at(tokens, alt) for alt in (*q.intervention, *against, *(alt for alt, _ in q.drugs))}
+    drugs = sorted((i, " ".join(sorted(stems))) for stems, hits in at.items() for i in hits)
+    arms = sorted([(i, "intervention") for alt in q.intervention for i in at[alt.stems]]
+                  + [(i, "comparator") for alt in against if alt.stems not in asked for i in at[alt.stems]])
     refs = [i for i, s in enumerate(tokens) if s in _REFERENCE_WORDS or (s == "to" and i and tokens[i - 1] in
             _TO_REFERENCE) or (s in _REFERENCE_BEFORE_TO and tokens[i + 1:i + 2] in (("to",), ("with",)))]
     compared = itself = False
