@@ -561,6 +561,10 @@ questions:
     ("Recurrence of dry mouth was less frequent with tolterodine than with oxybutynin.", set()),
     # another active drug named by a class synonym of the lexicon
     ("Mortality after infarction was similar with angiotensin II antagonists and ACE inhibitors.", set()),
+    # a claim about another class that names the asked one only as what it lacks: "blockade" names a class too
+    (("Prior calcium channel blockade did not raise mortality in heart failure, nor did it bring the survival "
+      "benefit seen with beta-blocker therapy."), set()),
+    ("Prior beta blockade reduced mortality in heart failure.", {"no_comparator"}),
 ])
 def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, sentence, expected):
     assert answered(comparisons, sentence) == expected
