@@ -101,7 +101,7 @@ def _read_mapping(path: Path, what: str) -> dict[str, Any]:
         raise FileNotFoundError(f"{what} {path} does not exist")
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a {what} is a mapping of sections, got {type(data).__name__}")
+        raise ValueError(f"{path}: a {what} is a mapping of sections, got {type(data).__name__}")  # noqa: TRY004 (the CLI reports ValueErrors)
     return data
 
 
@@ -136,7 +136,7 @@ def _listed_sources(path: Path) -> list[Any]:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     listed = data.get("sources") if isinstance(data, dict) else data
     if not isinstance(listed, list):
-        raise ValueError(f"{path}: expected a YAML list of FORMAT:PATH sources")
+        raise ValueError(f"{path}: expected a YAML list of FORMAT:PATH sources")  # noqa: TRY004 (the CLI reports ValueErrors)
     return listed
 
 

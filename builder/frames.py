@@ -68,9 +68,9 @@ _NULL_WORDS: tuple[tuple[str, str], ...] = (
     (r"ineffective|inefficacious|useless|futile|no benefit|no effect|no impact|no role|no influence", NO_EFFECT),
 )
 _NEGATORS = r"not|no|n't|never|neither|nor|without|fail(?:s|ed)? to|unable to|cannot|lack(?:s|ed)? of|lack(?:s|ed)?|absence of|none of"
-_AUX = frozenset("is are was were be been being has have had may might can could will would does did do shall "
+_AUX = frozenset("is are was were be been being has have had may might can could will would does did do shall "  # noqa: SIM905 (a word list reads best as words)
                  "should must also further significantly markedly strongly substantially".split())
-_DETERMINERS = frozenset("a an the of with in for by on to this that these those its their his her".split())
+_DETERMINERS = frozenset("a an the of with in for by on to this that these those its their his her".split())  # noqa: SIM905 (a word list reads best as words)
 _CUE_RE = re.compile(
     r"(?<![\w-])(?:" + "|".join(f"(?P<c{i}>{p})" for i, (p, _) in enumerate(_CUE_WORDS + _NULL_WORDS))
     + r")(?![\w-])", re.IGNORECASE)
@@ -81,7 +81,7 @@ _NEG_RE = re.compile(r"(?<![\w-])(?:" + _NEGATORS + r")(?![\w-])", re.IGNORECASE
 #: ("no association", "lack of effect", "absence of a significant difference").
 _DETERMINER_NEGATOR = re.compile(r"no|lack(?:s|ed)? of|absence of|none of", re.IGNORECASE)
 #: Words that may stand between "no" and the finding it negates ("no statistically significant difference").
-_NO_MODIFIERS = frozenset("significant significantly statistically clear clearly clear-cut evidence of any overall "
+_NO_MODIFIERS = frozenset("significant significantly statistically clear clearly clear-cut evidence of any overall "  # noqa: SIM905 (a word list reads best as words)
                           "further major apparent consistent independent relevant meaningful substantial detectable "
                           "obvious such definite strong direct causal linear real important".split())
 #: How far (in characters) before a cue a negator still negates it ("did not significantly reduce").
@@ -109,7 +109,7 @@ _ABBREV_DEF = re.compile(r"((?:[A-Za-z][\w'-]*\s+){1,8})\(([A-Z][A-Za-z0-9-]{1,9
 
 #: Words that never decide what a claim is about.
 GENERIC_WORDS = frozenset(
-    "a an the of in on at to for from by with and or as is are was were be been being this that these those it its "
+    "a an the of in on at to for from by with and or as is are was were be been being this that these those it its "  # noqa: SIM905 (a word list reads best as words)
     "their there than then which who what when where while into between among during after before about against "
     "within without through via per both either each also such can may might could would should will do does did "
     "has have had not no we our us study studies result results data patient patients subject subjects group groups "
@@ -311,7 +311,7 @@ def _is_verbal(text: str, start: int, word: str) -> bool:
     return word.endswith(("s", "ed")) and not word.endswith("ss")
 
 
-_COPULA = frozenset("is are was were be been being remained remains remain appeared appears seemed seems became "
+_COPULA = frozenset("is are was were be been being remained remains remain appeared appears seemed seems became "  # noqa: SIM905 (a word list reads best as words)
                     "become proved".split())
 _NULL_COMPLEMENT = re.compile(r"\s*(?:to|of|from|between|with|in|across|among|for|regardless)\b", re.IGNORECASE)
 
@@ -453,10 +453,11 @@ def _unqualified_comparison(text: str) -> bool:
         and not _NULL_AFTER.search(text[m.end():]) for m in _COMPARISON.finditer(text))
 
 
+#: Verbs of a group's change from its own start ("fell from 145 to 128"), as a pattern fragment.
+CHANGE_FROM = r"(?:reduced|decreased|fell|dropped|increased|rose)"
 #: A test against the group's own start ("P = 0.0001 vs baseline"), and words that set one arm against another.
 VS_BASELINE = re.compile(r"\b(?:vs\.?|versus|from|compared (?:with|to)|relative to|over) (?:the )?baseline\b"
-                         r"|\b(?:reduced|decreased|fell|dropped|increased|rose) from \d[\d./]*[^.;]{0,15}? to \d",
-                         re.IGNORECASE)
+                         rf"|\b{CHANGE_FROM} from \d[\d./]*[^.;]{{0,15}}? to \d", re.IGNORECASE)
 _BETWEEN_ARMS = re.compile(r"\bthan\b|\bplacebo\b|\bbetween (?:the )?(?:two |treatment )?groups\b", re.IGNORECASE)
 
 
@@ -532,7 +533,7 @@ _REPORTING = re.compile(r"^.*\b(?:that|whether)\b[\s,]+|^.*\b(?:revealed|showed|
 
 #: Words of a reporting subject ("Our multivariate analysis showed …"): the verb after them reports, while
 #: after any other word it has a subject of its own ("Platelet count showed no correlation with …").
-_REPORTERS = frozenset("we our this present current study studies result results data analysis analyses finding "
+_REPORTERS = frozenset("we our this present current study studies result results data analysis analyses finding "  # noqa: SIM905 (a word list reads best as words)
                        "findings trial trials review meta-analysis regression multivariate multivariable univariate "
                        "logistic model models investigation survey these it further additional also in addition "
                        "the a an sensitivity subgroup".split())
@@ -545,7 +546,7 @@ _TRAILING_RAISING = re.compile(r"\s+(?:found|shown|proven|proved|considered|repo
 _TRAILING_REPORT = re.compile(r"\s+(?:showed|shows|revealed|demonstrated|displayed|exhibited)\s*$", re.IGNORECASE)
 #: Subject words that leave no exposure ("we found a significant increase in Y": Y changed, nothing says why).
 _EMPTY_SUBJECT = (_DETERMINERS | _NO_MODIFIERS | _AUX | _REPORTERS
-                  | frozenset("there showed found noted observed small slight modest marked dramatic large "
+                  | frozenset("there showed found noted observed small slight modest marked dramatic large "  # noqa: SIM905 (a word list reads best as words)
                               "sharp steady moderate greater mean relative absolute".split()))
 
 

@@ -41,7 +41,7 @@ from biodivergence_dataset.records import Abstract, Claim, Question, _Record
 
 from .embeddings import DEFAULT_MODEL, PRECISIONS
 from .folders import claim_output
-from .frames import STATISTICS, VS_BASELINE, abbreviations, stem, stem_sequence, terms
+from .frames import CHANGE_FROM, STATISTICS, VS_BASELINE, abbreviations, stem, stem_sequence, terms
 from .questionpacks import load_questions
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 
@@ -333,7 +333,7 @@ _SIDE_BY_SIDE = re.compile(
 #: "reduced (p < 0.01) from 145/101 to 128/86 … respectively"): figures side by side that test no difference.
 _EACH_ARM = re.compile(r"\bwith each (?:agent|drug|treatment|regimen)\b"
                        r"|\bafter all (?:\w+ )?(?:medications|drugs|treatments)\b|\bin (?:both|all) (?:\w+ )?groups\b"
-                       r"|\b(?:reduced|decreased|fell|dropped|increased|rose)\s+(?:\([^)]*\)\s+)?from \d",
+                       rf"|\b{CHANGE_FROM}\s+(?:\([^)]*\)\s+)?from \d",
                        re.IGNORECASE)
 #: A stated test or effect size ("P < 0.001", "95% CI", "NS", "hazard ratio"), or "respectively": two arms'
 #: figures beside one, with no reference word, compare them ("significantly" alone does not: "X and Y
