@@ -153,9 +153,9 @@ def disagreement(ra: Reading, rb: Reading, stated_only: bool = False) -> str | N
     text (``Reading.stated``: a significant test for an effect, a null for no difference, not a mixed result).
     Why (measured on the held-out Evidence Inference articles, a development set for this choice, n 724):
     of the readings that pass, the reader confuses effect with no effect in 2 of 501, but swaps increase and
-    decrease in 67 of the 281 passing readings of real effects, so two opposite effects are mostly misreadings; and on the Cohen demo the
-    readings that fail were the conflicts a reader of the rows rejected (rates set side by side with no test
-    read as no difference, a significant result misread as a null)."""
+    decrease in 67 of the 281 passing readings of real effects, so two opposite effects are mostly misreadings;
+    and on the Cohen demo the readings that fail were the conflicts a reader of the rows rejected (rates set side
+    by side with no test read as no difference, a significant result misread as a null)."""
     if not (ra.reported and rb.reported):
         return None
     if ra.finding in READ_FINDINGS and rb.finding in READ_FINDINGS:
