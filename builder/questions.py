@@ -29,7 +29,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -206,6 +206,11 @@ class CompiledQuestion:
     #: the ways a claim's abstract may name the question's population (empty: the question names none)
     population: tuple[Alternative, ...] = ()
 
+    @cached_property
+    def member_words(self) -> frozenset[str]:
+        """The stems of the lexicon's one-word member drugs ("metformin", "glipizide")."""
+        return frozenset(next(iter(alt.stems)) for alt, member in self.drugs if member and len(alt.stems) == 1)
+
     @property
     def other_drugs(self) -> tuple[Alternative, ...]:
         """The lexicon's drugs and classes other than the intervention's names: the arms of "other …" drugs."""
@@ -294,9 +299,9 @@ def background_only(sentence: str, q: CompiledQuestion) -> bool:
 
 
 #: An arm that adds a therapy to another ("HRT+MFP", "metformin plus glyburide", "HRT alone", "no benefit
-#: additional to that of HRT", "concomitant use of fluticasone and olopatadine").
+#: additional to that of HRT", "the addition of … metformin", "concomitant use of fluticasone and olopatadine").
 _ADD_ON = re.compile(r"\w\s?\+\s?\w|\bplus\b|\bcombined (?:with|therapy|treatment)\b|\bcombination\b|\balone\b"
-                     r"|\badditional to\b|\bin addition to\b|\badd-on\b|\bco-?administ|\bconcomitant(?:ly)? "
+                     r"|\badditional to\b|\bin addition to\b|\baddition of\b|\badd-on\b|\bco-?administ|\bconcomitant(?:ly)? "
                      r"(?:use|administration|treatment|therapy|given)\b", re.IGNORECASE)
 
 
@@ -306,6 +311,19 @@ def add_on(sentence: str) -> bool:
     increases bone density, "combining barnidipine with atenolol" not whether atenolol is as effective as
     other drugs."""
     return _ADD_ON.search(sentence) is not None
+
+
+#: Two words joined by a slash ("glyburide/metformin", "glipizide/ metformin"), or by a hyphen before a dose or
+#: "tablets" ("metformin-glibenclamide 500 mg/2.5 mg"; not the difference "95%CI for zotepine-haloperidol -9.34").
+_JOINED = re.compile(r"\b([A-Za-z]{4,})(?: ?/ ?([A-Za-z]{4,})\b|-([A-Za-z]{4,})(?= \d| tablet))")
+
+
+def fixed_combination(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim's arm is two of the lexicon's drugs joined into one ("glipizide/metformin tablets
+    controlled HbA1c better than either monotherapy"): a fixed-dose combination, an add-on that no question of
+    the pack asks."""
+    return any(stem(a.lower()) in q.member_words and stem((slashed or hyphened).lower()) in q.member_words
+               for a, slashed, hyphened in _JOINED.findall(sentence))
 
 
 #: Words that are reference words only before "to" or "with" ("relative to", "in comparison with"; not
@@ -610,7 +628,8 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
     found = [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
              if (verdict := assess(words, sim, q, config, n_doses)) is not None
              and not background_only(sentence, q) and compares_arms(sentence, q)
-             and not surgical_only(sentence, q) and not other_endpoint(sentence, q)]
+             and not surgical_only(sentence, q) and not other_endpoint(sentence, q)
+             and not fixed_combination(sentence, q)]
     if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
         article = words | claim_words(abstract, abstract)
         found = [(q, verdict) for q, verdict in found if studied_population(q, article)]

@@ -499,6 +499,7 @@ questions:
   - {id: no_comparator, text: "In heart failure, do beta blockers reduce mortality?"}
   - {id: head_to_head, text: "Does tolterodine cause less dry mouth than oxybutynin?"}
   - {id: vs_others, text: "Do calcium channel blockers increase cardiovascular events compared with other antihypertensive drugs?"}
+  - {id: met_vs_su, text: "Is metformin more effective than sulfonylureas for glycemic control?"}
 """)
 
 
@@ -553,6 +554,16 @@ questions:
     # an add-on answers no question of the pack
     ("Combining nifedipine with atenolol lowered cardiovascular events more than atenolol alone.", set()),
     ("Concomitant use of tolterodine and oxybutynin caused less dry mouth than oxybutynin.", set()),
+    (("After sulphonylurea failure, the addition of bedtime insulin or metformin was similarly effective in improving "
+     "glycaemic control."), set()),
+    # a fixed-dose combination is an add-on too; a hyphen between two drugs joins them only before a dose
+    ("Glipizide/metformin tablets gave better glycaemic control than either glipizide or metformin monotherapy.",
+     set()),
+    ("HbA1c fell more with metformin-glibenclamide 500 mg/2.5 mg than with glibenclamide or metformin (P = 0.001).",
+     set()),
+    ("Metformin gave better glycaemic control than glipizide (p < 0.05).", {"met_vs_su"}),
+    (("Glycaemic control was better with metformin than glibenclamide (metformin-glibenclamide -0.6%, 95% CI -1.0 to "
+     "-0.2)."), {"met_vs_su"}),
     # the same drug on both sides compares formulations; against the untreated it is the drug against none
     ("Mortality after infarction with intravenous enalapril was similar to that with oral enalapril.", set()),
     ("Mortality after infarction was lower with captopril than among patients not given captopril.",
