@@ -5,6 +5,9 @@ build from ``../shared/data`` with their n."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import pytest
 from llm_server import SCIFACT
 
@@ -13,7 +16,7 @@ from builder.annotators.goldcheck import healthver_pairs
 from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
 from builder.reader import data as reader_data
 from builder.reader.evaluate import goldcheck_sets
-from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE, finding_disagreement
+from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE, ReaderConfig, finding_disagreement, mark_arms
 
 DATA = SCIFACT.parent
 Q = "Does drug X lower blood pressure compared to placebo?"
@@ -122,6 +125,32 @@ def test_evidence_inference_questions_carry_the_stance_they_ask_for():
                 reader_data.QUESTION_TEMPLATES[template][1], f.finding))
     assert {e.finding for e in examples.values()} == set(ontology.READER_FINDINGS)
     assert all(e.stance == "neutral" for e in examples.values() if e.finding == "not_reported")
+
+
+def test_arm_marks_set_off_the_words_that_name_one_arm_only():
+    assert mark_arms("Cough was more frequent with Lisinopril than with losartan (p < 0.01).", "lisinopril",
+                     "losartan") == "Cough was more frequent with [ Lisinopril ] than with { losartan } (p < 0.01)."
+    # words both arms share (the drug of a dose comparison, its unit) stay plain
+    assert mark_arms("Low-dose aspirin 75 mg reduced stroke more than high-dose aspirin 300 mg.", "low-dose aspirin",
+                     "high-dose aspirin") == ("[ Low-dose ] aspirin 75 mg reduced stroke more than { high-dose } "
+                                              "aspirin 300 mg.")
+    assert mark_arms("Deaths fell by a quarter.", "carvedilol", "placebo") == "Deaths fell by a quarter."
+
+
+def test_evidence_inference_texts_are_marked_only_for_a_reader_that_learned_the_marks(reader, monkeypatch):
+    """Marked examples are the plain ones with their arm words set off, label for label; the shipped reader
+    learned the marks, and a reader that did not reads every text unchanged."""
+    plain = reader_data.load_examples("evidence_inference", DATA, heldout=True)
+    marked = reader_data.load_examples("evidence_inference", DATA, heldout=True, arm_marks=True)
+    assert [(e.question, e.finding, e.stance, e.key) for e in plain] == [
+        (e.question, e.finding, e.stance, e.key) for e in marked]
+    assert [re.sub(r"[\[{] (\S+) [\]}]", r"\1", e.text) for e in marked] == [e.text for e in plain]
+    assert sum("[ " in e.text for e in marked) > len(marked) / 3
+    assert reader.config.arm_marks
+    assert reader.marked("Enalapril raised potassium.", "enalapril", "placebo") == "[ Enalapril ] raised potassium."
+    monkeypatch.setattr(reader, "config", dataclasses.replace(reader.config, arm_marks=False))
+    assert reader.marked("Enalapril raised potassium.", "enalapril", "placebo") == "Enalapril raised potassium."
+    assert ReaderConfig(base_model="m").arm_marks is False  # a config saved before the marks reads plain text
 
 
 def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):

@@ -136,11 +136,12 @@ def test_readings_are_taken_relative_to_the_questions_intervention():
                  update={"question": q})
     asks = annotator.asks(p)
     assert [a[0] for a in asks] == ["Is cough higher, lower, or the same with enalapril compared to candesartan?"] * 2
+    assert asks[1][1] == "Cough was significantly less frequent with { candesartan } than with [ enalapril ]."
     ra, rb = annotator.reader.read(asks)
     assert (ra.finding, rb.finding) == ("increase", "decrease")
     assert annotator.oriented(p, ra, rb) == (ra, rb.reversed())
     assert annotator.annotate(p).conflict_type == ontology.NO_CONFLICT
-    assert annotator.ask("Cough was common in the trial.", q) == q.text
+    assert annotator.ask("Cough was common in the trial.", q) == (q.text, "Cough was common in the trial.")
 
 
 def test_under_a_declared_question_only_a_stated_effect_against_a_stated_null_is_a_conflict():

@@ -274,24 +274,26 @@ class ReaderAnnotator(LocalAnnotator):
             self._compiled[key] = compile_questions([question], load_lexicon())[0]
         return self._compiled[key]
 
-    def ask(self, sentence: str, question: Question) -> str:
-        """What one claim is asked: the question in the claim's own arm names and in the neutral phrasing of the
-        reader's Evidence Inference training ("Is cough higher, lower, or the same with lisinopril compared to
-        losartan?", ``questions.claim_arms``), so the reader meets the drug the claim names and the question's
-        outcome as it learned them; the question as written when the claim names no intervention (or the
-        question has no outcome)."""
+    def ask(self, sentence: str, question: Question) -> tuple[str, str]:
+        """What one claim is asked, as (question, text): the question in the claim's own arm names and in the
+        neutral phrasing of the reader's Evidence Inference training ("Is cough higher, lower, or the same with
+        lisinopril compared to losartan?", ``questions.claim_arms``), so the reader meets the drug the claim names
+        and the question's outcome as it learned them, with the claim's arm words marked as in that training
+        (``FindingReader.marked``); the question as written and the claim unmarked when the claim names no
+        intervention (or the question has no outcome)."""
         arms = claim_arms(sentence, self.compiled(question))
         if arms is None:
-            return question.text
+            return question.text, sentence
         intervention, comparator, outcome = arms
-        return ARM_QUESTION.format(i=intervention, c=comparator, o=outcome)
+        return (ARM_QUESTION.format(i=intervention, c=comparator, o=outcome),
+                self.reader.marked(sentence, intervention, comparator))
 
     def asks(self, pair: CandidatePair) -> list[tuple[str, str]]:
         """What the reader is asked: both claims against the question, else each claim against the other."""
         a, b = pair.claim_a.sentence, pair.claim_b.sentence
         if pair.question is None:
             return [(b, a), (a, b)]
-        return [(self.ask(s, pair.question), s) for s in (a, b)]
+        return [self.ask(s, pair.question) for s in (a, b)]
 
     def annotate_many(self, pairs: list[CandidatePair]) -> list[Labels]:
         asks = [ask for p in pairs for ask in self.asks(p)]

@@ -7,7 +7,8 @@ Every example is (question, text) with a ``finding`` label (``ontology.READER_FI
   comparator, outcome), the evidence text against a question built from the prompt in one of several
   phrasings (``QUESTION_TEMPLATES``); directional phrasings also give the stance ("does I reduce O?" →
   yes iff decrease). Negatives (``not_reported`` / ``neutral``): the question against evidence of another
-  article, and against a background / objective / methods sentence of its own abstract.
+  article, and against a background / objective / methods sentence of its own abstract. With ``arm_marks``
+  every text is marked with the arms of the prompt it is asked about (``model.mark_arms``).
 - ``pubmedqa``: the question against the expert conclusion → stance yes / no. "maybe" is left out: the
   conclusion does address the question (so it is not ``neutral``) but gives no answer, and neither
   yes nor no would be true.
@@ -35,6 +36,7 @@ from ..annotators.goldcheck import ITEMS_OF, GoldPair, claim_key, healthver_rows
 from ..annotators.judge_data import scifact_rationale_pairs
 from ..checks import scifact_claims, scifact_corpus
 from ..sentences import split
+from .model import mark_arms
 
 #: Source → its folder under the data directory.
 SOURCE_FOLDERS: dict[str, str] = {
@@ -121,6 +123,10 @@ class EIPrompt:
     def question(self, template: int) -> str:
         return QUESTION_TEMPLATES[template][0].format(i=self.intervention, c=self.comparator, o=self.outcome)
 
+    def marked(self, text: str) -> str:
+        """``text`` with this prompt's arm words marked (``model.mark_arms``)."""
+        return mark_arms(text, self.intervention, self.comparator)
+
 
 @dataclass(frozen=True)
 class EIFinding:
@@ -179,14 +185,16 @@ def phrasing(finding: EIFinding, seed: int = 0) -> int:
     return _pick(f"{finding.prompt.prompt_id}:{finding.text}:{seed}", len(QUESTION_TEMPLATES))
 
 
-def ei_examples(folder: Path, heldout: bool, seed: int = 0, negative_every: int = 2) -> Iterator[ReaderExample]:
+def ei_examples(folder: Path, heldout: bool, seed: int = 0, negative_every: int = 2,
+                arm_marks: bool = False) -> Iterator[ReaderExample]:
     """Each finding in one phrasing (picked by a hash of the text), plus a negative for every
-    ``negative_every``-th prompt: another article's evidence or a non-result sentence of its own abstract."""
+    ``negative_every``-th prompt: another article's evidence or a non-result sentence of its own abstract;
+    ``arm_marks``: each text marked with the arms of the prompt it is asked about."""
     findings = [f for f in ei_findings(folder) if is_heldout("evidence_inference", f.prompt.pmcid) == heldout]
     rng = random.Random(seed)
     for f in findings:
         template = phrasing(f, seed)
-        yield ReaderExample(f.prompt.question(template), f.text, f.finding,
+        yield ReaderExample(f.prompt.question(template), f.prompt.marked(f.text) if arm_marks else f.text, f.finding,
                             stance_for(QUESTION_TEMPLATES[template][1], f.finding), "evidence_inference",
                             f.prompt.pmcid)
     prompts = sorted({f.prompt for f in findings}, key=lambda p: int(p.prompt_id))
@@ -200,7 +208,8 @@ def ei_examples(folder: Path, heldout: bool, seed: int = 0, negative_every: int 
             if other.prompt.pmcid == prompt.pmcid:
                 continue
             text = other.text
-        yield ReaderExample(question, text, NOT_REPORTED, NEUTRAL, "evidence_inference", prompt.pmcid)
+        yield ReaderExample(question, prompt.marked(text) if arm_marks else text, NOT_REPORTED, NEUTRAL,
+                            "evidence_inference", prompt.pmcid)
 
 
 # --------------------------------------------------------------------------- PubMedQA, SciFact, HealthVer
@@ -255,21 +264,24 @@ def source_path(source: str, data_dir: str | Path) -> Path:
     return path
 
 
-def load_examples(source: str, data_dir: str | Path, heldout: bool = False) -> list[ReaderExample]:
-    """The training (``heldout=False``) or held-out examples of one source."""
+def load_examples(source: str, data_dir: str | Path, heldout: bool = False,
+                  arm_marks: bool = False) -> list[ReaderExample]:
+    """The training (``heldout=False``) or held-out examples of one source; ``arm_marks``: Evidence Inference
+    texts marked with their prompt's arms (the other sources name no arms)."""
     path = source_path(source, data_dir)
     if source == "evidence_inference":
-        return list(ei_examples(path, heldout))
+        return list(ei_examples(path, heldout, arm_marks=arm_marks))
     return list({"pubmedqa": pubmedqa_examples, "scifact": scifact_examples,
                  "healthver": healthver_examples}[source](path, heldout))
 
 
 def training_examples(data_dir: str | Path, sources: tuple[str, ...] = SOURCES,
-                      max_per_source: dict[str, int] | None = None, seed: int = 0) -> list[ReaderExample]:
+                      max_per_source: dict[str, int] | None = None, seed: int = 0,
+                      arm_marks: bool = False) -> list[ReaderExample]:
     """The non-held-out examples of ``sources``, at most ``max_per_source[source]`` of each (a seeded sample)."""
     out: list[ReaderExample] = []
     for source in sources:
-        examples = load_examples(source, data_dir)
+        examples = load_examples(source, data_dir, arm_marks=arm_marks)
         cap = (max_per_source or {}).get(source)
         if cap is not None and len(examples) > cap:
             examples = random.Random(f"{seed}:{source}").sample(examples, cap)

@@ -2,7 +2,9 @@
 
 - per source: accuracy of each head on the held-out examples that carry its label (n beside each);
 - Evidence Inference findings: three-way accuracy and macro-F1 (increase / decrease / no_difference) on the
-  held-out articles, each asked in one of the question phrasings of training (picked by a hash), beside a TF-IDF + logistic-regression floor trained
+  held-out articles, each asked in one of the question phrasings of training (picked by a hash), its evidence
+  marked with the prompt's arms if the reader learned them (``model.mark_arms``), beside a TF-IDF +
+  logistic-regression floor trained
   on the other articles' evidence texts (its C chosen by 5-fold cross-validation grouped by article on
   those training articles);
 - HealthVer same-claim pairs of held-out claims (the claim is the question): Cohen's κ of
@@ -35,7 +37,7 @@ def per_source_accuracy(reader: FindingReader, data_dir: str | Path, sources=SOU
     """Held-out accuracy of each head per source, with n."""
     out: dict[str, Any] = {}
     for source in sources:
-        examples = load_examples(source, data_dir, heldout=True)
+        examples = load_examples(source, data_dir, heldout=True, arm_marks=reader.config.arm_marks)
         readings = reader.read([(e.question, e.text) for e in examples])
         cell: dict[str, Any] = {}
         for head in ("finding", "stance"):
@@ -85,7 +87,8 @@ def evidence_inference_findings(reader: FindingReader | None, data_dir: str | Pa
         "questions": "each finding asked in one of data.QUESTION_TEMPLATES (picked by a hash of its text)",
         "tfidf_floor": _three_way(gold, list(floor.predict([f.text for f in held])))}
     if reader is not None:
-        readings = reader.read([(f.prompt.question(phrasing(f)), f.text) for f in held])
+        readings = reader.read([(f.prompt.question(phrasing(f)), reader.marked(f.text, f.prompt.intervention,
+                                                                               f.prompt.comparator)) for f in held])
         out["reader"] = _three_way(gold, [r.finding for r in readings])
         out["reader"]["not_reported"] = sum(r.finding == ontology.READER_FINDINGS[3] for r in readings)
     return out

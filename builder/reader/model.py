@@ -19,10 +19,11 @@ from typing import Any
 
 from biodivergence_dataset import ontology
 
+from ..frames import _WORD_RE as WORD_RE
 from ..frames import _significance as stated_significance
-from ..frames import stated_tests
+from ..frames import stated_tests, stem, terms
 
-READER_VERSION = "1"
+READER_VERSION = "2"
 CONFIG_FILE = "reader_config.json"
 WEIGHTS_FILE = "reader.safetensors"
 REPORT_FILE = "reader_report.json"
@@ -46,6 +47,9 @@ class ReaderConfig:
     stances: list[str] = field(default_factory=lambda: list(ontology.READER_STANCES))
     frozen: list[str] = field(default_factory=list)
     version: str = READER_VERSION
+    #: whether the reader learned texts with their arm words marked (``mark_arms``); readers saved before
+    #: the marks existed read plain text
+    arm_marks: bool = False
     training: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -55,6 +59,25 @@ class ReaderConfig:
             raise FileNotFoundError(f"{folder}: not a finding reader folder (no {CONFIG_FILE}); "
                                     "train one with `biodivergence reader train --out DIR`")
         return cls(**json.loads(path.read_text(encoding="utf-8")))
+
+
+def mark_arms(text: str, intervention: str, comparator: str) -> str:
+    """``text`` with the words that name only the intervention marked ``[ word ]`` and those that name only the
+    comparator ``{ word }`` (content stems, ``frames.terms``), so the reader sees which arm each part of a
+    sentence is about: "[ lisinopril ] caused more cough than { losartan }". Evidence Inference evidence is
+    marked with its prompt's arms in training and evaluation, a claim with the arms it names
+    (``questions.claim_arms``) in the annotator; on a development part of the training articles the marks
+    lifted Evidence Inference macro-F1 from 0.759 to 0.774 (six epochs)."""
+    only_i, only_c = terms(intervention) - terms(comparator), terms(comparator) - terms(intervention)
+    out, pos = [], 0
+    for m in WORD_RE.finditer(text):
+        s = stem(m.group().lower())
+        marks = "[]" if s in only_i else "{}" if s in only_c else None
+        if marks:
+            out.append(f"{text[pos:m.start()]}{marks[0]} {m.group()} {marks[1]}")
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def build_network(base: str, findings: int, stances: int):
@@ -152,8 +175,8 @@ def disagreement(ra: Reading, rb: Reading, stated_only: bool = False) -> str | N
     effect against no effect, each the reader's majority reading (``Reading.majority``) and stated by its own
     text (``Reading.stated``: a significant test for an effect, a null for no difference, not a mixed result).
     Why (measured on the held-out Evidence Inference articles, a development set for this choice, n 724):
-    of the readings that pass, the reader confuses effect with no effect in 2 of 501, but swaps increase and
-    decrease in 67 of the 281 passing readings of real effects, so two opposite effects are mostly misreadings;
+    of the readings that pass, the reader confuses effect with no effect in 3 of 514, but swaps increase and
+    decrease in 61 of the 292 passing readings of real effects, so two opposite effects are mostly misreadings;
     and on the Cohen demo the readings that fail were the conflicts a reader of the rows rejected (rates set side
     by side with no test read as no difference, a significant result misread as a null)."""
     if not (ra.reported and rb.reported):
@@ -199,6 +222,11 @@ class FindingReader:
     @property
     def trained_on(self) -> frozenset[str]:
         return frozenset(self.config.training.get("sources", ()))
+
+    def marked(self, text: str, intervention: str, comparator: str) -> str:
+        """``text`` as this reader reads it when the arms it is asked about are known: with ``mark_arms``
+        marks if it learned them, else unchanged."""
+        return mark_arms(text, intervention, comparator) if self.config.arm_marks else text
 
     def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64, progress: bool = False):
         """(finding logits, stance logits) as numpy arrays, one row per (question, text)."""

@@ -29,8 +29,8 @@ IGNORE = -100
 @dataclass
 class TrainConfig:
     """``biodivergence reader train`` settings, sized for 2 CPU cores: the shipped reader is these defaults
-    (1,272 steps, 32 min on 2 idle cores; six epochs were chosen over three on a development part of the training
-    articles)."""
+    (1,272 steps, 32 min on 2 idle cores; six epochs over three, and the arm marks, were chosen on a development
+    part of the training articles)."""
 
     data_dir: str = "../shared/data"
     sources: tuple[str, ...] = SOURCES
@@ -51,6 +51,8 @@ class TrainConfig:
     seed: int = 13
     #: a saved reader to start from (continue training it), else the base model's heads start fresh
     init: str | None = None
+    #: mark the arm words of Evidence Inference texts (``model.mark_arms``); the reader remembers it
+    arm_marks: bool = True
 
 
 def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
@@ -94,7 +96,8 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     rng = random.Random(f"{config.seed}:{config.init or ''}")
-    examples = training_examples(config.data_dir, config.sources, config.max_per_source, config.seed)
+    examples = training_examples(config.data_dir, config.sources, config.max_per_source, config.seed,
+                                 config.arm_marks)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(config.base_model))
     enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
                     max_length=config.max_length)
@@ -144,7 +147,8 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     delta = {name: p.detach().to(torch.float16).contiguous() for name, p in network.named_parameters()
              if p.requires_grad}
     write_bytes_atomic(out / WEIGHTS_FILE, save(delta))
-    saved = ReaderConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen, training={
+    saved = ReaderConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen,
+                         arm_marks=config.arm_marks, training={
         **{k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")},
         "sources": list(config.sources), "steps": step, "scheduled_steps": scheduled, "seconds": round(seconds, 1),
         "examples": len(examples), "examples_per_source": dict(Counter(e.source for e in examples)),
@@ -177,6 +181,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--init", default=None, help="a saved reader folder to continue training from")
+    p.add_argument("--no-arm-marks", dest="arm_marks", action="store_false",
+                   help="train on plain Evidence Inference texts, without their arm words marked")
     p.add_argument("--no-evaluate", action="store_true", help="skip the held-out report")
     e = sub.add_parser("evaluate", help="score a reader on the held-out partition of every source",
                        formatter_class=parser.formatter_class)
@@ -197,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
                              max_per_source=({s: args.max_per_source for s in SOURCES} if args.max_per_source
                                              else TrainConfig().max_per_source),
                              freeze_layers=args.freeze_layers, max_steps=args.max_steps, max_seconds=args.max_seconds, threads=args.threads,
-                             seed=args.seed, init=args.init)
+                             seed=args.seed, init=args.init, arm_marks=args.arm_marks)
         saved = train_reader(args.out, config)
         print(f"reader saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps, "
               f"{saved.training['seconds']:.0f} s")
