@@ -4,9 +4,8 @@
 - Evidence Inference findings: three-way accuracy and macro-F1 (increase / decrease / no_difference) on the
   held-out articles, each asked in one of the question phrasings of training (picked by a hash), its evidence
   marked with the prompt's arms if the reader learned them (``model.mark_arms``), beside a TF-IDF +
-  logistic-regression floor trained
-  on the other articles' evidence texts (its C chosen by 5-fold cross-validation grouped by article on
-  those training articles);
+  logistic-regression floor trained on the other articles' evidence texts (its C chosen by 5-fold
+  cross-validation grouped by article on those training articles);
 - HealthVer same-claim pairs of held-out claims (the claim is the question): Cohen's κ of
   ``disagreement(...) is not None`` against gold conflict, beside the negation rule's κ (scikit-learn on a
   negation flag, computed here independently of the reader).
