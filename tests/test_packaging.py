@@ -41,7 +41,8 @@ def test_the_wheel_ships_the_metric_and_the_card_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"biodivergence/{f}" for f in METRIC_FILES} <= names
     assert "biodivergence_dataset/templates/dataset_card.md" in names
-    assert {"builder/models/finding_reader/reader.safetensors", "builder/models/finding_reader/reader_config.json"} <= names
+    assert {"builder/models/finding_reader/reader.safetensors", "builder/models/finding_reader/reader_config.json",
+            "builder/models/finding_reader/README.md"} <= names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
 
 

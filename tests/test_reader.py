@@ -240,3 +240,54 @@ def test_stated_only_calls_a_stated_effect_against_a_stated_null_and_nothing_els
     assert not unsure.majority and disagreement(inc, unsure, stated_only=True) is None
     yes, no = _reading("not_reported", "yes"), _reading("not_reported", "no")
     assert disagreement(yes, no) == "opposite_answer" and disagreement(yes, no, stated_only=True) is None
+
+
+def test_reader_train_saves_a_delta_over_the_base_model_that_loads_and_records_its_run(tmp_path):
+    import json
+
+    from safetensors.torch import load_file
+
+    from biodivergence_dataset.cli import main
+
+    out = tmp_path / "reader"
+    assert main(["reader", "train", "--out", str(out), "--source", "pubmedqa", "--max-steps", "2",
+                 "--batch-size", "4", "--device", "cpu", "--no-evaluate"]) == 0
+    training = json.loads((out / CONFIG_FILE).read_text())["training"]
+    assert training["steps"] == 2 and training["sources"] == ["pubmedqa"] and training["device"] == "cpu"
+    assert set(training["examples_per_source"]) == {"pubmedqa"} and len(training["data_fingerprint"]) == 64
+    names = set(load_file(str(out / WEIGHTS_FILE)))
+    assert {"finding.weight", "stance.weight"} <= names
+    assert not any(n.startswith("encoder.embeddings.") for n in names)  # frozen: read from the base model
+    [reading] = load_reader(out).read([(Q, "Drug X lowered blood pressure more than placebo (p < 0.01).")])
+    assert reading.finding in ontology.READER_FINDINGS and reading.stance in ontology.READER_STANCES
+
+
+def test_reader_train_names_a_device_torch_cannot_see(tmp_path, monkeypatch, capsys):
+    import torch
+
+    from biodivergence_dataset.cli import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["reader", "train", "--out", str(tmp_path / "r"), "--source", "pubmedqa", "--max-steps", "1",
+                 "--device", "cuda", "--no-evaluate"]) != 0
+    assert "reader train --device cuda: torch sees no CUDA device" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()  # nothing written
+
+
+def test_the_reader_card_shows_the_shipped_reports_scores_and_base_model():
+    import json
+
+    from huggingface_hub import ModelCard
+
+    from builder.reader.model import REPORT_FILE
+
+    card = ModelCard.load(SHIPPED / "README.md")
+    assert card.data.base_model == ReaderConfig.load(SHIPPED).base_model
+    report = json.loads((SHIPPED / REPORT_FILE).read_text())
+    ei, hv = report["evidence_inference_findings"], report["healthver_same_claim"]
+    assert f"**{ei['reader']['macro_f1']:.3f}**" in card.text
+    assert f"floor {ei['tfidf_floor']['macro_f1']:.3f}" in card.text
+    assert f"({ei['reader']['n']} findings, {ei['articles']} articles)" in card.text
+    assert f"**{hv['kappa']:.3f}**" in card.text and f"negation rule {hv['rule_kappa']:.3f}" in card.text
+    assert f"({hv['pairs']:,} pairs, {hv['claims']} claims)" in card.text
+    assert " / ".join(f"{cell['stance_accuracy']:.3f}" for cell in report["per_source"].values()) in card.text

@@ -48,6 +48,8 @@ class TrainConfig:
     #: stop (and save) after this many seconds of training even if the schedule is not done (0: no limit)
     max_seconds: float = 0.0
     threads: int = 2
+    #: torch device to train on ("cpu", "cuda", "cuda:1", ...); the reader it saves loads on any device
+    device: str = "cpu"
     seed: int = 13
     #: a saved reader to start from (continue training it), else the base model's heads start fresh
     init: str | None = None
@@ -93,6 +95,9 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
 
     from ..embeddings import resolve_model
 
+    device = torch.device(config.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(f"reader train --device {config.device}: torch sees no CUDA device here")
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     rng = random.Random(f"{config.seed}:{config.init or ''}")
@@ -108,6 +113,7 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
 
         network.load_state_dict(load_file(str(Path(config.init) / WEIGHTS_FILE)), strict=False)
     frozen = freeze(network, config.freeze_layers)
+    network.to(device)
     params = [p for p in network.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=0.01)
     per_epoch = -(-len(examples) // config.batch_size)
@@ -122,12 +128,13 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
             if step >= total or (config.max_seconds and time.perf_counter() - started > config.max_seconds):
                 total = step
                 break
-            batch = tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt")
+            batch = tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt").to(device)
             f_logits, s_logits = network(**batch)
-            loss = (torch.nn.functional.cross_entropy(f_logits, torch.tensor([f_labels[i] for i in idx]),
-                                                      ignore_index=IGNORE, reduction="sum")
-                    + torch.nn.functional.cross_entropy(s_logits, torch.tensor([s_labels[i] for i in idx]),
-                                                        ignore_index=IGNORE, reduction="sum")) / len(idx)
+            f_gold = torch.tensor([f_labels[i] for i in idx], device=device)
+            s_gold = torch.tensor([s_labels[i] for i in idx], device=device)
+            loss = (torch.nn.functional.cross_entropy(f_logits, f_gold, ignore_index=IGNORE, reduction="sum")
+                    + torch.nn.functional.cross_entropy(s_logits, s_gold, ignore_index=IGNORE, reduction="sum")
+                    ) / len(idx)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimizer.step()
@@ -144,7 +151,7 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     seconds = time.perf_counter() - started
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    delta = {name: p.detach().to(torch.float16).contiguous() for name, p in network.named_parameters()
+    delta = {name: p.detach().cpu().to(torch.float16).contiguous() for name, p in network.named_parameters()
              if p.requires_grad}
     write_bytes_atomic(out / WEIGHTS_FILE, save(delta))
     saved = ReaderConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen,
@@ -179,6 +186,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--max-seconds", type=float, default=d.max_seconds,
                    help="stop and save after this many seconds of training (0: run the whole schedule)")
     p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
+    p.add_argument("--device", default=d.device, help="torch device to train on (e.g. cuda on a GPU server)")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--init", default=None, help="a saved reader folder to continue training from")
     p.add_argument("--no-arm-marks", dest="arm_marks", action="store_false",
@@ -202,7 +210,8 @@ def run(args: argparse.Namespace) -> int:
                              max_length=args.max_length,
                              max_per_source=({s: args.max_per_source for s in SOURCES} if args.max_per_source
                                              else TrainConfig().max_per_source),
-                             freeze_layers=args.freeze_layers, max_steps=args.max_steps, max_seconds=args.max_seconds, threads=args.threads,
+                             freeze_layers=args.freeze_layers, max_steps=args.max_steps,
+                             max_seconds=args.max_seconds, threads=args.threads, device=args.device,
                              seed=args.seed, init=args.init, arm_marks=args.arm_marks)
         saved = train_reader(args.out, config)
         print(f"reader saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps, "
