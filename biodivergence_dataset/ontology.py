@@ -196,7 +196,7 @@ AXES: tuple[Axis, ...] = (
         "Dose, duration, route, combination therapy.",
         "Low-dose therapy succeeds while standard-dose therapy fails.",
         False,
-        ((r"\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/l|ml)\b|low-dose|high-dose|"
+        ((r"\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/l|ml)\b(?!\s*/\s*(?!kg\b|day\b|d\b)[\w(])|low-dose|high-dose|"
          r"standard-dose|once daily|twice daily|weekly|monotherapy|combination therapy|"
          r"intravenous|oral|subcutaneous|intramuscular|regimen|loading dose"),),
     ),
@@ -264,7 +264,7 @@ AXES: tuple[Axis, ...] = (
         "One study uses overall survival and another progression-free survival.",
         True,
         ((r"overall survival|progression-free survival|disease-free survival|event-free|"
-         r"mortality|all-cause|\d+-day|\d+-year|\d+-month|response rate|complete response|"
+         r"mortality|all-cause|\d+-day|\d+-week|\d+-year|\d+-month|response rate|complete response|"
          r"remission|relapse|recurrence|readmission|length of stay|quality of life|"
          r"clinical cure|microbiological cure|time to|endpoint|primary outcome|secondary outcome"),),
     ),

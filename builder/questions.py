@@ -41,7 +41,7 @@ from biodivergence_dataset.records import Abstract, Claim, Question, _Record
 
 from .embeddings import DEFAULT_MODEL, PRECISIONS
 from .folders import claim_output
-from .frames import CHANGE_FROM, STATISTICS, VS_BASELINE, abbreviations, stem, stem_sequence, terms
+from .frames import _WORD_RE, CHANGE_FROM, STATISTICS, VS_BASELINE, Span, abbreviations, stem, stem_sequence, terms
 from .questionpacks import load_questions
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 
@@ -227,12 +227,12 @@ def comparison_kind(comparator: str | None) -> str:
 
 
 def lexicon_drugs(lexicon: Lexicon) -> tuple[tuple[Alternative, bool], ...]:
-    """Each drug-class name (False) and member drug (True) of the lexicon as an alternative (placebo and sham,
-    which the lexicon lists as a class of comparators, are no drug)."""
+    """Each drug-class name (False) and member drug (True) of the lexicon as an alternative labelled
+    "name (class)" (placebo and sham, which the lexicon lists as a class of comparators, are no drug)."""
     out = {}
     for names, members in lexicon.classes:
-        out.update({terms(n): (Alternative(terms(n), n), False) for n in names if terms(n)})
-        out.update({terms(m): (Alternative(terms(m), m), True) for m in members if terms(m)})
+        out.update({terms(n): (Alternative(terms(n), f"{n} ({names[0]})"), False) for n in names if terms(n)})
+        out.update({terms(m): (Alternative(terms(m), f"{m} ({names[0]})"), True) for m in members if terms(m)})
     return tuple(v for k, v in out.items() if not k <= PLACEBO_STEMS)
 
 
@@ -493,6 +493,55 @@ def claim_arms(sentence: str, q: CompiledQuestion) -> tuple[str, str, str] | Non
     else:
         comparator = asked
     return _arm_text(intervention, q.question.intervention or ""), comparator, outcome
+
+
+@dataclass(frozen=True)
+class NamedDrug:
+    """A drug (or drug class) a claim names for one arm of its question, and where it names it."""
+
+    name: str
+    #: the lexicon class it belongs to (its first name); the class itself for a class name
+    group: str
+    member: bool
+    span: Span
+
+    def differs(self, other: NamedDrug) -> bool:
+        """Whether two claims name different drugs for one arm: other classes, or two members of one class (a
+        class named by one claim and a member of it by the other name the same arm)."""
+        return self.group != other.group or (self.member and other.member and self.name != other.name)
+
+
+def _named_drug(sentence: str, alts: tuple[Alternative, ...], group: str | None = None,
+                members: dict[Alternative, bool] | None = None) -> NamedDrug | None:
+    """The alternative (from ``alts``) a sentence names first, as a NamedDrug with its words' span. The
+    alternatives of one arm share its ``group``, and a label "name (class)" is a member drug; lexicon drugs
+    (``group`` None) carry their class in the label and whether they are members in ``members``. A synonym
+    names none."""
+    words = list(_WORD_RE.finditer(sentence))
+    alt = _named_arm([stem(w.group().lower()) for w in words], alts)
+    if alt is None or "(=" in alt.label:
+        return None
+    at = [i for i, w in enumerate(words) if stem(w.group().lower()) in alt.stems]
+    first = last = at[0]
+    while last + 1 in at:
+        last += 1
+    name, _, of = alt.label.partition(" (")
+    member = members[alt] if members is not None else bool(of)
+    start, end = words[first].start(), words[last].end()
+    return NamedDrug(name, group if group is not None else of.rstrip(")"), member, Span(sentence[start:end], start, end))
+
+
+def arm_drugs(sentence: str, q: CompiledQuestion) -> tuple[NamedDrug | None, NamedDrug | None]:
+    """The drugs a claim names for the question's intervention and for its comparator: "ramipril" for ACE
+    inhibitors, "nifedipine" for "other antihypertensive drugs". A question about a class, or against "other …"
+    drugs, pools several comparisons, so two claims naming different drugs for an arm answer different ones.
+    None for an arm the claim does not name by a drug (and for the comparator of a question against placebo)."""
+    intervention = _named_drug(sentence, q.intervention, q.question.intervention or "")
+    if q.comparison == OTHER:
+        return intervention, _named_drug(sentence, q.other_drugs, members=dict(q.drugs))
+    if q.comparison == NAMED:
+        return intervention, _named_drug(sentence, q.comparator, q.question.comparator or "")
+    return intervention, None
 
 
 #: A sentence about the groups before treatment ("no difference in baseline characteristics", "proteinuria

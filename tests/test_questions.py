@@ -635,3 +635,38 @@ def test_the_arm_a_claim_names_first(comparisons, qid, sentence, first):
 ])
 def test_the_question_in_a_claims_own_arm_names(comparisons, qid, sentence, arms):
     assert questions.claim_arms(sentence, comparisons[qid]) == arms
+
+
+@pytest.mark.parametrize("qid, sentence, intervention, comparator", [
+    # each arm as (name, class, member drug?, the words naming it)
+    ("vs_placebo", "Ramipril reduced mortality compared with placebo.",
+     ("ramipril", "ACE inhibitors", True, "Ramipril"), None),
+    ("vs_placebo", "ACE inhibitors reduced mortality compared with placebo.",
+     ("ACE inhibitors", "ACE inhibitors", False, "ACE inhibitors"), None),
+    # "other" drugs: the other drug the claim names, with its own class
+    ("vs_others", "Cardiovascular events were fewer with nifedipine than with atenolol.",
+     ("nifedipine", "calcium channel blockers", True, "nifedipine"), ("atenolol", "beta blockers", True, "atenolol")),
+    ("vs_others", "Events were as frequent with amlodipine as with ACE inhibitors.",
+     ("amlodipine", "calcium channel blockers", True, "amlodipine"),
+     ("ACE inhibitor", "ACE inhibitors", False, "ACE inhibitors")),
+    ("vs_others", "Cardiovascular events were fewer with nifedipine than with placebo.",
+     ("nifedipine", "calcium channel blockers", True, "nifedipine"), None),
+    ("head_to_head", "Dry mouth was less common with tolterodine than with oxybutynin.",
+     ("tolterodine", "tolterodine", False, "tolterodine"), ("oxybutynin", "oxybutynin", False, "oxybutynin")),
+])
+def test_the_drugs_a_claim_names_for_each_arm(comparisons, qid, sentence, intervention, comparator):
+    found = questions.arm_drugs(sentence, comparisons[qid])
+    assert [(d.name, d.group, d.member, d.span.text) if d else None for d in found] == [intervention, comparator]
+    assert all(sentence[d.span.start:d.span.end] == d.span.text for d in found if d)
+
+
+def test_drugs_differ_by_class_or_by_member(comparisons):
+    q = comparisons["vs_others"]
+    atenolol, metoprolol, beta_blockers, lisinopril = (
+        questions.arm_drugs(f"Events were fewer with nifedipine than with {drug}.", q)[1]
+        for drug in ("atenolol", "metoprolol", "beta blockers", "lisinopril"))
+    assert atenolol.differs(lisinopril) and atenolol.differs(metoprolol)  # another class; another member
+    assert not atenolol.differs(beta_blockers) and not beta_blockers.differs(metoprolol)  # a class and its member
+    ramipril, captopril, class_ = (questions.arm_drugs(f"{drug} reduced mortality.", comparisons["vs_placebo"])[0]
+                                   for drug in ("Ramipril", "Captopril", "ACE inhibitors"))
+    assert ramipril.differs(captopril) and not ramipril.differs(class_)

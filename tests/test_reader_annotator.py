@@ -11,6 +11,8 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Question
 from builder.annotators.goldcheck import make_claim, make_pair
 from builder.annotators.reader_annotator import _asked_words, classify, conditions, differences
+from builder.questionpacks import question_from
+from builder.questions import compile_questions, load_lexicon
 
 DOMAIN = "clinical_trials_epidemiology"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -51,6 +53,40 @@ def test_boundary_rules_in_order(a, b, question, expected, axes):
     assert conflict == expected
     assert sorted(d.axis for d in chosen) == sorted(axes)
     assert 0 < confidence <= 1
+
+
+def _asked(a: str, b: str, text: str):
+    question = question_from({"id": "q1", "text": text})
+    return pair(a, b).model_copy(update={"question": question}), compile_questions([question], load_lexicon())[0]
+
+
+def test_different_drugs_for_an_arm_of_the_question_are_a_condition():
+    """A question about a class, or against "other" drugs, pools comparisons: claims naming different drugs for
+    one arm answer different ones, which is a condition the preference rule recovers."""
+    asked, compiled = _asked("Blood pressure was reduced similarly by losartan and atenolol.",
+                             "Atenolol, but not nifedipine, significantly reduced systolic blood pressure.",
+                             "Is atenolol as effective as other antihypertensive drugs for blood pressure reduction?")
+    conflict, chosen, _ = classify(asked, compiled)
+    assert conflict == ontology.CONTEXTUAL and [d.axis for d in chosen] == ["dosage_intervention"]
+    assert [c.span.text for c in chosen[0].a] == ["losartan"] and [c.span.text for c in chosen[0].b] == ["nifedipine"]
+    # two members of the asked class
+    asked, compiled = _asked("Captopril did not reduce mortality (p = 0.3).", "Ramipril reduced mortality (p = 0.002).",
+                             "After myocardial infarction, do ACE inhibitors reduce mortality compared with placebo?")
+    conflict, chosen, _ = classify(asked, compiled)
+    assert conflict == ontology.CONTEXTUAL and [c.span.text for d in chosen for c in d.a + d.b] == [
+        "Captopril", "Ramipril"]
+    # a condition a claim states explains more than the drug: it comes first, the drugs after it
+    subgroup, in_hf = _asked("In patients with asymptomatic LV dysfunction, enalapril did not reduce mortality.",
+                             "Trandolapril reduced mortality (p = 0.001).",
+                             "In patients with heart failure, do ACE inhibitors reduce mortality?")
+    conflict, chosen, _ = classify(subgroup, in_hf)
+    assert conflict == ontology.CONTEXTUAL
+    assert [d.axis for d in chosen] == ["population_cohort", "dosage_intervention"]
+    assert [c.span.text for c in chosen[1].a + chosen[1].b] == ["enalapril", "Trandolapril"]
+    # a class and a member of it are one comparison; without the compiled question no drug is read
+    same, compiled = _asked("ACE inhibitors did not reduce mortality (p = 0.3).", "Ramipril reduced mortality.",
+                            "After myocardial infarction, do ACE inhibitors reduce mortality compared with placebo?")
+    assert classify(same, compiled)[0] == classify(asked)[0] == "underspecified_apparent_contradiction"
 
 
 def test_words_of_the_question_are_not_conditions():
@@ -174,3 +210,40 @@ def test_only_stated_findings_conflict_between_abstract_sentences_or_claims_aske
     arms = "Is blood pressure higher, lower, or the same with {} compared to placebo?"
     assert stated_only(bare, arms.format("pravastatin"), arms.format("statins"))  # both asked in their arm names
     assert not stated_only(bare, arms.format("pravastatin"), q)
+
+
+def test_a_difference_read_only_from_the_abstracts_is_named_without_phrases():
+    from builder.annotators.reader_annotator import Difference, reconciliation
+    from builder.reader import Reading
+
+    def read(finding):
+        return Reading(finding, {f: float(f == finding) for f in ontology.READER_FINDINGS}, "yes",
+                       {s: float(s == "yes") for s in ontology.READER_STANCES}, None, 1.0)
+
+    text = reconciliation(ontology.CONTEXTUAL, [Difference("endpoint_definition", False, (), ())],
+                          read("decrease"), read("no_difference"), "Does X reduce mortality?")
+    assert "endpoint definition (as their abstracts state it)" in text and "not stated vs not stated" not in text
+
+
+def test_a_follow_up_window_in_weeks_is_an_endpoint_condition():
+    asked = pair("Captopril was associated with a non-significant reduction in 4-week mortality.",
+                 "Captopril reduced mortality.", "Does captopril reduce mortality?")
+    conds = conditions(asked.claim_a, _asked_words(asked))
+    assert [(c.axis, c.span.text) for c in conds if c.axis == "endpoint_definition"] == [
+        ("endpoint_definition", "4-week")]
+
+
+@pytest.mark.parametrize(("sentence", "doses"), [
+    ("Captopril 25 mg twice daily did not reduce proteinuria.", ["25 mg twice daily"]),
+    ("Captopril at 5 mg/kg reduced proteinuria.", ["5 mg"]),
+    # an amount per day or per litre of what is measured is a result, not a dose
+    ("Albumin excretion was 95.6 mg/24 h with captopril.", []),
+    ("Creatinine rose to 1.4 mg/dl with captopril.", []),
+    ("Proteinuria fell to 0.3 g/24h with captopril.", []),
+    ("Left ventricular mass fell by 21 g/m(2) with captopril.", []),
+    ("Captopril 50 mg/day did not reduce proteinuria.", ["50 mg/day"]),
+])
+def test_a_measured_amount_per_time_or_volume_is_no_dose(sentence, doses):
+    asked = pair(sentence, "Captopril reduced proteinuria.", "Does captopril reduce proteinuria?")
+    assert [c.span.text for c in conditions(asked.claim_a, _asked_words(asked))
+            if c.axis == "dosage_intervention"] == doses

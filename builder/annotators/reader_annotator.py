@@ -31,7 +31,14 @@ from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan, Question
 
 from .. import frames as fr
-from ..questions import CompiledQuestion, claim_arms, comparator_first, compile_questions, load_lexicon
+from ..questions import (
+    CompiledQuestion,
+    arm_drugs,
+    claim_arms,
+    comparator_first,
+    compile_questions,
+    load_lexicon,
+)
 from ..reader import READER_VERSION, disagreement, load_reader
 from ..reader.data import QUESTION_TEMPLATES, heldout_gold
 from ..reader.model import READ_FINDINGS
@@ -45,6 +52,8 @@ NO = "no"
 OPPOSITE_ANSWER = "opposite_answer"
 assert NO in ontology.READER_STANCES and OPPOSITE_ANSWER in ontology.DISAGREEMENT_REASONS
 MAX_AXES = 3
+#: The axis of two claims naming different drugs for one arm of their question.
+ARM_AXIS = ontology.check_label("divergence_axes", "dosage_intervention")
 SAME_QUESTION, OFF_QUESTION = "same_question", "off_question"
 #: The phrasing a claim is asked its question in: the reader's neutral Evidence Inference phrasing.
 ARM_QUESTION = QUESTION_TEMPLATES[0][0]
@@ -66,7 +75,7 @@ CONDITION_PATTERNS: dict[str, tuple[str, ...]] = {
         rf"\b(?:in|among|for|of)\s+(?:{_PHRASE_WORD}\s+){{0,3}}(?:{_WHO})\b{_TAIL}",
     ),
     "dosage_intervention": (
-        (r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/day|ml)\b(?:\s*(?:once|twice|three times|per|a|/)?\s*"
+        (r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/day|ml)\b(?!\s*/\s*(?!kg\b|day\b|d\b)[\w(])(?:\s*(?:once|twice|three times|per|a|/)?\s*"
          r"(?:daily|a day|per day|day|weekly|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?))?"),
         (rf"\b(?:in combination with|combined with|in addition to|added to|add-on to|as add-on|together with|"
          rf"co-administered with|plus)(?:\s+{_PHRASE_WORD}){{1,4}}"),
@@ -189,7 +198,9 @@ def reconciliation(conflict: str, chosen: list[Difference], ra, rb, question: st
     on = f" on '{question}'" if question else ""
     findings = f"claim A reads {_finding_words(ra)}, claim B {_finding_words(rb)}{on}"
     if conflict == ontology.CONTEXTUAL:
-        parts = [f"{ontology.axis(d.axis).title.lower()} ({_phrases(d.a)} vs {_phrases(d.b)})" for d in chosen]
+        parts = [f"{ontology.axis(d.axis).title.lower()} "
+                 f"({f'{_phrases(d.a)} vs {_phrases(d.b)}' if d.a or d.b else 'as their abstracts state it'})"
+                 for d in chosen]
         return f"Both findings can hold ({findings}): the studies differ in {'; '.join(parts)}."
     if conflict == DIRECT:
         return f"Under the same stated conditions the findings are opposed ({findings})."
@@ -203,8 +214,38 @@ def reconciliation(conflict: str, chosen: list[Difference], ra, rb, question: st
     return ""
 
 
-def classify(pair: CandidatePair) -> tuple[str, list[Difference], float]:
-    """The paper's boundary rules, in order, for a pair whose findings disagree."""
+def arm_difference(a: str, b: str, question: CompiledQuestion | None) -> Difference | None:
+    """The drugs two claims name for the arms of the question, as a two-sided difference of ``ARM_AXIS``, where
+    both name one for an arm and they differ ("captopril" vs "ramipril" for ACE inhibitors; "losartan" vs
+    "nifedipine" for "other antihypertensive drugs"): a question about a class pools comparisons, and each claim
+    answers another. None when the claims name the same drugs (or no question is known)."""
+    if question is None:
+        return None
+    xa, xb = [], []
+    for da, db in zip(arm_drugs(a, question), arm_drugs(b, question), strict=True):
+        if da is not None and db is not None and da.differs(db):
+            xa.append(Condition(ARM_AXIS, da.span, frozenset({da.name.lower()})))
+            xb.append(Condition(ARM_AXIS, db.span, frozenset({db.name.lower()})))
+    return Difference(ARM_AXIS, True, tuple(xa), tuple(xb)) if xa else None
+
+
+def with_arms(chosen: list[Difference], arms: Difference | None) -> list[Difference]:
+    """``chosen`` (at most ``MAX_AXES``) with the claims' different drugs after the conditions they state: in
+    the difference of the same axis, else as one more axis if there is room."""
+    chosen = chosen[:MAX_AXES]
+    if arms is None:
+        return chosen
+    for i, d in enumerate(chosen):
+        if d.axis == arms.axis:
+            chosen[i] = Difference(d.axis, True, d.a + arms.a, d.b + arms.b)
+            return chosen
+    return chosen + [arms] if len(chosen) < MAX_AXES else chosen
+
+
+def classify(pair: CandidatePair, question: CompiledQuestion | None = None) -> tuple[str, list[Difference], float]:
+    """The paper's boundary rules, in order, for a pair whose findings disagree. Conditions the claims state
+    come first; the different drugs they name for an arm of the question (``question``: the pair's question
+    compiled) follow them, or are the only axis when the claims state no condition."""
     a_text, b_text = pair.claim_a.sentence, pair.claim_b.sentence
     if _CONTROVERSY_RE.search(a_text) or _CONTROVERSY_RE.search(b_text):
         return CONTROVERSY, [], 0.6
@@ -214,10 +255,13 @@ def classify(pair: CandidatePair) -> tuple[str, list[Difference], float]:
     ca, cb = conditions(pair.claim_a, asked), conditions(pair.claim_b, asked)
     diffs = differences(ca, cb)
     two_sided = [d for d in diffs if d.two_sided]
+    arms = arm_difference(a_text, b_text, question)
     if two_sided:
-        return ontology.CONTEXTUAL, two_sided[:MAX_AXES], 0.8
+        return ontology.CONTEXTUAL, with_arms(two_sided, arms), 0.8
     if diffs:
-        return ontology.CONTEXTUAL, diffs[:MAX_AXES], 0.65
+        return ontology.CONTEXTUAL, with_arms(diffs, arms), 0.65
+    if arms:
+        return ontology.CONTEXTUAL, [arms], 0.7
     report = axis_report(pair)  # claim against the other abstract, abstract against abstract
     if report.differences:
         chosen = [Difference(d.axis, False, (), ()) for d in report.differences[:MAX_AXES]]
@@ -334,7 +378,7 @@ class ReaderAnnotator(LocalAnnotator):
             return Labels(ontology.NO_CONFLICT, confidence=round(min(ra.confidence, rb.confidence), 3),
                           comparable=not unanswered, reconciliation=text, comparability=comparability,
                           notes="unanswered" if unanswered else "same_finding")
-        conflict, chosen, base = classify(pair)
+        conflict, chosen, base = classify(pair, self.compiled(pair.question) if pair.question else None)
         confidence = round(max(0.05, min(0.95, base * min(ra.confidence, rb.confidence) ** 0.5)), 3)
         axes = [d.axis for d in chosen] if conflict == ontology.CONTEXTUAL else []
         return Labels(
