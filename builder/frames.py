@@ -465,15 +465,25 @@ _BETWEEN_ARMS = re.compile(r"\bthan\b|\bplacebo\b|\bbetween (?:the )?(?:two |tre
 _TREND = re.compile(r"\btrends? (?:toward|towards|to|for|in)\b", re.IGNORECASE)
 
 
+#: An equivalence put as a noun phrase ("with a similar reduction in blood pressure", "to a similar extent as",
+#: "an almost identical fall (p < 0.001) in blood pressure"): beside an effect, a null between the arms that makes
+#: the result mixed. Alone it is no null: "a similar mortality benefit in severe heart failure" repeats an effect.
+_EQUIVALENT_CHANGE = re.compile(
+    r"\b(?:similar|identical|comparable|equal|equivalent|same)\s+(?:reductions?|decreases?|falls?|drops?|declines?"
+    r"|changes?|improvements?|effects?|efficacy|extent|degree|lowering)(?:\s*\([^)]*\))?\s+(?:in|of|to|as)\b",
+    re.IGNORECASE)
+
+
 def stated_tests(text: str) -> tuple[bool, bool]:
     """What a sentence's own words say its results are: (an effect — a significant test or a verdict word not
     negated, "p < 0.05", "superior to placebo"; a null — a non-significant test, "P = 0.47", or a negated or
-    null finding cue, "did not differ", "similar to placebo", or a trend). Both when it reports a mixed result, a null
-    beside a difference put in words included ("similar to placebo and a reduced incidence of cough versus
-    ACE inhibitors"); neither when it sets numbers side by side with no test ("46% vs 52%"), claims a change
-    without one, or its null compares subgroups or healthy people rather than arms (``_SUBGROUP_NULL``) or says
-    the effect is not yet studied (``_UNSTUDIED``). A test against baseline alone ("both P = 0.0001 vs
-    baseline") is a change within each group, no effect."""
+    null finding cue, "did not differ", "similar to placebo", or a trend). Both when it reports a mixed result, a
+    null beside a difference put in words included ("similar to placebo and a reduced incidence of cough versus
+    ACE inhibitors", "prevents more events for a similar reduction in blood pressure"); neither when it sets
+    numbers side by side with no test ("46% vs 52%"), claims a change without one, or its null compares subgroups
+    or healthy people rather than arms (``_SUBGROUP_NULL``) or says the effect is not yet studied
+    (``_UNSTUDIED``). A test against baseline alone ("both P = 0.0001 vs baseline") is a change within each
+    group, no effect."""
     negative = [m.span() for m in _SIG_NEG.finditer(text)]
     effect = any(not any(lo <= m.start() < hi for lo, hi in negative) and _negation_before(text, m.start()) is None
                  for m in (*_SIG_POS.finditer(text), *_VERDICT.finditer(text)))  # "did not differ significantly": no
@@ -484,6 +494,8 @@ def stated_tests(text: str) -> tuple[bool, bool]:
         effect = False  # a change within each group, not a difference between the arms
     if null and not effect and _unqualified_comparison(text):
         effect = True
+    if _EQUIVALENT_CHANGE.search(text) and (effect or _unqualified_comparison(text)):
+        effect = null = True
     return effect, null
 
 

@@ -191,6 +191,11 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     # a change within each group is no difference between the arms
     ("Episodes fell by 85% with drug X and by 58% with drug Y (both P = 0.0001 vs baseline).", False, False),
     ("The efficacy of drug X is equal to that of drug Y, but drug X is significantly better tolerated.", True, True),
+    # an equivalence put as a noun phrase beside an effect makes a mixed result; alone it may repeat an effect
+    ("Drug X prevented more strokes than drug Y for a similar reduction in blood pressure.", True, True),
+    (("Left ventricular mass fell more with drug X than with drug Y (p = 0.02), with similar reductions in blood "
+      "pressure."), True, True),
+    ("Patients with severe disease received a similar reduction in hospitalizations with drug X.", False, False),
     # a trend short of significance beside a significant result is a mixed result
     ("Drug X showed a trend toward fewer deaths and a significant reduction in nonfatal MI.", True, True),
     ("Mortality was comparable in these 2 subgroups (11% vs 9%; NS).", False, False),

@@ -175,8 +175,8 @@ def disagreement(ra: Reading, rb: Reading, stated_only: bool = False) -> str | N
     effect against no effect, each the reader's majority reading (``Reading.majority``) and stated by its own
     text (``Reading.stated``: a significant test for an effect, a null for no difference, not a mixed result).
     Why (measured on the held-out Evidence Inference articles, a development set for this choice, n 724):
-    of the readings that pass, the reader confuses effect with no effect in 3 of 514, but swaps increase and
-    decrease in 61 of the 292 passing readings of real effects, so two opposite effects are mostly misreadings;
+    of the readings that pass, the reader confuses effect with no effect in 3 of 513, but swaps increase and
+    decrease in 61 of the 291 passing readings of real effects, so two opposite effects are mostly misreadings;
     and on the Cohen demo the readings that fail were the conflicts a reader of the rows rejected (rates set side
     by side with no test read as no difference, a significant result misread as a null)."""
     if not (ra.reported and rb.reported):
