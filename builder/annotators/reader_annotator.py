@@ -11,8 +11,9 @@ For a candidate pair it
    effect vs no effect, increase vs decrease, or yes vs no;
 3. applies the paper's boundary rules in order: explicit controversy → unresolved controversy; weak evidence
    → evidence insufficiency; a condition that differs between the claims (population, dose or co-treatment,
-   duration, geography, period, setting, … — from the ontology's cues and the condition phrases below) →
-   contextual with those axes; a concrete condition stated by one claim only is still a recoverable axis
+   duration, geography, period, setting, … — from the ontology's cues and the condition phrases below; then
+   the different drugs two claims name for an arm of a class question, ``arm_difference``) → contextual with
+   those axes; a concrete condition stated by one claim only is still a recoverable axis
    (the paper's preference rule) → contextual; nothing recoverable → underspecified when neither claim states
    its conditions, direct when both state the same ones;
 4. marks the differing condition phrases and both finding phrases as evidence spans and names them in the
