@@ -137,6 +137,10 @@ _REGIONS = (
     r"low-income|middle-income|high-income|lmics?|developing countr(?:y|ies)"
 )
 
+#: Regex fragment after a dose unit: not followed by "/" and anything but kg or day, since an amount per time or
+#: volume is what was measured ("95.6 mg/24 h", "1.4 mg/dl", "21 g/m(2)"), not a dose ("5 mg/kg", "50 mg/day").
+NOT_A_RATE = r"(?!\s*/\s*(?!kg\b|day\b|d\b)[\w(])"
+
 AXES: tuple[Axis, ...] = (
     Axis(
         "population_cohort", "Population / cohort",
@@ -196,7 +200,7 @@ AXES: tuple[Axis, ...] = (
         "Dose, duration, route, combination therapy.",
         "Low-dose therapy succeeds while standard-dose therapy fails.",
         False,
-        ((r"\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/l|ml)\b(?!\s*/\s*(?!kg\b|day\b|d\b)[\w(])|low-dose|high-dose|"
+        ((rf"\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/l|ml)\b{NOT_A_RATE}|low-dose|high-dose|"
          r"standard-dose|once daily|twice daily|weekly|monotherapy|combination therapy|"
          r"intravenous|oral|subcutaneous|intramuscular|regimen|loading dose"),),
     ),

@@ -518,10 +518,11 @@ def _named_drug(sentence: str, alts: tuple[Alternative, ...], group: str | None 
     (``group`` None) carry their class in the label and whether they are members in ``members``. A synonym
     names none."""
     words = list(_WORD_RE.finditer(sentence))
-    alt = _named_arm([stem(w.group().lower()) for w in words], alts)
+    stems = [stem(w.group().lower()) for w in words]
+    alt = _named_arm(stems, alts)
     if alt is None or "(=" in alt.label:
         return None
-    at = [i for i, w in enumerate(words) if stem(w.group().lower()) in alt.stems]
+    at = [i for i, s in enumerate(stems) if s in alt.stems]
     first = last = at[0]
     while last + 1 in at:
         last += 1

@@ -76,7 +76,7 @@ CONDITION_PATTERNS: dict[str, tuple[str, ...]] = {
         rf"\b(?:in|among|for|of)\s+(?:{_PHRASE_WORD}\s+){{0,3}}(?:{_WHO})\b{_TAIL}",
     ),
     "dosage_intervention": (
-        (r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/day|ml)\b(?!\s*/\s*(?!kg\b|day\b|d\b)[\w(])(?:\s*(?:once|twice|three times|per|a|/)?\s*"
+        (rf"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/day|ml)\b{ontology.NOT_A_RATE}(?:\s*(?:once|twice|three times|per|a|/)?\s*"
          r"(?:daily|a day|per day|day|weekly|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?))?"),
         (rf"\b(?:in combination with|combined with|in addition to|added to|add-on to|as add-on|together with|"
          rf"co-administered with|plus)(?:\s+{_PHRASE_WORD}){{1,4}}"),
