@@ -33,8 +33,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 def claims(n: int) -> list[tuple[str, str]]:
     """``n`` (question, claim) pairs, half HealthVer, half Evidence Inference (held-out, with a finding)."""
-    hv = [(e.question, e.text) for e in load_examples("healthver", DATA, heldout=True)]
-    ei = [(e.question, e.text) for e in load_examples("evidence_inference", DATA, heldout=True) if e.finding]
+    hv = [(e.question, e.text) for e in load_examples("healthver", DATA, "heldout")]
+    ei = [(e.question, e.text) for e in load_examples("evidence_inference", DATA, "heldout") if e.finding]
     return hv[: n // 2] + ei[: n - n // 2]
 
 

@@ -212,17 +212,23 @@ def goldcheck_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def reader_scope(report: dict[str, Any]) -> str:
+    """What a reader report scored: "held-out" items, or "development" ones for a reader trained without them
+    (a report without ``part`` is a held-out one)."""
+    return "development" if report.get("part") == "development" else "held-out"
+
+
 def reader_sets_table(report: dict[str, Any]) -> str:
     """A finding reader's two gold sets (Evidence Inference findings beside the TF-IDF floor, HealthVer
     same-claim pairs beside the negation rule), every number with its n."""
-    ei, hv = report["evidence_inference_findings"], report["healthver_same_claim"]
-    lines = [f"Evidence Inference findings of {ei['articles']} held-out articles (three-way):", "",
+    ei, hv, scope = report["evidence_inference_findings"], report["healthver_same_claim"], reader_scope(report)
+    lines = [f"Evidence Inference findings of {ei['articles']} {scope} articles (three-way):", "",
              "| reader | accuracy | macro-F1 | n |", "|---|---|---|---|"]
     for name in ("reader", "tfidf_floor"):
         if name in ei:
             lines.append(f"| {name.replace('_', ' ')} | {ei[name]['accuracy']:.3f} | {ei[name]['macro_f1']:.3f} "
                          f"| {ei[name]['n']} |")
-    lines += ["", (f"HealthVer same-claim pairs of {hv['claims']} held-out claims: κ {hv['kappa']:.3f} vs negation "
+    lines += ["", (f"HealthVer same-claim pairs of {hv['claims']} {scope} claims: κ {hv['kappa']:.3f} vs negation "
                    f"rule {hv['rule_kappa']:.3f} (gain {hv['gain']:+.3f}; n = {hv['pairs']} pairs, "
                    f"{hv['gold_conflict']} conflicts)")]
     return "\n".join(lines)

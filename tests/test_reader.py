@@ -15,7 +15,7 @@ from biodivergence_dataset import ontology
 from builder.annotators.goldcheck import healthver_pairs
 from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
 from builder.reader import data as reader_data
-from builder.reader.evaluate import goldcheck_sets
+from builder.reader.evaluate import evidence_inference_findings, goldcheck_sets, scored_part
 from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE, ReaderConfig, finding_disagreement, mark_arms
 
 DATA = SCIFACT.parent
@@ -104,10 +104,47 @@ def test_the_held_out_partition_is_deterministic_and_kept_out_of_training():
     assert held != [k for k in keys if reader_data.is_heldout("pubmedqa", k)]  # salted by source
     for source in reader_data.SOURCES:
         train = reader_data.load_examples(source, DATA)
-        test = reader_data.load_examples(source, DATA, heldout=True)
+        test = reader_data.load_examples(source, DATA, "heldout")
         assert train and test and not {e.key for e in train} & {e.key for e in test}
         assert not any(reader_data.is_heldout(source, e.key) for e in train)
         assert all(reader_data.is_heldout(source, e.key) for e in test)
+
+
+def test_the_development_part_splits_training_in_two_and_never_touches_the_held_out_part():
+    """training = fit + development, disjoint; development is about 20% of the training keys, salted by source;
+    a reader trains on training or fit only, and the floor beside a development score trains on fit."""
+    keys = [f"{i}" for i in range(5000)]
+    dev = [k for k in keys if reader_data.is_development("evidence_inference", k)]
+    assert not any(reader_data.is_heldout("evidence_inference", k) for k in dev)
+    training = [k for k in keys if reader_data.in_part("evidence_inference", k, "training")]
+    assert 0.17 < len(dev) / len(training) < 0.23
+    assert dev != [k for k in keys if reader_data.is_development("pubmedqa", k)]
+    for source in reader_data.SOURCES:
+        parts = {part: {e.key for e in reader_data.load_examples(source, DATA, part)}
+                 for part in ("training", "fit", "development")}
+        assert parts["fit"] and parts["development"] and not parts["fit"] & parts["development"]
+        assert parts["fit"] | parts["development"] == parts["training"]
+    with pytest.raises(ValueError, match="unknown part 'test'"):
+        reader_data.in_part("pubmedqa", "1", "test")
+    with pytest.raises(ValueError, match="a reader trains on one of"):
+        reader_data.training_examples(DATA, ("pubmedqa",), part="heldout")
+
+    findings = reader_data.ei_findings(DATA / "evidence_inference")
+    articles = {part: {f.prompt.pmcid for f in findings if reader_data.in_part("evidence_inference", f.prompt.pmcid,
+                                                                                 part)} for part in ("fit", "development")}
+    ei = evidence_inference_findings(None, DATA, part="development")
+    assert (ei["articles"], ei["train_articles"]) == (len(articles["development"]), len(articles["fit"]))
+    assert ei["tfidf_floor"]["n"] == sum(f.prompt.pmcid in articles["development"] for f in findings)
+
+    import json
+
+    from builder.reader.evaluate import render_report
+    from builder.reader.model import REPORT_FILE
+
+    shipped = json.loads((SHIPPED / REPORT_FILE).read_text())
+    assert "held-out articles" in render_report(shipped) and "development" not in render_report(shipped)
+    text = render_report({**shipped, "part": "development"})
+    assert "development articles" in text and "development claims" in text and "held-out" not in text
 
 
 def test_evidence_inference_questions_carry_the_stance_they_ask_for():
@@ -140,8 +177,8 @@ def test_arm_marks_set_off_the_words_that_name_one_arm_only():
 def test_evidence_inference_texts_are_marked_only_for_a_reader_that_learned_the_marks(reader, monkeypatch):
     """Marked examples are the plain ones with their arm words set off, label for label; the shipped reader
     learned the marks, and a reader that did not reads every text unchanged."""
-    plain = reader_data.load_examples("evidence_inference", DATA, heldout=True)
-    marked = reader_data.load_examples("evidence_inference", DATA, heldout=True, arm_marks=True)
+    plain = reader_data.load_examples("evidence_inference", DATA, "heldout")
+    marked = reader_data.load_examples("evidence_inference", DATA, "heldout", arm_marks=True)
     assert [(e.question, e.finding, e.stance, e.key) for e in plain] == [
         (e.question, e.finding, e.stance, e.key) for e in marked]
     assert [re.sub(r"[\[{] (\S+) [\]}]", r"\1", e.text) for e in marked] == [e.text for e in plain]
@@ -265,6 +302,21 @@ def test_reader_train_saves_a_delta_over_the_base_model_that_loads_and_records_i
     assert not any(n.startswith("encoder.embeddings.") for n in names)  # frozen: read from the base model
     [reading] = load_reader(out).read([(Q, "Drug X lowered blood pressure more than placebo (p < 0.01).")])
     assert reading.finding in ontology.READER_FINDINGS and reading.stance in ontology.READER_STANCES
+
+
+def test_a_reader_trained_on_the_fit_part_never_saw_the_development_part_and_is_scored_there(tmp_path):
+    import json
+
+    from biodivergence_dataset.cli import main
+
+    out = tmp_path / "dev-reader"
+    assert main(["reader", "train", "--out", str(out), "--source", "pubmedqa", "--max-steps", "1",
+                 "--batch-size", "4", "--part", "fit", "--no-evaluate"]) == 0
+    training = json.loads((out / CONFIG_FILE).read_text())["training"]
+    fit = reader_data.training_examples(DATA, ("pubmedqa",), {"pubmedqa": 1000}, 13, True, "fit")
+    assert training["part"] == "fit" and training["data_fingerprint"] == reader_data.data_fingerprint(fit)
+    assert not any(reader_data.in_part("pubmedqa", e.key, "development") for e in fit)
+    assert scored_part(load_reader(out)) == "development" and scored_part(load_reader()) == "heldout"
 
 
 def test_reader_train_names_a_device_torch_cannot_see(tmp_path, monkeypatch, capsys):

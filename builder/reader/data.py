@@ -17,7 +17,9 @@ Every example is (question, text) with a ``finding`` label (``ontology.READER_FI
 - ``healthver``: the claim against its evidence → Supports yes / Refutes no / Neutral neutral.
 
 ``is_heldout`` is the one out-of-fold partition (20% of the articles / questions / claims of each source,
-by a hash of their key): training leaves those out, evaluation and goldcheck score only those.
+by a hash of their key): training leaves those out, evaluation and goldcheck score only those. Inside the
+training part, ``is_development`` marks a development part (20% of the training keys, by another hash) for
+choosing settings: a reader trained on the ``fit`` part is scored there, never on the held-out part (``PARTS``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 from biodivergence_dataset import ontology
 
@@ -47,6 +50,14 @@ SOURCE_FOLDERS: dict[str, str] = {
 }
 SOURCES: tuple[str, ...] = tuple(SOURCE_FOLDERS)
 HELDOUT_SHARE = 0.2
+#: Share of the training keys of each source in the development part.
+DEVELOPMENT_SHARE = 0.2
+#: The partitions of each source's keys: ``training`` (all but the held-out part) = ``fit`` + ``development``.
+Part = Literal["training", "fit", "development", "heldout"]
+PARTS: tuple[str, ...] = get_args(Part)
+#: What a reader trained on a part is scored on, and what the TF-IDF floor beside it trains on.
+SCORED_ON: dict[str, str] = {"training": "heldout", "fit": "development"}
+FLOOR_TRAINS_ON: dict[str, str] = {"heldout": "training", "development": "fit"}
 INCREASE, DECREASE, NO_DIFFERENCE, NOT_REPORTED = ontology.READER_FINDINGS
 YES, NO, NEUTRAL = ontology.READER_STANCES
 
@@ -73,15 +84,39 @@ _SECTION = re.compile(r"^ABSTRACT\.([A-Z &/]+):\s*$", re.MULTILINE)
 
 def is_heldout(source: str, key: str) -> bool:
     """Whether ``key`` (an article PMCID / PMID, a claim id or text) of ``source`` is in the held-out 20%."""
-    digest = hashlib.sha1(f"{source}:{key}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") / 2**32 < HELDOUT_SHARE
+    return _share(f"{source}:{key}") < HELDOUT_SHARE
+
+
+def _share(salted_key: str) -> float:
+    return int.from_bytes(hashlib.sha1(salted_key.encode()).digest()[:4], "big") / 2**32
+
+
+def is_development(source: str, key: str) -> bool:
+    """Whether ``key`` of ``source`` is in the development part: 20% of the training keys (never held out)."""
+    return not is_heldout(source, key) and _share(f"inner:{source}:{key}") < DEVELOPMENT_SHARE
+
+
+def in_part(source: str, key: str, part: Part) -> bool:
+    """Whether ``key`` of ``source`` belongs to ``part`` (one of ``PARTS``)."""
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}; expected one of {list(PARTS)}")
+    if part == "heldout":
+        return is_heldout(source, key)
+    if part == "development":
+        return is_development(source, key)
+    return not is_heldout(source, key) and (part == "training" or not is_development(source, key))
 
 
 def heldout_gold(gold: GoldPair) -> bool:
     """Whether a goldcheck pair is made only of held-out items (its ``keys``: claim ids, a claim's text, a
     PMID) of the source they come from: the only gold pairs a reader may be scored on."""
+    return gold_in_part(gold, "heldout")
+
+
+def gold_in_part(gold: GoldPair, part: Part) -> bool:
+    """Whether a goldcheck pair is made only of items of ``part`` of the source they come from."""
     source = ITEMS_OF.get(gold.source, gold.source)
-    return bool(gold.keys) and all(is_heldout(source, key) for key in gold.keys)
+    return bool(gold.keys) and all(in_part(source, key, part) for key in gold.keys)
 
 
 @dataclass(frozen=True)
@@ -185,12 +220,12 @@ def phrasing(finding: EIFinding, seed: int = 0) -> int:
     return _pick(f"{finding.prompt.prompt_id}:{finding.text}:{seed}", len(QUESTION_TEMPLATES))
 
 
-def ei_examples(folder: Path, heldout: bool, seed: int = 0, negative_every: int = 2,
+def ei_examples(folder: Path, part: Part, seed: int = 0, negative_every: int = 2,
                 arm_marks: bool = False) -> Iterator[ReaderExample]:
     """Each finding in one phrasing (picked by a hash of the text), plus a negative for every
     ``negative_every``-th prompt: another article's evidence or a non-result sentence of its own abstract;
     ``arm_marks``: each text marked with the arms of the prompt it is asked about."""
-    findings = [f for f in ei_findings(folder) if is_heldout("evidence_inference", f.prompt.pmcid) == heldout]
+    findings = [f for f in ei_findings(folder) if in_part("evidence_inference", f.prompt.pmcid, part)]
     rng = random.Random(seed)
     for f in findings:
         template = phrasing(f, seed)
@@ -215,24 +250,24 @@ def ei_examples(folder: Path, heldout: bool, seed: int = 0, negative_every: int 
 # --------------------------------------------------------------------------- PubMedQA, SciFact, HealthVer
 
 
-def pubmedqa_examples(folder: Path, heldout: bool) -> Iterator[ReaderExample]:
+def pubmedqa_examples(folder: Path, part: Part) -> Iterator[ReaderExample]:
     """Question vs expert conclusion → yes / no ("maybe" left out, see the module docstring)."""
     for pmid, rec in sorted(pubmedqa_records(folder).items()):
-        if rec["final_decision"] in (YES, NO) and is_heldout("pubmedqa", pmid) == heldout:
+        if rec["final_decision"] in (YES, NO) and in_part("pubmedqa", pmid, part):
             yield ReaderExample(_clean(rec["QUESTION"]), _clean(rec["LONG_ANSWER"]), None, rec["final_decision"],
                                 "pubmedqa", pmid)
 
 
-def scifact_examples(folder: Path, heldout: bool, neutral_per_claim: int = 2) -> Iterator[ReaderExample]:
+def scifact_examples(folder: Path, part: Part, neutral_per_claim: int = 2) -> Iterator[ReaderExample]:
     """Claim vs rationale → yes (SUPPORT) / no (CONTRADICT); NEI claims vs sentences of their cited abstracts."""
     for p in scifact_rationale_pairs(folder):
-        if is_heldout("scifact", p.group) == heldout:
+        if in_part("scifact", p.group, part):
             yield ReaderExample(_clean(p.text_a), _clean(p.text_b), None, NO if p.conflict else YES, "scifact",
                                 p.group)
     docs = scifact_corpus(folder)
     for claim in scifact_claims(folder):
         key = f"scifact-claim:{claim['id']}"
-        if claim["evidence"] or is_heldout("scifact", key) != heldout:
+        if claim["evidence"] or not in_part("scifact", key, part):
             continue
         sentences = [doc.abstract.text[slice(*span)] for d in claim.get("cited_doc_ids", ())
                      if (doc := docs.get(int(d))) for span in doc.sentence_spans if span[1] > span[0]]
@@ -244,12 +279,12 @@ def scifact_examples(folder: Path, heldout: bool, neutral_per_claim: int = 2) ->
 HEALTHVER_STANCES = {"Supports": YES, "Refutes": NO, "Neutral": NEUTRAL}
 
 
-def healthver_examples(folder: Path, heldout: bool) -> Iterator[ReaderExample]:
+def healthver_examples(folder: Path, part: Part) -> Iterator[ReaderExample]:
     """Claim vs evidence → Supports yes / Refutes no / Neutral neutral."""
     for name, row in healthver_rows(folder):
         if row["label"] not in HEALTHVER_STANCES:
             raise ValueError(f"{folder / name} row id {row['id']}: unknown label {row['label']!r}")
-        if is_heldout("healthver", claim_key(row["claim"])) == heldout:
+        if in_part("healthver", claim_key(row["claim"]), part):
             yield ReaderExample(_clean(row["claim"]), _clean(row["evidence"]), None, HEALTHVER_STANCES[row["label"]],
                                 "healthver", claim_key(row["claim"]))
 
@@ -264,24 +299,27 @@ def source_path(source: str, data_dir: str | Path) -> Path:
     return path
 
 
-def load_examples(source: str, data_dir: str | Path, heldout: bool = False,
+def load_examples(source: str, data_dir: str | Path, part: Part = "training",
                   arm_marks: bool = False) -> list[ReaderExample]:
-    """The training (``heldout=False``) or held-out examples of one source; ``arm_marks``: Evidence Inference
-    texts marked with their prompt's arms (the other sources name no arms)."""
+    """The examples of one source in ``part`` (``PARTS``); ``arm_marks``: Evidence Inference texts marked with
+    their prompt's arms (the other sources name no arms)."""
     path = source_path(source, data_dir)
     if source == "evidence_inference":
-        return list(ei_examples(path, heldout, arm_marks=arm_marks))
+        return list(ei_examples(path, part, arm_marks=arm_marks))
     return list({"pubmedqa": pubmedqa_examples, "scifact": scifact_examples,
-                 "healthver": healthver_examples}[source](path, heldout))
+                 "healthver": healthver_examples}[source](path, part))
 
 
 def training_examples(data_dir: str | Path, sources: tuple[str, ...] = SOURCES,
                       max_per_source: dict[str, int] | None = None, seed: int = 0,
-                      arm_marks: bool = False) -> list[ReaderExample]:
-    """The non-held-out examples of ``sources``, at most ``max_per_source[source]`` of each (a seeded sample)."""
+                      arm_marks: bool = False, part: Part = "training") -> list[ReaderExample]:
+    """The examples of ``sources`` in ``part`` (``training``: all but the held-out part; ``fit``: the
+    development part left out too), at most ``max_per_source[source]`` of each (a seeded sample)."""
+    if part not in SCORED_ON:
+        raise ValueError(f"a reader trains on one of {list(SCORED_ON)}, not {part!r}")
     out: list[ReaderExample] = []
     for source in sources:
-        examples = load_examples(source, data_dir, arm_marks=arm_marks)
+        examples = load_examples(source, data_dir, part, arm_marks=arm_marks)
         cap = (max_per_source or {}).get(source)
         if cap is not None and len(examples) > cap:
             examples = random.Random(f"{seed}:{source}").sample(examples, cap)

@@ -1,4 +1,5 @@
-"""Out-of-fold scores of the finding reader, on the held-out partition only (``data.is_heldout``).
+"""Out-of-fold scores of the finding reader, on the held-out partition only (``data.is_heldout``); a reader
+trained on the ``fit`` part is scored on the development part instead (``data.SCORED_ON``), to choose settings.
 
 - per source: accuracy of each head on the held-out examples that carry its label (n beside each);
 - Evidence Inference findings: three-way accuracy and macro-F1 (increase / decrease / no_difference) on the
@@ -20,7 +21,7 @@ from typing import Any
 
 from biodivergence_dataset import cues, ontology
 
-from .data import SOURCES, ei_findings, is_heldout, load_examples, phrasing, source_path
+from .data import FLOOR_TRAINS_ON, SCORED_ON, SOURCES, Part, ei_findings, in_part, load_examples, phrasing, source_path
 from .model import FindingReader, disagreement
 
 THREE_WAY = ontology.READER_FINDINGS[:3]
@@ -32,11 +33,12 @@ def _r(x: float) -> float:
     return round(float(x), 4)
 
 
-def per_source_accuracy(reader: FindingReader, data_dir: str | Path, sources=SOURCES) -> dict[str, Any]:
-    """Held-out accuracy of each head per source, with n."""
+def per_source_accuracy(reader: FindingReader, data_dir: str | Path, sources=SOURCES,
+                        part: Part = "heldout") -> dict[str, Any]:
+    """Accuracy of each head per source on ``part`` (held-out by default), with n."""
     out: dict[str, Any] = {}
     for source in sources:
-        examples = load_examples(source, data_dir, heldout=True, arm_marks=reader.config.arm_marks)
+        examples = load_examples(source, data_dir, part, arm_marks=reader.config.arm_marks)
         readings = reader.read([(e.question, e.text) for e in examples])
         cell: dict[str, Any] = {}
         for head in ("finding", "stance"):
@@ -73,12 +75,12 @@ def _three_way(gold: list[str], predicted: list[str]) -> dict[str, Any]:
 
 
 def evidence_inference_findings(reader: FindingReader | None, data_dir: str | Path,
-                                max_items: int | None = None) -> dict[str, Any]:
-    """The EI findings set: held-out articles' findings (the first ``max_items``), the reader (if given)
-    beside the TF-IDF floor."""
+                                max_items: int | None = None, part: Part = "heldout") -> dict[str, Any]:
+    """The EI findings set: the findings of ``part``'s articles (held-out by default; the first
+    ``max_items``), the reader (if given) beside the TF-IDF floor trained on the articles it trained on."""
     findings = ei_findings(source_path("evidence_inference", data_dir))
-    train = [f for f in findings if not is_heldout("evidence_inference", f.prompt.pmcid)]
-    held = [f for f in findings if is_heldout("evidence_inference", f.prompt.pmcid)][:max_items]
+    train = [f for f in findings if in_part("evidence_inference", f.prompt.pmcid, FLOOR_TRAINS_ON[part])]
+    held = [f for f in findings if in_part("evidence_inference", f.prompt.pmcid, part)][:max_items]
     gold = [f.finding for f in held]
     floor = tfidf_floor([f.text for f in train], [f.finding for f in train])
     out: dict[str, Any] = {
@@ -93,16 +95,17 @@ def evidence_inference_findings(reader: FindingReader | None, data_dir: str | Pa
     return out
 
 
-def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items: int | None = None) -> dict[str, Any]:
-    """κ of the reader's disagreement on held-out HealthVer same-claim pairs (the first ``max_items``), beside
-    the negation rule's."""
+def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items: int | None = None,
+                         part: Part = "heldout") -> dict[str, Any]:
+    """κ of the reader's disagreement on the HealthVer same-claim pairs of ``part``'s claims (held-out by
+    default; the first ``max_items``), beside the negation rule's."""
     from sklearn.metrics import cohen_kappa_score
 
     from ..annotators.goldcheck import healthver_pairs
-    from .data import heldout_gold
+    from .data import gold_in_part
 
     gold = [g for g in healthver_pairs(source_path("healthver", data_dir), with_question=True)
-            if heldout_gold(g)][:max_items]
+            if gold_in_part(g, part)][:max_items]
     a = reader.read([(g.pair.question.text, g.pair.claim_a.sentence) for g in gold])
     b = reader.read([(g.pair.question.text, g.pair.claim_b.sentence) for g in gold])
     truth = [g.conflict for g in gold]
@@ -116,27 +119,50 @@ def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items:
             "beats_rule": bool(kappa - rule_kappa >= MIN_KAPPA_GAIN)}
 
 
-def goldcheck_sets(reader: FindingReader, data_dir: str | Path, max_items: int | None = None) -> dict[str, Any]:
-    """The reader's two goldcheck sets (held-out items only; the first ``max_items`` of each)."""
-    return {"evidence_inference_findings": evidence_inference_findings(reader, data_dir, max_items),
-            "healthver_same_claim": healthver_same_claim(reader, data_dir, max_items)}
+def goldcheck_sets(reader: FindingReader, data_dir: str | Path, max_items: int | None = None,
+                   part: Part = "heldout") -> dict[str, Any]:
+    """The reader's two goldcheck sets (items of ``part`` only, held-out by default; the first ``max_items``)."""
+    return {"evidence_inference_findings": evidence_inference_findings(reader, data_dir, max_items, part),
+            "healthver_same_claim": healthver_same_claim(reader, data_dir, max_items, part)}
+
+
+#: What each scored part is, as the report states it.
+PART_NOTES = {
+    "heldout": "20% of the articles / questions / claims of each source (builder.reader.data.is_heldout)",
+    "development": ("the development part: 20% of the training articles / questions / claims of each source "
+                    "(builder.reader.data.is_development); a development score, not a held-out one"),
+}
+
+
+def scored_part(reader: FindingReader) -> Part:
+    """The part a reader is scored on: held-out, or development for a reader trained on the ``fit`` part."""
+    return SCORED_ON[reader.config.training.get("part", "training")]
 
 
 def evaluate_reader(reader: FindingReader, data_dir: str | Path) -> dict[str, Any]:
-    """The full out-of-fold report written beside a reader's weights."""
-    return {"heldout": "20% of the articles / questions / claims of each source (builder.reader.data.is_heldout)",
-            "per_source": per_source_accuracy(reader, data_dir), **goldcheck_sets(reader, data_dir),
-            "training": reader.config.training}
+    """The full out-of-fold report written beside a reader's weights, on the part it never trained on
+    (``scored_part``)."""
+    part = scored_part(reader)
+    return {part: PART_NOTES[part], "part": part,
+            "per_source": per_source_accuracy(reader, data_dir, part=part),
+            **goldcheck_sets(reader, data_dir, part=part), "training": reader.config.training}
 
 
 def render_report(report: dict[str, Any]) -> str:
     """Markdown tables of a reader report (every number with its n)."""
-    lines = ["| source (held-out) | finding accuracy (n) | stance accuracy (n) |", "|---|---|---|"]
+    lines = [f"| source ({scope_words(report)}) | finding accuracy (n) | stance accuracy (n) |", "|---|---|---|"]
     for source, cell in report["per_source"].items():
         f = f"{cell['finding_accuracy']:.3f} ({cell['finding_n']})" if "finding_n" in cell else "–"
         s = f"{cell['stance_accuracy']:.3f} ({cell['stance_n']})" if "stance_n" in cell else "–"
         lines.append(f"| {source} | {f} | {s} |")
     return "\n".join([*lines, "", render_sets(report)])
+
+
+def scope_words(report: dict[str, Any]) -> str:
+    """How a report's items are named in its tables: held-out, or development for a fit-part reader's report."""
+    from biodivergence_dataset.card import reader_scope
+
+    return reader_scope(report)
 
 
 def render_sets(report: dict[str, Any]) -> str:

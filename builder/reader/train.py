@@ -20,7 +20,7 @@ from pathlib import Path
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_bytes_atomic, write_json_atomic
 
-from .data import SOURCES, ReaderExample, data_fingerprint, training_examples
+from .data import SCORED_ON, SOURCES, Part, ReaderExample, data_fingerprint, training_examples
 from .model import CONFIG_FILE, REPORT_FILE, WEIGHTS_FILE, ReaderConfig, build_network
 
 IGNORE = -100
@@ -55,6 +55,9 @@ class TrainConfig:
     init: str | None = None
     #: mark the arm words of Evidence Inference texts (``model.mark_arms``); the reader remembers it
     arm_marks: bool = True
+    #: ``training`` (all but the held-out part; scored there) or ``fit`` (the development part left out too,
+    #: scored there: for choosing settings without looking at the held-out part), ``data.SCORED_ON``
+    part: Part = "training"
 
 
 def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
@@ -102,7 +105,7 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     torch.manual_seed(config.seed)
     rng = random.Random(f"{config.seed}:{config.init or ''}")
     examples = training_examples(config.data_dir, config.sources, config.max_per_source, config.seed,
-                                 config.arm_marks)
+                                 config.arm_marks, config.part)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(config.base_model))
     enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
                     max_length=config.max_length)
@@ -159,7 +162,8 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
         **{k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")},
         "sources": list(config.sources), "steps": step, "scheduled_steps": scheduled, "seconds": round(seconds, 1),
         "examples": len(examples), "examples_per_source": dict(Counter(e.source for e in examples)),
-        "data_fingerprint": data_fingerprint(examples), "heldout": "builder.reader.data.is_heldout (20%)"})
+        "data_fingerprint": data_fingerprint(examples), "heldout": "builder.reader.data.is_heldout (20%)",
+        **({"development": "builder.reader.data.is_development (20% of the rest)"} if config.part == "fit" else {})})
     write_json_atomic(out / CONFIG_FILE, asdict(saved))
     return saved
 
@@ -191,8 +195,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--init", default=None, help="a saved reader folder to continue training from")
     p.add_argument("--no-arm-marks", dest="arm_marks", action="store_false",
                    help="train on plain Evidence Inference texts, without their arm words marked")
-    p.add_argument("--no-evaluate", action="store_true", help="skip the held-out report")
-    e = sub.add_parser("evaluate", help="score a reader on the held-out partition of every source",
+    p.add_argument("--part", choices=list(SCORED_ON), default=d.part,
+                   help="train on all but the held-out part (scored there), or on the fit part: the development "
+                        "part left out too and scored instead, to compare settings without seeing the held-out part")
+    p.add_argument("--no-evaluate", action="store_true", help="skip the report (held-out, or development for --part fit)")
+    e = sub.add_parser("evaluate", help="score a reader on the held-out part of every source (the development part "
+                                        "for a reader trained with --part fit)",
                        formatter_class=parser.formatter_class)
     e.add_argument("--reader", default=None, help="reader folder or Hub id (default: the shipped one)")
     e.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
@@ -212,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
                                              else TrainConfig().max_per_source),
                              freeze_layers=args.freeze_layers, max_steps=args.max_steps,
                              max_seconds=args.max_seconds, threads=args.threads, device=args.device,
-                             seed=args.seed, init=args.init, arm_marks=args.arm_marks)
+                             seed=args.seed, init=args.init, arm_marks=args.arm_marks, part=args.part)
         saved = train_reader(args.out, config)
         print(f"reader saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps, "
               f"{saved.training['seconds']:.0f} s")
