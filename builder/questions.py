@@ -9,7 +9,8 @@ The embedding similarity of the claim sentence and the question text is the thir
 score, a claim far from the question (below ``min_similarity``) is not assigned, and (when configured,
 ``similarity_alone``) a very close one may stand in for a missing outcome match. A sentence about the
 groups before treatment (baseline characteristics) answers no question, nor does a claim whose abstract
-never names the question's population (:func:`studied_population`). The comparison must be the question's
+never names the question's population (:func:`studied_population`), or names it only as absent
+(:func:`excluded_population`). The comparison must be the question's
 (:func:`other_comparison`): a named comparator must be named, and a question against placebo (or with no
 comparator) is not answered by a head-to-head claim of two active drugs.
 
@@ -642,6 +643,33 @@ def studied_population(q: CompiledQuestion, article: frozenset[str]) -> bool:
     return not q.population or best_match(article, q.population)[1] is not None
 
 
+#: What says a population is absent: "without diabetes", "no evidence of diabetes mellitus", "free of ...",
+#: "non-diabetic".
+_NOT_IN_POPULATION = re.compile(r"(?:\b(?:without|free of|absence of|no (?:evidence|history|sign|signs) of)\s+(?:any\s+)?"
+                                r"|\bnon-?)$", re.IGNORECASE)
+#: "with and without diabetes": both sides of the population, not its absence.
+_WITH_AND_WITHOUT = re.compile(r"\bwith\s+(?:and|or)\s+without\s+(?:any\s+)?$", re.IGNORECASE)
+
+
+def excluded_population(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim names the question's population only to say its patients are outside it: "in hypertensive
+    patients with no evidence of diabetes mellitus, quinapril reduced microalbuminuria" does not answer a question
+    asked in diabetes, whatever its abstract says of diabetes."""
+    stems = frozenset().union(*(alt.stems for alt in q.population))
+    # (match, whether the word itself negates the population: "nondiabetic", "non-diabetic")
+    mentions = [(m, stem(w) not in stems) for m in _WORD_RE.finditer(sentence)
+                if stem(w := m.group().lower()) in stems or (w.startswith("non") and stem(w[3:].lstrip("-")) in stems)]
+    # a phrase of several population words ("diabetes mellitus") is one mention, negated before its first word
+    heads = [(m, prefixed) for i, (m, prefixed) in enumerate(mentions)
+             if i == 0 or sentence[mentions[i - 1][0].end():m.start()].strip(" -")]
+    return bool(heads) and all(prefixed or _absent(sentence[max(0, m.start() - 40):m.start()]) for m, prefixed in heads)
+
+
+def _absent(before: str) -> bool:
+    """Whether the words before a population mention say it is absent ("without"), not "with and without"."""
+    return bool(_NOT_IN_POPULATION.search(before)) and not _WITH_AND_WITHOUT.search(before)
+
+
 #: A surgical setting ("after coronary artery bypass grafting", "perioperative", "noncardiac surgery").
 _SURGICAL = re.compile(r"\b(?:surger(?:y|ies)|surgical|bypass|grafting|CABG|operations?|(?:peri|post)-?operative(?:ly)?"
                        r"|noncardiac)\b", re.IGNORECASE)
@@ -659,10 +687,38 @@ def surgical_only(sentence: str, q: CompiledQuestion) -> bool:
 _RECURRENCE = re.compile(r"\brecurren\w*|\brelaps\w*|\bmaintenance (?:therapy|treatment|phase)\b", re.IGNORECASE)
 
 
+#: A word for death ("mortality", "deaths", "died", "survival", "lives saved").
+_DEATH = re.compile(r"\b(?:mortality|deaths?|died|dying|survival|survivors?|lives saved)\b", re.IGNORECASE)
+#: What makes a death word one cause's, or part of a composite: a cause before it ("cardiovascular mortality",
+#: "sudden death", "event-free survival") or after it ("death from circulatory failure", "death or severe heart
+#: failure", "MI or death"), unless that "cause" is any cause ("death from any cause", "all-cause mortality").
+_CAUSE_BEFORE = re.compile(r"(?:\b(?:cardio-?vascular|CV|cardiac|coronary|CHD|sudden|arrhythmic|vascular|"
+                           r"cerebro-?vascular|stroke|cancer|non-?cardio-?vascular|non-?cardiac|pump[- ]failure|"
+                           r"heart[- ]failure|renal|unexpected)|-free|\bor)\s+$", re.IGNORECASE)
+_CAUSE_AFTER = re.compile(r"^\s+(?:(?:from|due to|caused by|attributed to|attributable to)\s+(?!any\b|all\b)|or\b)",
+                          re.IGNORECASE)
+
+
+def cause_specific_death(text: str) -> bool:
+    """Whether every death word of ``text`` names one cause's deaths or a composite endpoint, and there is one:
+    "deaths from circulatory failure were reduced by 18%", "cardiovascular mortality tended to be lower", "death
+    or severe heart failure", but not "total mortality and cardiovascular deaths fell" nor "5-week mortality"."""
+    found = list(_DEATH.finditer(text))
+    return bool(found) and all(_CAUSE_BEFORE.search(text[max(0, m.start() - 40):m.start()])
+                               or _CAUSE_AFTER.match(text[m.end():m.end() + 40]) for m in found)
+
+
 def other_endpoint(sentence: str, q: CompiledQuestion) -> bool:
-    """Whether a claim reports recurrence or maintenance while its question asks otherwise: that ulcers healed with
-    omeprazole or ranitidine recurred alike does not say which heals them faster."""
-    return _RECURRENCE.search(sentence) is not None and not _RECURRENCE.search(q.question.text)
+    """Whether a claim reports another endpoint than its question asks about:
+    - recurrence or maintenance while the question asks otherwise: that ulcers healed with omeprazole or
+      ranitidine recurred alike does not say which heals them faster;
+    - one cause's deaths, or a composite with death, while the question asks about deaths of any cause: that
+      ramipril did not significantly reduce deaths from circulatory failure does not say whether it reduces
+      mortality (``cause_specific_death``)."""
+    text = q.question.text
+    if _RECURRENCE.search(sentence) is not None and not _RECURRENCE.search(text):
+        return True
+    return bool(_DEATH.search(text)) and not cause_specific_death(text) and cause_specific_death(sentence)
 
 
 def answers(sentence: str, abstract: str, similarities: list[float], compiled: list[CompiledQuestion],
@@ -679,6 +735,7 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
              if (verdict := assess(words, sim, q, config, n_doses)) is not None
              and not background_only(sentence, q) and compares_arms(sentence, q)
              and not surgical_only(sentence, q) and not other_endpoint(sentence, q)
+             and not excluded_population(sentence, q)
              and not fixed_combination(sentence, q)]
     if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
         article = words | claim_words(abstract, abstract)

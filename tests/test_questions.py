@@ -570,6 +570,15 @@ questions:
      {"vs_placebo"}),
     # recurrence is an endpoint of its own
     ("Recurrence of dry mouth was less frequent with tolterodine than with oxybutynin.", set()),
+    # one cause's deaths, or a composite with death, is an endpoint of its own beside mortality; all-cause is not
+    ("After myocardial infarction, ramipril did not significantly reduce deaths from circulatory failure versus placebo.",
+     set()),
+    ("After myocardial infarction, cardiovascular mortality tended to be lower with captopril than with placebo.", set()),
+    ("After myocardial infarction, death or severe heart failure was less frequent with zofenopril than placebo.", set()),
+    (("After myocardial infarction, captopril reduced total mortality and cardiovascular deaths compared with "
+      "placebo."), {"vs_placebo"}),
+    ("After myocardial infarction, death from any cause was less frequent with ramipril than with placebo.",
+     {"vs_placebo"}),
     # another active drug named by a class synonym of the lexicon
     ("Mortality after infarction was similar with angiotensin II antagonists and ACE inhibitors.", set()),
     # a claim about another class that names the asked one only as what it lacks: "blockade" names a class too
@@ -579,6 +588,22 @@ questions:
 ])
 def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, sentence, expected):
     assert answered(comparisons, sentence) == expected
+
+
+@pytest.mark.parametrize(("text", "specific"), [
+    ("Ramipril reduced the risk of death from circulatory failure by 18% (P = 0.237).", True),
+    ("Cardiovascular mortality, defined as fatal stroke, sudden death and other cardiovascular death, fell.", True),
+    ("Ramipril gave fewer CV deaths (4.2% vs 6.9%).", True),
+    ("The relative risk of death or severe CHF was 0.60.", True),
+    ("Event-free survival was longer with carvedilol.", True),
+    ("Therapy reduced the risk of death, cardiovascular death and sudden cardiac death.", False),
+    ("Captopril gave a non-significant reduction in 4-week mortality.", False),
+    ("Death from all causes occurred in 117 of 301 patients.", False),
+    ("Beta-blockers significantly reduced all-cause mortality.", False),
+    ("Blood pressure fell with ramipril.", False),
+])
+def test_one_causes_deaths_and_composites_are_told_from_deaths_of_any_cause(text, specific):
+    assert questions.cause_specific_death(text) is specific
 
 
 def test_a_claim_answers_a_question_about_a_population_its_article_studied(comparisons):
@@ -593,6 +618,25 @@ def test_a_claim_answers_a_question_about_a_population_its_article_studied(compa
     # the population may be named by a synonym of the lexicon, in the claim itself
     assert answered(comparisons, "After an MI, captopril reduced mortality compared with placebo.", in_hf) == {
         "vs_placebo"}
+
+
+def test_a_claim_that_names_the_population_only_as_absent_answers_no_question_asked_in_it(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: renal, text: "In patients with diabetes, do ACE inhibitors reduce proteinuria?"}
+""")
+    abstract = "Type 2 diabetes is a leading cause of nephropathy. We randomised hypertensive patients to quinapril."
+    for sentence in ("In hypertensive patients with no evidence of diabetes mellitus, quinapril reduced proteinuria.",
+                     "In nondiabetic patients, quinapril reduced proteinuria.",
+                     "Quinapril reduced proteinuria in patients without diabetes."):
+        assert answered(pack, sentence, abstract) == set(), sentence
+    assert answered(pack, "In diabetic patients, quinapril reduced proteinuria.", abstract) == {"renal"}
+    assert answered(pack, "Quinapril reduced proteinuria in patients with diabetes.", abstract) == {"renal"}
+    assert answered(pack, "In non-insulin-dependent diabetes mellitus, captopril reduced proteinuria.", abstract) == {
+        "renal"}  # a population word that starts with "non" is no negation of itself
+    # one mention inside the population and one outside: the claim compares them, so it speaks of diabetes
+    assert answered(pack, "Quinapril reduced proteinuria in patients with and without diabetes.", abstract) == {
+        "renal"}
 
 
 def test_the_comparison_kinds_of_the_demo_pack():
