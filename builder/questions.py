@@ -690,19 +690,23 @@ _RECURRENCE = re.compile(r"\brecurren\w*|\brelaps\w*|\bmaintenance (?:therapy|tr
 #: A word for death ("mortality", "deaths", "died", "survival", "lives saved").
 _DEATH = re.compile(r"\b(?:mortality|deaths?|died|dying|survival|survivors?|lives saved)\b", re.IGNORECASE)
 #: What makes a death word one cause's, or part of a composite: a cause before it ("cardiovascular mortality",
-#: "sudden death", "event-free survival") or after it ("death from circulatory failure", "death or severe heart
-#: failure", "MI or death"), unless that "cause" is any cause ("death from any cause", "all-cause mortality").
+#: "sudden death", "event-free survival", "MI/death") or after it ("death from circulatory failure", "death or severe
+#: heart failure", "mortality/hospitalizations"), unless that "cause" is any cause ("death from any cause").
 _CAUSE_BEFORE = re.compile(r"(?:\b(?:cardio-?vascular|CV|cardiac|coronary|CHD|sudden|arrhythmic|vascular|"
                            r"cerebro-?vascular|stroke|cancer|non-?cardio-?vascular|non-?cardiac|pump[- ]failure|"
-                           r"heart[- ]failure|renal|unexpected)|-free|\bor)\s+$", re.IGNORECASE)
-_CAUSE_AFTER = re.compile(r"^\s+(?:(?:from|due to|caused by|attributed to|attributable to)\s+(?!any\b|all\b)|or\b)",
-                          re.IGNORECASE)
+                           r"heart[- ]failure|renal|unexpected)\s+|-free\s+|\bor\s+|/\s*)$", re.IGNORECASE)
+_CAUSE_AFTER = re.compile(r"^(?:\s+(?:(?:from|due to|caused by|attributed to|attributable to)\s+(?!any\b|all\b)|or\b)"
+                          r"|\s*/)", re.IGNORECASE)
+#: A bracketed aside ("(48 [3.6%] vs 83 [6.3%] deaths)"): its death words count events of the endpoint named before.
+_ASIDE = re.compile(r"\([^()]*\)")
 
 
 def cause_specific_death(text: str) -> bool:
     """Whether every death word of ``text`` names one cause's deaths or a composite endpoint, and there is one:
     "deaths from circulatory failure were reduced by 18%", "cardiovascular mortality tended to be lower", "death
-    or severe heart failure", but not "total mortality and cardiovascular deaths fell" nor "5-week mortality"."""
+    or severe heart failure", but not "total mortality and cardiovascular deaths fell" nor "5-week mortality". The
+    death words of a bracketed aside count events ("fewer sudden deaths (48 vs 83 deaths)") and are not read."""
+    text = _ASIDE.sub(lambda m: " " * len(m.group()), text)
     found = list(_DEATH.finditer(text))
     return bool(found) and all(_CAUSE_BEFORE.search(text[max(0, m.start() - 40):m.start()])
                                or _CAUSE_AFTER.match(text[m.end():m.end() + 40]) for m in found)
