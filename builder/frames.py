@@ -418,13 +418,13 @@ _NULL_AFTER = re.compile(
     r"(?:not (?:statistically )?significant|did not reach|no significant)", re.IGNORECASE)
 #: A null between subgroups or against healthy people, not between the arms of a trial: "no heterogeneity
 #: between these groups", "rates not different from those observed in patients with low levels",
-#: "no difference between the younger and the elderly", "did not modify these relations", "no differences
-#: with normal children", "no increase from the profile previously reported"; nor is a reason for withdrawal
-#: ("withdrew due to lack of efficacy").
+#: "no difference between the younger and the elderly", "a relative benefit similar in the presence or absence
+#: of heart failure", "did not modify these relations", "no differences with normal children", "no increase from
+#: the profile previously reported"; nor is a reason for withdrawal ("withdrew due to lack of efficacy").
 _SUBGROUP_NULL = re.compile(
     r"heterogeneity|\binteraction\b|\b(?:between|across|among) (?:the )?subgroups|\b(?:these|both|two|2) subgroups\b"
     r"|from those (?:observed |seen )?in\b"
-    r"|\bwith (?:and|or) without\b|\bbetween (?:the )?(?:ethnic|racial|age|sex) groups"
+    r"|\bwith (?:and|or) without\b|\bpresence (?:and|or) absence of\b|\bbetween (?:the )?(?:ethnic|racial|age|sex) groups"
     r"|\bbetween (?:the )?(?:young(?:er)?|old(?:er)?|elderly|men|women|males?|females?|boys|girls) and\b"
     r"|\b(?:modif|alter|influenc|affect)\w* (?:these|this|the) (?:relations?|relationships?|associations?)\b"
     r"|\b(?:polymorphisms?|genotypes?|alleles?)\b|\bpreviously reported\b|\bhistorical controls?\b"

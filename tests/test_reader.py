@@ -236,6 +236,8 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     # a trend short of significance beside a significant result is a mixed result
     ("Drug X showed a trend toward fewer deaths and a significant reduction in nonfatal MI.", True, True),
     ("Mortality was comparable in these 2 subgroups (11% vs 9%; NS).", False, False),
+    (("The relative benefit of beta-blockers on mortality after infarction is similar in the presence or absence of "
+      "heart failure."), False, False),
     # a reason for withdrawal is no finding
     ("Two percent withdrew due to lack of efficacy and 92% were satisfied with drug X.", False, False),
     # a negator does not reach into a parenthesis; a decimal with a stray space is still a number
