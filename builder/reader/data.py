@@ -93,18 +93,18 @@ def _share(salted_key: str) -> float:
 
 def is_development(source: str, key: str) -> bool:
     """Whether ``key`` of ``source`` is in the development part: 20% of the training keys (never held out)."""
-    return not is_heldout(source, key) and _share(f"inner:{source}:{key}") < DEVELOPMENT_SHARE
+    return in_part(source, key, "development")
 
 
 def in_part(source: str, key: str, part: Part) -> bool:
-    """Whether ``key`` of ``source`` belongs to ``part`` (one of ``PARTS``)."""
+    """Whether ``key`` of ``source`` belongs to ``part`` (one of ``PARTS``): held out, else in ``training`` and in
+    either ``development`` (20% of the training keys, by a second hash) or ``fit``."""
     if part not in PARTS:
         raise ValueError(f"unknown part {part!r}; expected one of {list(PARTS)}")
-    if part == "heldout":
-        return is_heldout(source, key)
-    if part == "development":
-        return is_development(source, key)
-    return not is_heldout(source, key) and (part == "training" or not is_development(source, key))
+    if is_heldout(source, key):
+        return part == "heldout"
+    development = _share(f"inner:{source}:{key}") < DEVELOPMENT_SHARE
+    return part in ("training", "development" if development else "fit")
 
 
 def heldout_gold(gold: GoldPair) -> bool:

@@ -150,19 +150,14 @@ def evaluate_reader(reader: FindingReader, data_dir: str | Path) -> dict[str, An
 
 def render_report(report: dict[str, Any]) -> str:
     """Markdown tables of a reader report (every number with its n)."""
-    lines = [f"| source ({scope_words(report)}) | finding accuracy (n) | stance accuracy (n) |", "|---|---|---|"]
+    from biodivergence_dataset.card import reader_scope
+
+    lines = [f"| source ({reader_scope(report)}) | finding accuracy (n) | stance accuracy (n) |", "|---|---|---|"]
     for source, cell in report["per_source"].items():
         f = f"{cell['finding_accuracy']:.3f} ({cell['finding_n']})" if "finding_n" in cell else "–"
         s = f"{cell['stance_accuracy']:.3f} ({cell['stance_n']})" if "stance_n" in cell else "–"
         lines.append(f"| {source} | {f} | {s} |")
     return "\n".join([*lines, "", render_sets(report)])
-
-
-def scope_words(report: dict[str, Any]) -> str:
-    """How a report's items are named in its tables: held-out, or development for a fit-part reader's report."""
-    from biodivergence_dataset.card import reader_scope
-
-    return reader_scope(report)
 
 
 def render_sets(report: dict[str, Any]) -> str:
