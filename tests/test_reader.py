@@ -164,6 +164,38 @@ def test_evidence_inference_questions_carry_the_stance_they_ask_for():
     assert all(e.stance == "neutral" for e in examples.values() if e.finding == "not_reported")
 
 
+def test_each_finding_can_be_asked_in_several_phrasings_each_with_its_own_stance():
+    one = reader_data.load_examples("evidence_inference", DATA, "fit")
+    assert reader_data.load_examples("evidence_inference", DATA, "fit", phrasings=1) == one
+    three = reader_data.load_examples("evidence_inference", DATA, "fit", phrasings=3)
+    found = [e for e in three if e.finding != "not_reported"]
+    assert len(found) == 3 * sum(e.finding != "not_reported" for e in one)
+    assert [e for e in three if e.finding == "not_reported"] == [e for e in one if e.finding == "not_reported"]
+    patterns = [(re.compile(re.escape(t).replace(re.escape("{i}"), ".+").replace(re.escape("{c}"), ".+")
+                            .replace(re.escape("{o}"), ".+")), direction)
+                for t, direction in reader_data.QUESTION_TEMPLATES]
+    for e in found:
+        direction = next(d for pattern, d in patterns if pattern.fullmatch(e.question))
+        assert e.stance == reader_data.stance_for(direction, e.finding)
+    for i in range(0, len(found), 3):  # a finding's phrasings come together: one text, three distinct questions
+        assert len({e.text for e in found[i:i + 3]}) == 1 and len({e.question for e in found[i:i + 3]}) == 3
+    for bad in (0, len(reader_data.QUESTION_TEMPLATES) + 1):
+        with pytest.raises(ValueError, match="phrasings must be"):
+            reader_data.load_examples("evidence_inference", DATA, "fit", phrasings=bad)
+
+
+def test_the_default_recipe_trains_on_the_shipped_readers_data():
+    import json
+
+    from builder.reader.train import TrainConfig
+
+    d = TrainConfig()
+    examples = reader_data.training_examples(DATA, d.sources, d.max_per_source, d.seed, d.arm_marks, d.part,
+                                             d.phrasings)
+    shipped = json.loads((SHIPPED / CONFIG_FILE).read_text())["training"]
+    assert reader_data.data_fingerprint(examples) == shipped["data_fingerprint"]
+
+
 def test_arm_marks_set_off_the_words_that_name_one_arm_only():
     assert mark_arms("Cough was more frequent with Lisinopril than with losartan (p < 0.01).", "lisinopril",
                      "losartan") == "Cough was more frequent with [ Lisinopril ] than with { losartan } (p < 0.01)."
@@ -295,9 +327,10 @@ def test_reader_train_saves_a_delta_over_the_base_model_that_loads_and_records_i
 
     out = tmp_path / "reader"
     assert main(["reader", "train", "--out", str(out), "--source", "pubmedqa", "--max-steps", "2",
-                 "--batch-size", "4", "--device", "cpu", "--no-evaluate"]) == 0
+                 "--batch-size", "4", "--device", "cpu", "--phrasings", "2", "--no-evaluate"]) == 0
     training = json.loads((out / CONFIG_FILE).read_text())["training"]
     assert training["steps"] == 2 and training["sources"] == ["pubmedqa"] and training["device"] == "cpu"
+    assert training["phrasings"] == 2
     assert set(training["examples_per_source"]) == {"pubmedqa"} and len(training["data_fingerprint"]) == 64
     names = set(load_file(str(out / WEIGHTS_FILE)))
     assert {"finding.weight", "stance.weight"} <= names

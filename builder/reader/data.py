@@ -221,17 +221,22 @@ def phrasing(finding: EIFinding, seed: int = 0) -> int:
 
 
 def ei_examples(folder: Path, part: Part, seed: int = 0, negative_every: int = 2,
-                arm_marks: bool = False) -> Iterator[ReaderExample]:
-    """Each finding in one phrasing (picked by a hash of the text), plus a negative for every
-    ``negative_every``-th prompt: another article's evidence or a non-result sentence of its own abstract;
-    ``arm_marks``: each text marked with the arms of the prompt it is asked about."""
+                arm_marks: bool = False, phrasings: int = 1) -> Iterator[ReaderExample]:
+    """Each finding in ``phrasings`` phrasings (the first picked by a hash of the text, then the next ones of
+    ``QUESTION_TEMPLATES``), plus a negative for every ``negative_every``-th prompt: another article's evidence
+    or a non-result sentence of its own abstract; ``arm_marks``: each text marked with the arms of the prompt it
+    is asked about."""
+    if not 1 <= phrasings <= len(QUESTION_TEMPLATES):
+        raise ValueError(f"phrasings must be 1..{len(QUESTION_TEMPLATES)}, not {phrasings}")
     findings = [f for f in ei_findings(folder) if in_part("evidence_inference", f.prompt.pmcid, part)]
     rng = random.Random(seed)
     for f in findings:
-        template = phrasing(f, seed)
-        yield ReaderExample(f.prompt.question(template), f.prompt.marked(f.text) if arm_marks else f.text, f.finding,
-                            stance_for(QUESTION_TEMPLATES[template][1], f.finding), "evidence_inference",
-                            f.prompt.pmcid)
+        text = f.prompt.marked(f.text) if arm_marks else f.text
+        for shift in range(phrasings):
+            template = (phrasing(f, seed) + shift) % len(QUESTION_TEMPLATES)
+            yield ReaderExample(f.prompt.question(template), text, f.finding,
+                                stance_for(QUESTION_TEMPLATES[template][1], f.finding), "evidence_inference",
+                                f.prompt.pmcid)
     prompts = sorted({f.prompt for f in findings}, key=lambda p: int(p.prompt_id))
     for prompt in prompts[::negative_every]:
         question = prompt.question(_pick(f"neg:{prompt.prompt_id}:{seed}", len(QUESTION_TEMPLATES)))
@@ -300,26 +305,27 @@ def source_path(source: str, data_dir: str | Path) -> Path:
 
 
 def load_examples(source: str, data_dir: str | Path, part: Part = "training",
-                  arm_marks: bool = False) -> list[ReaderExample]:
+                  arm_marks: bool = False, phrasings: int = 1) -> list[ReaderExample]:
     """The examples of one source in ``part`` (``PARTS``); ``arm_marks``: Evidence Inference texts marked with
-    their prompt's arms (the other sources name no arms)."""
+    their prompt's arms (the other sources name no arms); ``phrasings``: questions asked of each Evidence
+    Inference finding."""
     path = source_path(source, data_dir)
     if source == "evidence_inference":
-        return list(ei_examples(path, part, arm_marks=arm_marks))
+        return list(ei_examples(path, part, arm_marks=arm_marks, phrasings=phrasings))
     return list({"pubmedqa": pubmedqa_examples, "scifact": scifact_examples,
                  "healthver": healthver_examples}[source](path, part))
 
 
 def training_examples(data_dir: str | Path, sources: tuple[str, ...] = SOURCES,
                       max_per_source: dict[str, int] | None = None, seed: int = 0,
-                      arm_marks: bool = False, part: Part = "training") -> list[ReaderExample]:
+                      arm_marks: bool = False, part: Part = "training", phrasings: int = 1) -> list[ReaderExample]:
     """The examples of ``sources`` in ``part`` (``training``: all but the held-out part; ``fit``: the
     development part left out too), at most ``max_per_source[source]`` of each (a seeded sample)."""
     if part not in SCORED_ON:
         raise ValueError(f"a reader trains on one of {list(SCORED_ON)}, not {part!r}")
     out: list[ReaderExample] = []
     for source in sources:
-        examples = load_examples(source, data_dir, part, arm_marks=arm_marks)
+        examples = load_examples(source, data_dir, part, arm_marks=arm_marks, phrasings=phrasings)
         cap = (max_per_source or {}).get(source)
         if cap is not None and len(examples) > cap:
             examples = random.Random(f"{seed}:{source}").sample(examples, cap)

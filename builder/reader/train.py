@@ -29,8 +29,8 @@ IGNORE = -100
 @dataclass
 class TrainConfig:
     """``biodivergence reader train`` settings, sized for 2 CPU cores: the shipped reader is these defaults
-    (1,272 steps, 32 min on 2 idle cores; six epochs over three, and the arm marks, were chosen on a development
-    part of the training articles)."""
+    (1,272 steps, 32 min on 2 idle cores, about 25 s on one H100; six epochs over three, and the arm marks,
+    were chosen on a development part of the training articles)."""
 
     data_dir: str = "../shared/data"
     sources: tuple[str, ...] = SOURCES
@@ -40,9 +40,10 @@ class TrainConfig:
     learning_rate: float = 6e-5
     warmup_share: float = 0.06
     max_length: int = 128
-    #: cap on the examples of each source (a seeded sample; Evidence Inference's 3,843 are all kept)
-    max_per_source: dict[str, int] = field(default_factory=lambda: {
-        "evidence_inference": 4000, "pubmedqa": 1000, "scifact": 1000, "healthver": 1200})
+    #: cap on the examples of each source (a seeded sample); Evidence Inference has none, so every finding is
+    #: kept in each of its ``phrasings``
+    max_per_source: dict[str, int] = field(default_factory=lambda: {"pubmedqa": 1000, "scifact": 1000,
+                                                                    "healthver": 1200})
     freeze_layers: int = 0
     max_steps: int | None = None
     #: stop (and save) after this many seconds of training even if the schedule is not done (0: no limit)
@@ -58,6 +59,8 @@ class TrainConfig:
     #: ``training`` (all but the held-out part; scored there) or ``fit`` (the development part left out too,
     #: scored there: for choosing settings without looking at the held-out part), ``data.SCORED_ON``
     part: Part = "training"
+    #: questions asked of each Evidence Inference finding (``data.ei_examples``)
+    phrasings: int = 1
 
 
 def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
@@ -105,7 +108,7 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     torch.manual_seed(config.seed)
     rng = random.Random(f"{config.seed}:{config.init or ''}")
     examples = training_examples(config.data_dir, config.sources, config.max_per_source, config.seed,
-                                 config.arm_marks, config.part)
+                                 config.arm_marks, config.part, config.phrasings)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(config.base_model))
     enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
                     max_length=config.max_length)
@@ -195,6 +198,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--init", default=None, help="a saved reader folder to continue training from")
     p.add_argument("--no-arm-marks", dest="arm_marks", action="store_false",
                    help="train on plain Evidence Inference texts, without their arm words marked")
+    p.add_argument("--phrasings", type=int, default=d.phrasings,
+                   help="questions asked of each Evidence Inference finding (1 to 8 of data.QUESTION_TEMPLATES)")
     p.add_argument("--part", choices=list(SCORED_ON), default=d.part,
                    help="train on all but the held-out part (scored there), or on the fit part: the development "
                         "part left out too and scored instead, to compare settings without seeing the held-out part")
@@ -220,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
                                              else TrainConfig().max_per_source),
                              freeze_layers=args.freeze_layers, max_steps=args.max_steps,
                              max_seconds=args.max_seconds, threads=args.threads, device=args.device,
-                             seed=args.seed, init=args.init, arm_marks=args.arm_marks, part=args.part)
+                             seed=args.seed, init=args.init, arm_marks=args.arm_marks, part=args.part,
+                             phrasings=args.phrasings)
         saved = train_reader(args.out, config)
         print(f"reader saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps, "
               f"{saved.training['seconds']:.0f} s")
