@@ -9,8 +9,9 @@ The embedding similarity of the claim sentence and the question text is the thir
 score, a claim far from the question (below ``min_similarity``) is not assigned, and (when configured,
 ``similarity_alone``) a very close one may stand in for a missing outcome match. A sentence about the
 groups before treatment (baseline characteristics) answers no question, nor does a claim whose abstract
-never names the question's population (:func:`studied_population`), or names it only as absent
-(:func:`excluded_population`). The comparison must be the question's
+never names the question's population (:func:`studied_population`), names it only as absent
+(:func:`excluded_population`), or names only the population of another question of the same comparison
+(:func:`rival_population`: infarction, not heart failure). The comparison must be the question's
 (:func:`other_comparison`): a named comparator must be named, and a question against placebo (or with no
 comparator) is not answered by a head-to-head claim of two active drugs.
 
@@ -670,6 +671,69 @@ def _absent(before: str) -> bool:
     return bool(_NOT_IN_POPULATION.search(before)) and not _WITH_AND_WITHOUT.search(before)
 
 
+#: What makes a population word an endpoint rather than who was studied: "the development of severe heart
+#: failure", "hospitalization for worsening heart failure", "death or severe CHF".
+_AS_ENDPOINT = re.compile(r"(?:\b(?:development|incidence|hospitali[sz]ations?|(?:re)?admissions?|progression|onset|"
+                          r"signs?|symptoms?|risk|rates?|deaths?)\s+(?:of|for|from|due to|attributable to)\s+"
+                          r"|\b(?:death|mortality)\s+(?:or|and)\s+|\bworsening\s+|\bnew[- ]onset\s+"
+                          r"|\bdevelop(?:s|ed|ing)?\s+)"
+                          r"(?:(?:new|severe|overt|worsening|congestive|clinical|chronic)\s+)?$", re.IGNORECASE)
+
+
+def population_mentions(sentence: str, q: CompiledQuestion) -> list[re.Match]:
+    """Where ``sentence`` names the question's population: each run of adjacent population words that holds every
+    word of one of its alternatives ("congestive heart failure"; not "cardiac" of "cardiac deaths"), by its first
+    word."""
+    stems = frozenset().union(*(alt.stems for alt in q.population))
+    runs: list[list[re.Match]] = []
+    for m in _WORD_RE.finditer(sentence):
+        if stem(m.group().lower()) not in stems:
+            continue
+        if runs and not sentence[runs[-1][-1].end():m.start()].strip(" -"):
+            runs[-1].append(m)
+        else:
+            runs.append([m])
+    return [run[0] for run in runs
+            if any(alt.stems <= {stem(m.group().lower()) for m in run} for alt in q.population)]
+
+
+def names_population(sentence: str, words: frozenset[str], q: CompiledQuestion) -> bool:
+    """Whether a claim itself names the question's population as who was studied, not only as an endpoint
+    ("reduced the development of heart failure"). A population named only by an abbreviation its abstract
+    defines counts as named."""
+    if not q.population or best_match(words, q.population)[1] is None:
+        return False
+    heads = population_mentions(sentence, q)
+    return not heads or any(not _AS_ENDPOINT.search(sentence[max(0, m.start() - 60):m.start()]) for m in heads)
+
+
+def same_comparison(a: CompiledQuestion, b: CompiledQuestion) -> bool:
+    """Whether two questions ask the same comparison (intervention and outcome) in different populations:
+    ACE inhibitors and mortality in heart failure, and after myocardial infarction."""
+    def names(alts):
+        return {alt.stems for alt in alts}
+
+    return (names(a.intervention) == names(b.intervention) and names(a.outcome) == names(b.outcome)
+            and bool(a.population) and bool(b.population) and names(a.population) != names(b.population))
+
+
+def rival_population(sentence: str, words: frozenset[str], q: CompiledQuestion, others: list[CompiledQuestion],
+                     abstract: str = "", article: frozenset[str] = frozenset()) -> bool:
+    """Whether a claim answers another question of the same comparison whose population it names as who was
+    studied, but not this question's: "early captopril during acute myocardial infarction reduced mortality"
+    answers the question asked after infarction, not the one asked in heart failure (an endpoint of that trial).
+    The claim is read first; when it names neither population, its abstract (``article``: its content stems).
+    A text naming both populations (heart failure after infarction) answers both."""
+    rivals = [o for o in others if same_comparison(q, o)]
+    if not q.population or not rivals:
+        return False
+    for text, stems in ((sentence, words), (abstract, article)):
+        own, rival = names_population(text, stems, q), any(names_population(text, stems, o) for o in rivals)
+        if own or rival:
+            return rival and not own
+    return False
+
+
 #: A surgical setting ("after coronary artery bypass grafting", "perioperative", "noncardiac surgery").
 _SURGICAL = re.compile(r"\b(?:surger(?:y|ies)|surgical|bypass|grafting|CABG|operations?|(?:peri|post)-?operative(?:ly)?"
                        r"|noncardiac)\b", re.IGNORECASE)
@@ -741,10 +805,13 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
              and not surgical_only(sentence, q) and not other_endpoint(sentence, q)
              and not excluded_population(sentence, q)
              and not fixed_combination(sentence, q)]
+    article = words
     if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
         article = words | claim_words(abstract, abstract)
         found = [(q, verdict) for q, verdict in found if studied_population(q, article)]
-    return found
+    rivals = [q for q, _ in found]
+    return [(q, verdict) for q, verdict in found
+            if not rival_population(sentence, words, q, rivals, abstract, article)]
 
 
 # --- the sharded work ------------------------------------------------------------------------------------

@@ -642,6 +642,39 @@ questions:
         "renal"}
 
 
+def test_a_claim_naming_one_of_two_populations_of_a_comparison_answers_only_its_question(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: hf, text: "In patients with heart failure, do ACE inhibitors reduce mortality?"}
+  - {id: mi, text: "After myocardial infarction, do ACE inhibitors reduce mortality compared with placebo?"}
+  - {id: renal, text: "In patients with diabetes, do ACE inhibitors reduce proteinuria?"}
+""")
+    # the trial's abstract names both: infarction (who was studied) and heart failure (an endpoint)
+    abstract = ("Patients with acute myocardial infarction were randomised to captopril or placebo; the endpoints "
+                "were death and the development of heart failure.")
+    # a claim naming neither population answers the question of the one its abstract names as who was studied
+    assert answered(pack, "Captopril reduced mortality compared with placebo.", abstract) == {"mi"}
+    both = "Patients with heart failure after acute myocardial infarction were randomised to captopril or placebo."
+    assert answered(pack, "Captopril reduced mortality compared with placebo.", both) == {"hf", "mi"}
+    assert answered(pack, "Early captopril after acute myocardial infarction reduced mortality compared with "
+                          "placebo.", abstract) == {"mi"}
+    assert answered(pack, "In post-MI patients, captopril reduced mortality compared with placebo.", abstract) == {"mi"}
+    assert answered(pack, "In congestive heart failure, captopril reduced mortality compared with placebo.",
+                    abstract) == {"hf"}
+    assert answered(pack, "Captopril reduced mortality in patients with heart failure after myocardial infarction "
+                          "compared with placebo.", abstract) == {"hf", "mi"}
+    # heart failure as an endpoint names no population
+    for endpoint in ("the development of severe heart failure", "hospitalization for worsening heart failure",
+                     "death or severe congestive heart failure"):
+        sentence = f"After myocardial infarction, captopril reduced mortality and {endpoint} compared with placebo."
+        assert answered(pack, sentence, abstract) == {"mi"}, endpoint
+    # another outcome's population is no rival: diabetes does not take mortality in heart failure away
+    assert answered(pack, "In diabetic patients with heart failure, captopril reduced mortality.", abstract
+                    + " Many had diabetes.") == {"hf"}
+    assert questions.population_mentions("Four cardiac deaths; cardiac failure in 27%.", pack["hf"]) != []
+    assert [m.group() for m in questions.population_mentions("Four cardiac deaths occurred.", pack["hf"])] == []
+
+
 def test_the_comparison_kinds_of_the_demo_pack():
     kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
         questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}
