@@ -672,12 +672,18 @@ def _absent(before: str) -> bool:
 
 
 #: What makes a population word an endpoint rather than who was studied: "the development of severe heart
-#: failure", "hospitalization for worsening heart failure", "death or severe CHF".
+#: failure", "hospitalization for worsening heart failure", "death or severe CHF", "the reduction in risk was 46
+#: percent (95 percent confidence interval, 11 to 71 percent) for severe congestive heart failure".
 _AS_ENDPOINT = re.compile(r"(?:\b(?:development|incidence|hospitali[sz]ations?|(?:re)?admissions?|progression|onset|"
                           r"signs?|symptoms?|risk|rates?|deaths?)\s+(?:of|for|from|due to|attributable to)\s+"
                           r"|\b(?:death|mortality)\s+(?:or|and)\s+|\bworsening\s+|\bnew[- ]onset\s+"
-                          r"|\bdevelop(?:s|ed|ing)?\s+)"
+                          r"|\bdevelop(?:s|ed|ing)?\s+|\b(?:risks?|reductions?|incidence)\b(?:[^;()]|\([^()]*\)){0,100}?\bfor\s+)"
                           r"(?:(?:new|severe|overt|worsening|congestive|clinical|chronic)\s+)?$", re.IGNORECASE)
+
+
+#: What makes a population a subgroup of those studied: "larger in certain higher-risk groups, such as those
+#: presenting with a history of previous MI or with heart failure".
+_AS_SUBGROUP = re.compile(r"\b(?:sub-?groups?|such as|particularly|especially)\b[^.;]{0,80}$", re.IGNORECASE)
 
 
 def population_mentions(sentence: str, q: CompiledQuestion) -> list[re.Match]:
@@ -699,12 +705,13 @@ def population_mentions(sentence: str, q: CompiledQuestion) -> list[re.Match]:
 
 def names_population(sentence: str, words: frozenset[str], q: CompiledQuestion) -> bool:
     """Whether a claim itself names the question's population as who was studied, not only as an endpoint
-    ("reduced the development of heart failure"). A population named only by an abbreviation its abstract
-    defines counts as named."""
+    ("reduced the development of heart failure") or a subgroup ("larger in groups such as those with heart
+    failure"). A population named only by an abbreviation its abstract defines counts as named."""
     if not q.population or best_match(words, q.population)[1] is None:
         return False
     heads = population_mentions(sentence, q)
-    return not heads or any(not _AS_ENDPOINT.search(sentence[max(0, m.start() - 60):m.start()]) for m in heads)
+    return not heads or any(not _AS_ENDPOINT.search(before := sentence[max(0, m.start() - 100):m.start()])
+                            and not _AS_SUBGROUP.search(before) for m in heads)
 
 
 def same_comparison(a: CompiledQuestion, b: CompiledQuestion) -> bool:
@@ -719,11 +726,12 @@ def same_comparison(a: CompiledQuestion, b: CompiledQuestion) -> bool:
 
 def rival_population(sentence: str, words: frozenset[str], q: CompiledQuestion, others: list[CompiledQuestion],
                      abstract: str = "", article: frozenset[str] = frozenset()) -> bool:
-    """Whether a claim answers another question of the same comparison whose population it names as who was
-    studied, but not this question's: "early captopril during acute myocardial infarction reduced mortality"
-    answers the question asked after infarction, not the one asked in heart failure (an endpoint of that trial).
-    The claim is read first; when it names neither population, its abstract (``article``: its content stems).
-    A text naming both populations (heart failure after infarction) answers both."""
+    """Whether a claim names as who was studied the population of another question of the same comparison
+    (among ``others``, whether or not the claim passes that question's other checks), but not this question's:
+    "early captopril during acute myocardial infarction reduced mortality" answers the question asked after
+    infarction, not the one asked in heart failure (an endpoint of that trial). The claim is read first; when it
+    names neither population, its abstract (``article``: its content stems). A text naming both populations
+    (heart failure after infarction) answers both."""
     rivals = [o for o in others if same_comparison(q, o)]
     if not q.population or not rivals:
         return False
@@ -809,9 +817,8 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
     if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
         article = words | claim_words(abstract, abstract)
         found = [(q, verdict) for q, verdict in found if studied_population(q, article)]
-    rivals = [q for q, _ in found]
     return [(q, verdict) for q, verdict in found
-            if not rival_population(sentence, words, q, rivals, abstract, article)]
+            if not rival_population(sentence, words, q, compiled, abstract, article)]
 
 
 # --- the sharded work ------------------------------------------------------------------------------------

@@ -665,9 +665,24 @@ questions:
                           "compared with placebo.", abstract) == {"hf", "mi"}
     # heart failure as an endpoint names no population
     for endpoint in ("the development of severe heart failure", "hospitalization for worsening heart failure",
-                     "death or severe congestive heart failure"):
+                     "death or severe congestive heart failure",
+                     "the risk (relative risk 0.54; 95% CI 0.29 to 0.89) for severe congestive heart failure"):
         sentence = f"After myocardial infarction, captopril reduced mortality and {endpoint} compared with placebo."
         assert answered(pack, sentence, abstract) == {"mi"}, endpoint
+    # nor does a subgroup of those studied
+    subgroup = ("Patients with acute myocardial infarction were randomised to captopril or placebo. The benefit "
+                "appeared larger in certain higher-risk groups, such as those presenting with heart failure.")
+    assert answered(pack, "Captopril reduced mortality compared with placebo.", subgroup) == {"mi"}
+    assert answered(pack, "After myocardial infarction, captopril reduced mortality compared with placebo, "
+                          "particularly in patients with heart failure.", both) == {"mi"}
+    # the rival question need not be answered itself: a claim far from it (cosine 0) still names its population
+    def far_from_mi(sentence, text):
+        found = questions.answers(sentence, text, [0.5, 0.0, 0.5], [pack["hf"], pack["mi"], pack["renal"]],
+                                  questions.QuestionsConfig())
+        return {q.question.question_id for q, _ in found}
+
+    assert far_from_mi("Early captopril after acute myocardial infarction reduced mortality.", abstract) == set()
+    assert far_from_mi("Captopril reduced mortality.", both) == {"hf"}
     # another outcome's population is no rival: diabetes does not take mortality in heart failure away
     assert answered(pack, "In diabetic patients with heart failure, captopril reduced mortality.", abstract
                     + " Many had diabetes.") == {"hf"}
