@@ -8,7 +8,8 @@ definitions of the claim's own abstract ("blood pressure (BP)"), with one clinic
 The embedding similarity of the claim sentence and the question text is the third signal: it enters the
 score, a claim far from the question (below ``min_similarity``) is not assigned, and (when configured,
 ``similarity_alone``) a very close one may stand in for a missing outcome match. A sentence about the
-groups before treatment (baseline characteristics) answers no question, nor does a claim whose abstract
+groups before treatment (baseline characteristics) or a correlation between measures
+(:func:`reports_correlation`) answers no question, nor does a claim whose abstract
 never names the question's population (:func:`studied_population`), names it only as absent
 (:func:`excluded_population`), or names only the population of another question of the same comparison
 (:func:`rival_population`: infarction, not heart failure). The comparison must be the question's
@@ -561,6 +562,19 @@ def reports_baseline(sentence: str) -> bool:
     return _BASELINE.search(sentence) is not None
 
 
+#: A correlation between measures ("survival correlated significantly with age", "r = 0.47", "r-values from 0.15").
+_CORRELATION = re.compile(r"\bcorrelat\w*|\br\s*=\s*[-\u2212]?0?\.\d|\br-values?\b", re.IGNORECASE)
+#: Words that set one arm against another.
+_ARMS_SET_AGAINST = re.compile(r"\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bplacebo\b", re.IGNORECASE)
+
+
+def reports_correlation(sentence: str) -> bool:
+    """Whether a sentence's finding is a correlation between measures, with no arm set against another: "the
+    survival of patients who took captopril correlated significantly with age" says nothing of whether captopril
+    reduces mortality (it then answers no question)."""
+    return _CORRELATION.search(sentence) is not None and _ARMS_SET_AGAINST.search(sentence) is None
+
+
 #: A dose level put in words ("high-dose", "standard and high doses", "low or standard dosing").
 _DOSE_LEVEL = re.compile(r"\b(low|lower|standard|high|higher|usual|maximal|maximum|full|moderate|intermediate)"
                          r"(?=(?:(?: and| or| vs\.?| versus| to)(?: [\w-]+){1,3})?[- ]dos(?:e|es|ing|age)\b)",
@@ -804,7 +818,7 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
     definitions, the population studied), its cosine to each compiled question and (when already read) its
     ``claim_words``. A sentence about baseline groups or comparing an add-on answers none; one answers a
     question only when it makes the question's comparison (``compares_arms``), in its setting and endpoint."""
-    if reports_baseline(sentence) or add_on(sentence):
+    if reports_baseline(sentence) or reports_correlation(sentence) or add_on(sentence):
         return []
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     found = [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
@@ -856,7 +870,9 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
             stats.kept += 1
             stats.count("questions_per_claim", len(found) if len(found) < 3 else "3+")
         else:
-            stats.drop("baseline" if reports_baseline(claim.sentence) else "no_question")
+            stats.drop("baseline" if reports_baseline(claim.sentence)
+                       else "correlation" if i in similarities and reports_correlation(claim.sentence)
+                       else "no_question")
 
 
 def _possible_sentences(claims_dir: Path, questions: list[Question], config: QuestionsConfig) -> list[str]:

@@ -690,6 +690,22 @@ questions:
     assert [m.group() for m in questions.population_mentions("Four cardiac deaths occurred.", pack["hf"])] == []
 
 
+@pytest.mark.parametrize("sentence, correlation", [
+    ("The survival of patients who took ramipril correlated significantly with age (P < 0.001).", True),
+    ("The fall in blood pressure was weakly related to plasma renin (r = 0.32, P < 0.01).", True),
+    ("Bone density was related to serum estradiol (r-values from 0.15 to 0.29).", True),
+    ("Olanzapine caused greater weight gain than risperidone, and the gain was not correlated with dose.", False),
+    ("Ramipril reduced mortality compared with placebo (P = 0.002).", False),
+])
+def test_a_correlation_between_measures_is_told_from_a_comparison_of_arms(sentence, correlation):
+    assert questions.reports_correlation(sentence) is correlation
+
+
+def test_a_correlation_between_measures_answers_no_question(comparisons):
+    assert answered(comparisons, "Captopril reduced mortality after infarction.") == {"vs_placebo"}
+    assert answered(comparisons, "Mortality with captopril after infarction correlated with age (r = 0.41).") == set()
+
+
 def test_the_comparison_kinds_of_the_demo_pack():
     kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
         questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}
