@@ -51,6 +51,16 @@ def current_umask() -> int:
     return mask
 
 
+#: The suffix of ``atomic_path``'s temporary file (``.NAME.XXXXXXXX.tmp`` beside ``NAME``).
+PARTIAL_SUFFIX = ".tmp"
+
+
+def is_partial_write(name: str) -> bool:
+    """Whether a file name is the temporary file of an atomic write that never finished (the process was killed
+    before the rename): a leftover of ours, not content."""
+    return name.startswith(".") and name.endswith(PARTIAL_SUFFIX)
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside ``path``; rename it over ``path`` only if the block succeeds.
@@ -62,7 +72,7 @@ def atomic_path(path: str | os.PathLike):
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PARTIAL_SUFFIX, dir=path.parent)
         os.fchmod(fd, 0o666 & ~current_umask())
         os.close(fd)
         yield Path(tmp)

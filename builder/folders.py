@@ -86,7 +86,8 @@ def claim_output(out_dir: str | os.PathLike, stage: str, inputs: Iterable[str | 
     if out.exists() and not out.is_dir():
         raise FolderClaimError(f"--out {out} is a file, not a folder")
     if out.is_dir():
-        owner, entries = _owner(out), sorted(p.name for p in out.iterdir())
+        # an atomic write killed before its rename leaves only its temporary file: no content of anyone's
+        owner, entries = _owner(out), sorted(p.name for p in out.iterdir() if not io.is_partial_write(p.name))
         if owner is None and any((out / name).exists() for name in known_by):
             owner = stage
         if owner != stage and entries:

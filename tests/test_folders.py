@@ -63,6 +63,25 @@ def test_a_stage_resumes_in_its_own_folder_and_refuses_another_stages(tmp_path, 
         claim_output(out, "claims")
 
 
+def test_a_folder_holding_only_a_killed_atomic_writes_leftover_is_claimed_and_the_leftover_kept(tmp_path):
+    """A build killed while a stage wrote its owner marker leaves the marker's temporary file alone in the folder:
+    the re-run claims the folder (it holds nothing of anyone's) instead of refusing it."""
+    out = tmp_path / "claims"
+    out.mkdir()
+    leftover = out / f"{OWNER_FILE}.k3j9x_2a.tmp"
+    leftover.write_text("")
+    assert io.is_partial_write(leftover.name) and not io.is_partial_write(OWNER_FILE)
+    assert claim_output(out, "claims") == out
+    assert json.loads((out / OWNER_FILE).read_text()) == {"stage": "claims"} and leftover.exists()
+    # beside anything else, the folder is still not ours
+    other = tmp_path / "theirs"
+    other.mkdir()
+    (other / leftover.name).write_text("")
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(FolderClaimError, match="not the output of any stage.*notes.txt"):
+        claim_output(other, "claims")
+
+
 def test_split_refuses_a_user_folder_with_a_readme(tmp_path, capsys):
     out = tmp_path / "release"
     files = user_folder(out)
