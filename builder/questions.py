@@ -210,6 +210,11 @@ class CompiledQuestion:
     population: tuple[Alternative, ...] = ()
 
     @cached_property
+    def population_stems(self) -> frozenset[str]:
+        """Every stem of every way of naming the question's population (empty when it names none)."""
+        return frozenset().union(*(alt.stems for alt in self.population))
+
+    @cached_property
     def member_words(self) -> frozenset[str]:
         """The stems of the lexicon's one-word member drugs ("metformin", "glipizide")."""
         return frozenset(next(iter(alt.stems)) for alt, member in self.drugs if member and len(alt.stems) == 1)
@@ -670,7 +675,7 @@ def excluded_population(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim names the question's population only to say its patients are outside it: "in hypertensive
     patients with no evidence of diabetes mellitus, quinapril reduced microalbuminuria" does not answer a question
     asked in diabetes, whatever its abstract says of diabetes."""
-    stems = frozenset().union(*(alt.stems for alt in q.population))
+    stems = q.population_stems
     # (match, whether the word itself negates the population: "nondiabetic", "non-diabetic")
     mentions = [(m, stem(w) not in stems) for m in _WORD_RE.finditer(sentence)
                 if stem(w := m.group().lower()) in stems or (w.startswith("non") and stem(w[3:].lstrip("-")) in stems)]
@@ -704,7 +709,7 @@ def population_mentions(sentence: str, q: CompiledQuestion) -> list[re.Match]:
     """Where ``sentence`` names the question's population: each run of adjacent population words that holds every
     word of one of its alternatives ("congestive heart failure"; not "cardiac" of "cardiac deaths"), by its first
     word."""
-    stems = frozenset().union(*(alt.stems for alt in q.population))
+    stems = q.population_stems
     runs: list[list[re.Match]] = []
     for m in _WORD_RE.finditer(sentence):
         if stem(m.group().lower()) not in stems:

@@ -231,9 +231,9 @@ def ei_examples(folder: Path, part: Part, seed: int = 0, negative_every: int = 2
     findings = [f for f in ei_findings(folder) if in_part("evidence_inference", f.prompt.pmcid, part)]
     rng = random.Random(seed)
     for f in findings:
-        text = f.prompt.marked(f.text) if arm_marks else f.text
+        text, first = f.prompt.marked(f.text) if arm_marks else f.text, phrasing(f, seed)
         for shift in range(phrasings):
-            template = (phrasing(f, seed) + shift) % len(QUESTION_TEMPLATES)
+            template = (first + shift) % len(QUESTION_TEMPLATES)
             yield ReaderExample(f.prompt.question(template), text, f.finding,
                                 stance_for(QUESTION_TEMPLATES[template][1], f.finding), "evidence_inference",
                                 f.prompt.pmcid)
