@@ -70,11 +70,14 @@ _SHAPES: tuple[tuple[re.Pattern, str], ...] = (
                 rf"lead\s+to|result\s+in)\s+(?:a\s+|an\s+|any\s+)?(?:{_DIRECTIONS})\s+(?P<outcome>.+?)"
                 rf"(?:\s+than\s+(?P<comparator>.+))?$", _I), "ioc"),
     # Does X reduce Y? / Can X improve Y? / Does X, compared to placebo, reduce Y?
-    (re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?:{_VERBS})(?:s|es)?\s+"
+    (re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+"
                 rf"(?P<outcome>.+?)(?:\s+(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than\s+(?P<comparator>.+))?$", _I),
      "ioc"),
 )
 _QUALITY_OUTCOME = {"safe": "adverse events", "well tolerated": "tolerability", "tolerable": "tolerability"}
+#: Verbs whose object is the condition and whose sense is the outcome: "heal duodenal ulcers" asks about
+#: duodenal ulcer healing (not pain or gastric pH in ulcer patients), "relieve migraine pain" about its relief.
+_VERB_OUTCOME = {"heal": "healing", "relieve": "relief"}
 _ARTICLE = re.compile(r"^(?:(?:in\s+)?(?:reducing|improving|increasing|decreasing|lowering|preventing)\s+)?"
                       r"(?:(?:the|a|an)\s+)?", _I)
 
@@ -118,6 +121,8 @@ def read_question(text: str) -> ReadFields:
         if value and not population and (m := _TRAILING_POPULATION.search(value)):
             population, value = m.group("population"), value[:m.start()]
             outcome, comparator = (value, comparator) if name == "outcome" else (outcome, value)
+    if outcome and (sense := _VERB_OUTCOME.get(fields.get("verb", "").lower())):
+        outcome = f"{outcome} {sense}"
     if outcome is None and fields.get("quality"):
         quality = " ".join(fields["quality"].lower().split())
         outcome = _QUALITY_OUTCOME.get(quality, "efficacy")

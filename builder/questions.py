@@ -215,9 +215,9 @@ class CompiledQuestion:
         return frozenset().union(*(alt.stems for alt in self.population))
 
     @cached_property
-    def member_words(self) -> frozenset[str]:
-        """The stems of the lexicon's one-word member drugs ("metformin", "glipizide")."""
-        return frozenset(next(iter(alt.stems)) for alt, member in self.drugs if member and len(alt.stems) == 1)
+    def drug_words(self) -> frozenset[str]:
+        """The stems of the lexicon's one-word drug and drug-class names ("metformin", "glipizide", "thiazide")."""
+        return frozenset(next(iter(alt.stems)) for alt, _ in self.drugs if len(alt.stems) == 1)
 
     @property
     def other_drugs(self) -> tuple[Alternative, ...]:
@@ -327,10 +327,10 @@ _JOINED = re.compile(r"\b([A-Za-z]{4,})(?: ?/ ?([A-Za-z]{4,})\b|-([A-Za-z]{4,})(
 
 
 def fixed_combination(sentence: str, q: CompiledQuestion) -> bool:
-    """Whether a claim's arm is two of the lexicon's drugs joined into one ("glipizide/metformin tablets
-    controlled HbA1c better than either monotherapy"): a fixed-dose combination, an add-on that no question of
-    the pack asks."""
-    return any(stem(a.lower()) in q.member_words and stem((slashed or hyphened).lower()) in q.member_words
+    """Whether a claim's arm is two of the lexicon's drugs (or one-word classes) joined into one
+    ("glipizide/metformin tablets controlled HbA1c better than either monotherapy", "the thiazide/atenolol
+    regimen"): a fixed-dose combination, an add-on that no question of the pack asks."""
+    return any(stem(a.lower()) in q.drug_words and stem((slashed or hyphened).lower()) in q.drug_words
                for a, slashed, hyphened in _JOINED.findall(sentence))
 
 
@@ -580,6 +580,26 @@ def reports_correlation(sentence: str) -> bool:
     return _CORRELATION.search(sentence) is not None and _ARMS_SET_AGAINST.search(sentence) is None
 
 
+#: An effect set against itself across subgroups of patients ("the effect of enalapril on mortality … was
+#: significantly greater for patients with the lowest ejection fraction", "mortality rate was comparable in
+#: these 2 subgroups"), not the intervention against its comparator ("greater in patients receiving risperidone
+#: than in those receiving placebo" is the arms).
+_INTERACTION = re.compile(
+    r"\b(?:effects?|benefits?|reductions?)\b[^.;]{0,80}?\b(?:was|were|is|are|appeared|seemed)\s+(?:\w+\s+)?"
+    r"(?:greater|larger|smaller|stronger|weaker|(?:more|less)\s+(?:pronounced|marked))\s+(?:for|in|among)\s+"
+    r"(?:the\s+)?(?:patients|subjects|participants|those|women|men|subgroups?)\b"
+    r"(?!\s+(?:receiving|treated|taking|given|on|randomi[sz]ed|assigned|allocated|who\s+(?:received|took)))"
+    r"|\b(?:comparable|similar|different)\s+(?:in|between|across)\s+(?:these|the|both)\s+(?:two\s+|2\s+)?"
+    r"subgroups\b", re.IGNORECASE)
+
+
+def reports_interaction(sentence: str) -> bool:
+    """Whether a sentence's finding is how the effect differs between subgroups of patients (it then answers no
+    question: that enalapril's effect was greater at the lowest ejection fractions is no finding against
+    placebo, and the reader reads "greater" as an increase)."""
+    return _INTERACTION.search(sentence) is not None
+
+
 #: A dose level put in words ("high-dose", "standard and high doses", "low or standard dosing").
 _DOSE_LEVEL = re.compile(r"\b(low|lower|standard|high|higher|usual|maximal|maximum|full|moderate|intermediate)"
                          r"(?=(?:(?: and| or| vs\.?| versus| to)(?: [\w-]+){1,3})?[- ]dos(?:e|es|ing|age)\b)",
@@ -773,6 +793,18 @@ def surgical_only(sentence: str, q: CompiledQuestion) -> bool:
     return bool(q.population) and _SURGICAL.search(sentence) is not None and not _SURGICAL.search(q.question.text)
 
 
+_OPEN_LABEL = frozenset({"open-label", "openlabel"})
+
+
+def open_label_only(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim names the question's intervention only as open-label use, outside the randomised arms:
+    "death attributable to heart failure, … initiation of open-label ACE inhibitor …, was associated with a
+    4.01-fold increase in the risk of death" is an event of the placebo-controlled trial, not its finding."""
+    tokens = _arm_tokens(sentence)
+    hits = [i for alt in q.intervention for i in _named_at(tokens, alt)]
+    return bool(hits) and all(i > 0 and tokens[i - 1] in _OPEN_LABEL for i in hits)
+
+
 #: Keeping a condition away rather than treating it ("ulcer recurrence", "preventing ulcer relapse", "maintenance
 #: therapy"): an endpoint of its own.
 _RECURRENCE = re.compile(r"\brecurren\w*|\brelaps\w*|\bmaintenance (?:therapy|treatment|phase)\b", re.IGNORECASE)
@@ -821,15 +853,18 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             ) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
     """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
     definitions, the population studied), its cosine to each compiled question and (when already read) its
-    ``claim_words``. A sentence about baseline groups or comparing an add-on answers none; one answers a
-    question only when it makes the question's comparison (``compares_arms``), in its setting and endpoint."""
-    if reports_baseline(sentence) or reports_correlation(sentence) or add_on(sentence):
+    ``claim_words``. A sentence about baseline groups, a correlation, subgroups' effects or an add-on answers
+    none; one answers a question only when it makes the question's comparison (``compares_arms``), in its setting
+    and endpoint."""
+    if (reports_baseline(sentence) or reports_correlation(sentence) or reports_interaction(sentence)
+            or add_on(sentence)):
         return []
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     found = [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
              if (verdict := assess(words, sim, q, config, n_doses)) is not None
              and not background_only(sentence, q) and compares_arms(sentence, q)
              and not surgical_only(sentence, q) and not other_endpoint(sentence, q)
+             and not open_label_only(sentence, q)
              and not excluded_population(sentence, q)
              and not fixed_combination(sentence, q)]
     article = words
@@ -877,6 +912,7 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
         else:
             stats.drop("baseline" if reports_baseline(claim.sentence)
                        else "correlation" if i in similarities and reports_correlation(claim.sentence)
+                       else "interaction" if i in similarities and reports_interaction(claim.sentence)
                        else "no_question")
 
 

@@ -52,6 +52,11 @@ def compiled_pack(path: Path, text: str) -> dict[str, questions.CompiledQuestion
      ("amlodipine", "other calcium channel blockers", "edema", None)),
     ("Do antihistamines reduce pruritus in chronic idiopathic urticaria?",
      ("antihistamines", None, "pruritus in chronic idiopathic urticaria", None)),
+    # "heal" and "relieve" name the outcome: the object is the condition healed or relieved
+    ("Do proton pump inhibitors heal duodenal ulcers faster than H2 receptor antagonists?",
+     ("proton pump inhibitors", "H2 receptor antagonists", "duodenal ulcers healing", None)),
+    ("Does sumatriptan relieve migraine pain compared with placebo?",
+     ("sumatriptan", "placebo", "migraine pain relief", None)),
 ])
 def test_fields_are_read_from_the_text(text, want):
     read = questionpacks.read_question(text)
@@ -132,6 +137,20 @@ questions:
 """)
     assert answered(pack, "Lisinopril reduced left ventricular mass in hypertension.") == {"lvm"}
     assert answered(pack, "Lisinopril improved left ventricular ejection fraction in hypertension.") == set()
+
+
+def test_a_question_of_healing_is_answered_by_healing_not_by_other_ulcer_outcomes(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: heal, text: "Do proton pump inhibitors heal duodenal ulcers faster than H2 receptor antagonists?"}
+""")
+    assert answered(pack, "Lansoprazole healed more gastric ulcers than ranitidine at 4 weeks (P < 0.05).") == {"heal"}
+    assert answered(pack, "Duodenal ulcer healing was faster with omeprazole than with ranitidine.") == {"heal"}
+    # pain, acid and bleeding in ulcer patients are other outcomes
+    assert answered(pack, "Improvement in ulcer pain was better with pantoprazole than with ranitidine "
+                          "(81% versus 62%, p < 0.01).") == set()
+    assert answered(pack, "Time below pH 6 was 0.15% with omeprazole and 20.1% with ranitidine (p = 0.0015) in "
+                          "patients with duodenal ulcer.") == set()
 
 
 def test_the_oral_hypoglycemic_classes_are_distinct(tmp_path):
@@ -562,6 +581,9 @@ questions:
     ("HbA1c fell more with metformin-glibenclamide 500 mg/2.5 mg than with glibenclamide or metformin (P = 0.001).",
      set()),
     ("Metformin gave better glycaemic control than glipizide (p < 0.05).", {"met_vs_su"}),
+    # a drug-class word joined to a drug is a combination as well
+    ("Cardiovascular events were fewer with nifedipine than with the thiazide/atenolol regimen (P < 0.05).", set()),
+    ("Cardiovascular events were fewer with nifedipine than with atenolol (P < 0.05).", {"vs_others"}),
     (("Glycaemic control was better with metformin than glibenclamide (metformin-glibenclamide -0.6%, 95% CI -1.0 to "
      "-0.2)."), {"met_vs_su"}),
     # the same drug on both sides compares formulations; against the untreated it is the drug against none
@@ -704,6 +726,37 @@ def test_a_correlation_between_measures_is_told_from_a_comparison_of_arms(senten
 def test_a_correlation_between_measures_answers_no_question(comparisons):
     assert answered(comparisons, "Captopril reduced mortality after infarction.") == {"vs_placebo"}
     assert answered(comparisons, "Mortality with captopril after infarction correlated with age (r = 0.41).") == set()
+
+
+@pytest.mark.parametrize("sentence, interaction", [
+    (("The effect of enalapril on mortality and hospitalization for heart failure was significantly greater for "
+     "patients with the lowest ejection fraction."), True),
+    ("For carvedilol, mortality rate was comparable in these 2 subgroups (12/109; 11% vs 8/94; 9%; NS).", True),
+    ("The benefit was more pronounced among women than among men.", True),
+    # arms, not subgroups
+    (("Symptom reductions were significantly greater in patients receiving risperidone than in patients "
+     "receiving placebo."), False),
+    ("The reduction of mortality risk was greater for nonselective beta-blockers than for selective ones.", False),
+    ("Enalapril reduced mortality by 16% compared with placebo.", False),
+])
+def test_an_effect_compared_across_subgroups_is_told_from_a_comparison_of_arms(sentence, interaction):
+    assert questions.reports_interaction(sentence) is interaction
+
+
+def test_an_effect_compared_across_subgroups_answers_no_question(comparisons):
+    assert answered(comparisons, "The effect of captopril on mortality after infarction was greater for patients "
+                                 "with the lowest ejection fraction.") == set()
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    # the drug named only as open-label use: an event of the trial, not its arm
+    (("Development of heart failure or initiation of open-label ACE inhibitor after infarction was associated "
+     "with a 4-fold increase in the risk of death (P < 0.0001)."), set()),
+    ("In the open-label extension after infarction, captopril reduced mortality compared with placebo.",
+     {"vs_placebo"}),
+])
+def test_a_drug_named_only_as_open_label_use_is_no_arm(comparisons, sentence, expected):
+    assert answered(comparisons, sentence) == expected
 
 
 def test_the_comparison_kinds_of_the_demo_pack():
