@@ -244,14 +244,32 @@ def lexicon_drugs(lexicon: Lexicon) -> tuple[tuple[Alternative, bool], ...]:
     return tuple(v for k, v in out.items() if not k <= PLACEBO_STEMS)
 
 
+#: What an arm's phrase may say beyond the treatment itself: an aside in brackets ("(0.15 mg/kg in 3 ml saline)")
+#: and a dose or schedule ("50 mg", "1 mg/kg twice a day").
+_ARM_DETAIL = re.compile(r"\s*[(\[][^()\[\]]*[)\]]|\b\d+(?:[.,]\d+)?\s*(?:mg|g|µg|μg|mcg|iu|ml|mmol|units?)\b"
+                         r"(?:\s*/\s*(?:kg|day|d|m2|ml|h)\b)*(?:\s+of\b)?"
+                         r"|\b(?:once|twice|three times|four times)\s+(?:a|per)\s+(?:day|week)\b", re.IGNORECASE)
+
+
+def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
+    """Every way a claim may name an arm: ``alternatives`` of its phrase, and of the phrase without bracketed
+    asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose)."""
+    found = {a.stems: a for a in alternatives(phrase, lexicon)}
+    plain = " ".join(_ARM_DETAIL.sub(" ", phrase).split())
+    if plain and plain != phrase:
+        for alt in alternatives(plain, lexicon):
+            found.setdefault(alt.stems, alt)
+    return tuple(found.values())
+
+
 def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[CompiledQuestion]:
     drugs = lexicon_drugs(lexicon)
     out = []
     for q in questions:
-        intervention = alternatives(q.intervention or "", lexicon)
+        intervention = arm_alternatives(q.intervention or "", lexicon)
         asked = {a.stems for a in intervention}
         # a comparator is matched by what the intervention is not ("COX-2 inhibitors" vs "NSAIDs")
-        comparator = tuple(a for a in (alternatives(q.comparator, lexicon) if q.comparator else ())
+        comparator = tuple(a for a in (arm_alternatives(q.comparator, lexicon) if q.comparator else ())
                            if a.stems not in asked)
         outcome = alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True)
         out.append(CompiledQuestion(q, intervention, comparator, outcome, comparison_kind(q.comparator), drugs,
@@ -642,33 +660,111 @@ def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:
     return terms(sentence, abbreviations(context) if "(" in context else None)
 
 
-def may_answer(words: frozenset[str], compiled: list[CompiledQuestion], config: QuestionsConfig) -> bool:
+#: Arms labelled by letter or number: which one is the treatment only the abstract's methods say.
+_LABELLED_ARMS = re.compile(r"\bgroups?\s+(?:[A-D1-4]|I{1,3}|one|two)\b", re.IGNORECASE)
+#: Arms named by role, not by treatment ("between the two groups", "the intervention group", "group I",
+#: "groups A and B"); the trial's abstract says what they are.
+_ROLE_ARMS = re.compile(
+    r"\b(?:between|among|across|of|in|the|both)\s+(?:the\s+)?(?:two\s+|2\s+|three\s+|3\s+|four\s+|4\s+)?"
+    r"(?:active\s+)?(?:treatment\s+|study\s+|drug\s+)?groups\b"
+    r"|\b(?:intervention|treatment|experimental|active|study|control|placebo|comparison)\s+(?:group|arm)s?\b"
+    rf"|{_LABELLED_ARMS.pattern}", re.IGNORECASE)
+#: The treated arm set against the untreated one by role ("in the treatment group compared with the control group").
+_TREATED_VS_UNTREATED = re.compile(r"\b(?:intervention|treatment|experimental|active)\s+(?:group|arm)s?\b[^.;]*"
+                                   r"\b(?:control|placebo)\s+(?:group|arm)s?\b", re.IGNORECASE)
+#: A finding with no direction to misread: no difference, similar, comparable.
+_NO_DIRECTION = re.compile(r"\bno\s+(?:\w+\s+){0,2}differen|\bnot\s+(?:\w+\s+){0,2}differ|\bdid\s+not\s+differ"
+                           r"|\bsimilar\b|\bcomparable\b|\bequivalen", re.IGNORECASE)
+#: Words that set the arms against each other.
+_SET_AGAINST = re.compile(r"\bbetween\b|\bamong\b|\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bdiffer|\bsimilar"
+                          r"|\bcomparabl|\bequivalen|\bsame\b", re.IGNORECASE)
+#: Each arm's own change, not the arms compared ("reduced in both groups", "in either treatment group", "with
+#: both drugs", "from baseline", "intragroup").
+_WITHIN_ARMS = re.compile(r"\b(?:in|within|for|with)\s+(?:both|all|each|either)\s+(?:\w+\s+)?(?:groups?|arms?|drugs)\b"
+                          r"|\bfrom baseline\b|\bbaseline values\b|\bintra-?group", re.IGNORECASE)
+#: Words that may stand before "group(s)" in an arm named by role; any other word names the arm ("the soy and
+#: placebo groups", "the tight control group").
+_ROLE_WORDS = frozenset((
+    "between", "among", "across", "of", "in", "on", "the", "both", "two", "three", "four", "2", "3", "4", "treatment",
+    "treated", "study", "active", "drug", "intervention", "experimental", "control", "placebo", "comparison", "all",
+    "these", "each", "either", "randomized", "randomised", "allocated", "assigned", "to", "and", "or", "with", "for",
+    "from", "than", "vs", "versus", "compared", "patients", "subjects"))
+_GROUP_WORD = re.compile(r"\b(?:groups?|arms?)\b", re.IGNORECASE)
+_WORDS_BEFORE = re.compile(r"[A-Za-z0-9][\w()/.+-]*")
+
+
+def _arms_unnamed(sentence: str) -> bool:
+    """Whether every "group" or "arm" of a sentence is named by role: the three words before it are role words."""
+    for m in _GROUP_WORD.finditer(sentence):
+        before = _WORDS_BEFORE.findall(sentence[max(0, m.start() - 60):m.start()])[-3:]
+        if any(w.lower() not in _ROLE_WORDS for w in before):
+            return False
+    return True
+
+
+def names_arms_by_role(sentence: str) -> bool:
+    """Whether a claim compares arms it names by role rather than by treatment, in a way that needs no arm mapping
+    to read: a finding with no direction ("no difference between the groups", "similar in the two groups"), or the
+    treated arm against the untreated by name of role ("regression in the treatment group compared with the control
+    group"). Not each arm's own change ("reduced in both groups from baseline"), not arms named by treatment
+    ("the soy and placebo groups"), and not a direction between lettered arms ("lower in group I than in group
+    II": which arm is the drug only the abstract's methods say)."""
+    if (_ROLE_ARMS.search(sentence) is None or _SET_AGAINST.search(sentence) is None
+            or _WITHIN_ARMS.search(sentence) or _EACH_ARM.search(sentence) or VS_BASELINE.search(sentence)
+            or not _arms_unnamed(sentence)):
+        return False
+    if _NO_DIRECTION.search(sentence):
+        return True
+    return _LABELLED_ARMS.search(sentence) is None and _TREATED_VS_UNTREATED.search(sentence) is not None
+
+
+def names_a_drug(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim names any drug or drug class of the lexicon, hyphenated words read apart ("lisinopril-induced
+    cough", "in the felodipine and placebo groups"): its arms are then named by treatment, not by role."""
+    return bool(named_drugs(terms(sentence.replace("-", " ")), q)[1])
+
+
+@lru_cache(maxsize=256)
+def abstract_words(abstract: str) -> frozenset[str]:
+    """An abstract's content stems, its abbreviations expanded (read once for all of its claims)."""
+    return claim_words(abstract, abstract)
+
+
+def may_answer(words: frozenset[str], compiled: list[CompiledQuestion], config: QuestionsConfig,
+               arms: frozenset[str] | None = None) -> bool:
     """Whether a claim's words could answer any question, its similarity unknown: it names a question's
-    intervention and (unless a close similarity may stand in, ``similarity_alone``) its outcome. Only such
-    claims are embedded; on the Cohen demo they are about a sixth of all claims."""
-    return any(best_match(words, q.intervention)[1] is not None
+    intervention (or its abstract does, ``arms``, for a claim naming its arms by role) and (unless a close
+    similarity may stand in, ``similarity_alone``) its outcome. Only such claims are embedded; on the Cohen demo
+    they are about a sixth of all claims."""
+    arms = words if arms is None else arms
+    return any(best_match(arms, q.intervention)[1] is not None
                and (config.similarity_alone <= 1.0
                     or best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None)
                for q in compiled)
 
 
-def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config: QuestionsConfig, n_doses: int = 0
-           ) -> tuple[float, str] | None:
+def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config: QuestionsConfig, n_doses: int = 0,
+           arms: frozenset[str] | None = None) -> tuple[float, str] | None:
     """``(score, why)`` when a claim with content stems ``words``, cosine ``similarity`` to the question and
-    ``n_doses`` doses named answers it, else None."""
+    ``n_doses`` doses named answers it, else None. ``arms``: where the treatments are named, for a claim that
+    names its arms by role (its abstract's stems); the outcome must still be the claim's own."""
     if similarity < config.min_similarity:
         return None
-    iv_cov, iv = best_match(words, q.intervention)
+    by_role = arms is not None
+    arms = words if arms is None else arms
+    iv_cov, iv = best_match(arms, q.intervention)
     if iv is None:
         return None
     oc_cov, oc = best_match(words, q.outcome, config.min_outcome_coverage)
     if oc is None and similarity < config.similarity_alone:
         return None
-    cmp_cov, cmp = best_match(words, q.comparator) if q.comparator else (0.0, None)
-    if other_comparison(words, q, cmp, n_doses) is not None:
+    cmp_cov, cmp = best_match(arms, q.comparator) if q.comparator else (0.0, None)
+    if other_comparison(arms, q, cmp, n_doses) is not None:
         return None
     score = 0.35 * iv_cov + 0.35 * oc_cov + 0.2 * max(similarity, 0.0) + 0.1 * cmp_cov
-    why = [f"intervention: {iv.label}", f"outcome: {oc.label}" if oc else "outcome: by similarity"]
+    why = [f"intervention: {iv.label}" + (" (named in the abstract; the claim names the arms by role)"
+                                          if by_role else ""),
+           f"outcome: {oc.label}" if oc else "outcome: by similarity"]
     if cmp is not None:
         why.append(f"comparator: {cmp.label}")
     why.append(f"similarity {similarity:.2f}")
@@ -855,21 +951,27 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
     definitions, the population studied), its cosine to each compiled question and (when already read) its
     ``claim_words``. A sentence about baseline groups, a correlation, subgroups' effects or an add-on answers
     none; one answers a question only when it makes the question's comparison (``compares_arms``), in its setting
-    and endpoint."""
+    and endpoint. A claim that names its arms by role ("no difference between the two groups") answers a
+    question whose intervention (and comparator) its abstract names and whose outcome it names itself."""
     if (reports_baseline(sentence) or reports_correlation(sentence) or reports_interaction(sentence)
             or add_on(sentence)):
         return []
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
-    found = [(q, verdict) for q, sim in zip(compiled, similarities, strict=True)
-             if (verdict := assess(words, sim, q, config, n_doses)) is not None
-             and not background_only(sentence, q) and compares_arms(sentence, q)
-             and not surgical_only(sentence, q) and not other_endpoint(sentence, q)
-             and not open_label_only(sentence, q)
-             and not excluded_population(sentence, q)
-             and not fixed_combination(sentence, q)]
+    by_role = words | abstract_words(abstract) if abstract and names_arms_by_role(sentence) else None
+    found = []
+    for q, sim in zip(compiled, similarities, strict=True):
+        verdict = assess(words, sim, q, config, n_doses)
+        if verdict is not None:
+            if background_only(sentence, q) or not compares_arms(sentence, q) or open_label_only(sentence, q):
+                continue
+        elif by_role is not None and not names_a_drug(sentence, q):
+            verdict = assess(words, sim, q, config, n_doses, arms=by_role)  # the arms' roles are the comparison
+        if verdict is not None and not (surgical_only(sentence, q) or other_endpoint(sentence, q)
+                                        or excluded_population(sentence, q) or fixed_combination(sentence, q)):
+            found.append((q, verdict))
     article = words
     if abstract and any(q.population for q, _ in found):  # without its abstract, who was studied is unknown
-        article = words | claim_words(abstract, abstract)
+        article = words | abstract_words(abstract)
         found = [(q, verdict) for q, verdict in found if studied_population(q, article)]
     return [(q, verdict) for q, verdict in found
             if not rival_population(sentence, words, q, compiled, abstract, article)]
@@ -895,7 +997,10 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
     q_emb = embed_texts([c.question.text for c in compiled], encoder, cache, config.batch_size)
     texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
     words = [claim_words(c.sentence, texts.get(c.article_uid, "")) for c in claims]
-    possible = [i for i, w in enumerate(words) if may_answer(w, compiled, config)]
+    possible = [i for i, (c, w) in enumerate(zip(claims, words, strict=True))
+                if may_answer(w, compiled, config) or (
+                    (text := texts.get(c.article_uid, "")) and names_arms_by_role(c.sentence)
+                    and may_answer(w, compiled, config, arms=w | abstract_words(text)))]
     similarities = dict(zip(possible, embed_texts([claims[i].sentence for i in possible], encoder, cache,
                                                   config.batch_size) @ q_emb.T, strict=True))
     for i, claim in enumerate(tqdm(claims, desc=STAGE, unit=" claims", mininterval=2.0, leave=False)):

@@ -759,6 +759,43 @@ def test_a_drug_named_only_as_open_label_use_is_no_arm(comparisons, sentence, ex
     assert answered(comparisons, sentence) == expected
 
 
+@pytest.mark.parametrize("sentence, by_role", [
+    ("There was no significant difference in mortality between the two groups (P = 0.16).", True),
+    ("Akathisia did not differ between the two groups.", True),
+    ("Gastritis regressed more in the treatment group compared with the control group (P < 0.01).", True),
+    # each arm's own change, arms named by treatment, a direction between lettered arms, no comparison
+    ("Hot flushes fell significantly in both groups from baseline.", False),
+    ("There were no significant differences between the soy and placebo groups in hot flushes.", False),
+    ("Mortality was lower in group I than in group II (P = 0.0001).", False),
+    ("In the landmark group, haematoma occurred in 8.4% of patients.", False),
+])
+def test_arms_named_by_role_are_told_from_arms_named_by_treatment(sentence, by_role):
+    assert questions.names_arms_by_role(sentence) is by_role
+
+
+def test_a_claim_naming_its_arms_by_role_answers_the_question_its_abstract_names(comparisons):
+    abstract = ("Captopril or placebo was given to 400 patients after myocardial infarction. "
+                "There was no significant difference in mortality between the two groups (P = 0.4).")
+    claim = "There was no significant difference in mortality between the two groups (P = 0.4)."
+    assert answered(comparisons, claim, abstract) == {"vs_placebo"}
+    assert answered(comparisons, claim) == set()  # without its abstract, the arms are unknown
+    # the outcome must be the claim's own; a drug the claim names itself is its arm
+    assert answered(comparisons, "Length of stay did not differ between the two groups.", abstract) == set()
+    assert answered(comparisons, "Mortality did not differ between the valsartan and placebo groups.",
+                    abstract) == set()
+    assert answered(comparisons, "Mortality did not differ between the two groups, but captopril-induced cough "
+                                 "was common.", abstract) == set()
+
+
+def test_an_aside_or_dose_in_an_arm_phrase_need_not_be_named(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: bzf, text: "Is total cholesterol higher, lower, or the same when comparing bezafibrate 400 mg/day to placebo?"}
+""")
+    assert answered(pack, "Total cholesterol fell more with bezafibrate than with placebo (P < 0.01).") == {"bzf"}
+    assert answered(pack, "Total cholesterol fell more with fenofibrate than with placebo (P < 0.01).") == set()
+
+
 def test_the_comparison_kinds_of_the_demo_pack():
     kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
         questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}

@@ -1,0 +1,205 @@
+"""Benchmark (development set): how often the question stage assigns an expert's finding to the question it answers.
+
+Evidence Inference's prompts (intervention, comparator, outcome on one RCT abstract, with the expert's evidence
+text) are put as pack entries with ``id`` and ``text`` only, in the issue's wording ("Is O higher, lower, or the
+same when comparing I to C?"), and the prompts' abstracts go through the build's own stages as a user's would:
+a JSONL source → ``ingest`` → ``claims`` → ``questions``. Only training articles are read
+(``builder.reader.data.in_part``; the held-out articles that score the finding reader stay unseen), a seeded
+sample of them. For each prompt whose evidence text is found in its abstract:
+
+- kept: the claims stage kept a sentence holding the evidence (its recall bounds everything after it);
+- evidence assigned: such a claim is assigned to the prompt's question;
+- article assigned: any claim of the prompt's article is;
+- own-article share: of all assignments to the prompts' questions, those from the prompt's own article (a
+  prompt is written for one trial: another trial's claim under it is mostly a different comparison or outcome).
+
+A development set: the rule for claims that name their arms by role was written with it in view, so changes to the
+question stage are judged on other data too. Writes ``benchmarks/results/question_recall.json`` and ``question_recall.md``.
+Usage: python benchmarks/question_recall.py [--articles 300] [--work build/question_recall]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from biodivergence_dataset import io
+from biodivergence_dataset.io import write_json_atomic, write_text_atomic
+from biodivergence_dataset.records import Abstract, Claim
+from builder.questions import Assignment
+from builder.reader import data as reader_data
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "evidence_inference"
+RESULTS = ROOT / "benchmarks" / "results"
+SOURCE = "evidence_inference"
+DOMAIN = "clinical_trials_epidemiology"
+TEMPLATE = "Is {o} higher, lower, or the same when comparing {i} to {c}?"
+_HEAD = re.compile(r"^(TITLE|ABSTRACT\.[A-Z &/]+):\s*$", re.MULTILINE)
+_SPACE = re.compile(r"\s+")
+
+
+def _norm(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+def abstract_record(pmcid: str) -> dict | None:
+    """One JSONL row (title, text with inline section labels) of an Evidence Inference ``.abst`` file."""
+    path = DATA / "abstracts" / f"PMC{pmcid}.abst"
+    if not path.is_file():
+        return None
+    raw = path.read_text(encoding="utf-8")
+    heads = list(_HEAD.finditer(raw))
+    title, parts = "", []
+    for head, nxt in zip(heads, heads[1:] + [None]):
+        body = " ".join(raw[head.end():nxt.start() if nxt else len(raw)].split())
+        if head.group(1) == "TITLE":
+            title = body
+        elif body:
+            parts.append(f"{head.group(1).removeprefix('ABSTRACT.').strip()}: {body}")
+    return {"pmcid": f"PMC{pmcid}", "title": title, "text": " ".join(parts), "domain": DOMAIN} if parts else None
+
+
+def _rank(key: str) -> str:
+    return hashlib.sha1(f"question_recall:{key}".encode()).hexdigest()
+
+
+def sample(n_articles: int) -> tuple[list[dict], dict[str, reader_data.EIPrompt], dict[str, list[str]]]:
+    """JSONL rows of ``n_articles`` training articles (seeded), their prompts by question id, and each prompt's
+    evidence texts that its abstract holds."""
+    evidence: dict[str, list[str]] = defaultdict(list)
+    prompts: dict[str, reader_data.EIPrompt] = {}
+    for finding in reader_data.ei_findings(DATA):
+        p = finding.prompt
+        if reader_data.in_part(SOURCE, p.pmcid, "training"):
+            prompts[f"ei{p.prompt_id}"] = p
+            evidence[f"ei{p.prompt_id}"].append(finding.text)
+    rows, chosen = [], set()
+    for pmcid in sorted({p.pmcid for p in prompts.values()}, key=_rank):
+        if len(rows) == n_articles:
+            break
+        if (row := abstract_record(pmcid)) is not None:
+            rows.append(row)
+            chosen.add(pmcid)
+    texts = {row["pmcid"].removeprefix("PMC"): _norm(f"{row['title']} {row['text']}") for row in rows}
+    found = {qid: [e for e in evidence[qid] if _norm(e) in texts[p.pmcid]]
+             for qid, p in prompts.items() if p.pmcid in chosen}
+    found = {qid: ev for qid, ev in found.items() if ev}
+    return rows, {qid: prompts[qid] for qid in found}, found
+
+
+def write_inputs(work: Path, rows: list[dict], prompts: dict[str, reader_data.EIPrompt]) -> tuple[Path, Path]:
+    import yaml
+
+    work.mkdir(parents=True, exist_ok=True)
+    source = work / "abstracts.jsonl"
+    write_text_atomic(source, "".join(json.dumps(r) + "\n" for r in rows))
+    pack = work / "pack.yaml"
+    entries = [{"id": qid, "text": TEMPLATE.format(o=p.outcome, i=p.intervention, c=p.comparator)}
+               for qid, p in sorted(prompts.items())]
+    write_text_atomic(pack, yaml.safe_dump({"questions": entries}, sort_keys=False, allow_unicode=True))
+    return source, pack
+
+
+def run_stages(work: Path, source: Path, pack: Path) -> dict[str, float]:
+    """The three stages through the command line, as a user runs them; seconds per stage."""
+    cli = [str(Path(sys.executable).with_name("biodivergence"))]
+    steps = {
+        "ingest": [*cli, "ingest", f"jsonl:{source}@{DOMAIN}", "--out", str(work / "abstracts")],
+        "claims": [*cli, "claims", str(work / "abstracts"), "--out", str(work / "claims")],
+        "questions": [*cli, "questions", str(work / "claims"), "--pack", str(pack), "--out", str(work / "questions")],
+    }
+    seconds = {}
+    for name, cmd in steps.items():
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        seconds[name] = round(time.perf_counter() - t0, 1)
+    return seconds
+
+
+def holds(sentence: str, evidence: list[str]) -> bool:
+    """Whether a claim sentence holds one of the evidence texts, or an evidence text holds the sentence."""
+    s = _norm(sentence)
+    return any((e := _norm(text)) in s or (len(s) > 40 and s in e) for text in evidence)
+
+
+def score(work: Path, prompts: dict[str, reader_data.EIPrompt], evidence: dict[str, list[str]]) -> dict:
+    claims = {c.claim_id: c for c in io.read_records(work / "claims", Claim)}
+    article_of = {a.pmcid: a.article_uid for a in io.read_records(work / "abstracts", Abstract)}
+    assigned: dict[str, set[str]] = defaultdict(set)
+    for a in io.read_records(work / "questions", Assignment):
+        assigned[a.question_id].add(a.claim_id)
+    by_article: dict[str, list[Claim]] = defaultdict(list)
+    for c in claims.values():
+        by_article[c.article_uid].append(c)
+    n = kept = ev_assigned = art_assigned = own = total = 0
+    for qid, p in prompts.items():
+        n += 1
+        article = article_of.get(f"PMC{p.pmcid}")
+        mine = by_article.get(article, []) if article else []
+        holding = {c.claim_id for c in mine if holds(c.sentence, evidence[qid])}
+        kept += bool(holding)
+        ev_assigned += bool(holding & assigned[qid])
+        art_assigned += bool({c.claim_id for c in mine} & assigned[qid])
+        total += len(assigned[qid])
+        own += sum(claims[c].article_uid == article for c in assigned[qid])
+    share = (lambda k, d: round(k / d, 3) if d else None)
+    return {"prompts": n, "claims": len(claims), "assignments": total,
+            "kept": kept, "kept_share": share(kept, n),
+            "evidence_assigned": ev_assigned, "evidence_recall": share(ev_assigned, n),
+            "evidence_recall_of_kept": share(ev_assigned, kept),
+            "article_assigned": art_assigned, "article_recall": share(art_assigned, n),
+            "own_article": own, "own_article_share": share(own, total)}
+
+
+def markdown(result: dict) -> str:
+    s = result["scores"]
+    rows = [("claims stage kept the evidence sentence", s["kept"], s["prompts"], s["kept_share"]),
+            ("evidence claim assigned to its prompt's question", s["evidence_assigned"], s["prompts"],
+             s["evidence_recall"]),
+            ("… of the prompts whose evidence claim was kept", s["evidence_assigned"], s["kept"],
+             s["evidence_recall_of_kept"]),
+            ("any claim of the article assigned to its prompt's question", s["article_assigned"], s["prompts"],
+             s["article_recall"]),
+            ("assignments from the prompt's own article", s["own_article"], s["assignments"], s["own_article_share"])]
+    intro = (f"{result['articles']} training articles (seeded sample), {s['prompts']} prompts whose expert evidence "
+             f"text is in the abstract, each a pack entry with `id` and `text` only (\"{TEMPLATE}\"); {s['claims']} "
+             f"claims; stages {result['seconds']} s on {result['machine']}.")
+    return "\n".join([
+        "# Question stage on Evidence Inference prompts (development set)", "", intro, "",
+        "| measure | n | of | share |", "|---|---|---|---|",
+        *(f"| {name} | {n} | {of} | {share} |" for name, n, of, share in rows), "",
+        ("A development set: the rule for claims that name their arms by role was written with it in view; judge "
+        "changes to the question stage on other data too."), ""])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--articles", type=int, default=300, help="training articles to sample")
+    parser.add_argument("--work", default=str(ROOT / "build" / "question_recall"), help="work folder (stages)")
+    args = parser.parse_args()
+    if not DATA.is_dir():
+        raise SystemExit(f"{DATA}: Evidence Inference is missing (../shared/data beside the repository)")
+    work = Path(args.work)
+    rows, prompts, evidence = sample(args.articles)
+    source, pack = write_inputs(work, rows, prompts)
+    seconds = run_stages(work, source, pack)
+    load = [round(x, 2) for x in os.getloadavg()]
+    result = {"articles": len(rows), "seconds": seconds, "scores": score(work, prompts, evidence),
+              "machine": f"{os.cpu_count()} CPUs, load average {load[0]} at the end"}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(RESULTS / "question_recall.json", result)
+    write_text_atomic(RESULTS / "question_recall.md", markdown(result))
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()
