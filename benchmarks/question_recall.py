@@ -13,8 +13,9 @@ sample of them. For each prompt whose evidence text is found in its abstract:
 - own-article share: of all assignments to the prompts' questions, those from the prompt's own article (a
   prompt is written for one trial: another trial's claim under it is mostly a different comparison or outcome).
 
-A development set: the rule for claims that name their arms by role was written with it in view, so changes to the
-question stage are judged on other data too. Writes ``benchmarks/results/question_recall.json`` and ``question_recall.md``.
+A development set: the rules for arms named by role, placebo-like "control group" comparators and abbreviations an
+arm phrase defines were written with it in view, so changes to the question stage are judged on other data too.
+Writes ``benchmarks/results/question_recall.json`` and ``question_recall.md``.
 Usage: python benchmarks/question_recall.py [--articles 300] [--work build/question_recall]
 """
 
@@ -177,8 +178,9 @@ def markdown(result: dict) -> str:
         "# Question stage on Evidence Inference prompts (development set)", "", intro, "",
         "| measure | n | of | share |", "|---|---|---|---|",
         *(f"| {name} | {n} | {of} | {share} |" for name, n, of, share in rows), "",
-        ("A development set: the rule for claims that name their arms by role was written with it in view; judge "
-        "changes to the question stage on other data too."), ""])
+        ("A development set: the rules for arms named by role, placebo-like \"control group\" comparators and "
+         "abbreviations an arm phrase defines were written with it in view; judge changes to the question stage on "
+         "other data too."), ""])
 
 
 def main() -> None:

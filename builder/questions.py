@@ -226,10 +226,14 @@ class CompiledQuestion:
         return tuple(alt for alt, _ in self.drugs if alt.stems not in asked)
 
 
+_ARM_SUFFIX = re.compile(r"\s+(?:group|arm)s?$")
+
+
 def comparison_kind(comparator: str | None) -> str:
-    """INACTIVE without a comparator or with a placebo-like one, OTHER for "other …" drugs, else NAMED."""
-    text = " ".join((comparator or "").lower().split())
-    if not text or text in PLACEBO_COMPARATORS or text.removeprefix("a ").removeprefix("the ") in PLACEBO_COMPARATORS:
+    """INACTIVE without a comparator or with a placebo-like one ("placebo", "the control group"), OTHER for
+    "other …" drugs, else NAMED."""
+    text = _ARM_SUFFIX.sub("", " ".join((comparator or "").lower().split()).removeprefix("a ").removeprefix("the "))
+    if not text or text in PLACEBO_COMPARATORS:
         return INACTIVE
     return OTHER if text.startswith(("other ", "another ")) else NAMED
 
@@ -251,13 +255,20 @@ _ARM_DETAIL = re.compile(r"\s*[(\[][^()\[\]]*[)\]]|\b\d+(?:[.,]\d+)?\s*(?:mg|g|�
                          r"|\b(?:once|twice|three times|four times)\s+(?:a|per)\s+(?:day|week)\b", re.IGNORECASE)
 
 
+#: An abbreviation the phrase defines for itself ("transcutaneous electroacupuncture (TEA)").
+_OWN_ABBREVIATION = re.compile(r"\(([A-Z][A-Za-z0-9-]{1,9})\)")
+
+
 def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
-    """Every way a claim may name an arm: ``alternatives`` of its phrase, and of the phrase without bracketed
-    asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose)."""
+    """Every way a claim may name an arm: ``alternatives`` of its phrase; of the phrase without bracketed
+    asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose); and an
+    abbreviation the phrase defines in brackets ("transcutaneous electroacupuncture (TEA)": "TEA")."""
     found = {a.stems: a for a in alternatives(phrase, lexicon)}
     plain = " ".join(_ARM_DETAIL.sub(" ", phrase).split())
-    if plain and plain != phrase:
-        for alt in alternatives(plain, lexicon):
+    extra = [plain] if plain and plain != phrase else []
+    extra += [m.group(1) for m in _OWN_ABBREVIATION.finditer(phrase) if sum(ch.isupper() for ch in m.group(1)) >= 2]
+    for text in extra:
+        for alt in alternatives(text, lexicon):
             found.setdefault(alt.stems, alt)
     return tuple(found.values())
 

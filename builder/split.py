@@ -110,8 +110,10 @@ def seeded_rank(seed: int, key: str) -> str:
 
 
 def _preference(ex: Example) -> tuple:
-    """Sort key choosing which copy of a duplicated pair survives: LLM first, then confidence."""
-    return (ex.annotator_kind != LLM, -ex.confidence, ex.annotator_id, ex.example_id)
+    """Sort key choosing which copy of a duplicated pair survives: LLM first, then confidence; copies alike in
+    all of these are told apart by their content, so the survivor never depends on the order they arrive in."""
+    return (ex.annotator_kind != LLM, -ex.confidence, ex.annotator_id, ex.example_id,
+            hashlib.sha1(ex.model_dump_json().encode()).hexdigest())
 
 
 def distribution(labels: Iterable[str]) -> dict[str, float]:
@@ -205,7 +207,7 @@ def resolve_duplicates(examples: Iterable[Example]) -> tuple[list[Example], int,
         if len(group) > 1:
             duplicated += 1
             conflicting += len({ex.conflict_type for ex in group}) > 1
-        survivors.append(min(group, key=_preference))
+        survivors.append(min(group, key=_preference) if len(group) > 1 else group[0])
     return survivors, duplicated, conflicting
 
 

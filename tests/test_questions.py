@@ -796,6 +796,26 @@ questions:
     assert answered(pack, "Total cholesterol fell more with fenofibrate than with placebo (P < 0.01).") == set()
 
 
+@pytest.mark.parametrize("comparator, kind", [
+    ("placebo", questions.INACTIVE), ("the control group", questions.INACTIVE), ("usual care arm", questions.INACTIVE),
+    (None, questions.INACTIVE), ("other calcium channel blockers", questions.OTHER), ("omeprazole", questions.NAMED),
+    ("omeprazole group", questions.NAMED),
+])
+def test_a_placebo_like_comparator_is_no_active_arm_whatever_its_group_word(comparator, kind):
+    assert questions.comparison_kind(comparator) == kind
+
+
+def test_an_arm_is_named_by_the_abbreviation_its_phrase_defines(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: tea, text: "Is time to first flatus higher, lower, or the same when comparing transcutaneous electroacupuncture (TEA) to control group?"}
+""")
+    assert answered(pack, "Time to first flatus in the TEA group was significantly shorter than in the control group "
+                          "(73 vs 83 h, P = 0.038).") == {"tea"}
+    assert answered(pack, "Time to first flatus in the EA group was significantly shorter than in the control group "
+                          "(73 vs 83 h, P = 0.038).") == set()
+
+
 def test_the_comparison_kinds_of_the_demo_pack():
     kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
         questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}

@@ -146,6 +146,16 @@ def test_duplicates_prefer_llm_copy_and_count_label_conflicts():
     assert (len(survivors), duplicated, conflicting) == (2, 2, 1)
 
 
+def test_copies_alike_but_for_their_label_resolve_the_same_whatever_their_order():
+    """Two copies of one pair from the same annotator, at the same confidence, with different labels (found by
+    the determinism property test): the survivor depends on their content, not on which comes first."""
+    copies = [example("pmid:1", "pmid:2", conflict=c, kind=LLM, confidence=0.0)
+              for c in (ontology.NO_CONFLICT, ontology.CONTEXTUAL)]
+    first = split.resolve_duplicates(copies)[0]
+    again = split.resolve_duplicates(copies[::-1])[0]
+    assert [e.conflict_type for e in first] == [e.conflict_type for e in again]
+
+
 def test_heuristic_only_pool_uses_heuristic_labels_everywhere_and_says_so():
     examples = disjoint_pairs(100, confidence=0.2)
     result = split_pool(examples)
