@@ -832,6 +832,12 @@ _AS_ENDPOINT = re.compile(r"(?:\b(?:development|incidence|hospitali[sz]ations?|(
 _AS_SUBGROUP = re.compile(r"\b(?:sub-?groups?|such as|particularly|especially)\b[^.;]{0,80}$", re.IGNORECASE)
 
 
+#: A leading clause that recalls earlier findings ("Although enalapril has recently been shown to reduce mortality
+#: … in patients with congestive heart failure, …"): a population named there is not the one studied.
+_AS_BACKGROUND = re.compile(r"^\s*(?:although|though|while|whereas)\b[^;]*?\b(?:been|is|are|was|were)\s+(?:\w+\s+)?"
+                            r"(?:shown|reported|demonstrated|known|established|proven|proved)\b[^;]*?,", re.IGNORECASE)
+
+
 def population_mentions(sentence: str, q: CompiledQuestion) -> list[re.Match]:
     """Where ``sentence`` names the question's population: each run of adjacent population words that holds every
     word of one of its alternatives ("congestive heart failure"; not "cardiac" of "cardiac deaths"), by its first
@@ -851,12 +857,15 @@ def population_mentions(sentence: str, q: CompiledQuestion) -> list[re.Match]:
 
 def names_population(sentence: str, words: frozenset[str], q: CompiledQuestion) -> bool:
     """Whether a claim itself names the question's population as who was studied, not only as an endpoint
-    ("reduced the development of heart failure") or a subgroup ("larger in groups such as those with heart
-    failure"). A population named only by an abbreviation its abstract defines counts as named."""
+    ("reduced the development of heart failure"), a subgroup ("larger in groups such as those with heart
+    failure") or in a clause recalling earlier findings ("Although enalapril has been shown to reduce mortality in
+    congestive heart failure, …"). A population named only by an abbreviation its abstract defines counts."""
     if not q.population or best_match(words, q.population)[1] is None:
         return False
     heads = population_mentions(sentence, q)
-    return not heads or any(not _AS_ENDPOINT.search(before := sentence[max(0, m.start() - 100):m.start()])
+    background = m.end() if (m := _AS_BACKGROUND.match(sentence)) else 0
+    return not heads or any(m.start() >= background
+                            and not _AS_ENDPOINT.search(before := sentence[max(0, m.start() - 100):m.start()])
                             and not _AS_SUBGROUP.search(before) for m in heads)
 
 

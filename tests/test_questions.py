@@ -697,6 +697,10 @@ questions:
     assert answered(pack, "Captopril reduced mortality compared with placebo.", subgroup) == {"mi"}
     assert answered(pack, "After myocardial infarction, captopril reduced mortality compared with placebo, "
                           "particularly in patients with heart failure.", both) == {"mi"}
+    # nor does a clause recalling earlier findings in another population
+    recalled = ("Although enalapril has recently been shown to reduce mortality in patients with congestive heart "
+                "failure, it had no significant impact on mortality after acute myocardial infarction.")
+    assert answered(pack, recalled, both) == {"mi"}
     # the rival question need not be answered itself: a claim far from it (cosine 0) still names its population
     def far_from_mi(sentence, text):
         found = questions.answers(sentence, text, [0.5, 0.0, 0.5], [pack["hf"], pack["mi"], pack["renal"]],
