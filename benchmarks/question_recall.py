@@ -44,7 +44,6 @@ RESULTS = ROOT / "benchmarks" / "results"
 SOURCE = "evidence_inference"
 DOMAIN = "clinical_trials_epidemiology"
 TEMPLATE = "Is {o} higher, lower, or the same when comparing {i} to {c}?"
-_HEAD = re.compile(r"^(TITLE|ABSTRACT\.[A-Z &/]+):\s*$", re.MULTILINE)
 _SPACE = re.compile(r"\s+")
 
 
@@ -53,19 +52,11 @@ def _norm(text: str) -> str:
 
 
 def abstract_record(pmcid: str) -> dict | None:
-    """One JSONL row (title, text with inline section labels) of an Evidence Inference ``.abst`` file."""
-    path = DATA / "abstracts" / f"PMC{pmcid}.abst"
-    if not path.is_file():
+    """One JSONL row (title, text with inline section labels) of an Evidence Inference article's abstract."""
+    if (abstract := reader_data.ei_abstract(DATA, pmcid)) is None:
         return None
-    raw = path.read_text(encoding="utf-8")
-    heads = list(_HEAD.finditer(raw))
-    title, parts = "", []
-    for head, nxt in zip(heads, heads[1:] + [None]):
-        body = " ".join(raw[head.end():nxt.start() if nxt else len(raw)].split())
-        if head.group(1) == "TITLE":
-            title = body
-        elif body:
-            parts.append(f"{head.group(1).removeprefix('ABSTRACT.').strip()}: {body}")
+    title, sections = abstract
+    parts = [f"{label}: {' '.join(body.split())}" for label, body in sections if body.split()]
     return {"pmcid": f"PMC{pmcid}", "title": title, "text": " ".join(parts), "domain": DOMAIN} if parts else None
 
 

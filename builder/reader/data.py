@@ -80,6 +80,7 @@ QUESTION_TEMPLATES: tuple[tuple[str, str | None], ...] = (
 #: Abstract sections whose sentences report no result (negatives of their own prompts).
 NON_RESULT_SECTIONS = ("BACKGROUND", "OBJECTIVE", "OBJECTIVES", "METHODS", "INTRODUCTION", "AIM", "AIMS", "PURPOSE")
 _SECTION = re.compile(r"^ABSTRACT\.([A-Z &/]+):\s*$", re.MULTILINE)
+_TITLE = re.compile(r"^TITLE:\s*$", re.MULTILINE)
 
 
 def is_heldout(source: str, key: str) -> bool:
@@ -197,18 +198,29 @@ def ei_findings(folder: str | Path) -> list[EIFinding]:
     return out
 
 
-def non_result_sentences(folder: Path, pmcid: str) -> list[str]:
-    """Sentences of the background / objective / methods sections of an article's abstract ([] without one)."""
+def ei_abstract(folder: Path, pmcid: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """An Evidence Inference article's title and its abstract's ``(section label, text)`` parts, as its
+    ``abstracts/PMC<id>.abst`` file gives them (None without one)."""
     path = folder / "abstracts" / f"PMC{pmcid}.abst"
     if not path.is_file():
-        return []
+        return None
     text = path.read_text(encoding="utf-8")
     heads = list(_SECTION.finditer(text))
-    out = []
-    for head, nxt in zip(heads, heads[1:] + [None]):
-        if head.group(1).strip() in NON_RESULT_SECTIONS:
-            out.extend(s for s in split(_clean(text[head.end():nxt.start() if nxt else len(text)])) if len(s) > 30)
-    return out
+    title = ""
+    if m := _TITLE.search(text):
+        title = " ".join(text[m.end():next((h.start() for h in heads if h.start() > m.end()), len(text))].split())
+    parts = [(head.group(1).strip(), text[head.end():nxt.start() if nxt else len(text)])
+             for head, nxt in zip(heads, heads[1:] + [None])]
+    return title, parts
+
+
+def non_result_sentences(folder: Path, pmcid: str) -> list[str]:
+    """Sentences of the background / objective / methods sections of an article's abstract ([] without one)."""
+    abstract = ei_abstract(folder, pmcid)
+    if abstract is None:
+        return []
+    return [s for label, body in abstract[1] if label in NON_RESULT_SECTIONS
+            for s in split(_clean(body)) if len(s) > 30]
 
 
 def _pick(key: str, n: int) -> int:
