@@ -598,7 +598,7 @@ def reports_baseline(sentence: str) -> bool:
 
 #: A correlation between measures ("survival correlated significantly with age", "r = 0.47", "r-values from 0.15").
 _CORRELATION = re.compile(r"\bcorrelat\w*|\br\s*=\s*[-\u2212]?0?\.\d|\br-values?\b", re.IGNORECASE)
-#: Words that set one arm against another.
+#: Words that put a reference arm beside a finding ("than", "versus", "placebo"): a comparison, not a correlation.
 _ARMS_SET_AGAINST = re.compile(r"\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bplacebo\b", re.IGNORECASE)
 
 
@@ -686,7 +686,8 @@ _TREATED_VS_UNTREATED = re.compile(r"\b(?:intervention|treatment|experimental|ac
 #: A finding with no direction to misread: no difference, similar, comparable.
 _NO_DIRECTION = re.compile(r"\bno\s+(?:\w+\s+){0,2}differen|\bnot\s+(?:\w+\s+){0,2}differ|\bdid\s+not\s+differ"
                            r"|\bsimilar\b|\bcomparable\b|\bequivalen", re.IGNORECASE)
-#: Words that set the arms against each other.
+#: Words that compare arms named by role, by a reference ("than", "compared") or side by side ("between",
+#: "similar", "differ").
 _SET_AGAINST = re.compile(r"\bbetween\b|\bamong\b|\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bdiffer|\bsimilar"
                           r"|\bcomparabl|\bequivalen|\bsame\b", re.IGNORECASE)
 #: Each arm's own change, not the arms compared ("reduced in both groups", "in either treatment group", "with
@@ -730,8 +731,9 @@ def names_arms_by_role(sentence: str) -> bool:
 
 
 def names_a_drug(sentence: str, q: CompiledQuestion) -> bool:
-    """Whether a claim names any drug or drug class of the lexicon, hyphenated words read apart ("lisinopril-induced
-    cough", "in the felodipine and placebo groups"): its arms are then named by treatment, not by role."""
+    """Whether a claim names any drug or drug class of the lexicon (``q.drugs``, the same for every question),
+    hyphenated words read apart ("lisinopril-induced cough", "in the felodipine and placebo groups"): its arms are
+    then named by treatment, not by role."""
     return bool(named_drugs(terms(sentence.replace("-", " ")), q)[1])
 
 
@@ -977,14 +979,17 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             or add_on(sentence)):
         return []
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
-    by_role = words | abstract_words(abstract) if abstract and names_arms_by_role(sentence) else None
+    # the arms by role, read in the abstract, for a claim that names no drug (every question carries the lexicon's)
+    by_role = None
+    if abstract and compiled and names_arms_by_role(sentence) and not names_a_drug(sentence, compiled[0]):
+        by_role = words | abstract_words(abstract)
     found = []
     for q, sim in zip(compiled, similarities, strict=True):
         verdict = assess(words, sim, q, config, n_doses)
         if verdict is not None:
             if background_only(sentence, q) or not compares_arms(sentence, q) or open_label_only(sentence, q):
                 continue
-        elif by_role is not None and not names_a_drug(sentence, q):
+        elif by_role is not None:
             verdict = assess(words, sim, q, config, n_doses, arms=by_role)  # the arms' roles are the comparison
         if verdict is not None and not (surgical_only(sentence, q) or other_endpoint(sentence, q)
                                         or excluded_population(sentence, q) or fixed_combination(sentence, q)):
