@@ -219,6 +219,16 @@ class CompiledQuestion:
         """The stems of the lexicon's one-word drug and drug-class names ("metformin", "glipizide", "thiazide")."""
         return frozenset(next(iter(alt.stems)) for alt, _ in self.drugs if len(alt.stems) == 1)
 
+    @cached_property
+    def arm_words(self) -> dict[str, frozenset[str]]:
+        """Every stem by which a claim may name each arm (``intervention``, ``comparator``) in a word before
+        "group": those of its alternatives, and of its phrase with compound words read apart ("ultrasound-guided",
+        "pravastatin/day")."""
+        phrases = {"intervention": (self.question.intervention, self.intervention),
+                   "comparator": (self.question.comparator, self.comparator)}
+        return {role: frozenset().union(*(alt.stems for alt in alts), terms(_JOINED_WORDS.sub(" ", phrase or "")))
+                for role, (phrase, alts) in phrases.items()}
+
     @property
     def other_drugs(self) -> tuple[Alternative, ...]:
         """The lexicon's drugs and classes other than the intervention's names: the arms of "other …" drugs."""
@@ -249,9 +259,10 @@ def lexicon_drugs(lexicon: Lexicon) -> tuple[tuple[Alternative, bool], ...]:
 
 
 #: What an arm's phrase may say beyond the treatment itself: an aside in brackets ("(0.15 mg/kg in 3 ml saline)")
-#: and a dose or schedule ("50 mg", "1 mg/kg twice a day").
+#: and a dose or schedule ("50 mg", "1 mg/kg twice a day", "20 mg escitalopram/day").
 _ARM_DETAIL = re.compile(r"\s*[(\[][^()\[\]]*[)\]]|\b\d+(?:[.,]\d+)?\s*(?:mg|g|µg|μg|mcg|iu|ml|mmol|units?)\b"
                          r"(?:\s*/\s*(?:kg|day|d|m2|ml|h)\b)*(?:\s+of\b)?"
+                         r"|/\s*(?:kg|day|d|week|m2|h)\b"
                          r"|\b(?:once|twice|three times|four times)\s+(?:a|per)\s+(?:day|week)\b", re.IGNORECASE)
 
 
@@ -635,11 +646,17 @@ _DOSE_LEVEL = re.compile(r"\b(low|lower|standard|high|higher|usual|maximal|maxim
                          re.IGNORECASE)
 
 
+#: Doses counted in words ("all three doses of", "both doses"): two or more.
+_SEVERAL_DOSES = re.compile(r"\b(?:two|three|four|both|all|different)\s+(?:\w+\s+)?dos(?:es|ages)\b", re.IGNORECASE)
+
+
 def doses(sentence: str) -> int:
-    """How many distinct doses a sentence names: amounts ("10 mg"), or two levels or more ("standard and high
-    doses"; one level, "high-dose", is the same dose as the amount beside it)."""
+    """How many distinct doses a sentence names: amounts ("10 mg"), two levels or more ("standard and high
+    doses"; one level, "high-dose", is the same dose as the amount beside it), or doses counted in words ("all
+    three doses": two at least)."""
     levels = {m.lower() for m in _DOSE_LEVEL.findall(sentence)}
-    return len(set(_DOSE.findall(sentence))) + (len(levels) if len(levels) >= 2 else 0)
+    several = 2 if _SEVERAL_DOSES.search(sentence) else 0
+    return max(len(set(_DOSE.findall(sentence))) + (len(levels) if len(levels) >= 2 else 0), several)
 
 
 def other_comparison(words: frozenset[str], q: CompiledQuestion, comparator: Alternative | None, n_doses: int = 0
@@ -683,6 +700,8 @@ _ROLE_ARMS = re.compile(
 #: The treated arm set against the untreated one by role ("in the treatment group compared with the control group").
 _TREATED_VS_UNTREATED = re.compile(r"\b(?:intervention|treatment|experimental|active)\s+(?:group|arm)s?\b[^.;]*"
                                    r"\b(?:control|placebo)\s+(?:group|arm)s?\b", re.IGNORECASE)
+#: A direction between arms ("lower in group I than in group II").
+_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 #: A finding with no direction to misread: no difference, similar, comparable.
 _NO_DIRECTION = re.compile(r"\bno\s+(?:\w+\s+){0,2}differen|\bnot\s+(?:\w+\s+){0,2}differ|\bdid\s+not\s+differ"
                            r"|\bsimilar\b|\bcomparable\b|\bequivalen", re.IGNORECASE)
@@ -705,11 +724,19 @@ _GROUP_WORD = re.compile(r"\b(?:groups?|arms?)\b", re.IGNORECASE)
 _WORDS_BEFORE = re.compile(r"[A-Za-z0-9][\w()/.+-]*")
 
 
+#: Words that begin the phrase naming an arm ("between the groups", "in the soy and placebo groups"): the words
+#: before them belong to the finding ("differences in FEF50 and PEF between the groups").
+_ARM_PHRASE_STARTS = frozenset(("between", "among", "across", "in", "of", "for", "with", "to", "than", "from", "vs",
+                                "versus", "compared"))
+
+
 def _arms_unnamed(sentence: str) -> bool:
-    """Whether every "group" or "arm" of a sentence is named by role: the three words before it are role words."""
+    """Whether every "group" or "arm" of a sentence is named by role: the words before it, up to three and back to
+    the word that begins its phrase ("between", "in", "than"), are role words."""
     for m in _GROUP_WORD.finditer(sentence):
-        before = _WORDS_BEFORE.findall(sentence[max(0, m.start() - 60):m.start()])[-3:]
-        if any(w.lower() not in _ROLE_WORDS for w in before):
+        before = _WORDS_BEFORE.findall(sentence[max(0, m.start() - 60):m.start()])
+        start = max((i + 1 for i, w in enumerate(before) if w.lower() in _ARM_PHRASE_STARTS), default=0)
+        if any(w.lower() not in _ROLE_WORDS for w in before[start:][-3:]):
             return False
     return True
 
@@ -719,15 +746,135 @@ def names_arms_by_role(sentence: str) -> bool:
     to read: a finding with no direction ("no difference between the groups", "similar in the two groups"), or the
     treated arm against the untreated by name of role ("regression in the treatment group compared with the control
     group"). Not each arm's own change ("reduced in both groups from baseline"), not arms named by treatment
-    ("the soy and placebo groups"), and not a direction between lettered arms ("lower in group I than in group
-    II": which arm is the drug only the abstract's methods say)."""
+    ("the soy and placebo groups"), not a direction between lettered arms ("lower in group I than in group
+    II": which arm is the drug only the abstract's methods say), and not arms beside a placebo that is no arm of
+    theirs ("comparable during placebo and reduced … in group A or group B (p < 0.001 vs. placebo)")."""
     if (_ROLE_ARMS.search(sentence) is None or _SET_AGAINST.search(sentence) is None
             or _WITHIN_ARMS.search(sentence) or _EACH_ARM.search(sentence) or VS_BASELINE.search(sentence)
-            or not _arms_unnamed(sentence)):
+            or not _arms_unnamed(sentence) or _PLACEBO_NOT_ARM.search(sentence)):
         return False
+    if _LABELLED_ARMS.search(sentence) and _THAN.search(sentence):
+        return False  # a direction between lettered arms, whatever else the sentence finds similar
     if _NO_DIRECTION.search(sentence):
         return True
     return _LABELLED_ARMS.search(sentence) is None and _TREATED_VS_UNTREATED.search(sentence) is not None
+
+
+#: Arms that are all active, compared among themselves ("among the 4 active treatment groups"): no arm is untreated,
+#: so no question against placebo is answered.
+_ACTIVE_ARMS = re.compile(r"\b(?:among|between|across)\s+(?:the\s+)?(?:\w+\s+)?active\s+(?:treatment\s+)?(?:groups|arms)\b",
+                          re.IGNORECASE)
+#: Placebo named as something other than an arm ("during placebo", "vs. placebo" beside arms named by role).
+_PLACEBO_NOT_ARM = re.compile(r"\bplacebo\b(?!\s*-?\s*(?:group|arm|treated|patients|subjects))", re.IGNORECASE)
+#: The clauses of a sentence (split at semicolons and colons).
+_CLAUSE_BREAK = re.compile(r"[;:]")
+
+
+def role_clause(sentence: str) -> str:
+    """The clause of a claim that names its arms by role: what it finds of them ("3-month mortality was 10.2%;
+    … with no differences between treatment groups" finds no difference in events, not in mortality)."""
+    return next((c for c in _CLAUSE_BREAK.split(sentence) if _ROLE_ARMS.search(c)), sentence)
+
+
+#: Words that join the names of two arms before one plural "groups" ("the naproxen and celebrex groups").
+_ARM_JOINS = frozenset(("and", "or"))
+
+
+#: A word that may be part of an arm's name: letters first, then letters, digits or hyphens ("PoC", "CD4",
+#: "low-carbohydrate"); a figure or a bracket ends the name.
+_NAME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+
+
+#: A treatment named in a compound that makes it an arm ("citrate-treated patients", "heparin-allocated").
+_TREATED_COMPOUND = re.compile(r"\b([A-Za-z][A-Za-z0-9]*)-(?:treated|allocated|assigned|randomi[sz]ed)\b",
+                               re.IGNORECASE)
+
+
+def group_names(sentence: str) -> tuple[str, ...]:
+    """What a sentence calls its arms where it names them by a word of their treatment before "group" or "arm":
+    the run of up to three words before each that are not role words ("the low-carbohydrate group":
+    "low-carbohydrate"; "the high dose salbutamol group": "high dose salbutamol"; "the naproxen and celebrex
+    groups": "naproxen", "celebrex"), or in a compound that makes it an arm ("citrate-treated patients")."""
+    names = [m.group(1) for m in _TREATED_COMPOUND.finditer(sentence)]
+    for m in _GROUP_WORD.finditer(sentence):
+        before = _WORDS_BEFORE.findall(sentence[max(0, m.start() - 80):m.start()])[-6:]
+        run: list[str] = []
+        found: list[str] = []  # read backwards from "groups": the last name first
+        for word in reversed(before):
+            if word.lower() in _ARM_JOINS and run and m.group().lower().endswith("s"):
+                found.append(" ".join(reversed(run)))
+                run = []
+            elif word.lower() in _ROLE_WORDS or len(run) == 3 or not _NAME_WORD.fullmatch(word):
+                break
+            else:
+                run.append(word)
+        if run:
+            found.append(" ".join(reversed(run)))
+        names += reversed(found)
+    return tuple(names)
+
+
+#: What joins the parts of a compound word or quotes it ("celecoxib-treated", "pravastatin/day", "'high dose'"):
+#: read apart to name an arm.
+_JOINED_WORDS = re.compile(r"[-/'‘’]")
+#: Words of a compound arm name that say its role, not its treatment ("celecoxib-treated", "olanzapine-group").
+_ARM_ROLE_STEMS = frozenset(stem(w) for w in ("treated", "group", "groups", "arm", "receiving", "allocated",
+                                              "assigned", "randomized", "randomised"))
+
+
+def group_name_words(sentence: str, abstract: str = "") -> tuple[frozenset[str], ...]:
+    """The content stems of each of a claim's ``group_names``, abbreviations defined in its abstract expanded
+    ("the HIP group": heme, iron, polypeptide, hip)."""
+    names = group_names(sentence)
+    if not names:
+        return ()
+    context = f"{abstract} {sentence}"
+    expand = abbreviations(context) if "(" in context else None
+    return tuple(words for name in names if (words := terms(_JOINED_WORDS.sub(" ", name), expand) - _ARM_ROLE_STEMS))
+
+
+def arms_named_by_group(names: tuple[frozenset[str], ...], q: CompiledQuestion) -> tuple[frozenset[str], set[str]]:
+    """The question's arms that a claim's ``group_name_words`` name ("the landmark group" for "landmark
+    technique", "the ultrasound group" for "ultrasound-guided cannulation", "the HIP group" for "heme iron
+    polypeptide (HIP)"): the stems of each arm so named (its own phrase's) and which arms they are. A name must
+    belong to one arm's words (``CompiledQuestion.arm_words``) and not the other's ("the low dose group" names
+    "low dose", not "high dose"); a name shared by both ("the stent group" beside "PGA plus stent") names
+    neither."""
+    stems: frozenset[str] = frozenset()
+    named: set[str] = set()
+    for words in names:
+        hits = [(role, alts[0].stems) for role, alts in (("intervention", q.intervention), ("comparator", q.comparator))
+                if alts and words <= q.arm_words[role]]
+        if len(hits) == 1:
+            named.add(hits[0][0])
+            stems |= hits[0][1]
+    return stems, named
+
+
+#: Words that name an untreated arm ("the placebo group", "controls").
+_UNTREATED_ARM_STEMS = PLACEBO_STEMS | frozenset(stem(w) for w in ("control", "controls"))
+
+
+def compares_named_groups(sentence: str, named: set[str], q: CompiledQuestion) -> bool:
+    """Whether a claim that names arms by a word before "group" compares the question's arms: the intervention
+    is so named, and words set it against another arm ("than", "between", "compared", "differ", "similar") or,
+    with both of a named comparison's arms so named, a test or "respectively" stands beside their figures ("in
+    the etomidate and propofol groups, respectively (P = .010)"); never each arm's own change ("in both groups",
+    "from baseline"), nor, under a question of two active arms, each arm set against placebo ("in the
+    tolterodine and oxybutynin groups than on placebo"), nor, under a question against placebo, an arm set against
+    anything but an untreated one ("adverse events in 28% of sumatriptan-treated attacks were similar to those of
+    long-term trials")."""
+    if "intervention" not in named or _WITHIN_ARMS.search(sentence) or _EACH_ARM.search(sentence) or (
+            VS_BASELINE.search(sentence)):
+        return False
+    stems = set(stem_sequence(sentence))
+    if q.comparison != INACTIVE and stems & PLACEBO_STEMS:
+        return False
+    if q.comparison == INACTIVE and "comparator" not in named and not stems & _UNTREATED_ARM_STEMS:
+        return False  # the intervention set against something other than an untreated arm
+    return _SET_AGAINST.search(sentence) is not None or (
+        q.comparison == NAMED and "comparator" in named
+        and bool(_TESTED.search(sentence) or _RESPECTIVELY.search(sentence)))
 
 
 def names_a_drug(sentence: str, q: CompiledQuestion) -> bool:
@@ -756,11 +903,27 @@ def may_answer(words: frozenset[str], compiled: list[CompiledQuestion], config: 
                for q in compiled)
 
 
+def claim_may_answer(sentence: str, abstract: str, words: frozenset[str], compiled: list[CompiledQuestion],
+                     config: QuestionsConfig) -> bool:
+    """Whether a claim (its sentence, abstract and ``claim_words``) could answer any question (``may_answer``):
+    with the arms it names itself, by role (read in its abstract) or by a word before "group"."""
+    if may_answer(words, compiled, config):
+        return True
+    if abstract and names_arms_by_role(sentence) and may_answer(words, compiled, config,
+                                                               arms=words | abstract_words(abstract)):
+        return True
+    names = group_name_words(sentence, abstract)
+    return bool(names) and any(may_answer(words, [q], config, arms=words | stems)
+                               for q in compiled for stems, named in [arms_named_by_group(names, q)] if named)
+
+
 def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config: QuestionsConfig, n_doses: int = 0,
-           arms: frozenset[str] | None = None) -> tuple[float, str] | None:
+           arms: frozenset[str] | None = None, arms_why: str = "named in the abstract; the claim names the arms by role"
+           ) -> tuple[float, str] | None:
     """``(score, why)`` when a claim with content stems ``words``, cosine ``similarity`` to the question and
     ``n_doses`` doses named answers it, else None. ``arms``: where the treatments are named, for a claim that
-    names its arms by role (its abstract's stems); the outcome must still be the claim's own."""
+    names its arms by role (its abstract's stems) or by a word before "group" (the arms' phrases), said in the why
+    by ``arms_why``; the outcome must still be the claim's own."""
     if similarity < config.min_similarity:
         return None
     by_role = arms is not None
@@ -775,8 +938,7 @@ def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config
     if other_comparison(arms, q, cmp, n_doses) is not None:
         return None
     score = 0.35 * iv_cov + 0.35 * oc_cov + 0.2 * max(similarity, 0.0) + 0.1 * cmp_cov
-    why = [f"intervention: {iv.label}" + (" (named in the abstract; the claim names the arms by role)"
-                                          if by_role else ""),
+    why = [f"intervention: {iv.label}" + (f" ({arms_why})" if by_role else ""),
            f"outcome: {oc.label}" if oc else "outcome: by similarity"]
     if cmp is not None:
         why.append(f"comparator: {cmp.label}")
@@ -923,6 +1085,32 @@ def open_label_only(sentence: str, q: CompiledQuestion) -> bool:
     return bool(hits) and all(i > 0 and tokens[i - 1] in _OPEN_LABEL for i in hits)
 
 
+#: Words that make the drug after them one stopped ("women who stopped HRT", "discontinuation of", "withdrawal of"),
+#: or not taken ("women who did not undergo HRT", "never used").
+_STOPPED = frozenset(stem(w) for w in ("stopped", "stopping", "stop", "discontinued", "discontinuing",
+                                       "discontinuation", "withdrawal", "withdrawn", "withdrew", "cessation", "ceased"))
+_NOT_TAKEN = frozenset(stem(w) for w in ("not", "never", "without", "no", "non"))
+
+
+#: A finding about stopping the treatment itself ("treatment withdrawal was associated with an increase of mortality"),
+#: not one that lasts after it ("confers ongoing benefit after drug withdrawal").
+_STOPPING_TREATMENT = re.compile(r"(?<!after )(?<!following )\b(?:treatment|therapy|drug)\s+"
+                                 r"(?:withdrawal|discontinuation|cessation|interruption)\b", re.IGNORECASE)
+
+
+def stopped_only(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim names the question's intervention only as stopped (or, for its other arm, never taken), or its
+    finding is about stopping treatment: "rates of BMD loss among women who stopped HRT did not differ from those of
+    women who did not undergo HRT" and "treatment withdrawal was associated with a significant increase of mortality
+    in the bisoprolol group" are what follows stopping the drug, not whether taking it works."""
+    if _STOPPING_TREATMENT.search(sentence):
+        return True
+    tokens = _arm_tokens(sentence)
+    hits = [i for alt in q.intervention for i in _named_at(tokens, alt)]
+    before = [set(tokens[max(0, i - 3):i]) for i in hits]
+    return any(b & _STOPPED for b in before) and all(b & (_STOPPED | _NOT_TAKEN) for b in before)
+
+
 #: Keeping a condition away rather than treating it ("ulcer recurrence", "preventing ulcer relapse", "maintenance
 #: therapy"): an endpoint of its own.
 _RECURRENCE = re.compile(r"\brecurren\w*|\brelaps\w*|\bmaintenance (?:therapy|treatment|phase)\b", re.IGNORECASE)
@@ -933,7 +1121,7 @@ _DEATH = re.compile(r"\b(?:mortality|deaths?|died|dying|survival|survivors?|live
 #: What makes a death word one cause's, or part of a composite: a cause before it ("cardiovascular mortality",
 #: "sudden death", "event-free survival", "MI/death") or after it ("death from circulatory failure", "death or severe
 #: heart failure", "mortality/hospitalizations"), unless that "cause" is any cause ("death from any cause").
-_CAUSE_BEFORE = re.compile(r"(?:\b(?:cardio-?vascular|CV|cardiac|coronary|CHD|sudden|arrhythmic|vascular|"
+_CAUSE_BEFORE = re.compile(r"(?:\b(?:cause-specific|cardio-?vascular|CV|cardiac|coronary|CHD|sudden|arrhythmic|vascular|"
                            r"cerebro-?vascular|stroke|cancer|non-?cardio-?vascular|non-?cardiac|pump[- ]failure|"
                            r"heart[- ]failure|renal|unexpected)\s+|-free\s+|\bor\s+|/\s*)$", re.IGNORECASE)
 _CAUSE_AFTER = re.compile(r"^(?:\s+(?:(?:from|due to|caused by|attributed to|attributable to)\s+(?!any\b|all\b)|or\b)"
@@ -980,18 +1168,31 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
         return []
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     # the arms by role, read in the abstract, for a claim that names no drug (every question carries the lexicon's)
-    by_role = None
+    by_role, role_words = None, words
     if abstract and compiled and names_arms_by_role(sentence) and not names_a_drug(sentence, compiled[0]):
         by_role = words | abstract_words(abstract)
+        role_words = claim_words(role_clause(sentence), abstract)
+    names = group_name_words(sentence, abstract)
+    all_named = frozenset().union(*names)
     found = []
     for q, sim in zip(compiled, similarities, strict=True):
         verdict = assess(words, sim, q, config, n_doses)
         if verdict is not None:
-            if background_only(sentence, q) or not compares_arms(sentence, q) or open_label_only(sentence, q):
+            if background_only(sentence, q) or open_label_only(sentence, q):
                 continue
-        elif by_role is not None:
-            verdict = assess(words, sim, q, config, n_doses, arms=by_role)  # the arms' roles are the comparison
+            if not compares_arms(sentence, q):
+                verdict = None  # the arms may still be named before "group" ("than the low dose group")
+        elif by_role is not None and not (q.comparison == INACTIVE and _ACTIVE_ARMS.search(sentence)):
+            # the arms' roles are the comparison (active arms among themselves answer no question against placebo);
+            # the outcome is its clause's
+            verdict = assess(role_words, sim, q, config, n_doses, arms=by_role)
+        if verdict is None and names:  # every arm the claim names before "group" is one of its arms
+            named_stems, named = arms_named_by_group(names, q)
+            if named and compares_named_groups(sentence, named, q):
+                verdict = assess(words, sim, q, config, n_doses, arms=(by_role or words) | named_stems | all_named,
+                                 arms_why="named by a word of its phrase before \"group\"")
         if verdict is not None and not (surgical_only(sentence, q) or other_endpoint(sentence, q)
+                                        or stopped_only(sentence, q)
                                         or excluded_population(sentence, q) or fixed_combination(sentence, q)):
             found.append((q, verdict))
     article = words
@@ -1023,9 +1224,7 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
     texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
     words = [claim_words(c.sentence, texts.get(c.article_uid, "")) for c in claims]
     possible = [i for i, (c, w) in enumerate(zip(claims, words, strict=True))
-                if may_answer(w, compiled, config) or (
-                    (text := texts.get(c.article_uid, "")) and names_arms_by_role(c.sentence)
-                    and may_answer(w, compiled, config, arms=w | abstract_words(text)))]
+                if claim_may_answer(c.sentence, texts.get(c.article_uid, ""), w, compiled, config)]
     similarities = dict(zip(possible, embed_texts([claims[i].sentence for i in possible], encoder, cache,
                                                   config.batch_size) @ q_emb.T, strict=True))
     for i, claim in enumerate(tqdm(claims, desc=STAGE, unit=" claims", mininterval=2.0, leave=False)):
@@ -1052,7 +1251,8 @@ def _possible_sentences(claims_dir: Path, questions: list[Question], config: Que
     claims = list(io.read_records(claims_dir, Claim))
     texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
     return [c.sentence for c in claims
-            if may_answer(claim_words(c.sentence, texts.get(c.article_uid, "")), compiled, config)]
+            if claim_may_answer(c.sentence, text := texts.get(c.article_uid, ""), claim_words(c.sentence, text),
+                                compiled, config)]
 
 
 # --- stage -----------------------------------------------------------------------------------------------

@@ -620,6 +620,7 @@ def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, senten
     ("Event-free survival was longer with carvedilol.", True),
     ("There were significantly fewer sudden deaths with bisoprolol (48 [3.6%] vs 83 [6.3%] deaths).", True),
     ("Metoprolol reduced the combined end point of all-cause mortality/all-cause hospitalizations.", True),
+    ("Cause-specific mortality did not differ significantly between treatment groups.", True),
     ("All-cause mortality was lower with bisoprolol (156 vs 228 deaths).", False),
     ("Therapy reduced the risk of death, cardiovascular death and sudden cardiac death.", False),
     ("Captopril gave a non-significant reduction in 4-week mortality.", False),
@@ -772,6 +773,13 @@ def test_a_drug_named_only_as_open_label_use_is_no_arm(comparisons, sentence, ex
     ("There were no significant differences between the soy and placebo groups in hot flushes.", False),
     ("Mortality was lower in group I than in group II (P = 0.0001).", False),
     ("In the landmark group, haematoma occurred in 8.4% of patients.", False),
+    # the words of the finding before "between the groups" are not the arms' names
+    ("There were no significant differences in FEF50, PEF and FIV1 between the groups.", True),
+    # placebo beside the arms but none of them; a direction between lettered arms whatever else is similar
+    (("The blood pressure of the two groups was comparable during placebo and was reduced by 31.6 mmHg in group A "
+      "or 29.9 mmHg in group B (p < 0.001 vs. placebo)."), False),
+    ("Despite similar reinfarction in the two groups, mortality was lower in group I than in group II (P = 0.03).",
+     False),
 ])
 def test_arms_named_by_role_are_told_from_arms_named_by_treatment(sentence, by_role):
     assert questions.names_arms_by_role(sentence) is by_role
@@ -791,6 +799,57 @@ def test_a_claim_naming_its_arms_by_role_answers_the_question_its_abstract_names
                                  "was common.", abstract) == set()
 
 
+def test_a_claim_naming_its_arms_by_role_names_the_outcome_in_the_clause_that_compares_them(comparisons):
+    abstract = "Captopril or placebo was given to 400 patients after myocardial infarction."
+    assert answered(comparisons, "3-month mortality was 10.2%; reinfarction was the most frequent event, with no "
+                                 "differences between treatment groups.", abstract) == set()
+    assert answered(comparisons, "Reinfarction was frequent; 3-month mortality did not differ between treatment "
+                                 "groups.", abstract) == {"vs_placebo"}
+
+
+def test_active_arms_compared_among_themselves_answer_no_question_against_placebo(comparisons):
+    abstract = "Captopril, enalapril, ramipril or placebo was given to 800 patients after myocardial infarction."
+    claim = "Mortality did not differ significantly among the 3 active treatment groups."
+    assert answered(comparisons, claim, abstract) == set()
+    assert answered(comparisons, "Mortality did not differ significantly between the treatment groups.",
+                    abstract) == {"vs_placebo"}
+
+
+def test_renal_function_is_not_proteinuria_but_albumin_excretion_is(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: renal, text: "Do ACE inhibitors reduce proteinuria?"}
+""")
+    assert answered(pack, "Enalapril reduced the albumin excretion rate compared with placebo (P < 0.01).") == {"renal"}
+    assert answered(pack, "Enalapril caused a 33% increase in the risk of decreased renal function.") == set()
+    assert answered(pack, "Ramipril significantly limited progression to ESRD compared with placebo.") == set()
+
+
+def test_a_drug_named_only_as_stopped_answers_no_question(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: bone, text: "Does hormone replacement therapy increase bone mineral density in postmenopausal women?"}
+""")
+    assert answered(pack, "Rates of bone mineral density loss among women who stopped HRT did not differ "
+                          "significantly from those of women who did not undergo HRT.") == set()
+    assert answered(pack, "Bone mineral density rose more in women taking HRT than in women who did not undergo HRT "
+                          "(P < 0.01).") == {"bone"}
+    assert answered(pack, "Treatment withdrawal was associated with a significant fall in bone mineral density in "
+                          "the HRT group compared with placebo.") == set()
+    assert answered(pack, "HRT increased bone mineral density compared with placebo and conferred ongoing benefit "
+                          "after drug withdrawal.") == {"bone"}
+
+
+@pytest.mark.parametrize("sentence, n", [
+    ("All three doses of transdermal estradiol controlled hot flushes.", 2),
+    ("Both doses reduced blood pressure.", 2),
+    ("Ramipril 10 mg reduced mortality.", 1),
+    ("Ramipril reduced mortality.", 0),
+])
+def test_doses_counted_in_words_are_several(sentence, n):
+    assert questions.doses(sentence) == n
+
+
 def test_an_aside_or_dose_in_an_arm_phrase_need_not_be_named(tmp_path):
     pack = compiled_pack(tmp_path / "p.yaml", """
 questions:
@@ -798,6 +857,62 @@ questions:
 """)
     assert answered(pack, "Total cholesterol fell more with bezafibrate than with placebo (P < 0.01).") == {"bzf"}
     assert answered(pack, "Total cholesterol fell more with fenofibrate than with placebo (P < 0.01).") == set()
+
+
+@pytest.mark.parametrize("sentence, names", [
+    ("Weight fell faster in the low-carbohydrate group than in the low-fat group (P = 0.005).",
+     ("low-carbohydrate", "low-fat")),
+    ("The high dose salbutamol group had more days free of ALI than the low dose group.",
+     ("high dose salbutamol", "low dose")),
+    ("Pain did not differ between the naproxen and celebrex groups.", ("naproxen", "celebrex")),
+    # role words and figures are no name
+    ("Mortality did not differ between the two groups.", ()),
+    ("The evening peak group (n=108) had a higher BMI than the control group.", ("evening peak",)),
+])
+def test_group_names_are_the_words_before_group_that_are_not_roles(sentence, names):
+    assert questions.group_names(sentence) == names
+
+
+@pytest.fixture(scope="module")
+def by_group(tmp_path_factory):
+    return compiled_pack(tmp_path_factory.mktemp("pack") / "p.yaml", """
+questions:
+  - {id: cvc, text: "Is average access time higher, lower, or the same when comparing ultrasound-guided cannulation of the internal jugular vein to landmark technique?"}
+  - {id: dose, text: "Are days free of lung injury higher, lower, or the same when comparing salbutamol high dose to salbutamol low dose?"}
+  - {id: stent, text: "Is stricture time higher, lower, or the same when comparing polyglycolic acid plus stent to stent alone?"}
+  - {id: acei, text: "Do ACE inhibitors reduce albuminuria compared with placebo?"}
+  - {id: suma, text: "Does sumatriptan cause more adverse events than placebo?"}
+""")
+
+
+def test_an_arm_is_named_by_a_word_of_its_phrase_before_group(by_group):
+    names = questions.group_name_words("Access time was shorter in the ultrasound group than in the landmark group.")
+    assert questions.arms_named_by_group(names, by_group["cvc"])[1] == {"intervention", "comparator"}
+    # a word of both arms' phrases names neither; "low dose" is the comparator's alone
+    assert questions.arms_named_by_group(questions.group_name_words("in the stent group"), by_group["stent"])[1] == set()
+    assert questions.arms_named_by_group(questions.group_name_words("in the low dose group"),
+                                         by_group["dose"])[1] == {"comparator"}
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    (("Average access time was significantly reduced in the ultrasound group of patients compared with the landmark "
+      "group (p < 0.001)."), {"cvc"}),
+    (("The high dose salbutamol group had significantly more days free of lung injury than the low dose group "
+      "(p = 0.02)."), {"dose"}),
+    ("Albuminuria fell more in the captopril-treated group than in the placebo group (P < 0.01).", {"acei"}),
+    # one arm's own change, no comparison; a name both arms share; another active drug as the other arm
+    ("In the landmark group, average access time was 12 s.", set()),
+    ("Average access time decreased from baseline in the ultrasound group (p < 0.01).", set()),
+    ("Stricture time did not differ between the stent group and the control group.", set()),
+    ("Albuminuria was similar (31% in the captopril group and 37% in the atenolol group).", set()),
+    ("More sumatriptan-treated patients than placebo-treated patients reported adverse events (29% versus 16%).",
+     {"suma"}),
+    # against placebo, the arm must be set against an untreated one, not other trials
+    ("Adverse events, reported in 28% of sumatriptan-treated attacks, were similar to those of long-term trials.",
+     set()),
+])
+def test_a_claim_naming_its_arms_before_group_answers_their_question(by_group, sentence, expected):
+    assert answered(by_group, sentence) == expected
 
 
 @pytest.mark.parametrize("comparator, kind", [
