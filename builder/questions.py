@@ -509,6 +509,36 @@ def comparator_first(sentence: str, q: CompiledQuestion) -> bool:
     return iv_ref if iv_ref != cmp_ref else comparator < intervention
 
 
+#: Words that put one arm above the other, set an arm against something else, or mix the finding ("than",
+#: "fewer", "compared", "but", "despite"): a sentence with any of them does not simply set its arms equal.
+_UNEQUAL = re.compile(r"\b(?:than|superior|inferior|better|worse|greater|larger|smaller|fewer|lower|higher|more|less"
+                      r"|compared|comparison|versus|vs|however|but|whereas|although|though|despite|while|except"
+                      r"|unlike|relative|placebo|controls?|untreated|nonusers)\b", re.IGNORECASE)
+#: Each arm set against placebo ("compared with placebo", "versus placebo"): no ranking of the two arms.
+_AGAINST_PLACEBO = re.compile(r"\b(?:compared (?:with|to)|versus|vs\.?)\s+placebo\b", re.IGNORECASE)
+#: An equivalence that is the finding ("similar", "comparable", "equivalent", "equally", "did not differ"), not a
+#: dose's ("(or equivalent)").
+_EQUAL = re.compile(r"(?<!or )\b(?:similar|comparable|equivalent|equally)\b|\bno\s+(?:\w+\s+){0,2}differen"
+                    r"|\bnot\s+(?:\w+\s+){0,2}differ", re.IGNORECASE)
+
+
+def sets_arms_equal(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim, under a question of two active arms, names both and does no more than set them equal
+    ("celiprolol and atenolol lead to a similar and significant reduction of blood pressure", "equivalent and
+    significant reductions … for tolterodine and oxybutynin compared with placebo"): its effect is each arm's
+    (against baseline or placebo), and between the arms it finds no difference. A sentence that also ranks the
+    arms, sets one against anything but placebo, or mixes findings ("similar …; however, significantly fewer …")
+    is left to the reader."""
+    plain = _AGAINST_PLACEBO.sub(" ", sentence)
+    if q.comparison == INACTIVE or not _EQUAL.search(plain) or _UNEQUAL.search(plain):
+        return False
+    tokens = _arm_tokens(sentence)
+    against = q.comparator if q.comparison == NAMED else q.comparator + q.other_drugs
+    asked = {a.stems for a in q.intervention}
+    named = [alt for alt in q.intervention if _named_at(tokens, alt)]
+    return bool(named) and any(_named_at(tokens, alt) for alt in against if alt.stems not in asked)
+
+
 def _named_arm(stems: list[str], alts: tuple[Alternative, ...]) -> Alternative | None:
     """The alternative a sentence names whole that comes first in it (the longest of those starting there)."""
     hits = _mentions(stems, alts)
@@ -682,10 +712,28 @@ def other_comparison(words: frozenset[str], q: CompiledQuestion, comparator: Alt
     return "two doses compared" if n_doses >= 2 else None
 
 
+#: Where a sentence names measures as covariates, not as its finding ("when changes in LV mass, blood pressure, and
+#: heart rate were also included in multivariate analyses", "adjusted for blood pressure").
+_COVARIATES = re.compile(r"\b(?:when|after|with)\b[^.;]{0,160}?\b(?:were|was)\s+(?:also\s+)?(?:included|entered|added)"
+                         r"\s+(?:in|into|to)\b[^.;,]*|\b(?:adjust\w*|controll?\w*|correct\w*)\s+for\b[^.;,)]*",
+                         re.IGNORECASE)
+
+
+def without_covariates(sentence: str) -> str:
+    """A sentence without the clauses that name measures as covariates: "the decreases in QT dispersion were greater
+    with irbesartan; the same results were found when changes in blood pressure were included in multivariate
+    analyses" says nothing of blood pressure as a finding."""
+    return _COVARIATES.sub(" ", sentence)
+
+
+def _content_words(text: str, context: str) -> frozenset[str]:
+    return terms(text, abbreviations(context) if "(" in context else None)
+
+
 def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:
-    """A claim's content stems, abbreviations defined in its abstract (or itself) expanded."""
-    context = f"{abstract} {sentence}"
-    return terms(sentence, abbreviations(context) if "(" in context else None)
+    """A claim's content stems, abbreviations defined in its abstract (or itself) expanded, measures it names only
+    as covariates left out (``without_covariates``)."""
+    return _content_words(without_covariates(sentence), f"{abstract} {sentence}")
 
 
 #: Arms labelled by letter or number: which one is the treatment only the abstract's methods say.
@@ -887,7 +935,7 @@ def names_a_drug(sentence: str, q: CompiledQuestion) -> bool:
 @lru_cache(maxsize=256)
 def abstract_words(abstract: str) -> frozenset[str]:
     """An abstract's content stems, its abbreviations expanded (read once for all of its claims)."""
-    return claim_words(abstract, abstract)
+    return _content_words(abstract, abstract)
 
 
 def may_answer(words: frozenset[str], compiled: list[CompiledQuestion], config: QuestionsConfig,

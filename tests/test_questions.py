@@ -840,6 +840,35 @@ questions:
                           "after drug withdrawal.") == {"bone"}
 
 
+@pytest.mark.parametrize("qid, sentence, equal", [
+    ("head_to_head", "Tolterodine and oxybutynin led to similar and significant reductions in dry mouth (P < 0.01).",
+     True),
+    ("vs_others", "Nifedipine and atenolol gave comparable reductions in cardiovascular events.", True),
+    # one arm ranked above the other; one arm only; a question against placebo
+    ("head_to_head", "Dry mouth was similar at baseline but less frequent with tolterodine than with oxybutynin.",
+     False),
+    ("head_to_head", "Tolterodine gave a similar and significant reduction in dry mouth.", False),
+    ("vs_placebo", "Ramipril and placebo gave similar mortality.", False),
+    ("head_to_head", "Dry mouth was similar with tolterodine and oxybutynin; however, fewer stopped tolterodine.",
+     False),
+    ("head_to_head", "Relative to control subjects, dry mouth did not differ for users of tolterodine or oxybutynin.",
+     False),
+])
+def test_a_claim_setting_two_active_arms_equal(comparisons, qid, sentence, equal):
+    assert questions.sets_arms_equal(sentence, comparisons[qid]) is equal
+
+
+def test_an_outcome_named_only_as_a_covariate_is_not_the_claims(comparisons):
+    sentence = ("Dispersion of the QT interval fell more with nifedipine than with atenolol (P = 0.001); the same results "
+                "were found when changes in cardiovascular events and heart rate were also included in multivariate "
+                "analyses.")
+    assert "cardiovascular" not in questions.without_covariates(sentence)
+    assert answered(comparisons, sentence) == set()
+    # an adjustment clause ends at its comma: the finding after it stays
+    assert answered(comparisons, "After adjustment for age, cardiovascular events were more frequent with nifedipine "
+                                 "than with atenolol (P = 0.01).") == {"vs_others"}
+
+
 @pytest.mark.parametrize("sentence, n", [
     ("All three doses of transdermal estradiol controlled hot flushes.", 2),
     ("Both doses reduced blood pressure.", 2),

@@ -198,6 +198,29 @@ def test_under_a_declared_question_only_a_stated_effect_against_a_stated_null_is
     assert plain.conflict_type == ontology.NO_CONFLICT
 
 
+def test_a_claim_setting_the_two_arms_equal_reads_no_difference_between_them():
+    """"Similar and significant reductions with tolterodine and oxybutynin" is each arm's effect against placebo;
+    under the head-to-head question it finds no difference, and so disagrees with a claim that one arm is better
+    (and not with one that finds them alike)."""
+    from builder.annotators.reader_annotator import ReaderAnnotator
+    from builder.questionpacks import question_from
+
+    q = question_from({"id": "oab", "text": "Is tolterodine as effective as oxybutynin for urinary incontinence?"})
+    annotator = ReaderAnnotator()
+    equal = ("Tolterodine and oxybutynin led to similar and significant reductions in urinary incontinence episodes "
+             "(p < 0.001).")
+    better = "Oxybutynin was significantly more effective than tolterodine for urinary incontinence (p = 0.003)."
+    alike = "Urinary incontinence episodes did not differ between tolterodine and oxybutynin (p = 0.41)."
+    p_equal = pair(equal, better).model_copy(update={"question": q})
+    ra, rb = annotator.reader.read(annotator.asks(p_equal))
+    oriented = annotator.oriented(p_equal, ra, rb)
+    assert oriented[0].finding == "no_difference" and oriented[0].stated
+    assert oriented[0].finding_probs["increase"] == oriented[0].finding_probs["decrease"] == 0.0
+    conflict, agree = annotator.annotate_many([p_equal, pair(equal, alike).model_copy(update={"question": q})])
+    assert conflict.notes == "null_vs_effect"
+    assert agree.conflict_type == ontology.NO_CONFLICT
+
+
 def test_only_stated_findings_conflict_between_abstract_sentences_or_claims_asked_in_their_arm_names():
     from builder.annotators.reader_annotator import stated_only
 

@@ -39,6 +39,7 @@ from ..questions import (
     comparator_first,
     compile_questions,
     load_lexicon,
+    sets_arms_equal,
 )
 from ..reader import READER_VERSION, disagreement, load_reader
 from ..reader.data import QUESTION_TEMPLATES, heldout_gold
@@ -352,11 +353,14 @@ class ReaderAnnotator(LocalAnnotator):
         sentence is about, whichever arm the question names first ("cough was lower with candesartan than with
         enalapril" reads as a decrease however it is asked), so a claim stating its finding relative to the
         intervention (the intervention after "than", "compared with"…; ``questions.comparator_first``) has its
-        reading reversed."""
+        reading reversed; one that sets the question's two active arms equal ("a similar and significant reduction
+        with celiprolol and atenolol"; ``questions.sets_arms_equal``) reads no difference between them, whatever
+        effect each arm had on its own."""
         if pair.question is None:
             return ra, rb
         q = self.compiled(pair.question)
-        return tuple(r.reversed() if comparator_first(claim.sentence, q) else r
+        return tuple(r.arms_equal() if sets_arms_equal(claim.sentence, q)
+                     else r.reversed() if comparator_first(claim.sentence, q) else r
                      for claim, r in ((pair.claim_a, ra), (pair.claim_b, rb)))
 
     def decide(self, pair: CandidatePair, ra, rb, stated_only: bool = False) -> Labels:

@@ -129,6 +129,16 @@ class Reading:
         return replace(self, finding=swap.get(self.finding, self.finding),
                        finding_probs={swap.get(k, k): v for k, v in self.finding_probs.items()})
 
+    def arms_equal(self) -> Reading:
+        """The reading of a text that sets the question's two arms equal ("a similar and significant reduction with
+        celiprolol and atenolol"): the effect the reader reads is each arm's, so relative to the comparison it is no
+        difference, with the probability of an effect moved to it and the text stating a null between the arms."""
+        effect = sum(self.finding_probs.get(f, 0.0) for f in EFFECTS)
+        probs = {k: (0.0 if k in EFFECTS else v + effect if k == NO_DIFFERENCE else v)
+                 for k, v in self.finding_probs.items()}
+        return replace(self, finding=NO_DIFFERENCE, finding_probs=probs, significance=None,
+                       confidence=probs[NO_DIFFERENCE], states_effect=False, states_null=True)
+
     @property
     def majority(self) -> bool:
         """Whether the finding read is more likely than all the others together (P > 1/2)."""
