@@ -516,10 +516,6 @@ _UNEQUAL = re.compile(r"\b(?:than|superior|inferior|better|worse|greater|larger|
                       r"|unlike|relative|placebo|controls?|untreated|nonusers)\b", re.IGNORECASE)
 #: Each arm set against placebo ("compared with placebo", "versus placebo"): no ranking of the two arms.
 _AGAINST_PLACEBO = re.compile(r"\b(?:compared (?:with|to)|versus|vs\.?)\s+placebo\b", re.IGNORECASE)
-#: An equivalence that is the finding ("similar", "comparable", "equivalent", "equally", "did not differ"), not a
-#: dose's ("(or equivalent)").
-_EQUAL = re.compile(r"(?<!or )\b(?:similar|comparable|equivalent|equally)\b|\bno\s+(?:\w+\s+){0,2}differen"
-                    r"|\bnot\s+(?:\w+\s+){0,2}differ", re.IGNORECASE)
 
 
 def sets_arms_equal(sentence: str, q: CompiledQuestion) -> bool:
@@ -748,11 +744,13 @@ _ROLE_ARMS = re.compile(
 #: The treated arm set against the untreated one by role ("in the treatment group compared with the control group").
 _TREATED_VS_UNTREATED = re.compile(r"\b(?:intervention|treatment|experimental|active)\s+(?:group|arm)s?\b[^.;]*"
                                    r"\b(?:control|placebo)\s+(?:group|arm)s?\b", re.IGNORECASE)
+#: A finding with no direction to misread, an equivalence ("similar", "comparable", "equivalent", "equally", "did
+#: not differ", "no difference"), not a dose's ("(or equivalent)").
+_EQUAL = re.compile(r"(?<!or )\b(?:similar|comparable|equally)\b|(?<!or )\bequivalen|\bno\s+(?:\w+\s+){0,2}differen"
+                    r"|\bnot\s+(?:\w+\s+){0,2}differ", re.IGNORECASE)
 #: A direction between arms ("lower in group I than in group II").
 _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
-#: A finding with no direction to misread: no difference, similar, comparable.
-_NO_DIRECTION = re.compile(r"\bno\s+(?:\w+\s+){0,2}differen|\bnot\s+(?:\w+\s+){0,2}differ|\bdid\s+not\s+differ"
-                           r"|\bsimilar\b|\bcomparable\b|\bequivalen", re.IGNORECASE)
+
 #: Words that compare arms named by role, by a reference ("than", "compared") or side by side ("between",
 #: "similar", "differ").
 _SET_AGAINST = re.compile(r"\bbetween\b|\bamong\b|\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bdiffer|\bsimilar"
@@ -803,7 +801,7 @@ def names_arms_by_role(sentence: str) -> bool:
         return False
     if _LABELLED_ARMS.search(sentence) and _THAN.search(sentence):
         return False  # a direction between lettered arms, whatever else the sentence finds similar
-    if _NO_DIRECTION.search(sentence):
+    if _EQUAL.search(sentence):
         return True
     return _LABELLED_ARMS.search(sentence) is None and _TREATED_VS_UNTREATED.search(sentence) is not None
 
@@ -1133,11 +1131,11 @@ def open_label_only(sentence: str, q: CompiledQuestion) -> bool:
     return bool(hits) and all(i > 0 and tokens[i - 1] in _OPEN_LABEL for i in hits)
 
 
-#: Words that make the drug after them one stopped ("women who stopped HRT", "discontinuation of", "withdrawal of"),
-#: or not taken ("women who did not undergo HRT", "never used").
+#: Words that make the drug after them one stopped ("women who stopped HRT", "discontinuation of", "withdrawal of");
+#: with ``_UNTREATED_STEMS`` and "never", one not taken ("women who did not undergo HRT", "never used").
 _STOPPED = frozenset(stem(w) for w in ("stopped", "stopping", "stop", "discontinued", "discontinuing",
                                        "discontinuation", "withdrawal", "withdrawn", "withdrew", "cessation", "ceased"))
-_NOT_TAKEN = frozenset(stem(w) for w in ("not", "never", "without", "no", "non"))
+_NEVER = frozenset({stem("never")})
 
 
 #: A finding about stopping the treatment itself ("treatment withdrawal was associated with an increase of mortality"),
@@ -1156,7 +1154,7 @@ def stopped_only(sentence: str, q: CompiledQuestion) -> bool:
     tokens = _arm_tokens(sentence)
     hits = [i for alt in q.intervention for i in _named_at(tokens, alt)]
     before = [set(tokens[max(0, i - 3):i]) for i in hits]
-    return any(b & _STOPPED for b in before) and all(b & (_STOPPED | _NOT_TAKEN) for b in before)
+    return any(b & _STOPPED for b in before) and all(b & (_STOPPED | _UNTREATED_STEMS | _NEVER) for b in before)
 
 
 #: Keeping a condition away rather than treating it ("ulcer recurrence", "preventing ulcer relapse", "maintenance
