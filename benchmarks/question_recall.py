@@ -70,10 +70,10 @@ def _rank(key: str) -> str:
 PARTS = ("development", "check")
 
 
-def sample(n_articles: int, part: str = PARTS[0]
-           ) -> tuple[list[dict], dict[str, reader_data.EIPrompt], dict[str, list[str]]]:
-    """JSONL rows of ``n_articles`` training articles (seeded; ``part`` picks the first or the next ``n_articles``),
-    their prompts by question id, and each prompt's evidence texts that its abstract holds."""
+def samples(n_articles: int) -> dict[str, tuple[list[dict], dict[str, reader_data.EIPrompt], dict[str, list[str]]]]:
+    """For each of ``PARTS``, in one pass over the training articles in seeded order (each part the next
+    ``n_articles`` with an abstract): the JSONL rows, the prompts by question id, and each prompt's evidence texts
+    that its abstract holds."""
     evidence: dict[str, list[str]] = defaultdict(list)
     prompts: dict[str, reader_data.EIPrompt] = {}
     for finding in reader_data.ei_findings(DATA):
@@ -81,21 +81,21 @@ def sample(n_articles: int, part: str = PARTS[0]
         if reader_data.in_part(SOURCE, p.pmcid, "training"):
             prompts[f"ei{p.prompt_id}"] = p
             evidence[f"ei{p.prompt_id}"].append(finding.text)
-    rows, chosen, skip = [], set(), PARTS.index(part) * n_articles
+    rows: list[dict] = []
     for pmcid in sorted({p.pmcid for p in prompts.values()}, key=_rank):
-        if len(rows) == n_articles:
+        if len(rows) == n_articles * len(PARTS):
             break
         if (row := abstract_record(pmcid)) is not None:
-            if skip:
-                skip -= 1
-                continue
             rows.append(row)
-            chosen.add(pmcid)
-    texts = {row["pmcid"].removeprefix("PMC"): _norm(f"{row['title']} {row['text']}") for row in rows}
-    found = {qid: [e for e in evidence[qid] if _norm(e) in texts[p.pmcid]]
-             for qid, p in prompts.items() if p.pmcid in chosen}
-    found = {qid: ev for qid, ev in found.items() if ev}
-    return rows, {qid: prompts[qid] for qid in found}, found
+    out = {}
+    for i, part in enumerate(PARTS):
+        part_rows = rows[i * n_articles:(i + 1) * n_articles]
+        texts = {row["pmcid"].removeprefix("PMC"): _norm(f"{row['title']} {row['text']}") for row in part_rows}
+        found = {qid: [e for e in evidence[qid] if _norm(e) in texts[p.pmcid]]
+                 for qid, p in prompts.items() if p.pmcid in texts}
+        found = {qid: ev for qid, ev in found.items() if ev}
+        out[part] = (part_rows, {qid: prompts[qid] for qid in found}, found)
+    return out
 
 
 def write_inputs(work: Path, rows: list[dict], prompts: dict[str, reader_data.EIPrompt]) -> tuple[Path, Path]:
@@ -190,9 +190,8 @@ def main() -> None:
     if not DATA.is_dir():
         raise SystemExit(f"{DATA}: Evidence Inference is missing (../shared/data beside the repository)")
     parts = {}
-    for part in PARTS:
+    for part, (rows, prompts, evidence) in samples(args.articles).items():
         work = Path(args.work) / part
-        rows, prompts, evidence = sample(args.articles, part)
         source, pack = write_inputs(work, rows, prompts)
         seconds = run_stages(work, source, pack)
         parts[part] = {"seconds": seconds, "scores": score(work, prompts, evidence)}

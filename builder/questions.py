@@ -722,8 +722,15 @@ def without_covariates(sentence: str) -> str:
     return _COVARIATES.sub(" ", sentence)
 
 
+@lru_cache(maxsize=1024)
+def _expansions(context: str) -> dict[str, frozenset[str]] | None:
+    """The abbreviations a text defines (``frames.abbreviations``; None without a bracket), read once for a claim
+    and its abstract however many of its readings ask (its words, its role clause's, its arm names')."""
+    return abbreviations(context) if "(" in context else None
+
+
 def _content_words(text: str, context: str) -> frozenset[str]:
-    return terms(text, abbreviations(context) if "(" in context else None)
+    return terms(text, _expansions(context))
 
 
 def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:
@@ -874,8 +881,7 @@ def group_name_words(sentence: str, abstract: str = "") -> tuple[frozenset[str],
     names = group_names(sentence)
     if not names:
         return ()
-    context = f"{abstract} {sentence}"
-    expand = abbreviations(context) if "(" in context else None
+    expand = _expansions(f"{abstract} {sentence}")
     return tuple(words for name in names if (words := terms(_JOINED_WORDS.sub(" ", name), expand) - _ARM_ROLE_STEMS))
 
 
