@@ -63,27 +63,47 @@ def stop_descendants(grace_s: float = GRACE_S) -> int:
     return len(children)
 
 
+def _interruption(signum: int) -> KeyboardInterrupt:
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+#: The stop signal received within the current :func:`stop_signals` block, if any.
+_received: int | None = None
+
+
 def _interrupt(signum: int, frame) -> None:
+    global _received
     for s in STOP_SIGNALS:  # a second signal while stopping does not cut the clean-up short
         signal.signal(s, signal.SIG_IGN)
+    _received = signum
     stop_descendants()
-    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+    raise _interruption(signum)
 
 
 @contextmanager
 def stop_signals() -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM stop every descendant process and raise ``KeyboardInterrupt``
     (:class:`Terminated` for SIGTERM) in the main thread; the previous handlers come back after it. Outside the
-    main thread (where handlers cannot be set) the block runs as it is."""
+    main thread (where handlers cannot be set) the block runs as it is.
+
+    The interrupt is what leaves the block, also when the unwinding raised another error on the way (a pool
+    whose workers were stopped, say); whatever the unwinding started is stopped too.
+    """
+    global _received
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {s: signal.signal(s, _interrupt) for s in STOP_SIGNALS}
+    _received = None
     try:
         yield
-    except KeyboardInterrupt:
-        stop_descendants()
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt) or _received is not None:
+            stop_descendants()
+        if _received is not None and not isinstance(exc, KeyboardInterrupt):
+            raise _interruption(_received) from exc
         raise
     finally:
+        _received = None
         for s, handler in previous.items():
             signal.signal(s, handler)

@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -201,7 +202,6 @@ def make_executor(config: RuntimeConfig, pipeline: list, logging_dir: Path):
     if config.executor == "local":
         from datatrove.executor import LocalPipelineExecutor
 
-        # datatrove's default start method, forkserver: a forked torch process hangs in its thread pool
         return LocalPipelineExecutor(pipeline, tasks=config.tasks, workers=config.workers, logging_dir=logging_dir)
     if config.executor == "slurm":
         from datatrove.executor import SlurmPipelineExecutor
@@ -245,16 +245,39 @@ def _wait_for_slurm(executor, options: SlurmOptions) -> None:
         time.sleep(options.poll_seconds)
 
 
+def _run_local_ranks(executor) -> None:
+    """datatrove's per-rank run of every unfinished rank: in this process for one worker, else in
+    ``executor.workers`` worker processes.
+
+    Not datatrove's ``executor.run()``: it starts a multiprocessing manager process even for one worker (which
+    outlives a build killed with SIGKILL), and its ``multiprocess.Pool`` starts a new worker (and forkserver) in
+    place of one an interrupt stopped, and can wait forever in its teardown on a queue lock the stopped worker
+    held. A ``ProcessPoolExecutor`` never restarts a worker and fails its futures when one dies, so a signalled
+    build leaves nothing behind. forkserver, as datatrove's default: a forked torch process hangs in its thread
+    pool.
+    """
+    ranks = executor.get_incomplete_ranks()
+    if executor.workers == 1:
+        for rank in ranks:
+            executor._run_for_rank(rank)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(executor.workers, mp_context=multiprocessing.get_context("forkserver"))
+    try:
+        for _ in pool.map(executor._run_for_rank, ranks):
+            pass
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
 def run_ranks(job: ShardJob, parts: Path, config: RuntimeConfig) -> None:
     """Run every unfinished rank of ``job`` on the configured executor (finished ranks are skipped)."""
     executor = make_executor(config, [MapRecords(job, parts)], parts / "logs")
     if config.executor == "ray":
         _run_ray(executor, config.ray)
-    elif config.executor == "local" and executor.workers == 1:
-        # datatrove's per-rank run, in this process: its executor.run() starts a multiprocessing manager
-        # process even for one worker, and that process outlives a build killed with SIGKILL
-        for rank in executor.get_incomplete_ranks():
-            executor._run_for_rank(rank)
+    elif config.executor == "local":
+        _run_local_ranks(executor)
     else:
         executor.run()
     if config.executor == "slurm":

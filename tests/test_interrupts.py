@@ -50,6 +50,20 @@ def test_sigterm_raises_where_the_command_is_and_stops_its_children_and_grandchi
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the previous handler is back
 
 
+def test_an_error_raised_while_an_interrupt_unwinds_leaves_as_the_interrupt_and_its_processes_are_stopped():
+    with pytest.raises(Terminated) as caught, stop_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(60)  # the handler interrupts this sleep
+        finally:  # a teardown that fails once its workers are gone, and starts a process on the way
+            late = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+            raise FileNotFoundError("the pool's socket is gone")
+    assert isinstance(caught.value.__cause__, FileNotFoundError)
+    assert late.wait(timeout=10) is not None  # stopped on the way out
+    with pytest.raises(FileNotFoundError), stop_signals():  # without a signal, an error is itself
+        raise FileNotFoundError("no such file")
+
+
 def _session(sid: int) -> list[psutil.Process]:
     """Live processes of session ``sid`` (the build and whatever it started; orphans keep their session)."""
     out = []

@@ -109,6 +109,28 @@ def test_a_failed_rank_is_rerun_alone(abstracts_dir, one_task, tmp_path, monkeyp
     assert _output(out) == _output(one_task)
 
 
+class _FailingConfig(claims.ClaimsConfig, extra="allow"):
+    """Claims' config with the article to fail on (``bad``)."""
+
+
+def _fail_on_the_last_abstract(abstracts, config, stats):
+    """A stage function that fails on rank 1 of 2 (module level: worker processes import it by name)."""
+    for a in abstracts:
+        if a.article_uid == config.model_extra["bad"]:
+            raise ValueError(f"unreadable abstract {a.article_uid}")
+        yield a
+
+
+def test_a_rank_failing_in_a_worker_process_fails_the_stage_with_its_error(abstracts_dir, tmp_path):
+    bad = list(io.read_records(abstracts_dir, Abstract))[-1].article_uid
+    job = ShardJob("claims", _fail_on_the_last_abstract, _FailingConfig(bad=bad), abstracts_dir, Abstract, Abstract,
+                   "abstracts")
+    with pytest.raises(ValueError, match=f"unreadable abstract {bad}"):
+        runtime.run_sharded(job, tmp_path / "out", RuntimeConfig(tasks=2, workers=2))
+    [parts] = (tmp_path / "out" / runtime.TASKS_DIR).iterdir()
+    assert sorted(p.name for p in (parts / "logs" / "completions").iterdir()) == ["00000"]  # rank 0 finished
+
+
 def test_task_key_changes_with_config_input_and_task_count(abstracts_dir, tmp_path):
     def key(config=None, tasks=2, input_dir=abstracts_dir):
         return ShardJob("claims", claims.map_abstracts, config or claims.ClaimsConfig(), input_dir, Abstract, Claim,
