@@ -229,6 +229,14 @@ class CompiledQuestion:
         return {role: frozenset().union(*(alt.stems for alt in alts), terms(_JOINED_WORDS.sub(" ", phrase or "")))
                 for role, (phrase, alts) in phrases.items()}
 
+    @cached_property
+    def apart_words(self) -> dict[str, frozenset[str]]:
+        """The stems of each arm's own phrase (compound words read apart) that the other arm's words lack and that
+        name a treatment (not its time, dose or co-treatment): a claim using one names that arm alone."""
+        phrase = {"intervention": self.question.intervention, "comparator": self.question.comparator}
+        return {role: terms(_JOINED_WORDS.sub(" ", phrase[role] or "")) - self.arm_words[other] - _NOT_ARM_NAMES
+                for role, other in (("intervention", "comparator"), ("comparator", "intervention"))}
+
     @property
     def other_drugs(self) -> tuple[Alternative, ...]:
         """The lexicon's drugs and classes other than the intervention's names: the arms of "other …" drugs."""
@@ -266,17 +274,22 @@ _ARM_DETAIL = re.compile(r"\s*[(\[][^()\[\]]*[)\]]|\b\d+(?:[.,]\d+)?\s*(?:mg|g|�
                          r"|\b(?:once|twice|three times|four times)\s+(?:a|per)\s+(?:day|week)\b", re.IGNORECASE)
 
 
+#: A word for the form a treatment takes, after what is given ("etanercept therapy", "vitamin D supplementation"):
+#: a claim names the treatment ("the etanercept group") without it.
+_ARM_FORM = re.compile(r"(?<=\w)\s+(?:therapy|therapies|regimen|supplementation|administration|medication)\b",
+                       re.IGNORECASE)
 #: An abbreviation the phrase defines for itself ("transcutaneous electroacupuncture (TEA)").
 _OWN_ABBREVIATION = re.compile(r"\(([A-Z][A-Za-z0-9-]{1,9})\)")
 
 
 def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
     """Every way a claim may name an arm: ``alternatives`` of its phrase; of the phrase without bracketed
-    asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose); and an
+    asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose), and also
+    without the treatment's form ("etanercept therapy": "etanercept"); and an
     abbreviation the phrase defines in brackets ("transcutaneous electroacupuncture (TEA)": "TEA")."""
     found = {a.stems: a for a in alternatives(phrase, lexicon)}
     plain = " ".join(_ARM_DETAIL.sub(" ", phrase).split())
-    extra = [plain] if plain and plain != phrase else []
+    extra = [text for text in dict.fromkeys((plain, _ARM_FORM.sub("", plain))) if text and text != phrase]
     extra += [m.group(1) for m in _OWN_ABBREVIATION.finditer(phrase) if sum(ch.isupper() for ch in m.group(1)) >= 2]
     for text in extra:
         for alt in alternatives(text, lexicon):
@@ -870,6 +883,11 @@ def group_names(sentence: str) -> tuple[str, ...]:
 #: What joins the parts of a compound word or quotes it ("celecoxib-treated", "pravastatin/day", "'high dose'"):
 #: read apart to name an arm.
 _JOINED_WORDS = re.compile(r"[-/'‘’]")
+#: Words of an arm's phrase that name no treatment: when, how long, how much.
+_NOT_ARM_NAMES = frozenset(stem(w) for w in (
+    "day", "days", "daily", "week", "weeks", "weekly", "month", "months", "year", "years", "hour", "hours", "dose",
+    "doses", "dosing", "time", "times", "receiving", "received", "given", "alone", "plus", "combined", "combination",
+    "mg", "kg"))
 #: Words of a compound arm name that say its role, not its treatment ("celecoxib-treated", "olanzapine-group").
 _ARM_ROLE_STEMS = frozenset(stem(w) for w in ("treated", "group", "groups", "arm", "receiving", "allocated",
                                               "assigned", "randomized", "randomised"))
@@ -929,6 +947,21 @@ def compares_named_groups(sentence: str, named: set[str], q: CompiledQuestion) -
         and bool(_TESTED.search(sentence) or _RESPECTIVELY.search(sentence)))
 
 
+def sentence_stems(sentence: str) -> frozenset[str]:
+    """A sentence's stems, compound words read apart ("low-carbohydrate", "FMS/RSV")."""
+    return frozenset(stem_sequence(_JOINED_WORDS.sub(" ", sentence)))
+
+
+def arms_named_apart(stems: frozenset[str], q: CompiledQuestion) -> tuple[frozenset[str], set[str]]:
+    """A question's two arms each named, in a sentence of ``sentence_stems``, by a word of its own phrase that the
+    other's lacks (``CompiledQuestion.apart_words``: "25% of intranasal and 9% of intramuscular dosing visits" for
+    intranasal vs intramuscular glucagon; "(empiric vs. hemodynamic ...)"): both arms' stems and both roles, else
+    nothing."""
+    if not q.comparator or not all(stems & words for words in q.apart_words.values()):
+        return frozenset(), set()
+    return q.intervention[0].stems | q.comparator[0].stems, {"intervention", "comparator"}
+
+
 def names_a_drug(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim names any drug or drug class of the lexicon (``q.drugs``, the same for every question),
     hyphenated words read apart ("lisinopril-induced cough", "in the felodipine and placebo groups"): its arms are
@@ -958,15 +991,22 @@ def may_answer(words: frozenset[str], compiled: list[CompiledQuestion], config: 
 def claim_may_answer(sentence: str, abstract: str, words: frozenset[str], compiled: list[CompiledQuestion],
                      config: QuestionsConfig) -> bool:
     """Whether a claim (its sentence, abstract and ``claim_words``) could answer any question (``may_answer``):
-    with the arms it names itself, by role (read in its abstract) or by a word before "group"."""
+    with the arms it names itself, by role (read in its abstract), by a word before "group" or each by a word only
+    its phrase has."""
     if may_answer(words, compiled, config):
         return True
     if abstract and names_arms_by_role(sentence) and may_answer(words, compiled, config,
                                                                arms=words | abstract_words(abstract)):
         return True
     names = group_name_words(sentence, abstract)
-    return bool(names) and any(may_answer(words, [q], config, arms=words | stems)
-                               for q in compiled for stems, named in [arms_named_by_group(names, q)] if named)
+    if names and any(may_answer(words, [q], config, arms=words | stems)
+                     for q in compiled for stems, named in [arms_named_by_group(names, q)] if named):
+        return True
+    if not compiled or names_a_drug(sentence, compiled[0]):
+        return False
+    stems = sentence_stems(sentence)
+    return any(may_answer(words, [q], config, arms=words | apart)
+               for q in compiled for apart, named in [arms_named_apart(stems, q)] if named)
 
 
 def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config: QuestionsConfig, n_doses: int = 0,
@@ -1220,12 +1260,14 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
         return []
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     # the arms by role, read in the abstract, for a claim that names no drug (every question carries the lexicon's)
+    drugs_named = bool(compiled) and names_a_drug(sentence, compiled[0])  # then drug names decide, not other words
     by_role, role_words = None, words
-    if abstract and compiled and names_arms_by_role(sentence) and not names_a_drug(sentence, compiled[0]):
+    if abstract and compiled and names_arms_by_role(sentence) and not drugs_named:
         by_role = words | abstract_words(abstract)
         role_words = claim_words(role_clause(sentence), abstract)
     names = group_name_words(sentence, abstract)
     all_named = frozenset().union(*names)
+    stems = sentence_stems(sentence)
     found = []
     for q, sim in zip(compiled, similarities, strict=True):
         verdict = assess(words, sim, q, config, n_doses)
@@ -1243,6 +1285,11 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             if named and compares_named_groups(sentence, named, q):
                 verdict = assess(words, sim, q, config, n_doses, arms=(by_role or words) | named_stems | all_named,
                                  arms_why="named by a word of its phrase before \"group\"")
+        if verdict is None and q.comparator and not drugs_named:  # each arm named by a word only its phrase has
+            apart_stems, named = arms_named_apart(stems, q)
+            if named and compares_named_groups(sentence, named, q):
+                verdict = assess(words, sim, q, config, n_doses, arms=(by_role or words) | apart_stems,
+                                 arms_why="each arm named by a word only its phrase has")
         if verdict is not None and not (surgical_only(sentence, q) or other_endpoint(sentence, q)
                                         or stopped_only(sentence, q)
                                         or excluded_population(sentence, q) or fixed_combination(sentence, q)):

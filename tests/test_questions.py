@@ -944,6 +944,45 @@ def test_a_claim_naming_its_arms_before_group_answers_their_question(by_group, s
     assert answered(by_group, sentence) == expected
 
 
+@pytest.fixture(scope="module")
+def apart(tmp_path_factory):
+    return compiled_pack(tmp_path_factory.mktemp("pack") / "p.yaml", """
+questions:
+  - {id: glucagon, text: "Is nausea higher, lower, or the same when comparing intranasal glucagon to intramuscular glucagon?"}
+  - {id: diet, text: "Is weight loss higher, lower, or the same when comparing a low-carbohydrate diet to a low-fat diet?"}
+  - {id: etanercept, text: "Is C-peptide higher, lower, or the same when comparing etanercept therapy to placebo?"}
+  - {id: bb, text: "After myocardial infarction, do beta blockers reduce mortality compared with placebo?"}
+""")
+
+
+def test_each_arm_is_named_by_a_word_only_its_phrase_has(apart):
+    def named(sentence, q):
+        return questions.arms_named_apart(questions.sentence_stems(sentence), apart[q])[1]
+    assert named("Nausea occurred in 35% of intranasal and 38% of intramuscular visits.", "glucagon") == {
+        "intervention", "comparator"}
+    assert named("Weight fell faster on the low-carbohydrate than on the low-fat diet.", "diet") == {
+        "intervention", "comparator"}
+    # one arm named is not both; a word both phrases share ("glucagon", "diet", "low") names neither
+    assert named("Nausea followed 35% of intranasal doses.", "glucagon") == set()
+    assert named("Weight fell on either diet.", "diet") == named("Weight fell on a low diet.", "diet") == set()
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Nausea occurred with 35% of intranasal and 38% of intramuscular dosing visits, respectively (P = 0.6).",
+     {"glucagon"}),
+    ("Weight loss was faster with the low-carbohydrate diet than with the low-fat diet (P = 0.005).", {"diet"}),
+    # the arm without the form the treatment takes ("etanercept therapy")
+    ("C-peptide rose by 39% in the etanercept group and fell by 20% in the placebo group (P < 0.05).",
+     {"etanercept"}),
+    # no comparison of the arms
+    ("Weight loss on the low-carbohydrate diet was 5 kg; on the low-fat diet it was 3 kg.", set()),
+    # a claim naming a drug is read by its drugs: calcium channel blockers are no beta blockers
+    ("Mortality was 42% lower with calcium channel blockers than with placebo (p = 0.01).", set()),
+])
+def test_a_claim_naming_each_arm_by_a_word_only_its_phrase_has_answers_their_question(apart, sentence, expected):
+    assert answered(apart, sentence) == expected
+
+
 @pytest.mark.parametrize("comparator, kind", [
     ("placebo", questions.INACTIVE), ("the control group", questions.INACTIVE), ("usual care arm", questions.INACTIVE),
     (None, questions.INACTIVE), ("other calcium channel blockers", questions.OTHER), ("omeprazole", questions.NAMED),
