@@ -186,8 +186,9 @@ def best_match(words: frozenset[str], alts: tuple[Alternative, ...], share: floa
 #: ``frames.terms`` already drops as generic ("patients", "subjects", "participants", "people").
 PERSON_STEMS = frozenset(stem(w) for w in ("adult", "adults", "persons", "women", "men"))
 #: Comparators that mean "no active drug" (a question without a comparator asks the same).
-PLACEBO_COMPARATORS = ("placebo", "sham", "vehicle", "control", "controls", "usual care", "no treatment",
-                       "untreated", "no therapy")
+PLACEBO_COMPARATORS = ("placebo", "sham", "vehicle", "control", "controls", "usual care", "standard care",
+                       "standard of care", "no treatment", "untreated", "no therapy", "no intervention", "saline",
+                       "normal saline", "waiting list", "wait list")
 #: Words by which a claim says its comparison arm took no active drug.
 PLACEBO_STEMS = frozenset(stem(w) for w in ("placebo", "sham", "vehicle", "untreated", "nontreated"))
 #: A dose ("12 mg"): a claim naming two doses and no placebo arm compares doses, not drug against placebo.
@@ -250,7 +251,8 @@ _ARM_SUFFIX = re.compile(r"\s+(?:group|arm)s?$")
 def comparison_kind(comparator: str | None) -> str:
     """INACTIVE without a comparator or with a placebo-like one ("placebo", "the control group"), OTHER for
     "other …" drugs, else NAMED."""
-    text = _ARM_SUFFIX.sub("", " ".join((comparator or "").lower().split()).removeprefix("a ").removeprefix("the "))
+    plain = _ARM_DETAIL.sub(" ", comparator or "")  # "saline (3 ml)"
+    text = _ARM_SUFFIX.sub("", " ".join(plain.lower().split()).removeprefix("a ").removeprefix("the "))
     if not text or text in PLACEBO_COMPARATORS:
         return INACTIVE
     return OTHER if text.startswith(("other ", "another ")) else NAMED

@@ -986,7 +986,8 @@ def test_a_claim_naming_each_arm_by_a_word_only_its_phrase_has_answers_their_que
 @pytest.mark.parametrize("comparator, kind", [
     ("placebo", questions.INACTIVE), ("the control group", questions.INACTIVE), ("usual care arm", questions.INACTIVE),
     (None, questions.INACTIVE), ("other calcium channel blockers", questions.OTHER), ("omeprazole", questions.NAMED),
-    ("omeprazole group", questions.NAMED),
+    ("omeprazole group", questions.NAMED), ("saline (3 ml)", questions.INACTIVE), ("standard care", questions.INACTIVE),
+    ("hypertonic saline", questions.NAMED),
 ])
 def test_a_placebo_like_comparator_is_no_active_arm_whatever_its_group_word(comparator, kind):
     assert questions.comparison_kind(comparator) == kind
