@@ -284,6 +284,12 @@ _ARM_FORM = re.compile(r"(?<=\w)\s+(?:therapy|therapies|regimen|supplementation|
 _OWN_ABBREVIATION = re.compile(r"\(([A-Z][A-Za-z0-9-]{1,9})\)")
 
 
+def own_abbreviations(phrase: str) -> list[str]:
+    """The abbreviations a question's phrase defines for itself, of two capitals or more ("forced expiratory volume
+    in 1 second (FEV1)": "FEV1"): a claim names the measure or arm by them alone."""
+    return [m.group(1) for m in _OWN_ABBREVIATION.finditer(phrase) if sum(ch.isupper() for ch in m.group(1)) >= 2]
+
+
 def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
     """Every way a claim may name an arm: ``alternatives`` of its phrase; of the phrase without bracketed
     asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose), and also
@@ -292,8 +298,7 @@ def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
     found = {a.stems: a for a in alternatives(phrase, lexicon)}
     plain = " ".join(_ARM_DETAIL.sub(" ", phrase).split())
     extra = [text for text in dict.fromkeys((plain, _ARM_FORM.sub("", plain))) if text and text != phrase]
-    extra += [m.group(1) for m in _OWN_ABBREVIATION.finditer(phrase) if sum(ch.isupper() for ch in m.group(1)) >= 2]
-    for text in extra:
+    for text in extra + own_abbreviations(phrase):
         for alt in alternatives(text, lexicon):
             found.setdefault(alt.stems, alt)
     return tuple(found.values())
@@ -309,6 +314,8 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
         comparator = tuple(a for a in (arm_alternatives(q.comparator, lexicon) if q.comparator else ())
                            if a.stems not in asked)
         outcome = alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True)
+        outcome += tuple(alt for text in own_abbreviations(q.outcome or "") for alt in alternatives(text, lexicon)
+                         if alt.stems not in {a.stems for a in outcome})
         out.append(CompiledQuestion(q, intervention, comparator, outcome, comparison_kind(q.comparator), drugs,
                                     alternatives(q.population or "", lexicon, PERSON_STEMS)))
     return out

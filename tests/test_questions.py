@@ -1004,6 +1004,15 @@ questions:
                           "(73 vs 83 h, P = 0.038).") == set()
 
 
+def test_an_outcome_is_named_by_the_abbreviation_its_phrase_defines(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: fev, text: "Is forced expiratory volume in 1 second (FEV1) higher, lower, or the same when comparing tiotropium to placebo?"}
+""")
+    assert answered(pack, "Tiotropium improved FEV1 compared with placebo (P < 0.001).") == {"fev"}
+    assert answered(pack, "Tiotropium improved FVC compared with placebo (P < 0.001).") == set()
+
+
 def test_the_comparison_kinds_of_the_demo_pack():
     kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
         questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}
