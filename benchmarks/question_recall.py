@@ -178,9 +178,10 @@ def markdown(result: dict) -> str:
         *(f"| {name} | " + " | ".join(cell(p["scores"], key, of) for p in parts.values()) + " |"
           for name, key, of in measures), "",
         ("`development`: the rules for arms named by role, placebo-like \"control group\" comparators, abbreviations "
-         "an arm or outcome phrase defines, arms named by a word of their phrase, arms without the form the treatment takes and "
-         "each arm named by a word only its phrase has were written with its rows in view. `check`: "
-         "only its scores are read, so a gap between the columns is what the rules owe to the development rows."), ""])
+         "an arm or outcome phrase defines, arms named by a word of their phrase, arms without the form the treatment "
+         "takes, add-on questions and each arm named by a word only its phrase has were written with its rows in view. "
+         "`check`: only its scores are read, so a gap between the columns is what the rules owe to the development "
+         "rows."), ""])
 
 
 def main() -> None:

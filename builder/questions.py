@@ -231,6 +231,12 @@ class CompiledQuestion:
                 for role, (phrase, alts) in phrases.items()}
 
     @cached_property
+    def asks_add_on(self) -> bool:
+        """Whether an arm adds a therapy to another ("polyglycolic acid plus stent" to "stent alone",
+        "co-administration of fimasartan/rosuvastatin"): then a claim comparing an add-on may answer it."""
+        return any(add_on(phrase or "") for phrase in (self.question.intervention, self.question.comparator))
+
+    @cached_property
     def apart_words(self) -> dict[str, frozenset[str]]:
         """The stems of each arm's own phrase (compound words read apart) that the other arm's words lack and that
         name a treatment (not its time, dose or co-treatment): a claim using one names that arm alone."""
@@ -377,9 +383,9 @@ _ADD_ON = re.compile(r"\w\s?\+\s?\w|\bplus\b|\bcombined (?:with|therapy|treatmen
 
 def add_on(sentence: str) -> bool:
     """Whether a claim compares an add-on (a drug with another therapy, or another therapy on top of it), which
-    no question of the pack asks: "a greater increase with HRT+MFP than with HRT" is not whether HRT
-    increases bone density, "combining barnidipine with atenolol" not whether atenolol is as effective as
-    other drugs."""
+    only a question asking an add-on answers (``CompiledQuestion.asks_add_on``): "a greater increase with
+    HRT+MFP than with HRT" is not whether HRT increases bone density, "combining barnidipine with atenolol" not
+    whether atenolol is as effective as other drugs."""
     return _ADD_ON.search(sentence) is not None
 
 
@@ -1260,13 +1266,17 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             ) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
     """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
     definitions, the population studied), its cosine to each compiled question and (when already read) its
-    ``claim_words``. A sentence about baseline groups, a correlation, subgroups' effects or an add-on answers
-    none; one answers a question only when it makes the question's comparison (``compares_arms``), in its setting
+    ``claim_words``. A sentence about baseline groups, a correlation or subgroups' effects answers none, one
+    comparing an add-on only a question that asks one; one answers a question only when it makes the question's comparison (``compares_arms``), in its setting
     and endpoint. A claim that names its arms by role ("no difference between the two groups") answers a
     question whose intervention (and comparator) its abstract names and whose outcome it names itself."""
+    adds_on = add_on(sentence)
     if (reports_baseline(sentence) or reports_correlation(sentence) or reports_interaction(sentence)
-            or add_on(sentence)):
+            or adds_on and not any(q.asks_add_on for q in compiled)):
         return []
+    if adds_on:
+        keep = [i for i, q in enumerate(compiled) if q.asks_add_on]
+        compiled, similarities = [compiled[i] for i in keep], [similarities[i] for i in keep]
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     # the arms by role, read in the abstract, for a claim that names no drug (every question carries the lexicon's)
     drugs_named = bool(compiled) and names_a_drug(sentence, compiled[0])  # then drug names decide, not other words

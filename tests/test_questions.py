@@ -1013,6 +1013,19 @@ questions:
     assert answered(pack, "Tiotropium improved FVC compared with placebo (P < 0.001).") == set()
 
 
+def test_a_question_asking_an_add_on_is_answered_by_claims_comparing_it(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: add, text: "Is LDL cholesterol higher, lower, or the same when comparing atorvastatin plus ezetimibe to atorvastatin alone?"}
+  - {id: plain, text: "Is LDL cholesterol higher, lower, or the same when comparing ezetimibe to placebo?"}
+""")
+    assert pack["add"].asks_add_on and not pack["plain"].asks_add_on
+    # the add-on answers the question that asks it, and no other
+    assert answered(pack, "LDL cholesterol fell more with atorvastatin plus ezetimibe than with atorvastatin alone "
+                          "(P < 0.001).") == {"add"}
+    assert answered(pack, "LDL cholesterol fell more with ezetimibe than with placebo (P < 0.001).") == {"plain"}
+
+
 def test_the_comparison_kinds_of_the_demo_pack():
     kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
         questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}
