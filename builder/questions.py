@@ -977,6 +977,21 @@ def arms_named_apart(stems: frozenset[str], q: CompiledQuestion) -> tuple[frozen
     return q.intervention[0].stems | q.comparator[0].stems, {"intervention", "comparator"}
 
 
+#: The trial's control arm named as such ("than in the control group", "compared with controls"), not an
+#: outcome's word ("glycaemic control").
+_CONTROL_ARM = re.compile(r"\bcontrol\s+(?:group|arm|condition|patients|subjects|participants)s?\b|\bcontrols\b",
+                          re.IGNORECASE)
+
+
+def control_is_comparator(sentence: str, abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
+    """Whether a claim names a question's comparator as the control arm ("satisfaction was higher in the nitrous
+    oxide than in the control group" for nitrous oxide against pure oxygen): the comparator is named, is no drug
+    of the lexicon (a drug's trial calls its placebo arm the control), and the claim's abstract names it."""
+    return (q.comparison == NAMED and bool(q.comparator) and _CONTROL_ARM.search(sentence) is not None
+            and not names_a_drug(q.question.comparator or "", q)
+            and best_match(abstract_stems, q.comparator)[1] is not None)
+
+
 def names_a_drug(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim names any drug or drug class of the lexicon (``q.drugs``, the same for every question),
     hyphenated words read apart ("lisinopril-induced cough", "in the felodipine and placebo groups"): its arms are
@@ -1304,6 +1319,11 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             if named and compares_named_groups(sentence, named, q):
                 verdict = assess(words, sim, q, config, n_doses, arms=(by_role or words) | named_stems | all_named,
                                  arms_why="named by a word of its phrase before \"group\"")
+        if (verdict is None and abstract and not drugs_named
+                and control_is_comparator(sentence, abstract_words(abstract), q)
+                and compares_named_groups(sentence, {"intervention", "comparator"}, q)):
+            verdict = assess(words, sim, q, config, n_doses, arms=words | q.comparator[0].stems,
+                             arms_why="its comparator named as the control arm")
         if verdict is None and q.comparator and not drugs_named:  # each arm named by a word only its phrase has
             apart_stems, named = arms_named_apart(stems, q)
             if named and compares_named_groups(sentence, named, q):

@@ -1026,6 +1026,23 @@ questions:
     assert answered(pack, "LDL cholesterol fell more with ezetimibe than with placebo (P < 0.001).") == {"plain"}
 
 
+def test_a_named_comparator_may_be_named_as_the_control_arm(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: gas, text: "Is patient satisfaction higher, lower, or the same when comparing inhalation of nitrous oxide to inhalation of pure oxygen?"}
+  - {id: drug, text: "Is weight gain higher, lower, or the same when comparing olanzapine to risperidone?"}
+""")
+    abstract = "Children were randomized to inhale nitrous oxide or pure oxygen before cannulation."
+    claim = "Patient satisfaction was significantly higher with nitrous oxide than in the control group (P < 0.05)."
+    assert answered(pack, claim, abstract) == {"gas"}
+    assert answered(pack, claim, "Children were randomized to nitrous oxide or no gas.") == set()  # its abstract decides
+    assert answered(pack, "Satisfaction with nitrous oxide was high; glycaemic control was not measured (P < 0.05).",
+                    abstract) == set()
+    # a drug's trial calls its placebo arm the control
+    assert answered(pack, "Weight gain was greater with olanzapine than in the control group (P < 0.01).",
+                    "Patients were randomized to olanzapine, risperidone or placebo.") == set()
+
+
 def test_the_comparison_kinds_of_the_demo_pack():
     kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
         questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}
