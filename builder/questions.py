@@ -162,6 +162,9 @@ def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozens
             if _contains(own, inner):
                 out += [Alternative((own - inner) | terms(other), f"{other} (= {phrase_in})",
                                     terms(other) | (last - inner)) for other in group if other != phrase_in]
+    # a hyphenated word also names the one-word spelling ("pre-eclampsia" for "preeclampsia"; words add both)
+    out += [Alternative(frozenset(x.replace("-", "") for x in alt.stems), alt.label,
+                        frozenset(x.replace("-", "") for x in alt.core)) for alt in out if any("-" in x for x in alt.stems)]
     seen: dict[frozenset[str], Alternative] = {}
     for alt in out:
         if alt.stems:
@@ -662,7 +665,8 @@ def reports_baseline(sentence: str) -> bool:
 
 
 #: A correlation between measures ("survival correlated significantly with age", "r = 0.47", "r-values from 0.15").
-_CORRELATION = re.compile(r"\bcorrelat\w*|\br\s*=\s*[-\u2212]?0?\.\d|\br-values?\b", re.IGNORECASE)
+_CORRELATION = re.compile(r"\bcorrelat\w*|\br\s*=\s*[-\u2212]?0?\.\d|\br-values?\b|\brelationship between\b",
+                          re.IGNORECASE)
 #: Words that put a reference arm beside a finding ("than", "versus", "placebo"): a comparison, not a correlation.
 _ARMS_SET_AGAINST = re.compile(r"\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bplacebo\b", re.IGNORECASE)
 
@@ -757,8 +761,14 @@ def _expansions(context: str) -> dict[str, frozenset[str]] | None:
     return abbreviations(context) if "(" in context else None
 
 
+def unhyphenated(stems: frozenset[str]) -> frozenset[str]:
+    """Each hyphenated stem also as one word ("pre-eclampsia": preeclampsia), as a question or abstract may spell
+    it; stems without a hyphen are left as they are."""
+    return stems | {s.replace("-", "") for s in stems if "-" in s} if any("-" in s for s in stems) else stems
+
+
 def _content_words(text: str, context: str) -> frozenset[str]:
-    return terms(text, _expansions(context))
+    return unhyphenated(terms(text, _expansions(context)))
 
 
 def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:

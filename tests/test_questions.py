@@ -721,6 +721,7 @@ questions:
     ("The survival of patients who took ramipril correlated significantly with age (P < 0.001).", True),
     ("The fall in blood pressure was weakly related to plasma renin (r = 0.32, P < 0.01).", True),
     ("Bone density was related to serum estradiol (r-values from 0.15 to 0.29).", True),
+    ("There was no relationship between T-cell ratios and bone density, and no effect of ERT on lymphocytes.", True),
     ("Olanzapine caused greater weight gain than risperidone, and the gain was not correlated with dose.", False),
     ("Ramipril reduced mortality compared with placebo (P = 0.002).", False),
 ])
@@ -1041,6 +1042,19 @@ questions:
     # a drug's trial calls its placebo arm the control
     assert answered(pack, "Weight gain was greater with olanzapine than in the control group (P < 0.01).",
                     "Patients were randomized to olanzapine, risperidone or placebo.") == set()
+
+
+def test_a_hyphenated_word_names_its_one_word_spelling_too(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: pe, text: "In women with pre-eclampsia, does L-arginine, compared to placebo, reduce blood pressure?"}
+""")
+    claim = "L-arginine reduced systolic blood pressure compared with placebo (P < 0.01)."
+    for spelling in ("pre-eclampsia", "preeclampsia"):
+        assert answered(pack, claim, f"Women with {spelling} were randomized to L-arginine or placebo.") == {"pe"}
+    assert answered(pack, "Larginine reduced blood pressure compared with placebo (P < 0.01).",
+                    "Women with pre-eclampsia were randomized.") == {"pe"}
+    assert answered(pack, claim, "Women with gestational hypertension were randomized.") == set()
 
 
 def test_the_comparison_kinds_of_the_demo_pack():
