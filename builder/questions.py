@@ -224,14 +224,19 @@ class CompiledQuestion:
         return frozenset(next(iter(alt.stems)) for alt, _ in self.drugs if len(alt.stems) == 1)
 
     @cached_property
+    def phrase_words(self) -> dict[str, frozenset[str]]:
+        """The stems of each arm's own phrase (``intervention``, ``comparator``), compound words read apart
+        ("ultrasound-guided", "pravastatin/day")."""
+        return {role: terms(_JOINED_WORDS.sub(" ", phrase or "")) for role, phrase in
+                (("intervention", self.question.intervention), ("comparator", self.question.comparator))}
+
+    @cached_property
     def arm_words(self) -> dict[str, frozenset[str]]:
-        """Every stem by which a claim may name each arm (``intervention``, ``comparator``) in a word before
-        "group": those of its alternatives, and of its phrase with compound words read apart ("ultrasound-guided",
-        "pravastatin/day")."""
-        phrases = {"intervention": (self.question.intervention, self.intervention),
-                   "comparator": (self.question.comparator, self.comparator)}
-        return {role: frozenset().union(*(alt.stems for alt in alts), terms(_JOINED_WORDS.sub(" ", phrase or "")))
-                for role, (phrase, alts) in phrases.items()}
+        """Every stem by which a claim may name each arm in a word before "group": those of its alternatives and
+        of its own phrase (``phrase_words``)."""
+        alts = {"intervention": self.intervention, "comparator": self.comparator}
+        return {role: frozenset().union(*(alt.stems for alt in alts[role]), words)
+                for role, words in self.phrase_words.items()}
 
     @cached_property
     def asks_add_on(self) -> bool:
@@ -243,9 +248,13 @@ class CompiledQuestion:
     def apart_words(self) -> dict[str, frozenset[str]]:
         """The stems of each arm's own phrase (compound words read apart) that the other arm's words lack and that
         name a treatment (not its time, dose or co-treatment): a claim using one names that arm alone."""
-        phrase = {"intervention": self.question.intervention, "comparator": self.question.comparator}
-        return {role: terms(_JOINED_WORDS.sub(" ", phrase[role] or "")) - self.arm_words[other] - _NOT_ARM_NAMES
+        return {role: self.phrase_words[role] - self.arm_words[other] - _NOT_ARM_NAMES
                 for role, other in (("intervention", "comparator"), ("comparator", "intervention"))}
+
+    @cached_property
+    def comparator_is_drug(self) -> bool:
+        """Whether the comparator's phrase names a drug or drug class of the lexicon (see ``names_a_drug``)."""
+        return names_a_drug(self.question.comparator or "", self)
 
     @property
     def other_drugs(self) -> tuple[Alternative, ...]:
@@ -299,18 +308,24 @@ def own_abbreviations(phrase: str) -> list[str]:
     return [m.group(1) for m in _OWN_ABBREVIATION.finditer(phrase) if sum(ch.isupper() for ch in m.group(1)) >= 2]
 
 
+def with_alternatives_of(alts: tuple[Alternative, ...], texts: Iterable[str], lexicon: Lexicon
+                         ) -> tuple[Alternative, ...]:
+    """``alts`` and, after them, each alternative of ``texts`` whose stems none before has."""
+    found = {a.stems: a for a in alts}
+    for text in texts:
+        for alt in alternatives(text, lexicon):
+            found.setdefault(alt.stems, alt)
+    return tuple(found.values())
+
+
 def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
     """Every way a claim may name an arm: ``alternatives`` of its phrase; of the phrase without bracketed
     asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose), and also
     without the treatment's form ("etanercept therapy": "etanercept"); and an
     abbreviation the phrase defines in brackets ("transcutaneous electroacupuncture (TEA)": "TEA")."""
-    found = {a.stems: a for a in alternatives(phrase, lexicon)}
     plain = " ".join(_ARM_DETAIL.sub(" ", phrase).split())
     extra = [text for text in dict.fromkeys((plain, _ARM_FORM.sub("", plain))) if text and text != phrase]
-    for text in extra + own_abbreviations(phrase):
-        for alt in alternatives(text, lexicon):
-            found.setdefault(alt.stems, alt)
-    return tuple(found.values())
+    return with_alternatives_of(alternatives(phrase, lexicon), extra + own_abbreviations(phrase), lexicon)
 
 
 def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[CompiledQuestion]:
@@ -322,9 +337,8 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
         # a comparator is matched by what the intervention is not ("COX-2 inhibitors" vs "NSAIDs")
         comparator = tuple(a for a in (arm_alternatives(q.comparator, lexicon) if q.comparator else ())
                            if a.stems not in asked)
-        outcome = alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True)
-        outcome += tuple(alt for text in own_abbreviations(q.outcome or "") for alt in alternatives(text, lexicon)
-                         if alt.stems not in {a.stems for a in outcome})
+        outcome = with_alternatives_of(alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True),
+                                       own_abbreviations(q.outcome or ""), lexicon)
         out.append(CompiledQuestion(q, intervention, comparator, outcome, comparison_kind(q.comparator), drugs,
                                     alternatives(q.population or "", lexicon, PERSON_STEMS)))
     return out
@@ -764,7 +778,8 @@ def _expansions(context: str) -> dict[str, frozenset[str]] | None:
 def unhyphenated(stems: frozenset[str]) -> frozenset[str]:
     """Each hyphenated stem also as one word ("pre-eclampsia": preeclampsia), as a question or abstract may spell
     it; stems without a hyphen are left as they are."""
-    return stems | {s.replace("-", "") for s in stems if "-" in s} if any("-" in s for s in stems) else stems
+    joined = {s.replace("-", "") for s in stems if "-" in s}
+    return stems | joined if joined else stems
 
 
 def _content_words(text: str, context: str) -> frozenset[str]:
@@ -998,7 +1013,7 @@ def control_is_comparator(sentence: str, abstract_stems: frozenset[str], q: Comp
     oxide than in the control group" for nitrous oxide against pure oxygen): the comparator is named, is no drug
     of the lexicon (a drug's trial calls its placebo arm the control), and the claim's abstract names it."""
     return (q.comparison == NAMED and bool(q.comparator) and _CONTROL_ARM.search(sentence) is not None
-            and not names_a_drug(q.question.comparator or "", q)
+            and not q.comparator_is_drug
             and best_match(abstract_stems, q.comparator)[1] is not None)
 
 
@@ -1311,7 +1326,7 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
         role_words = claim_words(role_clause(sentence), abstract)
     names = group_name_words(sentence, abstract)
     all_named = frozenset().union(*names)
-    stems = sentence_stems(sentence)
+    stems = frozenset() if drugs_named else sentence_stems(sentence)  # for arms named apart
     found = []
     for q, sim in zip(compiled, similarities, strict=True):
         verdict = assess(words, sim, q, config, n_doses)
