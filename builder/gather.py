@@ -27,9 +27,9 @@ from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract, Question
 
 from .folders import claim_output
-from .frames import GENERIC_WORDS, stem
+from .frames import GENERIC_WORDS
 from .questionpacks import load_questions
-from .questions import LEXICON, alternatives, load_lexicon
+from .questions import LEXICON, alternatives, load_lexicon, stem
 from .runtime import RuntimeConfig, check_stage_input
 
 STAGE = "gather"

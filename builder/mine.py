@@ -6,8 +6,8 @@ exact flat index up to ``exact_search_max_rows`` claims per domain, an IVF index
 deterministic) above it. Neighbour links with similarity ≥ ``min_similarity`` become candidate pairs, scored by :mod:`builder.scoring`; pairs with
 ``combined ≥ min_combined`` are ranked (combined score descending, then pair id) and capped
 per domain. With a questions stage folder (``questions_dir``), pairs between claims of different articles
-that answer the same question come first (``cap_per_question`` each, by combined score, carrying the
-question), open mining fills the rest of each domain's cap, and an open pair carries a question both claims
+that answer the same question come first (``cap_per_question`` each, by combined score with every two articles
+given a row before any two a second, carrying the question), open mining fills the rest of each domain's cap, and an open pair carries a question both claims
 answer. Output: CandidatePair shards with both abstracts' text, ``stats.json`` (pairs per
 domain, score distributions, embedding-cache counts, timings) and ``manifest.json``.
 
@@ -21,7 +21,7 @@ import base64
 import heapq
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -82,7 +82,8 @@ class MineConfig(BaseModel):
     frame_max_df: int = Field(200, ge=1)
     #: A finished questions stage folder (``builder.questions``): pairs are first formed between claims of
     #: different articles that answer the same question, ranked by the combined score, ``cap_per_question``
-    #: per question (from the ``question_candidates`` × cap most similar such pairs); open mining fills the
+    #: per question, each article pair's best before any second (from the ``question_candidates`` × cap most
+    #: similar such pairs and each article pair's most similar); open mining fills the
     #: rest of each domain's cap. None: open mining only.
     questions_dir: str | None = None
     #: Embed the exposure and outcome phrases of every pair for the frames annotator's same-question gate
@@ -290,9 +291,12 @@ def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dic
     """Pairs of claims of different articles assigned to the same question (one domain's claims), each
     question's best ``cap_per_question`` by the paper's combined score, with the question's id.
 
-    Of a question's cross-article pairs, the ``question_candidates × cap`` most similar (embedding cosine)
-    are scored, so a question with thousands of claims costs a matrix product, not millions of scorings. A
-    pair answering two questions goes to the first (pack order of ids) that keeps it."""
+    Every two articles that answer a question get a row before any two get a second (``_select``), so a
+    question's rows cover as many of its article pairs as its cap allows rather than repeating its best-scored
+    few. Of a question's cross-article pairs, the ``question_candidates × cap`` most similar (embedding cosine)
+    and each article pair's most similar are scored, so a question with thousands of claims costs a matrix
+    product, not millions of scorings. A pair answering two questions goes to the first (pack order of ids)
+    that keeps it."""
     groups = np.unique([c.article_uid for c in claims], return_inverse=True)[1]
     members: dict[str, list[int]] = {}
     for k, c in enumerate(claims):
@@ -309,7 +313,14 @@ def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dic
         cross = groups[idx[iu]] != groups[idx[ju]]
         iu, ju = iu[cross], ju[cross]
         sims = np.einsum("ij,ij->i", emb[idx[iu]], emb[idx[ju]])
-        order = np.lexsort((iu, -sims))[: config.cap_per_question * config.question_candidates]
+        order = np.lexsort((iu, -sims))
+        ga, gb = groups[idx[iu]], groups[idx[ju]]
+        article_pair = np.minimum(ga, gb) * (int(groups.max()) + 1) + np.maximum(ga, gb)
+        leaders = np.unique(article_pair[order], return_index=True)[1]  # each article pair's most similar
+        keep = np.zeros(len(order), dtype=bool)
+        keep[: config.cap_per_question * config.question_candidates] = True
+        keep[leaders] = True
+        order = order[keep]
         scored, elsewhere = [], 0
         for o in order.tolist():
             i, j = int(idx[iu[o]]), int(idx[ju[o]])
@@ -326,7 +337,8 @@ def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dic
                                         min(1.0, float(sims[o])), config.scoring)
             scored.append((-scores.combined_score, pid, i, j, scores, qid))
         scored.sort(key=lambda r: (r[0], r[1]))
-        chosen = _within_claim_limit(scored, config.cap_per_question, config.max_pairs_per_claim)
+        chosen = _select(scored, config.cap_per_question, config.max_pairs_per_claim,
+                         cover=lambda r: frozenset((claims[r[2]].article_uid, claims[r[3]].article_uid)))
         dropped["over_question_cap"] += len(iu) - elsewhere - len(chosen)
         for row in chosen:
             taken.add(row[1])
@@ -334,21 +346,27 @@ def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dic
     return out, dropped
 
 
-def _within_claim_limit(ranked: list, cap: int, per_claim: int | None) -> list:
-    """The first ``cap`` ranked pair rows ``(…, pair_id, i, j, …)`` in which no claim appears more than
-    ``per_claim`` times."""
-    if per_claim is None:
-        return ranked[:cap]
+def _select(ranked: list, cap: int, per_claim: int | None, cover: Callable[[tuple], Hashable] | None = None
+            ) -> list:
+    """At most ``cap`` ranked pair rows ``(…, pair_id, i, j, …)``, in rank order, in which no claim appears more
+    than ``per_claim`` times. With ``cover``, the best row of each ``cover(row)`` (an article pair) is taken
+    before any second row of one."""
     seen: dict[int, int] = {}
-    chosen = []
-    for row in ranked:
-        if len(chosen) == cap:
-            break
-        i, j = row[2], row[3]
-        if seen.get(i, 0) < per_claim and seen.get(j, 0) < per_claim:
-            seen[i], seen[j] = seen.get(i, 0) + 1, seen.get(j, 0) + 1
-            chosen.append(row)
-    return chosen
+    taken: set[int] = set()
+    covered: set[Hashable] = set()
+    for first_pass in ((True, False) if cover else (False,)):
+        for n, row in enumerate(ranked):
+            if len(taken) == cap:
+                break
+            if n in taken or first_pass and cover(row) in covered:
+                continue
+            i, j = row[2], row[3]
+            if per_claim is None or seen.get(i, 0) < per_claim and seen.get(j, 0) < per_claim:
+                seen[i], seen[j] = seen.get(i, 0) + 1, seen.get(j, 0) + 1
+                taken.add(n)
+                if first_pass:
+                    covered.add(cover(row))
+    return [ranked[n] for n in sorted(taken)]
 
 
 def shared_question(a: Claim, b: Claim, assigned: dict[str, dict[str, float]]) -> str | None:

@@ -42,9 +42,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from biodivergence_dataset import cues, io
 from biodivergence_dataset.records import Abstract, Claim, Question, _Record
 
+from . import frames
 from .embeddings import DEFAULT_MODEL, PRECISIONS
 from .folders import claim_output
-from .frames import _WORD_RE, CHANGE_FROM, STATISTICS, VS_BASELINE, Span, abbreviations, stem, stem_sequence, terms
+from .frames import _WORD_RE, CHANGE_FROM, STATISTICS, VS_BASELINE, Span, abbreviations
 from .questionpacks import load_questions
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 
@@ -106,6 +107,34 @@ class Alternative:
         if not self.stems or not self.core <= words:
             return 0.0
         return len(self.stems & words) / len(self.stems)
+
+
+#: British spellings read as American ones, so a question asked in one spelling finds claims written in the
+#: other: haemoglobin, oedema, coeliac, tumour, centre, sulphonylurea. Applied to stems (both sides of every match).
+_BRITISH = ((re.compile(r"(?:ae|oe)(?=[a-z])"), "e"), (re.compile(r"(?<=[a-z]{2})our$"), "or"),
+            (re.compile(r"(?<=[a-z]{2})tre$"), "ter"), (re.compile(r"^sulph"), "sulf"))
+
+
+def american(word_stem: str) -> str:
+    """A stem in American spelling (``_BRITISH``): "oesophagiti" -> "esophagiti", "tumour" -> "tumor"."""
+    for pattern, replacement in _BRITISH:
+        word_stem = pattern.sub(replacement, word_stem)
+    return word_stem
+
+
+def stem(word: str) -> str:
+    """``frames.stem`` in American spelling."""
+    return american(frames.stem(word))
+
+
+def stem_sequence(text: str) -> list[str]:
+    """``frames.stem_sequence`` in American spelling."""
+    return [american(s) for s in frames.stem_sequence(text)]
+
+
+def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
+    """``frames.terms`` (content stems, abbreviations expanded) in American spelling."""
+    return frozenset(american(s) for s in frames.terms(text, abbrevs))
 
 
 #: Words of change ("reduction", "improve", "gain"): how an outcome moves, not which outcome it is.
@@ -702,7 +731,13 @@ _INTERACTION = re.compile(
     r"(?:the\s+)?(?:patients|subjects|participants|those|women|men|subgroups?)\b"
     r"(?!\s+(?:receiving|treated|taking|given|on|randomi[sz]ed|assigned|allocated|who\s+(?:received|took)))"
     r"|\b(?:comparable|similar|different)\s+(?:in|between|across)\s+(?:these|the|both)\s+(?:two\s+|2\s+)?"
-    r"subgroups\b", re.IGNORECASE)
+    r"subgroups\b"
+    # patients set against patients with another condition, not against another arm: "68% of patients with a
+    # menstrually associated migraine had pain relief compared with 69% of 393 patients with nonmenstrual attacks"
+    # ("more than 80% of patients with" counts patients: a share after "than" is no reference)
+    r"|\b(?:(?:compared\s+(?:with|to)|versus|vs\.?)\s+(?:[\d.]+\s*%\s+(?:of\s+)?)?|than\s+(?:in\s+)?)(?:the\s+)?"
+    r"(?:\d+\s+)?(?:patients|subjects|participants|those|women|men|children)\s+(?:with|without|who\s+had)\b",
+    re.IGNORECASE)
 
 
 def reports_interaction(sentence: str) -> bool:

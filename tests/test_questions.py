@@ -394,6 +394,30 @@ def test_question_pairs_hold_each_claim_in_at_most_max_pairs_per_claim():
                                                for k, a in enumerate(claims) for b in claims[k + 1:]) - len(limited)
 
 
+def test_question_pairs_give_every_two_articles_a_row_before_any_two_a_second():
+    claims = _claims()
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(len(claims), 8)).astype(np.float32)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    assigned = {c.claim_id: {"q": 0.5} for c in claims}  # 4 articles: 6 article pairs, 24 claim pairs
+
+    def article_pairs(rows):
+        return [frozenset((claims[i].article_uid, claims[j].article_uid)) for _, _, i, j, _, _ in rows]
+
+    free, _ = mine.question_pairs(claims, emb, assigned, mine.MineConfig(cap_per_question=1000))
+    assert len(set(article_pairs(free[:6]))) < 6  # by score alone, the best six repeat an article pair
+    six, _ = mine.question_pairs(claims, emb, assigned, mine.MineConfig(cap_per_question=6))
+    assert len(set(article_pairs(six))) == 6
+    best = {}  # each article pair's row is its best-scored one
+    for row, key in zip(free, article_pairs(free), strict=True):
+        best.setdefault(key, row[1])
+    assert {r[1] for r in six} == set(best.values())
+    seven, _ = mine.question_pairs(claims, emb, assigned, mine.MineConfig(cap_per_question=7))
+    extra = next(r for r in free if r[1] not in set(best.values()))  # then the best remaining row
+    assert {r[1] for r in seven} == set(best.values()) | {extra[1]}
+    assert [r[1] for r in seven] == [r[1] for r in free if r[1] in {x[1] for x in seven}]  # in rank order
+
+
 def test_release_rows_carry_the_question(mined, tmp_path):
     """A pair with a question and one without, through Example.from_pair into a release read by load_dataset."""
     from datasets import load_dataset
@@ -734,6 +758,25 @@ def test_a_correlation_between_measures_answers_no_question(comparisons):
     assert answered(comparisons, "Mortality with captopril after infarction correlated with age (r = 0.41).") == set()
 
 
+@pytest.mark.parametrize("british, american", [
+    ("oesophagitis", "esophagitis"), ("haemoglobin", "hemoglobin"), ("oedema", "edema"), ("coeliac", "celiac"),
+    ("tumours", "tumors"), ("centre", "center"), ("sulphonylureas", "sulfonylureas"), ("paediatric", "pediatric"),
+])
+def test_a_british_spelling_is_read_as_the_american_one(british, american):
+    assert questions.stem(british) == questions.stem(american)
+    assert questions.terms(f"healing of {british}") == questions.terms(f"healing of {american}")
+
+
+def test_a_claim_in_british_spelling_answers_a_question_asked_in_american(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: hb, text: "In anemia, does erythropoietin raise hemoglobin compared with placebo?"}
+""")
+    abstract = "Patients with renal anaemia were randomised to erythropoietin or placebo."
+    assert answered(pack, "Erythropoietin raised haemoglobin compared with placebo (P < 0.01).", abstract) == {"hb"}
+    assert answered(pack, "Erythropoietin raised hemoglobin compared with placebo (P < 0.01).", abstract) == {"hb"}
+
+
 @pytest.mark.parametrize("sentence, interaction", [
     (("The effect of enalapril on mortality and hospitalization for heart failure was significantly greater for "
      "patients with the lowest ejection fraction."), True),
@@ -744,6 +787,13 @@ def test_a_correlation_between_measures_answers_no_question(comparisons):
      "receiving placebo."), False),
     ("The reduction of mortality risk was greater for nonselective beta-blockers than for selective ones.", False),
     ("Enalapril reduced mortality by 16% compared with placebo.", False),
+    # patients with one condition against patients with another, all on the drug
+    (("68% of 139 patients taking rizatriptan with a menstrually associated migraine had pain relief compared "
+      "with 69% of 393 patients with nonmenstrually associated attacks."), True),
+    ("Mortality was lower among patients with diabetes than in those without diabetes.", True),
+    # a share of patients after "more than" counts them; it sets no reference
+    ("Lansoprazole was superior to ranitidine, healing more than 80% of patients with erosive esophagitis.", False),
+    ("Pain relief was 77% with rizatriptan compared with 37% of patients taking placebo.", False),
 ])
 def test_an_effect_compared_across_subgroups_is_told_from_a_comparison_of_arms(sentence, interaction):
     assert questions.reports_interaction(sentence) is interaction
