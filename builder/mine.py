@@ -21,7 +21,8 @@ import base64
 import heapq
 import logging
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -337,8 +338,8 @@ def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dic
                                         min(1.0, float(sims[o])), config.scoring)
             scored.append((-scores.combined_score, pid, i, j, scores, qid))
         scored.sort(key=lambda r: (r[0], r[1]))
-        chosen = _select(scored, config.cap_per_question, config.max_pairs_per_claim,
-                         cover=lambda r: frozenset((claims[r[2]].article_uid, claims[r[3]].article_uid)))
+        chosen = _select(scored, [frozenset((claims[r[2]].article_uid, claims[r[3]].article_uid)) for r in scored],
+                         config.cap_per_question, config.max_pairs_per_claim)
         dropped["over_question_cap"] += len(iu) - elsewhere - len(chosen)
         for row in chosen:
             taken.add(row[1])
@@ -346,26 +347,25 @@ def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dic
     return out, dropped
 
 
-def _select(ranked: list, cap: int, per_claim: int | None, cover: Callable[[tuple], Hashable] | None = None
-            ) -> list:
+def _select(ranked: list, keys: list[Hashable], cap: int, per_claim: int | None) -> list:
     """At most ``cap`` ranked pair rows ``(…, pair_id, i, j, …)``, in rank order, in which no claim appears more
-    than ``per_claim`` times. With ``cover``, the best row of each ``cover(row)`` (an article pair) is taken
+    than ``per_claim`` times; the best row of each key (``keys[n]`` for ``ranked[n]``: its article pair) is taken
     before any second row of one."""
-    seen: dict[int, int] = {}
+    seen: Counter[int] = Counter()
     taken: set[int] = set()
     covered: set[Hashable] = set()
-    for first_pass in ((True, False) if cover else (False,)):
-        for n, row in enumerate(ranked):
+    for first_pass in (True, False):
+        for n, (row, key) in enumerate(zip(ranked, keys, strict=True)):
             if len(taken) == cap:
                 break
-            if n in taken or first_pass and cover(row) in covered:
+            if n in taken or first_pass and key in covered:
                 continue
             i, j = row[2], row[3]
-            if per_claim is None or seen.get(i, 0) < per_claim and seen.get(j, 0) < per_claim:
-                seen[i], seen[j] = seen.get(i, 0) + 1, seen.get(j, 0) + 1
+            if per_claim is None or max(seen[i], seen[j]) < per_claim:
+                seen[i] += 1
+                seen[j] += 1
                 taken.add(n)
-                if first_pass:
-                    covered.add(cover(row))
+                covered.add(key)
     return [ranked[n] for n in sorted(taken)]
 
 
