@@ -10,6 +10,7 @@ sample of them. For each prompt whose evidence text is found in its abstract:
 - kept: the claims stage kept a sentence holding the evidence (its recall bounds everything after it);
 - evidence assigned: such a claim is assigned to the prompt's question;
 - article assigned: any claim of the prompt's article is;
+- arms read: the pack reads the question's text as the prompt's own intervention and comparator;
 - own-article share: of all assignments to the prompts' questions, those from the prompt's own article (a
   prompt is written for one trial: another trial's claim under it is mostly a different comparison or outcome).
 
@@ -37,6 +38,7 @@ from pathlib import Path
 from biodivergence_dataset import io
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.records import Abstract, Claim
+from builder import questionpacks
 from builder.questions import Assignment
 from builder.reader import data as reader_data
 
@@ -133,6 +135,17 @@ def holds(sentence: str, evidence: list[str]) -> bool:
     return any((e := _norm(text)) in s or (len(s) > 40 and s in e) for text in evidence)
 
 
+def arms_read(prompt: reader_data.EIPrompt) -> bool:
+    """Whether the pack's reading of a prompt's question text gives the prompt's own intervention and comparator
+    (as ``questionpacks`` cleans a phrase, spaces and case aside)."""
+    read = questionpacks.read_question(TEMPLATE.format(o=prompt.outcome, i=prompt.intervention, c=prompt.comparator))
+
+    def same(got: str | None, want: str) -> bool:
+        return _norm(got or "") == _norm(questionpacks.clean_phrase(want) or "")
+
+    return same(read.intervention, prompt.intervention) and same(read.comparator, prompt.comparator)
+
+
 def score(work: Path, prompts: dict[str, reader_data.EIPrompt], evidence: dict[str, list[str]]) -> dict:
     claims = {c.claim_id: c for c in io.read_records(work / "claims", Claim)}
     article_of = {a.pmcid: a.article_uid for a in io.read_records(work / "abstracts", Abstract)}
@@ -142,9 +155,10 @@ def score(work: Path, prompts: dict[str, reader_data.EIPrompt], evidence: dict[s
     by_article: dict[str, list[Claim]] = defaultdict(list)
     for c in claims.values():
         by_article[c.article_uid].append(c)
-    n = kept = ev_assigned = art_assigned = own = total = 0
+    n = kept = ev_assigned = art_assigned = own = total = read = 0
     for qid, p in prompts.items():
         n += 1
+        read += arms_read(p)
         article = article_of.get(f"PMC{p.pmcid}")
         mine = by_article.get(article, []) if article else []
         holding = {c.claim_id for c in mine if holds(c.sentence, evidence[qid])}
@@ -153,13 +167,14 @@ def score(work: Path, prompts: dict[str, reader_data.EIPrompt], evidence: dict[s
         art_assigned += bool({c.claim_id for c in mine} & assigned[qid])
         total += len(assigned[qid])
         own += sum(claims[c].article_uid == article for c in assigned[qid])
-    return {"prompts": n, "claims": len(claims), "assignments": total, "kept": kept,
+    return {"prompts": n, "claims": len(claims), "assignments": total, "arms_read": read, "kept": kept,
             "evidence_assigned": ev_assigned, "article_assigned": art_assigned, "own_article": own}
 
 
 def markdown(result: dict) -> str:
     parts = result["parts"]
-    measures = [("claims stage kept the evidence sentence", "kept", "prompts"),
+    measures = [("the question's text read as the prompt's intervention and comparator", "arms_read", "prompts"),
+                ("claims stage kept the evidence sentence", "kept", "prompts"),
                 ("evidence claim assigned to its prompt's question", "evidence_assigned", "prompts"),
                 ("… of the prompts whose evidence claim was kept", "evidence_assigned", "kept"),
                 ("any claim of the article assigned to its prompt's question", "article_assigned", "prompts"),

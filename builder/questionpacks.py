@@ -48,7 +48,7 @@ _SHAPES: tuple[tuple[re.Pattern, str], ...] = (
     # Is the rate of healing higher, lower, or the same when comparing lansoprazole to omeprazole?
     (re.compile(rf"^(?:is|are|was|were)\s+(?:the\s+)?(?P<outcome>.+?)\s+(?:(?:{_DIRECTIONS})\s*,?\s*)+(?:or\s+)?"
                 rf"(?:the\s+same|similar|no\s+different|unchanged)\s+(?:when|if|in|for|with)\s+(?:comparing\s+)?"
-                rf"(?P<intervention>.+?)\s+(?:to|with|and|versus|vs\.?)\s+(?P<comparator>.+)$", _I), "ioc"),
+                rf"(?P<arms>.+)$", _I), "ioc"),
     # What is the effect of X on Y? / Effect of X on Y
     (re.compile(r"^(?:what\s+(?:is|are)\s+)?(?:the\s+)?(?:effects?|impact|influence|efficacy|benefits?|harms?)\s+of\s+"
                 r"(?P<intervention>.+?)\s+(?:on|for|in\s+terms\s+of|with\s+respect\s+to|regarding)\s+"
@@ -90,7 +90,8 @@ class ReadFields:
     population: str | None = None
 
 
-def _clean(phrase: str | None) -> str | None:
+def clean_phrase(phrase: str | None) -> str | None:
+    """A phrase read from a question as a field holds it: no leading article or "reducing", no edge punctuation."""
     if not phrase:
         return None
     phrase = _ARTICLE.sub("", phrase.strip(" ,;:?.\t\n"))
@@ -108,7 +109,7 @@ def read_question(text: str) -> ReadFields:
         comparator = m.group("comparator")
         shaped = _match_shape((rest[:m.start()] + rest[m.end():]).strip())
     if shaped is None:
-        return ReadFields(population=_clean(population), comparator=_clean(comparator))
+        return ReadFields(population=clean_phrase(population), comparator=clean_phrase(comparator))
     fields = shaped
     comparator = fields.get("comparator") or comparator
     intervention, outcome = fields.get("intervention"), fields.get("outcome")
@@ -126,13 +127,34 @@ def read_question(text: str) -> ReadFields:
     if outcome is None and fields.get("quality"):
         quality = " ".join(fields["quality"].lower().split())
         outcome = _QUALITY_OUTCOME.get(quality, "efficacy")
-    return ReadFields(_clean(intervention), _clean(comparator), _clean(outcome), _clean(population))
+    return ReadFields(*(clean_phrase(f) for f in (intervention, comparator, outcome, population)))
+
+
+#: What may join the two arms of "when comparing X to Y", strongest first.
+_ARM_JOINS = tuple(re.compile(rf"\s+(?:{sep})\s+", _I) for sep in (r"versus|vs\.?|v\.", "to", "with", "and"))
+
+
+def split_arms(arms: str) -> tuple[str, str | None]:
+    """The intervention and comparator of "comparing X to Y": split at the strongest join ("versus", then "to",
+    "with", "and"), at its last occurrence, since an intervention's own phrase holds such words far more often
+    than a comparator's ("mobilisation and orientation in addition to usual care to usual care alone",
+    "dapagliflozin 2.5 to 10 mg plus metformin to placebo", "rocuronium with lidocaine to placebo")."""
+    for join in _ARM_JOINS:
+        if found := list(join.finditer(arms)):
+            last = found[-1]
+            return arms[:last.start()], arms[last.end():]
+    return arms, None
 
 
 def _match_shape(text: str) -> dict[str, str] | None:
     for pattern, _ in _SHAPES:
         if m := pattern.match(text):
-            return {k: v for k, v in m.groupdict().items() if v}
+            fields = {k: v for k, v in m.groupdict().items() if v}
+            if arms := fields.pop("arms", None):
+                fields["intervention"], comparator = split_arms(arms)
+                if comparator:
+                    fields["comparator"] = comparator
+            return fields
     return None
 
 

@@ -57,6 +57,18 @@ def compiled_pack(path: Path, text: str) -> dict[str, questions.CompiledQuestion
      ("proton pump inhibitors", "H2 receptor antagonists", "duodenal ulcers healing", None)),
     ("Does sumatriptan relieve migraine pain compared with placebo?",
      ("sumatriptan", "placebo", "migraine pain relief", None)),
+    # "comparing X to Y" whose intervention holds "and", "with" or "to" of its own: the last "to" joins the arms
+    (("Is delirium higher, lower, or the same when comparing mobilisation and orientation in addition to usual care"
+      " to usual care alone?"),
+     ("mobilisation and orientation in addition to usual care", "usual care alone", "delirium", None)),
+    ("Is pain higher, lower, or the same when comparing rocuronium with lidocaine to placebo?",
+     ("rocuronium with lidocaine", "placebo", "pain", None)),
+    ("Is HbA1c higher, lower, or the same when comparing dapagliflozin 2.5 to 10 mg plus metformin to placebo?",
+     ("dapagliflozin 2.5 to 10 mg plus metformin", "placebo", "HbA1c", None)),
+    ("Is mortality higher, lower, or the same when comparing captopril and diuretics versus diuretics alone?",
+     ("captopril and diuretics", "diuretics alone", "mortality", None)),
+    ("Is mortality higher, lower, or the same when comparing captopril and placebo?",
+     ("captopril", "placebo", "mortality", None)),
 ])
 def test_fields_are_read_from_the_text(text, want):
     read = questionpacks.read_question(text)
