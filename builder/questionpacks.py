@@ -4,7 +4,9 @@ A pack is YAML ``questions: [{id, text, intervention?, comparator?, outcome?, po
 ``text`` alone is enough: the fields a pack leaves out are read from the text by :func:`read_question`,
 phrase rules for the ways reviewers write a question (PICO order, "compared with / versus / vs",
 "in patients with …", "effect of X on Y", "does X reduce Y", "is X more effective than Y for Z",
-"do X differ in Y", "is Y higher, lower, or the same when comparing X to Y"). A question whose
+"do X differ in Y", "is Y higher, lower, or the same when comparing X to Y", "is X effective in preventing Y",
+"how effective is X for Y", "is there a difference in Y between X and Z", "is Y lower with X than with Z",
+"should X be given to prevent Y", a review's title "X versus Z for Y in P"). A question whose
 intervention or outcome can be read neither from the pack nor from its text is an error naming the
 file and the entry, as is any entry the :class:`~biodivergence_dataset.records.Question` record refuses.
 """
@@ -42,6 +44,10 @@ _COMPARATOR = re.compile(
     r"result|results|produce|produces|provide|provides)\b)", _I)
 _VERBS = (r"improve|reduce|increase|decrease|lower|raise|prevent|affect|change|alter|cause|shorten|prolong|"
           r"relieve|delay|worsen|control|maintain|induce|heal|treat|lead\s+to|result\s+in|produce|provide|achieve")
+#: What an intervention is for, before the outcome it names ("effective in preventing falls", "for the treatment
+#: of insomnia").
+_AIMS = (r"(?:preventing|treating|reducing|improving|increasing|decreasing|lowering|relieving|shortening|"
+         r"(?:the\s+)?(?:treatment|prevention|management|reduction|relief)\s+of)")
 _DIRECTIONS = r"higher|lower|greater|smaller|better|worse|more|less|fewer|different|faster|slower|longer|shorter"
 #: (pattern, fields it fills); the first that matches the question (population and comparator removed) wins.
 _SHAPES: tuple[tuple[re.Pattern, str], ...] = (
@@ -57,14 +63,30 @@ _SHAPES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"^(?:do|does|did)\s+(?P<intervention>.+?)\s+differ(?:\s+from\s+(?P<comparator>.+?))?\s+"
                 r"(?:in|on|with\s+respect\s+to|regarding|in\s+terms\s+of|for)\s+(?P<outcome>.+)$", _I), "ioc"),
     # Is X more effective than Y for Z? / Is X as safe as Y in terms of Z?
-    (re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:more|less|as|equally)\s+(?P<quality>effective|"
-                r"efficacious|safe|well\s+tolerated|tolerable|beneficial|potent|likely\s+to\s+[\w\-]+(?:\s+[\w\-]+)?)"
-                r"(?:\s+(?:than|as)\s+(?P<comparator>.+?))?(?:\s+(?:for|in|at|on|regarding|with\s+respect\s+to|"
-                r"in\s+terms\s+of|to)\s+(?P<outcome>.+))?$", _I), "ioc"),
-    # Is X associated with Y?
+    (re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:(?:more|less|as|equally)\s+)?(?P<quality>effective|"
+                r"efficacious|safe|well\s+tolerated|tolerable|beneficial|useful|helpful|potent|needed|necessary|"
+                r"indicated|better|superior|inferior|non-?inferior|equivalent|worse|"
+                r"likely\s+to\s+[\w\-]+(?:\s+[\w\-]+)?)"
+                r"(?:\s+(?:than|as|to)\s+(?P<comparator>.+?))?(?:\s+(?:for|in|at|on|regarding|with\s+respect\s+to|"
+                rf"in\s+terms\s+of|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I), "ioc"),
+    # How effective is X for (preventing) Y?
+    (re.compile(r"^how\s+(?P<quality>effective|safe|beneficial|useful)\s+(?:is|are)\s+(?P<intervention>.+?)"
+                rf"(?:\s+(?:for|in|at|on|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I), "io"),
+    # Is there a difference in Y between X and Z?
+    (re.compile(r"^(?:is|are)\s+there\s+(?:a|any)\s+(?:significant\s+)?differences?\s+in\s+(?P<outcome>.+?)\s+"
+                r"between\s+(?P<arms>.+)$", _I), "ioc"),
+    # Is Y lower with X than with Z?
+    (re.compile(rf"^(?:is|are)\s+(?:the\s+)?(?P<outcome>.+?)\s+(?:{_DIRECTIONS})\s+(?:with|after|on|for|using)\s+"
+                r"(?P<intervention>.+?)\s+than\s+(?:with\s+|after\s+|on\s+|for\s+|using\s+)?(?P<comparator>.+)$", _I),
+     "ioc"),
+    # Should X be given to prevent Y? / Should X be used for Y?
+    (re.compile(r"^should\s+(?P<intervention>.+?)\s+be\s+(?:given|used|offered|prescribed|administered|recommended)"
+                rf"\s+(?:to\s+(?P<verb>{_VERBS})|for(?:\s+{_AIMS})?)\s+(?P<outcome>.+)$", _I), "io"),
+    # Is X associated with (fewer) Y (than Z)?
     (re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:associated|linked|correlated)\s+with\s+"
-                r"(?:(?:a|an)\s+)?(?:(?:higher|lower|greater|increased|decreased|reduced)\s+)?(?P<outcome>.+)$", _I),
-     "io"),
+                r"(?:(?:a|an)\s+)?(?:(?:higher|lower|greater|increased|decreased|reduced|fewer|less|more)\s+)?"
+                r"(?P<outcome>.+?)(?:\s+than\s+(?:with\s+)?(?P<comparator>.+))?$", _I),
+     "ioc"),
     # Does X cause more/fewer Y than Z? / Does X have a lower risk of Y?
     (re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?:cause|have|has|show|produce|"
                 rf"lead\s+to|result\s+in)\s+(?:a\s+|an\s+|any\s+)?(?:{_DIRECTIONS})\s+(?P<outcome>.+?)"
@@ -73,7 +95,31 @@ _SHAPES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+"
                 rf"(?P<outcome>.+?)(?:\s+(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than\s+(?P<comparator>.+))?$", _I),
      "ioc"),
+    # A review's title: X (versus Y) for (preventing) Y (in P)
+    (re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
+                rf"(?P<intervention>.+?)\s+(?:for|in)\s+(?:{_AIMS}\s+)?(?P<outcome>.+)$", _I), "io"),
 )
+#: An outcome phrase that begins with a verb of the question's shape: the verb before it was part of the
+#: intervention.
+_VERB_FIRST = re.compile(rf"^(?P<verb>{_VERBS})(?:s|es)?\s+(?P<outcome>.+)$", _I)
+#: A phrase that names people first ("patients with septic shock"): a population, not an outcome.
+_PEOPLE_FIRST = re.compile(rf"^(?:(?!(?:in|for|of|on|with|after|among)\b)[\w\-]+\s+){{0,2}}?(?:{_PEOPLE})\b", _I)
+#: "… in type 2 diabetes", "… after myocardial infarction" at the end of an outcome or comparator: the condition
+#: studied, when the words before it say more than a change ("reduction in blood pressure" keeps its "in") and
+#: what follows is no place, time or range ("days in hospital", "HbA1c after 12 weeks", "time in range").
+_TRAILING_CONDITION = re.compile(
+    r"(?<!\bchange)(?<!\bchanges)(?<!\breduction)(?<!\breductions)(?<!\bincrease)(?<!\bincreases)"
+    r"(?<!\bdecrease)(?<!\bdecreases)(?<!\bimprovement)(?<!\bimprovements)(?<!\bdecline)(?<!\brise)(?<!\bfall)"
+    r"(?<!\bdifference)(?<!\bdifferences)(?<!\btime)(?<!\bdays)(?<!\bstay)"
+    r"\s+(?:in|after|following)\s+(?!(?:the|a|an|any|all|both|each|group|groups|fixed|combination|hospital|icu|"
+    r"intensive|range|\d|one|two|three|six|twelve|first|second|week|month|year|day|hour)\b)"
+    r"(?P<population>[\w\-]+(?:\s+[\w\-]+){0,5})$", _I)
+#: The most words a comparator may have before a trailing condition ("aspirin in atrial fibrillation"); a longer
+#: one is an arm's description ("local delivery of lycopene gel after SRP"). The measure and arms of "is Y higher
+#: … when comparing X to Z" keep their "in …" ("time in remission", "feeding in prone position").
+_COMPARATOR_BEFORE_CONDITION = 3
+#: "the addition of X to Y", "adding X to Y": X plus Y, set against Y alone.
+_ADD_ON = re.compile(r"^(?:the\s+)?(?:addition\s+of|adding)\s+(?P<added>.+?)\s+to\s+(?P<base>.+)$", _I)
 _QUALITY_OUTCOME = {"safe": "adverse events", "well tolerated": "tolerability", "tolerable": "tolerability"}
 #: Verbs whose object is the condition and whose sense is the outcome: "heal duodenal ulcers" asks about
 #: duodenal ulcer healing (not pain or gastric pH in ulcer patients), "relieve migraine pain" about its relief.
@@ -117,11 +163,20 @@ def read_question(text: str) -> ReadFields:
         comparator, intervention = m.group("comparator"), intervention[:m.start()]
     if outcome and not comparator and (m := _COMPARATOR.search(outcome)):
         comparator, outcome = m.group("comparator"), outcome[:m.start()] + outcome[m.end():]
-    for name in ("outcome", "comparator"):
-        value = outcome if name == "outcome" else comparator
-        if value and not population and (m := _TRAILING_POPULATION.search(value)):
-            population, value = m.group("population"), value[:m.start()]
-            outcome, comparator = (value, comparator) if name == "outcome" else (outcome, value)
+    if outcome and fields.get("quality") and not population and _PEOPLE_FIRST.match(outcome):
+        population, outcome = outcome, None  # "beneficial for patients with septic shock"
+    for pattern in (_TRAILING_POPULATION, _TRAILING_CONDITION):
+        for name in ("outcome", "comparator"):
+            value = outcome if name == "outcome" else comparator
+            if pattern is _TRAILING_CONDITION and (fields.get("measured") or name == "comparator" and value and (
+                    len(value.split()) > _COMPARATOR_BEFORE_CONDITION + 2)):
+                continue  # a measure or arm as named between two arms: "time in remission", "feeding in prone position"
+            if value and not population and (m := pattern.search(value)):
+                population, value = m.group("population"), value[:m.start()]
+                outcome, comparator = (value, comparator) if name == "outcome" else (outcome, value)
+    if intervention and (m := _ADD_ON.match(intervention)):  # "the addition of rituximab to chemotherapy"
+        intervention = f"{m.group('added')} plus {m.group('base')}"
+        comparator = comparator or f"{m.group('base')} alone"
     if outcome and (sense := _VERB_OUTCOME.get(fields.get("verb", "").lower())):
         outcome = f"{outcome} {sense}"
     if outcome is None and fields.get("quality"):
@@ -150,7 +205,12 @@ def _match_shape(text: str) -> dict[str, str] | None:
     for pattern, _ in _SHAPES:
         if m := pattern.match(text):
             fields = {k: v for k, v in m.groupdict().items() if v}
-            if arms := fields.pop("arms", None):
+            while "verb" in fields and (again := _VERB_FIRST.match(fields.get("outcome", ""))):
+                # the first verb was the intervention's own word ("does intensive glucose control reduce …")
+                fields["intervention"] += f" {fields['verb']}"
+                fields["verb"], fields["outcome"] = again.group("verb"), again.group("outcome")
+            if arms := fields.pop("arms", None):  # the outcome is a measure set between two named arms
+                fields["measured"] = "yes"
                 fields["intervention"], comparator = split_arms(arms)
                 if comparator:
                     fields["comparator"] = comparator

@@ -51,7 +51,7 @@ def compiled_pack(path: Path, text: str) -> dict[str, questions.CompiledQuestion
     ("Does amlodipine cause more edema than other calcium channel blockers?",
      ("amlodipine", "other calcium channel blockers", "edema", None)),
     ("Do antihistamines reduce pruritus in chronic idiopathic urticaria?",
-     ("antihistamines", None, "pruritus in chronic idiopathic urticaria", None)),
+     ("antihistamines", None, "pruritus", "chronic idiopathic urticaria")),
     # "heal" and "relieve" name the outcome: the object is the condition healed or relieved
     ("Do proton pump inhibitors heal duodenal ulcers faster than H2 receptor antagonists?",
      ("proton pump inhibitors", "H2 receptor antagonists", "duodenal ulcers healing", None)),
@@ -69,6 +69,39 @@ def compiled_pack(path: Path, text: str) -> dict[str, questions.CompiledQuestion
      ("captopril and diuretics", "diuretics alone", "mortality", None)),
     ("Is mortality higher, lower, or the same when comparing captopril and placebo?",
      ("captopril", "placebo", "mortality", None)),
+    # a measure set between two named arms keeps its own "in …"
+    ("Is time in remission higher, lower, or the same when comparing infliximab to placebo?",
+     ("infliximab", "placebo", "time in remission", None)),
+    # the ways reviewers ask whether something works, and review titles
+    ("Are probiotics effective in preventing antibiotic-associated diarrhoea?",
+     ("probiotics", None, "antibiotic-associated diarrhoea", None)),
+    ("Is early surgery better than conservative treatment for sciatica?",
+     ("early surgery", "conservative treatment", "sciatica", None)),
+    ("Is ondansetron non-inferior to metoclopramide for postoperative nausea?",
+     ("ondansetron", "metoclopramide", "postoperative nausea", None)),
+    ("How effective is nicotine replacement therapy for smoking cessation?",
+     ("nicotine replacement therapy", None, "smoking cessation", None)),
+    ("Are corticosteroids beneficial for patients with septic shock?",
+     ("corticosteroids", None, "efficacy", "patients with septic shock")),
+    ("Should antibiotics be given to prevent infection after dog bites?",
+     ("antibiotics", None, "infection", "dog bites")),
+    ("Is there a difference in mortality between early and delayed surgery?",
+     ("early", "delayed surgery", "mortality", None)),
+    ("Is the incidence of stroke lower with warfarin than with aspirin in atrial fibrillation?",
+     ("warfarin", "aspirin", "incidence of stroke", "atrial fibrillation")),
+    ("Is laparoscopic appendectomy associated with less pain than open appendectomy?",
+     ("laparoscopic appendectomy", "open appendectomy", "pain", None)),
+    ("Paracetamol versus ibuprofen for fever in children", ("Paracetamol", "ibuprofen", "fever", "children")),
+    # a verb of the intervention's own ("glucose control") and the condition studied after the outcome
+    ("Does intensive glucose control reduce cardiovascular events in type 2 diabetes?",
+     ("intensive glucose control", None, "cardiovascular events", "type 2 diabetes")),
+    ("Do beta-blockers reduce mortality after myocardial infarction?",
+     ("beta-blockers", None, "mortality", "myocardial infarction")),
+    ("Does intensive therapy reduce the change in HbA1c?", ("intensive therapy", None, "change in HbA1c", None)),
+    ("Does early mobilisation reduce days in hospital?", ("early mobilisation", None, "days in hospital", None)),
+    # an add-on: the added drug with the base, against the base alone
+    ("Does the addition of rituximab to chemotherapy improve overall survival in follicular lymphoma?",
+     ("rituximab plus chemotherapy", "chemotherapy alone", "overall survival", "follicular lymphoma")),
 ])
 def test_fields_are_read_from_the_text(text, want):
     read = questionpacks.read_question(text)
