@@ -107,7 +107,7 @@ def write_inputs(work: Path, rows: list[dict], prompts: dict[str, reader_data.EI
     source = work / "abstracts.jsonl"
     write_text_atomic(source, "".join(json.dumps(r) + "\n" for r in rows))
     pack = work / "pack.yaml"
-    entries = [{"id": qid, "text": TEMPLATE.format(o=p.outcome, i=p.intervention, c=p.comparator)}
+    entries = [{"id": qid, "text": question_text(p)}
                for qid, p in sorted(prompts.items())]
     write_text_atomic(pack, yaml.safe_dump({"questions": entries}, sort_keys=False, allow_unicode=True))
     return source, pack
@@ -135,10 +135,15 @@ def holds(sentence: str, evidence: list[str]) -> bool:
     return any((e := _norm(text)) in s or (len(s) > 40 and s in e) for text in evidence)
 
 
+def question_text(prompt: reader_data.EIPrompt) -> str:
+    """A prompt put as a question's text, as a pack entry with ``id`` and ``text`` only holds it."""
+    return TEMPLATE.format(o=prompt.outcome, i=prompt.intervention, c=prompt.comparator)
+
+
 def arms_read(prompt: reader_data.EIPrompt) -> bool:
     """Whether the pack's reading of a prompt's question text gives the prompt's own intervention and comparator
     (as ``questionpacks`` cleans a phrase, spaces and case aside)."""
-    read = questionpacks.read_question(TEMPLATE.format(o=prompt.outcome, i=prompt.intervention, c=prompt.comparator))
+    read = questionpacks.read_question(question_text(prompt))
 
     def same(got: str | None, want: str) -> bool:
         return _norm(got or "") == _norm(questionpacks.clean_phrase(want) or "")

@@ -49,55 +49,53 @@ _VERBS = (r"improve|reduce|increase|decrease|lower|raise|prevent|affect|change|a
 _AIMS = (r"(?:preventing|treating|reducing|improving|increasing|decreasing|lowering|relieving|shortening|"
          r"(?:the\s+)?(?:treatment|prevention|management|reduction|relief)\s+of)")
 _DIRECTIONS = r"higher|lower|greater|smaller|better|worse|more|less|fewer|different|faster|slower|longer|shorter"
-#: (pattern, fields it fills); the first that matches the question (population and comparator removed) wins.
-_SHAPES: tuple[tuple[re.Pattern, str], ...] = (
+#: The shapes of a question, each filling its named groups; the first that matches the question (population and
+#: comparator removed) wins.
+_SHAPES: tuple[re.Pattern, ...] = (
     # Is the rate of healing higher, lower, or the same when comparing lansoprazole to omeprazole?
-    (re.compile(rf"^(?:is|are|was|were)\s+(?:the\s+)?(?P<outcome>.+?)\s+(?:(?:{_DIRECTIONS})\s*,?\s*)+(?:or\s+)?"
-                rf"(?:the\s+same|similar|no\s+different|unchanged)\s+(?:when|if|in|for|with)\s+(?:comparing\s+)?"
-                rf"(?P<arms>.+)$", _I), "ioc"),
+    re.compile(rf"^(?:is|are|was|were)\s+(?:the\s+)?(?P<outcome>.+?)\s+(?:(?:{_DIRECTIONS})\s*,?\s*)+(?:or\s+)?"
+               rf"(?:the\s+same|similar|no\s+different|unchanged)\s+(?:when|if|in|for|with)\s+(?:comparing\s+)?"
+               rf"(?P<arms>.+)$", _I),
     # What is the effect of X on Y? / Effect of X on Y
-    (re.compile(r"^(?:what\s+(?:is|are)\s+)?(?:the\s+)?(?:effects?|impact|influence|efficacy|benefits?|harms?)\s+of\s+"
-                r"(?P<intervention>.+?)\s+(?:on|for|in\s+terms\s+of|with\s+respect\s+to|regarding)\s+"
-                r"(?P<outcome>.+)$", _I), "io"),
+    re.compile(r"^(?:what\s+(?:is|are)\s+)?(?:the\s+)?(?:effects?|impact|influence|efficacy|benefits?|harms?)\s+of\s+"
+               r"(?P<intervention>.+?)\s+(?:on|for|in\s+terms\s+of|with\s+respect\s+to|regarding)\s+"
+               r"(?P<outcome>.+)$", _I),
     # Do X differ (from Y) in Y? / Does X differ …
-    (re.compile(r"^(?:do|does|did)\s+(?P<intervention>.+?)\s+differ(?:\s+from\s+(?P<comparator>.+?))?\s+"
-                r"(?:in|on|with\s+respect\s+to|regarding|in\s+terms\s+of|for)\s+(?P<outcome>.+)$", _I), "ioc"),
+    re.compile(r"^(?:do|does|did)\s+(?P<intervention>.+?)\s+differ(?:\s+from\s+(?P<comparator>.+?))?\s+"
+               r"(?:in|on|with\s+respect\s+to|regarding|in\s+terms\s+of|for)\s+(?P<outcome>.+)$", _I),
     # Is X more effective than Y for Z? / Is X as safe as Y in terms of Z?
-    (re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:(?:more|less|as|equally)\s+)?(?P<quality>effective|"
-                r"efficacious|safe|well\s+tolerated|tolerable|beneficial|useful|helpful|potent|needed|necessary|"
-                r"indicated|better|superior|inferior|non-?inferior|equivalent|worse|"
-                r"likely\s+to\s+[\w\-]+(?:\s+[\w\-]+)?)"
-                r"(?:\s+(?:than|as|to)\s+(?P<comparator>.+?))?(?:\s+(?:for|in|at|on|regarding|with\s+respect\s+to|"
-                rf"in\s+terms\s+of|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I), "ioc"),
+    re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:(?:more|less|as|equally)\s+)?(?P<quality>effective|"
+               r"efficacious|safe|well\s+tolerated|tolerable|beneficial|useful|helpful|potent|needed|necessary|"
+               r"indicated|better|superior|inferior|non-?inferior|equivalent|worse|"
+               r"likely\s+to\s+[\w\-]+(?:\s+[\w\-]+)?)"
+               r"(?:\s+(?:than|as|to)\s+(?P<comparator>.+?))?(?:\s+(?:for|in|at|on|regarding|with\s+respect\s+to|"
+               rf"in\s+terms\s+of|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
     # How effective is X for (preventing) Y?
-    (re.compile(r"^how\s+(?P<quality>effective|safe|beneficial|useful)\s+(?:is|are)\s+(?P<intervention>.+?)"
-                rf"(?:\s+(?:for|in|at|on|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I), "io"),
+    re.compile(r"^how\s+(?P<quality>effective|safe|beneficial|useful)\s+(?:is|are)\s+(?P<intervention>.+?)"
+               rf"(?:\s+(?:for|in|at|on|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
     # Is there a difference in Y between X and Z?
-    (re.compile(r"^(?:is|are)\s+there\s+(?:a|any)\s+(?:significant\s+)?differences?\s+in\s+(?P<outcome>.+?)\s+"
-                r"between\s+(?P<arms>.+)$", _I), "ioc"),
+    re.compile(r"^(?:is|are)\s+there\s+(?:a|any)\s+(?:significant\s+)?differences?\s+in\s+(?P<outcome>.+?)\s+"
+               r"between\s+(?P<arms>.+)$", _I),
     # Is Y lower with X than with Z?
-    (re.compile(rf"^(?:is|are)\s+(?:the\s+)?(?P<outcome>.+?)\s+(?:{_DIRECTIONS})\s+(?:with|after|on|for|using)\s+"
-                r"(?P<intervention>.+?)\s+than\s+(?:with\s+|after\s+|on\s+|for\s+|using\s+)?(?P<comparator>.+)$", _I),
-     "ioc"),
+    re.compile(rf"^(?:is|are)\s+(?:the\s+)?(?P<outcome>.+?)\s+(?:{_DIRECTIONS})\s+(?:with|after|on|for|using)\s+"
+               r"(?P<intervention>.+?)\s+than\s+(?:with\s+|after\s+|on\s+|for\s+|using\s+)?(?P<comparator>.+)$", _I),
     # Should X be given to prevent Y? / Should X be used for Y?
-    (re.compile(r"^should\s+(?P<intervention>.+?)\s+be\s+(?:given|used|offered|prescribed|administered|recommended)"
-                rf"\s+(?:to\s+(?P<verb>{_VERBS})|for(?:\s+{_AIMS})?)\s+(?P<outcome>.+)$", _I), "io"),
+    re.compile(r"^should\s+(?P<intervention>.+?)\s+be\s+(?:given|used|offered|prescribed|administered|recommended)"
+               rf"\s+(?:to\s+(?P<verb>{_VERBS})|for(?:\s+{_AIMS})?)\s+(?P<outcome>.+)$", _I),
     # Is X associated with (fewer) Y (than Z)?
-    (re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:associated|linked|correlated)\s+with\s+"
-                r"(?:(?:a|an)\s+)?(?:(?:higher|lower|greater|increased|decreased|reduced|fewer|less|more)\s+)?"
-                r"(?P<outcome>.+?)(?:\s+than\s+(?:with\s+)?(?P<comparator>.+))?$", _I),
-     "ioc"),
+    re.compile(r"^(?:is|are|was|were)\s+(?P<intervention>.+?)\s+(?:associated|linked|correlated)\s+with\s+"
+               r"(?:(?:a|an)\s+)?(?:(?:higher|lower|greater|increased|decreased|reduced|fewer|less|more)\s+)?"
+               r"(?P<outcome>.+?)(?:\s+than\s+(?:with\s+)?(?P<comparator>.+))?$", _I),
     # Does X cause more/fewer Y than Z? / Does X have a lower risk of Y?
-    (re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?:cause|have|has|show|produce|"
-                rf"lead\s+to|result\s+in)\s+(?:a\s+|an\s+|any\s+)?(?:{_DIRECTIONS})\s+(?P<outcome>.+?)"
-                rf"(?:\s+than\s+(?P<comparator>.+))?$", _I), "ioc"),
+    re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?:cause|have|has|show|produce|"
+               rf"lead\s+to|result\s+in)\s+(?:a\s+|an\s+|any\s+)?(?:{_DIRECTIONS})\s+(?P<outcome>.+?)"
+               rf"(?:\s+than\s+(?P<comparator>.+))?$", _I),
     # Does X reduce Y? / Can X improve Y? / Does X, compared to placebo, reduce Y?
-    (re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+"
-                rf"(?P<outcome>.+?)(?:\s+(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than\s+(?P<comparator>.+))?$", _I),
-     "ioc"),
+    re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+"
+               rf"(?P<outcome>.+?)(?:\s+(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than\s+(?P<comparator>.+))?$", _I),
     # A review's title: X (versus Y) for (preventing) Y (in P)
-    (re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
-                rf"(?P<intervention>.+?)\s+(?:for|in)\s+(?:{_AIMS}\s+)?(?P<outcome>.+)$", _I), "io"),
+    re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
+               rf"(?P<intervention>.+?)\s+(?:for|in)\s+(?:{_AIMS}\s+)?(?P<outcome>.+)$", _I),
 )
 #: An outcome phrase that begins with a verb of the question's shape: the verb before it was part of the
 #: intervention.
@@ -114,10 +112,11 @@ _TRAILING_CONDITION = re.compile(
     r"\s+(?:in|after|following)\s+(?!(?:the|a|an|any|all|both|each|group|groups|fixed|combination|hospital|icu|"
     r"intensive|range|\d|one|two|three|six|twelve|first|second|week|month|year|day|hour)\b)"
     r"(?P<population>[\w\-]+(?:\s+[\w\-]+){0,5})$", _I)
-#: The most words a comparator may have before a trailing condition ("aspirin in atrial fibrillation"); a longer
-#: one is an arm's description ("local delivery of lycopene gel after SRP"). The measure and arms of "is Y higher
-#: … when comparing X to Z" keep their "in …" ("time in remission", "feeding in prone position").
-_COMPARATOR_BEFORE_CONDITION = 3
+#: The most words a comparator may have, its trailing condition included, for that condition to be read as the
+#: population ("aspirin in atrial fibrillation"); a longer one is an arm's description ("local delivery of lycopene
+#: gel after SRP"). The measure and arms of "is Y higher … when comparing X to Z" keep their "in …" ("time in
+#: remission", "feeding in prone position").
+_COMPARATOR_MAX_WORDS = 5
 #: "the addition of X to Y", "adding X to Y": X plus Y, set against Y alone.
 _ADD_ON = re.compile(r"^(?:the\s+)?(?:addition\s+of|adding)\s+(?P<added>.+?)\s+to\s+(?P<base>.+)$", _I)
 _QUALITY_OUTCOME = {"safe": "adverse events", "well tolerated": "tolerability", "tolerable": "tolerability"}
@@ -168,8 +167,8 @@ def read_question(text: str) -> ReadFields:
     for pattern in (_TRAILING_POPULATION, _TRAILING_CONDITION):
         for name in ("outcome", "comparator"):
             value = outcome if name == "outcome" else comparator
-            if pattern is _TRAILING_CONDITION and (fields.get("measured") or name == "comparator" and value and (
-                    len(value.split()) > _COMPARATOR_BEFORE_CONDITION + 2)):
+            if pattern is _TRAILING_CONDITION and ("arms" in fields or name == "comparator" and value and (
+                    len(value.split()) > _COMPARATOR_MAX_WORDS)):
                 continue  # a measure or arm as named between two arms: "time in remission", "feeding in prone position"
             if value and not population and (m := pattern.search(value)):
                 population, value = m.group("population"), value[:m.start()]
@@ -202,15 +201,14 @@ def split_arms(arms: str) -> tuple[str, str | None]:
 
 
 def _match_shape(text: str) -> dict[str, str] | None:
-    for pattern, _ in _SHAPES:
+    for pattern in _SHAPES:
         if m := pattern.match(text):
             fields = {k: v for k, v in m.groupdict().items() if v}
             while "verb" in fields and (again := _VERB_FIRST.match(fields.get("outcome", ""))):
                 # the first verb was the intervention's own word ("does intensive glucose control reduce …")
                 fields["intervention"] += f" {fields['verb']}"
                 fields["verb"], fields["outcome"] = again.group("verb"), again.group("outcome")
-            if arms := fields.pop("arms", None):  # the outcome is a measure set between two named arms
-                fields["measured"] = "yes"
+            if arms := fields.get("arms"):  # kept: the outcome is then a measure set between two named arms
                 fields["intervention"], comparator = split_arms(arms)
                 if comparator:
                     fields["comparator"] = comparator
