@@ -184,6 +184,22 @@ def read_question(text: str) -> ReadFields:
     return ReadFields(*(clean_phrase(f) for f in (intervention, comparator, outcome, population)))
 
 
+#: A question answered by a direction or an amount, not yes or no: a wh-question ("what is the effect of …",
+#: "how effective is …"), the directions offered as its answers ("higher, lower, or the same"), or a review's
+#: title ("Paracetamol versus ibuprofen for fever in children").
+_OPEN_QUESTION = re.compile(
+    rf"^\s*(?:what|how|which|when|where|why|who|(?:the\s+)?(?:effects?|impact|influence|efficacy)\s+of)\b"
+    rf"|\b(?:{_DIRECTIONS})\s*,?\s*(?:or\s+)?(?:the\s+same|similar|unchanged|no\s+different)\b"
+    r"|^[^?]*\b(?:versus|vs\.?|v\.)\s[^?]*$", _I)
+
+
+def asks_yes_or_no(text: str) -> bool:
+    """Whether a question is answered yes or no ("Do statins reduce blood pressure?", "Is there a difference in
+    Y between X and Z?"; a claim asked as a question, "Vitamin C cures COVID-19", too) rather than by a direction
+    or an amount (``_OPEN_QUESTION``)."""
+    return not _OPEN_QUESTION.search(" ".join(text.split()))
+
+
 #: What may join the two arms of "when comparing X to Y", strongest first.
 _ARM_JOINS = tuple(re.compile(rf"\s+(?:{sep})\s+", _I) for sep in (r"versus|vs\.?|v\.", "to", "with", "and"))
 

@@ -7,6 +7,9 @@
 - PubMedQA (PQA-L): the question, read as a statement ("Do statins reduce X?" → "statins reduce
   X"), against the expert conclusion; the expert decision "no" → conflict, "yes" → no conflict
   ("maybe" is left out). The conclusion answers exactly the question, so every pair is same-question.
+- PubMedQA with its question (``pubmedqa_question``): the same pairs carrying the PubMedQA question and no
+  abstract, as a corpus of review conclusions grouped by question gives them; it scores the path such pairs
+  take through an annotator (the conclusion's answer to a declared yes / no question).
 
 The learned finding reader (``--reader``) is scored on two more sets, held-out items only
 (``builder.reader.data.is_heldout``: it was trained on the rest): Evidence Inference findings (held-out
@@ -241,18 +244,23 @@ def pubmedqa_records(data_dir: str | Path) -> dict[str, dict[str, Any]]:
     return json.loads((Path(data_dir) / "ori_pqal.json").read_text(encoding="utf-8"))
 
 
-def pubmedqa_pairs(data_dir: str | Path) -> list[GoldPair]:
-    """PQA-L question-as-claim vs expert conclusion: decision "no" → conflict, "yes" → no conflict."""
+def pubmedqa_pairs(data_dir: str | Path, with_question: bool = False) -> list[GoldPair]:
+    """PQA-L question-as-claim vs expert conclusion: decision "no" → conflict, "yes" → no conflict. With
+    ``with_question`` each pair carries the PubMedQA question and no abstract, as a corpus of review conclusions
+    grouped by question gives them: the conflict is the conclusion answering its question "no"."""
     data = pubmedqa_records(data_dir)
     domain = ontology.domain("clinical_trials_epidemiology").name
     out = []
     for pmid, rec in sorted(data.items()):
         if rec["final_decision"] not in ("yes", "no"):
             continue
-        context = " ".join(rec["CONTEXTS"])
+        context = "" if with_question else " ".join(rec["CONTEXTS"])
+        question = (Question(question_id=f"pubmedqa:{pmid}", text=" ".join(rec["QUESTION"].split()))
+                    if with_question else None)
         a = make_claim(f"pubmedqa-question:{pmid}", question_as_claim(rec["QUESTION"]), domain, "pubmedqa")
         b = make_claim(f"pmid:{pmid}", rec["LONG_ANSWER"], domain, "pubmedqa")
-        out.append(GoldPair(make_pair(a, b, context, context), rec["final_decision"] == "no", "pubmedqa", (pmid,)))
+        out.append(GoldPair(make_pair(a, b, context, context, question=question), rec["final_decision"] == "no",
+                            "pubmedqa_question" if with_question else "pubmedqa", (pmid,)))
     return out
 
 
@@ -265,9 +273,11 @@ GOLD_SOURCES: dict[str, tuple[str, Callable[[Path], list[GoldPair]]]] = {
     # the same pairs, each carrying its claim as the question both evidence texts answer
     "healthver_question": ("healthver", functools.partial(healthver_pairs, with_question=True)),
     "pubmedqa": ("pubmedqa_pqal", pubmedqa_pairs),
+    # the same pairs carrying the PubMedQA question, conclusions without their abstracts
+    "pubmedqa_question": ("pubmedqa_pqal", functools.partial(pubmedqa_pairs, with_question=True)),
 }
 #: A gold set made from another source's items (what "trained on" means for it).
-ITEMS_OF: dict[str, str] = {"healthver_question": "healthver"}
+ITEMS_OF: dict[str, str] = {"healthver_question": "healthver", "pubmedqa_question": "pubmedqa"}
 GOLDCHECK_FILE = "goldcheck.json"
 #: A panel member must beat the negation rule by this much κ on every source (issue 12's bar).
 MIN_KAPPA_GAIN = 0.15

@@ -7,8 +7,9 @@ For a candidate pair it
 2. calls a conflict only when the two readings disagree — never on a negation word alone; a claim that does
    not answer the question makes ``no_conflict``. Claims asked a declared question in their own arm names
    disagree only as a significant effect against a stated null, each stated by the sentence itself
-   (``disagreement(stated_only=True)``); claims asked the question as written, or each other, disagree as
-   effect vs no effect, increase vs decrease, or yes vs no;
+   (``disagreement(stated_only=True)``); claims asked a yes / no question as written (review conclusions)
+   disagree when they answer it oppositely; claims asked any other question as written disagree as effect vs
+   no effect or increase vs decrease, and claims read against each other as yes vs no;
 3. applies the paper's boundary rules in order: explicit controversy → unresolved controversy; weak evidence
    → evidence insufficiency; a condition that differs between the claims (population, dose or co-treatment,
    duration, geography, period, setting, … — from the ontology's cues and the condition phrases below; then
@@ -32,6 +33,7 @@ from biodivergence_dataset import cues, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan, Question
 
 from .. import frames as fr
+from ..questionpacks import asks_yes_or_no
 from ..questions import (
     CompiledQuestion,
     arm_drugs,
@@ -43,7 +45,7 @@ from ..questions import (
 )
 from ..reader import READER_VERSION, disagreement, load_reader
 from ..reader.data import QUESTION_TEMPLATES, heldout_gold
-from ..reader.model import READ_FINDINGS
+from ..reader.model import OPPOSITE_ANSWER, READ_FINDINGS
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .frames import SPECIFICITY, frames_of
@@ -51,8 +53,7 @@ from .heuristic import _CONTROVERSY_RE, _WEAK_RE, CONTROVERSY, DIRECT, INSUFFICI
 
 KIND = ontology.check_label("annotator_kind", "reader")
 NO = "no"
-OPPOSITE_ANSWER = "opposite_answer"
-assert NO in ontology.READER_STANCES and OPPOSITE_ANSWER in ontology.DISAGREEMENT_REASONS
+assert NO in ontology.READER_STANCES
 MAX_AXES = 3
 #: The axis of two claims naming different drugs for one arm of their question.
 ARM_AXIS = ontology.check_label("divergence_axes", "dosage_intervention")
@@ -292,6 +293,13 @@ def stated_only(pair: CandidatePair, ask_a: str, ask_b: str) -> bool:
     return by_arms or bool(pair.abstract_a and pair.abstract_b)
 
 
+def by_answers(pair: CandidatePair, ask_a: str, ask_b: str) -> bool:
+    """Whether the two claims' answers to the question decide (``disagreement(answers=True)``): both were asked a
+    yes / no question as written (``questionpacks.asks_yes_or_no``) and ``stated_only`` does not hold."""
+    return (pair.question is not None and ask_a == ask_b == pair.question.text
+            and not stated_only(pair, ask_a, ask_b) and asks_yes_or_no(pair.question.text))
+
+
 class ReaderAnnotator(LocalAnnotator):
     """The default annotator: a learned finding reader decides conflict vs not; boundary rules give the type."""
 
@@ -345,7 +353,8 @@ class ReaderAnnotator(LocalAnnotator):
         asks = [ask for p in pairs for ask in self.asks(p)]
         readings = self.reader.read(asks) if asks else []
         return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1]),
-                            stated_only=stated_only(p, asks[2 * i][0], asks[2 * i + 1][0]))
+                            stated_only=stated_only(p, asks[2 * i][0], asks[2 * i + 1][0]),
+                            answers=by_answers(p, asks[2 * i][0], asks[2 * i + 1][0]))
                 for i, p in enumerate(pairs)]
 
     def oriented(self, pair: CandidatePair, ra, rb):
@@ -363,16 +372,17 @@ class ReaderAnnotator(LocalAnnotator):
                      else r.reversed() if comparator_first(claim.sentence, q) else r
                      for claim, r in ((pair.claim_a, ra), (pair.claim_b, rb)))
 
-    def decide(self, pair: CandidatePair, ra, rb, stated_only: bool = False) -> Labels:
+    def decide(self, pair: CandidatePair, ra, rb, stated_only: bool = False, answers: bool = False) -> Labels:
         """Labels of one pair from its two readings; ``stated_only``: only a stated effect against a stated null
-        counts (see the module function ``stated_only``)."""
+        counts (see the module function ``stated_only``); ``answers``: the answers to the question decide
+        (``by_answers``)."""
         question = pair.question.text if pair.question is not None else ""
         if pair.question is not None:
             # under stated_only a claim answers with a finding and only a stated effect against a stated null
             # counts (``disagreement(stated_only=True)``); otherwise any answer counts; a claim that does not
             # answer the question disagrees with nothing on it
             unanswered = not all(r.finding in READ_FINDINGS if stated_only else r.reported for r in (ra, rb))
-            why = None if unanswered else disagreement(ra, rb, stated_only=stated_only)
+            why = None if unanswered else disagreement(ra, rb, stated_only=stated_only, answers=answers)
         else:
             why = claims_disagree(ra, rb)
             unanswered = not (ra.reported or rb.reported)
