@@ -18,6 +18,10 @@ DOMAIN = "clinical_trials_epidemiology"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+#: Two sentences of abstracts, as a build pairs them (the abstracts' text does not matter to these tests).
+ABSTRACTS = {"abstract_a": "Abstract A.", "abstract_b": "Abstract B."}
+
+
 def pair(a: str, b: str, question: str | None = None):
     p = make_pair(make_claim("art-a", a, DOMAIN, "test"), make_claim("art-b", b, DOMAIN, "test"))
     return p.model_copy(update={"question": Question(question_id="q1", text=question)}) if question else p
@@ -176,7 +180,7 @@ def test_readings_are_taken_relative_to_the_questions_intervention():
     annotator = ReaderAnnotator()
     p = pair("Cough was significantly more frequent with enalapril than with candesartan.",
              "Cough was significantly less frequent with candesartan than with enalapril.").model_copy(
-                 update={"question": q})
+                 update={"question": q, **ABSTRACTS})
     asks = annotator.asks(p)
     assert [a[0] for a in asks] == ["Is cough higher, lower, or the same with enalapril compared to candesartan?"] * 2
     assert asks[1][1] == "Cough was significantly less frequent with { candesartan } than with [ enalapril ]."
@@ -198,8 +202,8 @@ def test_under_a_declared_question_only_a_stated_effect_against_a_stated_null_is
     effect = "Cough was significantly more frequent with enalapril than with candesartan (p < 0.001)."
     null = "In elderly patients, cough did not differ significantly between lisinopril and losartan (p = 0.45)."
     untested = "Cough was reported by 12% of patients on enalapril and 9% of patients on candesartan."
-    conflict, plain = annotator.annotate_many([pair(effect, null).model_copy(update={"question": q}),
-                                               pair(effect, untested).model_copy(update={"question": q})])
+    conflict, plain = annotator.annotate_many([pair(effect, null).model_copy(update={"question": q, **ABSTRACTS}),
+                                               pair(effect, untested).model_copy(update={"question": q, **ABSTRACTS})])
     assert conflict.conflict_type != ontology.NO_CONFLICT and conflict.notes == "null_vs_effect"
     assert conflict.comparability == "same_question"
     assert plain.conflict_type == ontology.NO_CONFLICT
@@ -218,12 +222,13 @@ def test_a_claim_setting_the_two_arms_equal_reads_no_difference_between_them():
              "(p < 0.001).")
     better = "Oxybutynin was significantly more effective than tolterodine for urinary incontinence (p = 0.003)."
     alike = "Urinary incontinence episodes did not differ between tolterodine and oxybutynin (p = 0.41)."
-    p_equal = pair(equal, better).model_copy(update={"question": q})
+    p_equal = pair(equal, better).model_copy(update={"question": q, **ABSTRACTS})
     ra, rb = annotator.reader.read(annotator.asks(p_equal))
     oriented = annotator.oriented(p_equal, ra, rb)
     assert oriented[0].finding == "no_difference" and oriented[0].stated
     assert oriented[0].finding_probs["increase"] == oriented[0].finding_probs["decrease"] == 0.0
-    conflict, agree = annotator.annotate_many([p_equal, pair(equal, alike).model_copy(update={"question": q})])
+    conflict, agree = annotator.annotate_many([p_equal, pair(equal, alike).model_copy(update={"question": q,
+                                                                                          **ABSTRACTS})])
     assert conflict.notes == "null_vs_effect"
     assert agree.conflict_type == ontology.NO_CONFLICT
 
@@ -233,7 +238,7 @@ def test_only_stated_findings_conflict_between_abstract_sentences_or_claims_aske
 
     q = "Do statins reduce blood pressure?"
     bare = pair("Pravastatin lowered blood pressure.", "Statins did not change blood pressure.", q)
-    with_abstracts = bare.model_copy(update={"abstract_a": "Abstract A.", "abstract_b": "Abstract B."})
+    with_abstracts = bare.model_copy(update=ABSTRACTS)
     assert not stated_only(pair("x", "y"), "x", "y")  # no question
     assert not stated_only(bare, q, q)  # review conclusions / evidence asked as written: any answer counts
     assert stated_only(with_abstracts, q, q)  # result sentences of abstracts state their tests
@@ -316,8 +321,7 @@ def test_claims_asked_a_yes_or_no_question_as_written_disagree_by_their_answers(
     question = "Does aspirin prevent pre-eclampsia?"
     p = pair("Low-dose aspirin prevents pre-eclampsia in high-risk women.",
              "Aspirin did not prevent pre-eclampsia in nulliparous women at low risk.", question)
-    asked = (question, question)
-    assert by_answers(p, *asked)
+    assert by_answers(p)
     # the same finding read for both, but opposite answers: a conflict by the answers only
     yes, no = _reading("decrease", 0.9, 0.05), _reading("decrease", 0.1, 0.85)
     assert annotator.decide(p, yes, no, answers=True).notes == "opposite_answer"
@@ -326,13 +330,32 @@ def test_claims_asked_a_yes_or_no_question_as_written_disagree_by_their_answers(
     a, b = _reading("decrease", 0.8, 0.1), _reading("no_difference", 0.7, 0.2)
     assert annotator.decide(p, a, b, answers=True).conflict_type == ontology.NO_CONFLICT
     assert annotator.decide(p, a, b).notes == "null_vs_effect"
-    # sentences of abstracts, a question answered by a direction, or claims asked in arm names: findings decide
-    assert not by_answers(p.model_copy(update={"abstract_a": "A.", "abstract_b": "B."}), *asked)
+    # sentences of abstracts, or a question answered by a direction: findings decide
+    assert not by_answers(p.model_copy(update=ABSTRACTS))
     open_question = "Is pre-eclampsia higher, lower, or the same with aspirin compared to placebo?"
-    assert not by_answers(pair(p.claim_a.sentence, p.claim_b.sentence, open_question), open_question, open_question)
-    assert not by_answers(p, "Is pre-eclampsia higher, lower, or the same with aspirin compared to placebo?",
-                          question)
-    assert not by_answers(pair(p.claim_a.sentence, p.claim_b.sentence), "x", "y")  # no question
+    assert not by_answers(pair(p.claim_a.sentence, p.claim_b.sentence, open_question))
+    assert not by_answers(pair(p.claim_a.sentence, p.claim_b.sentence))  # no question
+
+
+def test_conclusions_are_asked_a_yes_or_no_question_as_written_whatever_arms_they_name():
+    """The question's fields name statins and blood pressure, and both conclusions name a statin; without
+    abstracts they are asked the question as written (their answers decide), with abstracts in the statin's own
+    name (their findings decide, stated by the sentence)."""
+    from builder.annotators.reader_annotator import ReaderAnnotator
+
+    q = question_from({"id": "bp", "text": "Do statins reduce blood pressure?"})
+    assert (q.intervention, q.outcome) == ("statins", "blood pressure")
+    annotator = ReaderAnnotator.__new__(ReaderAnnotator)  # asks() needs no weights
+    annotator._compiled = {}
+    annotator.reader = type("Marks", (), {"marked": staticmethod(lambda text, i, c: text)})()
+    p = pair("Pravastatin 40 mg daily did not reduce blood pressure in normotensive men.",
+             "Statins in combination with antihypertensive drugs improve blood pressure control.").model_copy(
+                 update={"question": q})
+    assert [a[0] for a in annotator.asks(p)] == [q.text, q.text]
+    with_abstracts = p.model_copy(update=ABSTRACTS)
+    assert [a[0] for a in annotator.asks(with_abstracts)] == [
+        "Is blood pressure higher, lower, or the same with pravastatin compared to placebo?",
+        "Is blood pressure higher, lower, or the same with statins compared to placebo?"]
 
 
 def test_pubmedqa_pairs_with_their_question_are_conclusions_without_abstracts():

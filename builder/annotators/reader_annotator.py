@@ -7,9 +7,10 @@ For a candidate pair it
 2. calls a conflict only when the two readings disagree — never on a negation word alone; a claim that does
    not answer the question makes ``no_conflict``. Claims asked a declared question in their own arm names
    disagree only as a significant effect against a stated null, each stated by the sentence itself
-   (``disagreement(stated_only=True)``); claims asked a yes / no question as written (review conclusions)
-   disagree when they answer it oppositely; claims asked any other question as written disagree as effect vs
-   no effect or increase vs decrease, and claims read against each other as yes vs no;
+   (``disagreement(stated_only=True)``); claims that are not both sentences of abstracts (review conclusions)
+   are asked a yes / no question as written and disagree when they answer it oppositely (``by_answers``);
+   claims asked any other question as written disagree as effect vs no effect or increase vs decrease, and
+   claims read against each other as yes vs no;
 3. applies the paper's boundary rules in order: explicit controversy → unresolved controversy; weak evidence
    → evidence insufficiency; a condition that differs between the claims (population, dose or co-treatment,
    duration, geography, period, setting, … — from the ontology's cues and the condition phrases below; then
@@ -293,11 +294,14 @@ def stated_only(pair: CandidatePair, ask_a: str, ask_b: str) -> bool:
     return by_arms or bool(pair.abstract_a and pair.abstract_b)
 
 
-def by_answers(pair: CandidatePair, ask_a: str, ask_b: str) -> bool:
-    """Whether the two claims' answers to the question decide (``disagreement(answers=True)``): both were asked a
-    yes / no question as written (``questionpacks.asks_yes_or_no``) and ``stated_only`` does not hold."""
-    return (pair.question is not None and ask_a == ask_b == pair.question.text
-            and not stated_only(pair, ask_a, ask_b) and asks_yes_or_no(pair.question.text))
+def by_answers(pair: CandidatePair) -> bool:
+    """Whether the two claims' answers to the question decide (``disagreement(answers=True)``): a yes / no
+    question (``questionpacks.asks_yes_or_no``) put to claims that are not both sentences of abstracts (review
+    conclusions, evidence statements), which are then asked it as written, whatever arms they name. Such claims
+    seldom state a test, so the stated-only rule for results sentences would silence them, and the answer to the
+    question is what the reader's stance head learned to read in them."""
+    return (pair.question is not None and not (pair.abstract_a and pair.abstract_b)
+            and asks_yes_or_no(pair.question.text))
 
 
 class ReaderAnnotator(LocalAnnotator):
@@ -343,10 +347,13 @@ class ReaderAnnotator(LocalAnnotator):
                 self.reader.marked(sentence, intervention, comparator))
 
     def asks(self, pair: CandidatePair) -> list[tuple[str, str]]:
-        """What the reader is asked: both claims against the question, else each claim against the other."""
+        """What the reader is asked: both claims against the question (as written when their answers decide,
+        ``by_answers``), else each claim against the other."""
         a, b = pair.claim_a.sentence, pair.claim_b.sentence
         if pair.question is None:
             return [(b, a), (a, b)]
+        if by_answers(pair):
+            return [(pair.question.text, s) for s in (a, b)]
         return [self.ask(s, pair.question) for s in (a, b)]
 
     def annotate_many(self, pairs: list[CandidatePair]) -> list[Labels]:
@@ -354,7 +361,7 @@ class ReaderAnnotator(LocalAnnotator):
         readings = self.reader.read(asks) if asks else []
         return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1]),
                             stated_only=stated_only(p, asks[2 * i][0], asks[2 * i + 1][0]),
-                            answers=by_answers(p, asks[2 * i][0], asks[2 * i + 1][0]))
+                            answers=by_answers(p))
                 for i, p in enumerate(pairs)]
 
     def oriented(self, pair: CandidatePair, ra, rb):
