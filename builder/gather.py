@@ -69,7 +69,7 @@ def query_tokens(question: Question, lexicon_path: str = str(LEXICON)) -> list[s
         if slot:
             for alt in alternatives(slot, lexicon):
                 words += tokens(alt.label.split(" (")[0])
-    return list(dict.fromkeys(words))
+    return list(dict.fromkeys(words or tokens(question.text)))  # its text when no slot was read
 
 
 def rank(corpus: list[list[str]], queries: dict[str, list[str]], config: GatherConfig

@@ -6,13 +6,15 @@ phrase rules for the ways reviewers write a question (PICO order, "compared with
 "in patients with …", "effect of X on Y", "does X reduce Y", "is X more effective than Y for Z",
 "do X differ in Y", "is Y higher, lower, or the same when comparing X to Y", "is X effective in preventing Y",
 "how effective is X for Y", "is there a difference in Y between X and Z", "is Y lower with X than with Z",
-"should X be given to prevent Y", a review's title "X versus Z for Y in P"). A question whose
+"should X be given to prevent Y", a review's title "X versus Z for (the prevention of) Y in P", "X to prevent
+Y", "X and the risk of Y", "X in P"; a title naming no outcome asks about efficacy). A question whose
 intervention or outcome can be read neither from the pack nor from its text is an error naming the
 file and the entry, as is any entry the :class:`~biodivergence_dataset.records.Question` record refuses.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,7 @@ from pydantic import ValidationError
 
 from biodivergence_dataset.records import Question
 
+log = logging.getLogger(__name__)
 PACK_DIR = Path(__file__).parent / "questionpacks"
 FIELDS = ("intervention", "comparator", "outcome", "population")
 
@@ -47,7 +50,7 @@ _VERBS = (r"improve|reduce|increase|decrease|lower|raise|prevent|affect|change|a
 #: What an intervention is for, before the outcome it names ("effective in preventing falls", "for the treatment
 #: of insomnia").
 _AIMS = (r"(?:preventing|treating|reducing|improving|increasing|decreasing|lowering|relieving|shortening|"
-         r"(?:the\s+)?(?:treatment|prevention|management|reduction|relief)\s+of)")
+         r"(?:the\s+)?(?:(?:primary|secondary)\s+)?(?:treatment|prevention|management|reduction|relief)\s+of)")
 _DIRECTIONS = r"higher|lower|greater|smaller|better|worse|more|less|fewer|different|faster|slower|longer|shorter"
 #: The shapes of a question, each filling its named groups; the first that matches the question (population and
 #: comparator removed) wins.
@@ -57,9 +60,25 @@ _SHAPES: tuple[re.Pattern, ...] = (
                rf"(?:the\s+same|similar|no\s+different|unchanged)\s+(?:when|if|in|for|with)\s+(?:comparing\s+)?"
                rf"(?P<arms>.+)$", _I),
     # What is the effect of X on Y? / Effect of X on Y
-    re.compile(r"^(?:what\s+(?:is|are)\s+)?(?:the\s+)?(?:effects?|impact|influence|efficacy|benefits?|harms?)\s+of\s+"
-               r"(?P<intervention>.+?)\s+(?:on|for|in\s+terms\s+of|with\s+respect\s+to|regarding)\s+"
-               r"(?P<outcome>.+)$", _I),
+    # Efficacy and safety of X in P / Comparative efficacy of X
+    re.compile(r"^(?:what\s+(?:is|are)\s+)?(?:the\s+)?(?:comparative\s+)?(?P<quality>effects?|impact|influence|efficacy|"
+               r"effectiveness|safety|benefits?|harms?)(?:\s+and\s+(?:safety|tolerability|harms?|effectiveness|efficacy))?"
+               r"\s+of\s+(?P<intervention>.+?)(?:\s+(?P<preposition>on|for|in\s+terms\s+of|with\s+respect\s+to|regarding|"
+               rf"in)\s+(?P<aim>{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
+    # Can falls be prevented by exercise? / Are falls reduced by X?
+    re.compile(r"^(?:can|could|is|are|was|were|will|would)\s+(?P<outcome>.+?)\s+(?:be\s+)?(?:prevented|reduced|"
+               r"improved|treated|relieved|lowered|raised|increased|decreased|shortened|prolonged|delayed|controlled|"
+               r"affected|changed|healed|avoided)\s+(?:by|with|using|through)\s+(?P<intervention>.+)$", _I),
+    # Do patients with heart failure benefit from beta-blockers?
+    re.compile(r"^(?:do|does|did|can|could|will|would)\s+(?P<population>.+?)\s+benefit\s+from\s+(?P<intervention>.+)$",
+               _I),
+    # Which antidepressant is most effective for major depression?
+    re.compile(r"^which\s+(?P<intervention>.+?)\s+(?:is|are)\s+(?:the\s+)?(?:most|least|more|less|best)\s+"
+               r"(?P<quality>effective|efficacious|safe|well\s+tolerated|tolerable)(?:\s+(?P<preposition>for|in|at|on)\s+"
+               rf"(?P<aim>{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
+    # How do ACE inhibitors compare with angiotensin receptor blockers (in reducing mortality)?
+    re.compile(r"^how\s+(?:do|does)\s+(?P<intervention>.+?)\s+compare\s+(?:with|to|against)\s+(?P<comparator>.+?)"
+               rf"(?:\s+(?P<preposition>in|for|on|regarding)\s+(?P<aim>{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
     # Do X differ (from Y) in Y? / Does X differ …
     re.compile(r"^(?:do|does|did)\s+(?P<intervention>.+?)\s+differ(?:\s+from\s+(?P<comparator>.+?))?\s+"
                r"(?:in|on|with\s+respect\s+to|regarding|in\s+terms\s+of|for)\s+(?P<outcome>.+)$", _I),
@@ -68,8 +87,8 @@ _SHAPES: tuple[re.Pattern, ...] = (
                r"efficacious|safe|well\s+tolerated|tolerable|beneficial|useful|helpful|potent|needed|necessary|"
                r"indicated|better|superior|inferior|non-?inferior|equivalent|worse|"
                r"likely\s+to\s+[\w\-]+(?:\s+[\w\-]+)?)"
-               r"(?:\s+(?:than|as|to)\s+(?P<comparator>.+?))?(?:\s+(?:for|in|at|on|regarding|with\s+respect\s+to|"
-               rf"in\s+terms\s+of|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
+               r"(?:\s+(?:than|as|to)\s+(?P<comparator>.+?))?(?:\s+(?P<preposition>for|in|at|on|regarding|with\s+respect\s+to|"
+               rf"in\s+terms\s+of|to)\s+(?P<aim>{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
     # How effective is X for (preventing) Y?
     re.compile(r"^how\s+(?P<quality>effective|safe|beneficial|useful)\s+(?:is|are)\s+(?P<intervention>.+?)"
                rf"(?:\s+(?:for|in|at|on|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
@@ -93,15 +112,38 @@ _SHAPES: tuple[re.Pattern, ...] = (
     # Does X reduce Y? / Can X improve Y? / Does X, compared to placebo, reduce Y?
     re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+"
                rf"(?P<outcome>.+?)(?:\s+(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than\s+(?P<comparator>.+))?$", _I),
-    # A review's title: X (versus Y) for (preventing) Y (in P)
+    # A review's title of an exposure and a risk: Omega-3 fatty acids and the risk of cardiovascular disease
     re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
-               rf"(?P<intervention>.+?)\s+(?:for|in)\s+(?:{_AIMS}\s+)?(?P<outcome>.+)$", _I),
+               r"(?P<intervention>.+?)\s+and\s+(?:the\s+)?(?:risk|incidence|development|progression|prevention)\s+of\s+"
+               r"(?P<outcome>.+)$", _I),
+    # A review's title: X (versus Y) for (preventing) Y (in P) / X to prevent Y (in P)
+    re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
+               rf"(?P<intervention>.+?)\s+(?:(?:for|in)\s+(?:{_AIMS}\s+)?|to\s+(?P<verb>{_VERBS})\s+)(?P<outcome>.+)$", _I),
+    # A review's title naming when it is given: Antiplatelet therapy after coronary stenting
+    re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
+               r"(?P<intervention>.+?)\s+(?:after|following)\s+(?P<population>.+)$", _I),
 )
+#: "Is there evidence that acupuncture relieves chronic pain?": the claim asked about, read as "does …".
+_EVIDENCE_THAT = re.compile(r"^(?:is\s+there\s+(?:any\s+|good\s+|sufficient\s+)?evidence|do(?:es)?\s+(?:the\s+)?evidence"
+                            r"\s+(?:show|suggest|support))\s+that\s+", _I)
+#: "Psychological interventions for depression: are they effective?": a title and a question about it.
+_TITLE_ASKED = re.compile(r"^(?P<title>[^:]+):\s*(?:are|is)\s+(?:they|it|these|this|there)\b(?P<rest>.*)$", _I)
 #: An outcome phrase that begins with a verb of the question's shape: the verb before it was part of the
 #: intervention.
 _VERB_FIRST = re.compile(rf"^(?P<verb>{_VERBS})(?:s|es)?\s+(?P<outcome>.+)$", _I)
 #: A phrase that names people first ("patients with septic shock"): a population, not an outcome.
 _PEOPLE_FIRST = re.compile(rf"^(?:(?!(?:in|for|of|on|with|after|among)\b)[\w\-]+\s+){{0,2}}?(?:{_PEOPLE})\b", _I)
+#: A phrase that is only a group of people ("trauma patients", "women at risk of preterm birth"): read where the
+#: outcome stands, it is who was studied, and the question asks whether the intervention works there.
+_PEOPLE_ONLY = re.compile(rf"^(?:(?!(?:in|for|of|on|with|after|among)\b)[\w\-]+\s+){{0,2}}?(?:{_PEOPLE})"
+                          r"(?:\s+(?:with|who|at|aged|undergoing|receiving|living)\b.*)?$", _I)
+#: An outcome that is an aim in its own words ("in healing erosive esophagitis"), not the population.
+_GERUND = re.compile(r"^\w+ing\b", _I)
+#: Words that make an arm of a title by changing a treatment both arms share ("early versus delayed cord clamping").
+_ARM_MODIFIERS = frozenset(("early", "late", "delayed", "immediate", "deferred", "high", "low", "short", "long",
+                            "intermittent", "continuous", "single", "multiple", "standard", "intensive",
+                            "conventional", "restrictive", "liberal", "oral", "intravenous", "topical", "daily",
+                            "weekly", "monthly"))
 #: "… in type 2 diabetes", "… after myocardial infarction" at the end of an outcome or comparator: the condition
 #: studied, when the words before it say more than a change ("reduction in blood pressure" keeps its "in") and
 #: what follows is no place, time or range ("days in hospital", "HbA1c after 12 weeks", "time in range").
@@ -120,6 +162,8 @@ _COMPARATOR_MAX_WORDS = 5
 #: "the addition of X to Y", "adding X to Y": X plus Y, set against Y alone.
 _ADD_ON = re.compile(r"^(?:the\s+)?(?:addition\s+of|adding)\s+(?P<added>.+?)\s+to\s+(?P<base>.+)$", _I)
 _QUALITY_OUTCOME = {"safe": "adverse events", "well tolerated": "tolerability", "tolerable": "tolerability"}
+#: The outcome of a question that names none ("is X effective", "X in P"): the lexicon's efficacy group.
+_EFFICACY = "efficacy"
 #: Verbs whose object is the condition and whose sense is the outcome: "heal duodenal ulcers" asks about
 #: duodenal ulcer healing (not pain or gastric pH in ulcer patients), "relieve migraine pain" about its relief.
 _VERB_OUTCOME = {"heal": "healing", "relieve": "relief"}
@@ -147,6 +191,10 @@ def read_question(text: str) -> ReadFields:
     """Intervention, comparator, outcome and population read from a question's wording (None where not found)."""
     rest = " ".join(text.split()).rstrip(" ?.")
     population = comparator = None
+    if m := _TITLE_ASKED.match(rest):  # "X for Y: are they effective?" asks about the title "X for Y"
+        rest = m.group("title")
+    if m := _EVIDENCE_THAT.match(rest):  # "is there evidence that X relieves Y" asks "does X relieve Y"
+        rest = _declared(rest[m.end():])
     if m := _LEADING_POPULATION.match(rest):
         population, rest = m.group("population"), m.group("rest")
     shaped = _match_shape(rest)
@@ -157,13 +205,22 @@ def read_question(text: str) -> ReadFields:
         return ReadFields(population=clean_phrase(population), comparator=clean_phrase(comparator))
     fields = shaped
     comparator = fields.get("comparator") or comparator
+    population = population or fields.get("population")
     intervention, outcome = fields.get("intervention"), fields.get("outcome")
     if intervention and not comparator and (m := _COMPARATOR.search(intervention)):
         comparator, intervention = m.group("comparator"), intervention[:m.start()]
     if outcome and not comparator and (m := _COMPARATOR.search(outcome)):
         comparator, outcome = m.group("comparator"), outcome[:m.start()] + outcome[m.end():]
-    if outcome and fields.get("quality") and not population and _PEOPLE_FIRST.match(outcome):
-        population, outcome = outcome, None  # "beneficial for patients with septic shock"
+    if outcome and not population and (
+            fields.get("quality") and _PEOPLE_FIRST.match(outcome) or fields.get("preposition", "").lower() == "in"
+            and not fields.get("aim") and not _GERUND.match(outcome)):
+        population, outcome = outcome, None  # "beneficial for patients with septic shock", "safe in pregnancy"
+    if outcome and "arms" not in fields and not population and _PEOPLE_ONLY.match(outcome):
+        population, outcome = outcome, _EFFICACY  # "tranexamic acid in trauma patients"
+    if intervention and comparator and intervention.lower() in _ARM_MODIFIERS:
+        first, *head = comparator.split()
+        if head and first.lower() in _ARM_MODIFIERS:  # "early versus delayed cord clamping"
+            intervention = " ".join([intervention, *head])
     for pattern in (_TRAILING_POPULATION, _TRAILING_CONDITION):
         for name in ("outcome", "comparator"):
             value = outcome if name == "outcome" else comparator
@@ -173,14 +230,16 @@ def read_question(text: str) -> ReadFields:
             if value and not population and (m := pattern.search(value)):
                 population, value = m.group("population"), value[:m.start()]
                 outcome, comparator = (value, comparator) if name == "outcome" else (outcome, value)
+    if intervention and not population and (m := _TRAILING_POPULATION.search(intervention)):
+        population, intervention = m.group("population"), intervention[:m.start()]  # "… by exercise in older people"
     if intervention and (m := _ADD_ON.match(intervention)):  # "the addition of rituximab to chemotherapy"
         intervention = f"{m.group('added')} plus {m.group('base')}"
         comparator = comparator or f"{m.group('base')} alone"
     if outcome and (sense := _VERB_OUTCOME.get(fields.get("verb", "").lower())):
         outcome = f"{outcome} {sense}"
-    if outcome is None and fields.get("quality"):
-        quality = " ".join(fields["quality"].lower().split())
-        outcome = _QUALITY_OUTCOME.get(quality, "efficacy")
+    if outcome is None and intervention:  # "is X effective", "is X safe in pregnancy", "do P benefit from X"
+        quality = " ".join(fields.get("quality", "").lower().split())
+        outcome = _QUALITY_OUTCOME.get(quality, _EFFICACY)
     return ReadFields(*(clean_phrase(f) for f in (intervention, comparator, outcome, population)))
 
 
@@ -202,6 +261,17 @@ def asks_yes_or_no(text: str) -> bool:
 
 #: What may join the two arms of "when comparing X to Y", strongest first.
 _ARM_JOINS = tuple(re.compile(rf"\s+(?:{sep})\s+", _I) for sep in (r"versus|vs\.?|v\.", "to", "with", "and"))
+
+
+def _declared(clause: str) -> str:
+    """A declarative clause ("acupuncture relieves chronic pain") as the question "does …" it states."""
+    if m := _DECLARED.match(clause):
+        return f"does {m.group('subject')} {m.group('verb')} {m.group('rest')}"
+    return clause
+
+
+#: "X reduces Y": the subject, the verb in its base form, and the rest.
+_DECLARED = re.compile(rf"^(?P<subject>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+(?P<rest>.+)$", _I)
 
 
 def split_arms(arms: str) -> tuple[str, str | None]:
@@ -233,24 +303,36 @@ def _match_shape(text: str) -> dict[str, str] | None:
 
 
 # --- loading --------------------------------------------------------------------------------------------
-def question_from(entry: dict) -> Question:
+def unread_fields(question: Question) -> list[str]:
+    """The fields a question needs to be answered by claims (intervention, outcome) that it lacks."""
+    return [name for name in ("intervention", "outcome") if not getattr(question, name)]
+
+
+def question_from(entry: dict, strict: bool = True) -> Question:
     """The Question of a pack entry (``id``, ``text`` and the optional fields): its stated fields, the missing
-    ones read from its text (ValidationError for a bad entry, ValueError when a needed field cannot be read)."""
+    ones read from its text (ValidationError for a bad entry; with ``strict``, ValueError when a needed field
+    cannot be read)."""
     data = {("question_id" if k == "id" else k): v for k, v in entry.items()}
     if isinstance(data.get("text"), str):
         read = read_question(data["text"])
         for name in FIELDS:
             data[name] = data.get(name) or getattr(read, name)
     question = Question.model_validate(data)
-    missing = [name for name in ("intervention", "outcome") if not getattr(question, name)]
-    if missing:
-        raise ValueError(f"cannot read the {' and the '.join(missing)} from the text {question.text!r}; "
-                         f"state {', '.join(f'{m}:' for m in missing)} in the entry")
+    if strict and (missing := unread_fields(question)):
+        raise ValueError(unread_message(question, missing))
     return question
 
 
+def unread_message(question: Question, missing: list[str]) -> str:
+    return (f"cannot read the {' and the '.join(missing)} from the text {question.text!r}; "
+            f"state {', '.join(f'{m}:' for m in missing)} in the entry")
+
+
 def load_questions(path: str | Path) -> list[Question]:
-    """The questions of one pack file; a bad file or entry raises ValueError naming the file and the entry."""
+    """The questions of one pack file; a bad file or entry raises ValueError naming the file and the entry. A
+    question whose intervention or outcome cannot be read from its text is kept, with a warning naming it: it
+    answers no claim until the entry states them (one phrasing the rules miss does not stop a pack of hundreds),
+    unless no question of the pack can be read."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"question pack {path} does not exist")
@@ -262,22 +344,27 @@ def load_questions(path: str | Path) -> list[Question]:
     if not isinstance(entries, list) or not entries:
         raise ValueError(f"{path}: a question pack is a mapping with a non-empty 'questions:' list")
     questions: list[Question] = []
+    unread: list[str] = []
     seen: set[str] = set()
     for i, raw in enumerate(entries, 1):
         where = f"{path}: question {i}" + (f" ({raw.get('id')!r})" if isinstance(raw, dict) and raw.get("id") else "")
         if not isinstance(raw, dict):
             raise TypeError(f"{where}: expected a mapping with id and text, got {type(raw).__name__}")
         try:
-            question = question_from(raw)
+            question = question_from(raw, strict=False)
         except ValidationError as exc:
             problems = "; ".join(f"{_entry_key(e['loc'])}: {e['msg']}" for e in exc.errors())
             raise ValueError(f"{where}: {problems}") from None
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
         if question.question_id in seen:
             raise ValueError(f"{where}: duplicate id {question.question_id!r}")
         seen.add(question.question_id)
         questions.append(question)
+        if missing := unread_fields(question):
+            unread.append(f"{where}: {unread_message(question, missing)}")
+    if len(unread) == len(questions):
+        raise ValueError("; ".join(unread))
+    for message in unread:
+        log.warning("%s; it answers no claim", message)
     return questions
 
 
@@ -289,9 +376,12 @@ def _entry_key(loc: tuple) -> str:
 
 def search_query(question: Question) -> str:
     """The literature search of a question: its ``query``, else its intervention, comparator and outcome terms
-    (PubMed syntax: each phrase in quotes as title/abstract words, ANDed, the comparator optional)."""
+    (PubMed syntax: each phrase in quotes as title/abstract words, ANDed, the comparator optional), else (its
+    fields unread) its text, for the search engine's own term mapping."""
     if question.query:
         return question.query
+    if unread_fields(question):
+        return question.text.rstrip(" ?.")
     def phrase(p: str) -> str:
         return f'"{p}"[tiab]'
 

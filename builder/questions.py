@@ -46,7 +46,7 @@ from . import frames
 from .embeddings import DEFAULT_MODEL, PRECISIONS
 from .folders import claim_output
 from .frames import _WORD_RE, CHANGE_FROM, STATISTICS, VS_BASELINE, Span, abbreviations
-from .questionpacks import load_questions
+from .questionpacks import load_questions, unread_fields
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 
 STAGE = "questions"
@@ -1500,6 +1500,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     for q in questions:
         per_question.setdefault(q.question_id, 0)
     stats.figures.update({"questions": len(questions), "claims_embedded": embedded,
+                          "questions_unread": sum(1 for q in questions if unread_fields(q)),
                           "questions_without_claims": sum(1 for n in per_question.values() if n == 0)})
     io.write_records(out_dir, assignments, stats, shard_size=config.shard_size)
     clear_tasks(out_dir)

@@ -68,7 +68,9 @@ def test_unconstrained_answers_are_repaired_and_an_interrupted_run_resumes_exact
     stats = run_stage(pairs, out, AnnotateConfig(annotator=spec, concurrency=1, max_tokens=64, max_attempts=1,
                                                  max_fallback_share=1.0, timeout_s=300, progress=False))
     served = chat_requests_served(log) - before
-    assert served == 3 == stats["requests_total"] and stats["kept"] == 3
+    # every pair is recorded from exactly one answer; the request in flight at Ctrl-C is abandoned at once (the
+    # server may still log it, when it had already started) and asked again on resume
+    assert stats["requests_total"] == 3 and stats["kept"] == 3 and 3 <= served <= 4
     examples = list(read_records(out, Example))
     assert len(examples) == 3
     raw = list(read_jsonl(out / "raw_responses.jsonl"))
