@@ -25,6 +25,8 @@ from pydantic import ValidationError
 from biodivergence_dataset.records import Question
 
 log = logging.getLogger(__name__)
+#: The unread-question warnings already given in this process.
+_WARNED: set[str] = set()
 PACK_DIR = Path(__file__).parent / "questionpacks"
 FIELDS = ("intervention", "comparator", "outcome", "population")
 
@@ -364,7 +366,9 @@ def load_questions(path: str | Path) -> list[Question]:
     if len(unread) == len(questions):
         raise ValueError("; ".join(unread))
     for message in unread:
-        log.warning("%s; it answers no claim", message)
+        if message not in _WARNED:  # gather, questions and the build each load the pack: say it once
+            _WARNED.add(message)
+            log.warning("%s; it answers no claim", message)
     return questions
 
 
