@@ -8,8 +8,9 @@ phrase rules for the ways reviewers write a question (PICO order, "compared with
 "how effective is X for Y", "is there a difference in Y between X and Z", "is Y lower with X than with Z",
 "should X be given to prevent Y", a review's title "X versus Z for (the prevention of) Y in P", "X to prevent
 Y", "X and the risk of Y", "X in P"; a title naming no outcome asks about efficacy). A question whose
-intervention or outcome can be read neither from the pack nor from its text is an error naming the
-file and the entry, as is any entry the :class:`~biodivergence_dataset.records.Question` record refuses.
+intervention or outcome can be read neither from the pack nor from its text is kept with a warning naming the
+file and the entry (it answers no claim); an entry the :class:`~biodivergence_dataset.records.Question` record
+refuses is an error naming them.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ _VERBS = (r"improve|reduce|increase|decrease|lower|raise|prevent|affect|change|a
 _AIMS = (r"(?:preventing|treating|reducing|improving|increasing|decreasing|lowering|relieving|shortening|"
          r"(?:the\s+)?(?:(?:primary|secondary)\s+)?(?:treatment|prevention|management|reduction|relief)\s+of)")
 _DIRECTIONS = r"higher|lower|greater|smaller|better|worse|more|less|fewer|different|faster|slower|longer|shorter"
+#: A review's title, not a question: it does not open with a question word.
+_NOT_ASKED = r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
 #: The shapes of a question, each filling its named groups; the first that matches the question (population and
 #: comparator removed) wins.
 _SHAPES: tuple[re.Pattern, ...] = (
@@ -61,8 +64,7 @@ _SHAPES: tuple[re.Pattern, ...] = (
     re.compile(rf"^(?:is|are|was|were)\s+(?:the\s+)?(?P<outcome>.+?)\s+(?:(?:{_DIRECTIONS})\s*,?\s*)+(?:or\s+)?"
                rf"(?:the\s+same|similar|no\s+different|unchanged)\s+(?:when|if|in|for|with)\s+(?:comparing\s+)?"
                rf"(?P<arms>.+)$", _I),
-    # What is the effect of X on Y? / Effect of X on Y
-    # Efficacy and safety of X in P / Comparative efficacy of X
+    # What is the effect of X on Y? / Effect of X on Y / Efficacy and safety of X in P / Comparative efficacy of X
     re.compile(r"^(?:what\s+(?:is|are)\s+)?(?:the\s+)?(?:comparative\s+)?(?P<quality>effects?|impact|influence|efficacy|"
                r"effectiveness|safety|benefits?|harms?)(?:\s+and\s+(?:safety|tolerability|harms?|effectiveness|efficacy))?"
                r"\s+of\s+(?P<intervention>.+?)(?:\s+(?P<preposition>on|for|in\s+terms\s+of|with\s+respect\s+to|regarding|"
@@ -115,21 +117,21 @@ _SHAPES: tuple[re.Pattern, ...] = (
     re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+"
                rf"(?P<outcome>.+?)(?:\s+(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than\s+(?P<comparator>.+))?$", _I),
     # A review's title of an exposure and a risk: Omega-3 fatty acids and the risk of cardiovascular disease
-    re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
+    re.compile(_NOT_ASKED +
                r"(?P<intervention>.+?)\s+and\s+(?:the\s+)?(?:risk|incidence|development|progression|prevention)\s+of\s+"
                r"(?P<outcome>.+)$", _I),
     # A review's title: X (versus Y) for (preventing) Y (in P) / X to prevent Y (in P)
-    re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
+    re.compile(_NOT_ASKED +
                rf"(?P<intervention>.+?)\s+(?:(?:for|in)\s+(?:{_AIMS}\s+)?|to\s+(?P<verb>{_VERBS})\s+)(?P<outcome>.+)$", _I),
     # A review's title naming when it is given: Antiplatelet therapy after coronary stenting
-    re.compile(r"^(?!(?:is|are|was|were|do|does|did|can|could|should|will|would|which|what|how|when|why|who)\b)"
+    re.compile(_NOT_ASKED +
                r"(?P<intervention>.+?)\s+(?:after|following)\s+(?P<population>.+)$", _I),
 )
 #: "Is there evidence that acupuncture relieves chronic pain?": the claim asked about, read as "does …".
 _EVIDENCE_THAT = re.compile(r"^(?:is\s+there\s+(?:any\s+|good\s+|sufficient\s+)?evidence|do(?:es)?\s+(?:the\s+)?evidence"
                             r"\s+(?:show|suggest|support))\s+that\s+", _I)
 #: "Psychological interventions for depression: are they effective?": a title and a question about it.
-_TITLE_ASKED = re.compile(r"^(?P<title>[^:]+):\s*(?:are|is)\s+(?:they|it|these|this|there)\b(?P<rest>.*)$", _I)
+_TITLE_ASKED = re.compile(r"^(?P<title>[^:]+):\s*(?:are|is)\s+(?:they|it|these|this|there)\b", _I)
 #: An outcome phrase that begins with a verb of the question's shape: the verb before it was part of the
 #: intervention.
 _VERB_FIRST = re.compile(rf"^(?P<verb>{_VERBS})(?:s|es)?\s+(?P<outcome>.+)$", _I)
@@ -265,15 +267,15 @@ def asks_yes_or_no(text: str) -> bool:
 _ARM_JOINS = tuple(re.compile(rf"\s+(?:{sep})\s+", _I) for sep in (r"versus|vs\.?|v\.", "to", "with", "and"))
 
 
+#: "X reduces Y": the subject, the verb in its base form, and the rest.
+_DECLARED = re.compile(rf"^(?P<subject>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+(?P<rest>.+)$", _I)
+
+
 def _declared(clause: str) -> str:
     """A declarative clause ("acupuncture relieves chronic pain") as the question "does …" it states."""
     if m := _DECLARED.match(clause):
         return f"does {m.group('subject')} {m.group('verb')} {m.group('rest')}"
     return clause
-
-
-#: "X reduces Y": the subject, the verb in its base form, and the rest.
-_DECLARED = re.compile(rf"^(?P<subject>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+(?P<rest>.+)$", _I)
 
 
 def split_arms(arms: str) -> tuple[str, str | None]:
@@ -326,6 +328,7 @@ def question_from(entry: dict, strict: bool = True) -> Question:
 
 
 def unread_message(question: Question, missing: list[str]) -> str:
+    """What to tell the pack's author about a question whose ``missing`` fields cannot be read."""
     return (f"cannot read the {' and the '.join(missing)} from the text {question.text!r}; "
             f"state {', '.join(f'{m}:' for m in missing)} in the entry")
 

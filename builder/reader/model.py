@@ -200,8 +200,8 @@ def disagreement(ra: Reading, rb: Reading, stated_only: bool = False, answers: b
     and on the Cohen demo the readings that fail were the conflicts a reader of the rows rejected (rates set side
     by side with no test read as no difference, a significant result misread as a null).
 
-    ``answers`` (the annotator's rule for claims asked a yes / no question as written, with no arms named:
-    review conclusions, HealthVer evidence; ``questionpacks.asks_yes_or_no``): the answers decide, as
+    ``answers`` (the annotator's rule for claims asked a yes / no question as written: review conclusions,
+    HealthVer evidence; ``reader_annotator.by_answers``): the answers decide, as
     ``opposite_answer``, and the findings do not. The stance head learned exactly that (PubMedQA questions,
     SciFact and HealthVer claims against texts), while the finding head learned directions between two named
     arms, which such a question need not name. Chosen on development parts, with a reader trained without them
