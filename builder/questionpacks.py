@@ -383,8 +383,9 @@ def _entry_key(loc: tuple) -> str:
 
 def search_query(question: Question) -> str:
     """The literature search of a question: its ``query``, else its intervention, comparator and outcome terms
-    (PubMed syntax: each phrase in quotes as title/abstract words, ANDed, the comparator optional), else (its
-    fields unread) its text, for the search engine's own term mapping."""
+    (PubMed syntax: each phrase in quotes as title/abstract words, ANDed, the comparator optional; for a question
+    naming no outcome of its own, whose outcome is efficacy, its population instead: few abstracts say
+    "efficacy"), else (its fields unread) its text, for the search engine's own term mapping."""
     if question.query:
         return question.query
     if unread_fields(question):
@@ -395,4 +396,8 @@ def search_query(question: Question) -> str:
     parts = [phrase(question.intervention)]
     if question.comparator and question.comparator.lower() != "placebo":
         parts[0] = f"({phrase(question.intervention)} OR {phrase(question.comparator)})"
-    return " AND ".join([*parts, phrase(question.outcome)])
+    if question.outcome.lower() != _EFFICACY:
+        parts.append(phrase(question.outcome))
+    elif question.population:
+        parts.append(phrase(question.population))
+    return " AND ".join(parts)

@@ -164,6 +164,11 @@ questions:
     assert q2.domain == "clinical_trials_epidemiology"
     assert questionpacks.search_query(q2) == "esomeprazole[tiab] AND heartburn[tiab]"
     assert questionpacks.search_query(q1) == '"statins"[tiab] AND "blood pressure"[tiab]'
+    # a title naming no outcome (efficacy, read) is searched with its population instead
+    txa = questionpacks.question_from({"id": "txa", "text": "Tranexamic acid in trauma patients"})
+    assert questionpacks.search_query(txa) == '"Tranexamic acid"[tiab] AND "trauma patients"[tiab]'
+    laser = questionpacks.question_from({"id": "laser", "text": "Is laser therapy effective?"})
+    assert questionpacks.search_query(laser) == '"laser therapy"[tiab]'
 
 
 @pytest.mark.parametrize("body, message", [
