@@ -347,6 +347,17 @@ def with_alternatives_of(alts: tuple[Alternative, ...], texts: Iterable[str], le
     return tuple(found.values())
 
 
+#: A word for the course of a condition that a claim about it seldom repeats ("triptans for acute migraine": the
+#: claims say "migraine"); words of severity ("severe hypoglycaemia") are kept, since they change the endpoint.
+_COURSE = re.compile(r"^(?:acute|chronic|recurrent|persistent)\s+(?=\S)", re.IGNORECASE)
+
+
+def without_course(phrase: str) -> list[str]:
+    """The outcome phrase without a leading course word ("acute otitis media": "otitis media"), if it has one."""
+    plain = _COURSE.sub("", phrase)
+    return [plain] if plain != phrase else []
+
+
 def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
     """Every way a claim may name an arm: ``alternatives`` of its phrase; of the phrase without bracketed
     asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose), and also
@@ -367,7 +378,7 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
         comparator = tuple(a for a in (arm_alternatives(q.comparator, lexicon) if q.comparator else ())
                            if a.stems not in asked)
         outcome = with_alternatives_of(alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True),
-                                       own_abbreviations(q.outcome or ""), lexicon)
+                                       own_abbreviations(q.outcome or "") + without_course(q.outcome or ""), lexicon)
         out.append(CompiledQuestion(q, intervention, comparator, outcome, comparison_kind(q.comparator), drugs,
                                     alternatives(q.population or "", lexicon, PERSON_STEMS)))
     return out

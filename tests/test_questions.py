@@ -243,6 +243,19 @@ questions:
     assert answered(pack, "Lisinopril improved left ventricular ejection fraction in hypertension.") == set()
 
 
+def test_a_condition_asked_as_acute_is_answered_by_claims_naming_it_without_the_word(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: triptan, text: "Triptans for acute migraine"}
+  - {id: hypo, text: "Does insulin glargine reduce severe hypoglycaemia compared with NPH insulin?"}
+""")
+    assert answered(pack, "Almotriptan was significantly more effective than placebo in relieving migraine pain.",
+                    ) == {"triptan"}
+    # a word of severity changes the endpoint: any hypoglycaemia is not severe hypoglycaemia
+    assert answered(pack, "Hypoglycaemia was less frequent with insulin glargine than with NPH insulin (p = 0.02).",
+                    ) == set()
+
+
 def test_a_question_of_healing_is_answered_by_healing_not_by_other_ulcer_outcomes(tmp_path):
     pack = compiled_pack(tmp_path / "p.yaml", """
 questions:
