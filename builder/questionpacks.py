@@ -136,11 +136,11 @@ _TITLE_ASKED = re.compile(r"^(?P<title>[^:]+):\s*(?:are|is)\s+(?:they|it|these|t
 #: intervention.
 _VERB_FIRST = re.compile(rf"^(?P<verb>{_VERBS})(?:s|es)?\s+(?P<outcome>.+)$", _I)
 #: A phrase that names people first ("patients with septic shock"): a population, not an outcome.
-_PEOPLE_FIRST = re.compile(rf"^(?:(?!(?:in|for|of|on|with|after|among)\b)[\w\-]+\s+){{0,2}}?(?:{_PEOPLE})\b", _I)
+_PEOPLE_PHRASE = rf"^(?:(?!(?:in|for|of|on|with|after|among)\b)[\w\-]+\s+){{0,2}}?(?:{_PEOPLE})"
+_PEOPLE_FIRST = re.compile(_PEOPLE_PHRASE + r"\b", _I)
 #: A phrase that is only a group of people ("trauma patients", "women at risk of preterm birth"): read where the
 #: outcome stands, it is who was studied, and the question asks whether the intervention works there.
-_PEOPLE_ONLY = re.compile(rf"^(?:(?!(?:in|for|of|on|with|after|among)\b)[\w\-]+\s+){{0,2}}?(?:{_PEOPLE})"
-                          r"(?:\s+(?:with|who|at|aged|undergoing|receiving|living)\b.*)?$", _I)
+_PEOPLE_ONLY = re.compile(_PEOPLE_PHRASE + r"(?:\s+(?:with|who|at|aged|undergoing|receiving|living)\b.*)?$", _I)
 #: An outcome that is an aim in its own words ("in healing erosive esophagitis"), not the population.
 _GERUND = re.compile(r"^\w+ing\b", _I)
 #: Words that make an arm of a title by changing a treatment both arms share ("early versus delayed cord clamping").

@@ -358,6 +358,17 @@ def without_course(phrase: str) -> list[str]:
     return [plain] if plain != phrase else []
 
 
+def outcome_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
+    """Every way a claim may name an outcome: ``alternatives`` of its phrase, and of it without a leading course
+    word (``without_course``), each with its words of change ignored and a long phrase named with its head noun;
+    and an abbreviation the phrase defines."""
+    found: dict[frozenset[str], Alternative] = {}
+    for text in (phrase, *without_course(phrase)):
+        for alt in alternatives(text, lexicon, CHANGE_STEMS, head=True):
+            found.setdefault(alt.stems, alt)
+    return with_alternatives_of(tuple(found.values()), own_abbreviations(phrase), lexicon)
+
+
 def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
     """Every way a claim may name an arm: ``alternatives`` of its phrase; of the phrase without bracketed
     asides and doses ("50 mg of fentanyl": "fentanyl"; a claim names the drug, its abstract the dose), and also
@@ -377,8 +388,7 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
         # a comparator is matched by what the intervention is not ("COX-2 inhibitors" vs "NSAIDs")
         comparator = tuple(a for a in (arm_alternatives(q.comparator, lexicon) if q.comparator else ())
                            if a.stems not in asked)
-        outcome = with_alternatives_of(alternatives(q.outcome or "", lexicon, CHANGE_STEMS, head=True),
-                                       own_abbreviations(q.outcome or "") + without_course(q.outcome or ""), lexicon)
+        outcome = outcome_alternatives(q.outcome or "", lexicon)
         out.append(CompiledQuestion(q, intervention, comparator, outcome, comparison_kind(q.comparator), drugs,
                                     alternatives(q.population or "", lexicon, PERSON_STEMS)))
     return out

@@ -102,7 +102,7 @@ def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items:
     from sklearn.metrics import cohen_kappa_score
 
     from ..annotators.goldcheck import healthver_pairs
-    from ..questionpacks import asks_yes_or_no
+    from ..annotators.reader_annotator import by_answers
     from .data import gold_in_part
 
     gold = [g for g in healthver_pairs(source_path("healthver", data_dir), with_question=True)
@@ -110,7 +110,7 @@ def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items:
     a = reader.read([(g.pair.question.text, g.pair.claim_a.sentence) for g in gold])
     b = reader.read([(g.pair.question.text, g.pair.claim_b.sentence) for g in gold])
     truth = [g.conflict for g in gold]
-    predicted = [disagreement(x, y, answers=asks_yes_or_no(g.pair.question.text)) is not None
+    predicted = [disagreement(x, y, answers=by_answers(g.pair)) is not None
                  for g, x, y in zip(gold, a, b, strict=True)]
     rule = [cues.has_negation(g.pair.claim_a.sentence) != cues.has_negation(g.pair.claim_b.sentence) for g in gold]
     kappa, rule_kappa = cohen_kappa_score(truth, predicted), cohen_kappa_score(truth, rule)
