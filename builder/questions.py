@@ -72,6 +72,14 @@ class QuestionsConfig(BaseModel):
     #: Share of the content stems of an outcome phrase of three or more stems a claim must contain (a shorter
     #: phrase: all of them; interventions: all, or two thirds from three on).
     min_outcome_coverage: float = Field(2 / 3, gt=0.0, le=1.0)
+    #: A claim that names no drug may answer a question through its abstract (``abstract_answers``): the abstract
+    #: names the question's arms and no other drug of the lexicon, and the claim names the outcome and sets groups
+    #: against each other ("healing rates did not differ between the LAN30 and OME40 groups"). Right for trials
+    #: grouped by question (a review's included studies, a reviewer's own files); on the Evidence Inference
+    #: question benchmark it assigns about half again as many articles, each claim to its own trial's question
+    #: (``benchmarks/results/question_recall.md``). Off for abstracts gathered by search from a corpus where most
+    #: merely mention the drugs: on the Cohen demo about one in four of the claims it added answered the question.
+    whole_abstract: bool = True
     #: Abstracts folder (abbreviation definitions; default: the claims stage's manifest input).
     abstracts_dir: str | None = None
     model: str = DEFAULT_MODEL
@@ -1064,6 +1072,31 @@ _CONTROL_ARM = re.compile(r"\bcontrol\s+(?:group|arm|condition|patients|subjects
                           re.IGNORECASE)
 
 
+#: Words that set a claim's groups against each other when it names none of them by treatment ("lower than",
+#: "between", "compared", "versus", "similar", "superior", "in favour of").
+_GROUPS_SET_AGAINST = re.compile(rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior|\bfavou?r", re.IGNORECASE)
+#: An untreated or usual-care arm: an abstract naming one holds a comparator for a question that names none.
+_CONTROL_ARM_STEMS = PLACEBO_STEMS | frozenset(stem(w) for w in ("control", "usual", "standard"))
+
+
+def abstract_answers(sentence: str, abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
+    """Whether a claim that names no drug may answer a question through its abstract (``abstract_stems``;
+    ``QuestionsConfig.whole_abstract``): the claim sets groups against each other, not each arm against its own
+    start; the abstract names the question's intervention, its comparator (a placebo or control arm where the
+    question names none or an inactive one) and no drug of the lexicon outside the two arms. Not for a question
+    against "other" drugs, whose comparator is any drug. The outcome and population are checked as for every
+    claim (``assess``, ``studied_population``)."""
+    if (q.comparison == OTHER or not _GROUPS_SET_AGAINST.search(sentence) or _WITHIN_ARMS.search(sentence)
+            or _EACH_ARM.search(sentence) or VS_BASELINE.search(sentence)
+            or best_match(abstract_stems, q.intervention)[1] is None):
+        return False
+    comparator = bool(q.comparator) and best_match(abstract_stems, q.comparator)[1] is not None
+    if not comparator and (q.comparison == NAMED or not abstract_stems & _CONTROL_ARM_STEMS):
+        return False
+    arms = {alt.stems for alt in (*q.intervention, *q.comparator)}
+    return not named_drugs(abstract_stems, q)[1] - arms
+
+
 def control_is_comparator(sentence: str, abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
     """Whether a claim names a question's comparator as the control arm ("satisfaction was higher in the nitrous
     oxide than in the control group" for nitrous oxide against pure oxygen): the comparator is named, is no drug
@@ -1115,6 +1148,9 @@ def claim_may_answer(sentence: str, abstract: str, words: frozenset[str], compil
         return True
     if not compiled or names_a_drug(sentence, compiled[0]):
         return False
+    if (config.whole_abstract and abstract and _GROUPS_SET_AGAINST.search(sentence)
+            and may_answer(words, compiled, config, arms=words | abstract_words(abstract))):
+        return True
     stems = sentence_stems(sentence)
     return any(may_answer(words, [q], config, arms=words | apart)
                for q in compiled for apart, named in [arms_named_apart(stems, q)] if named)
@@ -1365,7 +1401,9 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
     ``claim_words``. A sentence about baseline groups, a correlation or subgroups' effects answers none, one
     comparing an add-on only a question that asks one; one answers a question only when it makes the question's comparison (``compares_arms``), in its setting
     and endpoint. A claim that names its arms by role ("no difference between the two groups") answers a
-    question whose intervention (and comparator) its abstract names and whose outcome it names itself."""
+    question whose intervention (and comparator) its abstract names and whose outcome it names itself; so, under
+    ``QuestionsConfig.whole_abstract``, does one that names no drug and sets groups against each other in an
+    abstract that names the question's arms and no other drug (``abstract_answers``)."""
     adds_on = add_on(sentence)
     if (reports_baseline(sentence) or reports_correlation(sentence) or reports_interaction(sentence)
             or adds_on and not any(q.asks_add_on for q in compiled)):
@@ -1410,6 +1448,10 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             if named and compares_named_groups(sentence, named, q):
                 verdict = assess(words, sim, q, config, n_doses, arms=(by_role or words) | apart_stems,
                                  arms_why="each arm named by a word only its phrase has")
+        if (verdict is None and config.whole_abstract and by_role is None and abstract and not drugs_named
+                and abstract_answers(sentence, abstract_words(abstract), q)):
+            verdict = assess(words, sim, q, config, n_doses, arms=words | abstract_words(abstract),
+                             arms_why="named in its abstract, which names no other drug; the claim sets groups apart")
         if verdict is not None and not (surgical_only(sentence, q) or other_endpoint(sentence, q)
                                         or stopped_only(sentence, q)
                                         or excluded_population(sentence, q) or fixed_combination(sentence, q)):
@@ -1547,13 +1589,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--abstracts", default=None, help="abstracts stage folder (default: from the claims manifest)")
     parser.add_argument("--lexicon", default=d.lexicon, help="clinical lexicon YAML (drug classes, synonyms)")
     parser.add_argument("--min-similarity", type=float, default=d.min_similarity)
+    parser.add_argument("--whole-abstract", action=argparse.BooleanOptionalAction, default=d.whole_abstract,
+                        help="a claim naming no drug may answer a question its abstract names the arms of "
+                             "(trials grouped by question; --no-whole-abstract for abstracts gathered by search)")
     parser.add_argument("--encoder", default=d.model, help="sentence-transformers model name or folder")
     parser.add_argument("--cache-dir", default=None, help="embedding cache folder (default: OUT/embedding_cache)")
 
 
 def run(args: argparse.Namespace) -> int:
     config = QuestionsConfig(pack=args.pack, abstracts_dir=args.abstracts, lexicon=args.lexicon,
-                             min_similarity=args.min_similarity, model=args.encoder, cache_dir=args.cache_dir)
+                             min_similarity=args.min_similarity, whole_abstract=args.whole_abstract,
+                             model=args.encoder, cache_dir=args.cache_dir)
     stats = run_stage(args.claims_dir, args.out, config)
     per = stats.get("assignments_per_question", {})
     print(f"questions: {stats['kept']} of {stats['seen']} claims answer at least one of {len(per)} questions "

@@ -3,6 +3,7 @@ gathering a question's abstracts from a local corpus, the cohen2006 source, coll
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from biodivergence_dataset import io
-from biodivergence_dataset.records import Abstract, CandidatePair, Claim, claim_id_for
+from biodivergence_dataset.records import Abstract, CandidatePair, Claim, Question, claim_id_for
 from builder import gather, mine, questionpacks, questions
 from builder.sources import RawRecord, SourceSpec
 
@@ -228,9 +229,9 @@ questions:
 """)
 
 
-def answered(compiled, sentence, abstract="", similarity=0.5):
+def answered(compiled, sentence, abstract="", similarity=0.5, **config):
     found = questions.answers(sentence, abstract, [similarity] * len(compiled), list(compiled.values()),
-                              questions.QuestionsConfig())
+                              questions.QuestionsConfig(**config))
     return {q.question.question_id for q, _ in found}
 
 
@@ -1302,3 +1303,93 @@ def test_drugs_differ_by_class_or_by_member(comparisons):
     ramipril, captopril, class_ = (questions.arm_drugs(f"{drug} reduced mortality.", comparisons["vs_placebo"])[0]
                                    for drug in ("Ramipril", "Captopril", "ACE inhibitors"))
     assert ramipril.differs(captopril) and not ramipril.differs(class_)
+
+
+# --- a claim answering through its abstract (QuestionsConfig.whole_abstract) ---------------------------------
+@pytest.fixture(scope="module")
+def trials(tmp_path_factory):
+    return compiled_pack(tmp_path_factory.mktemp("trials") / "p.yaml", """
+questions:
+  - {id: heal, text: "Is the rate of healing higher, lower, or the same when comparing lansoprazole to omeprazole?"}
+  - {id: malaria, text: "Does chemoprophylaxis reduce severe malaria episodes compared with placebo in children?"}
+""")
+
+
+_LANSO = ("Lansoprazole 30 mg or omeprazole 40 mg was given for 8 weeks to 200 patients with reflux oesophagitis "
+          "grade II to IV (LAN30 and OME40 groups).")
+_MALARIA = "Children were randomised to chemoprophylaxis or placebo during their first year of life."
+
+
+@pytest.mark.parametrize("sentence, abstract, expected", [
+    # the arms named only by the abstract's abbreviations, set against each other: answers through the abstract
+    ("There was no significant difference in healing rates after 4 weeks between the LAN30 and OME40 group.",
+     _LANSO, {"heal"}),
+    ("Children receiving the antimalarial drug had fewer episodes of severe malaria than those on the dummy tablet.",
+     _MALARIA, {"malaria"}),
+    # each arm against its own start, or the arms named together: nothing sets one arm against the other
+    ("Healing rates rose from 60% to 90% in both groups.", _LANSO, set()),
+    ("Severe malaria episodes fell from 1.2 to 0.4 per child-year.", _MALARIA, set()),
+    # another outcome of the same trial
+    ("Heartburn relief was faster in the LAN30 than in the OME40 group.", _LANSO, set()),
+    # the abstract names a drug outside the question's arms: its groups may be those of that drug
+    ("Healing rates were higher in group A than in group B.",
+     "Patients were given lansoprazole, omeprazole or ranitidine (groups A, B and C).", set()),
+    # the abstract names one arm only
+    ("Healing rates were higher in group A than in group B.", "Lansoprazole was given to 100 patients.", set()),
+])
+def test_a_claim_naming_no_drug_answers_the_question_whose_arms_its_abstract_names(trials, sentence, abstract,
+                                                                                    expected):
+    assert answered(trials, sentence, abstract, whole_abstract=True) == expected
+    # off, as for abstracts gathered by search (the demo): the claim must name the arms itself
+    if expected:
+        assert answered(trials, sentence, abstract, whole_abstract=False) == set()
+
+
+def test_the_whole_abstract_reading_is_said_in_the_why_and_switched_by_the_command_line(trials):
+    sentence = "There was no significant difference in healing rates after 4 weeks between the LAN30 and OME40 group."
+    [(_, (score, why))] = questions.answers(sentence, _LANSO, [0.5, 0.5], list(trials.values()),
+                                            questions.QuestionsConfig())
+    assert "named in its abstract, which names no other drug" in why and 0 < score <= 1
+    parser = argparse.ArgumentParser()
+    questions.add_arguments(parser)
+    assert parser.parse_args(["C", "--pack", "p", "--out", "o"]).whole_abstract is True
+    assert parser.parse_args(["C", "--pack", "p", "--out", "o", "--no-whole-abstract"]).whole_abstract is False
+
+
+def test_evidence_inference_findings_answer_their_own_trials_question_through_the_abstract():
+    """Real trials grouped by question: the expert evidence sentences of Evidence Inference training articles,
+    each against every prompt of these articles (put as a pack entry's text). Through the abstract, more of them
+    answer their own prompt, and none answers another trial's."""
+    from builder.reader import data as reader_data
+
+    folder = DATA / "evidence_inference"
+    findings = [f for f in reader_data.ei_findings(folder) if reader_data.in_part("evidence_inference",
+                                                                                    f.prompt.pmcid, "training")]
+    abstracts, chosen = {}, []
+    for f in findings:
+        if f.prompt.pmcid not in abstracts and len(abstracts) < 120:
+            read = reader_data.ei_abstract(folder, f.prompt.pmcid)
+            abstracts[f.prompt.pmcid] = " ".join(body for _, body in read[1]) if read else ""
+        if abstracts.get(f.prompt.pmcid) and " ".join(f.text.split()) in " ".join(abstracts[f.prompt.pmcid].split()):
+            chosen.append(f)
+    prompts = {f.prompt.prompt_id: f.prompt for f in chosen}
+    pack = [Question(question_id=f"ei{p.prompt_id}", text=f"Is {p.outcome} higher, lower, or the same when "
+                     f"comparing {p.intervention} to {p.comparator}?") for p in prompts.values()]
+    compiled = questions.compile_questions([questionpacks.question_from(q.model_dump()) for q in pack],
+                                           questions.load_lexicon())
+    article_of = {f"ei{p.prompt_id}": p.pmcid for p in prompts.values()}
+
+    def assigned(whole_abstract: bool) -> tuple[int, int]:
+        config = questions.QuestionsConfig(whole_abstract=whole_abstract)
+        own = other = 0
+        for f in chosen:
+            found = {q.question.question_id for q, _ in questions.answers(
+                f.text, abstracts[f.prompt.pmcid], [0.5] * len(compiled), compiled, config)}
+            own += f"ei{f.prompt.prompt_id}" in found
+            other += sum(article_of[qid] != f.prompt.pmcid for qid in found)
+        return own, other
+
+    (own_off, other_off), (own_on, other_on) = assigned(False), assigned(True)
+    assert len(chosen) >= 100
+    assert own_on >= own_off + len(chosen) // 10, (own_off, own_on, len(chosen))
+    assert other_on == other_off == 0
