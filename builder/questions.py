@@ -1073,8 +1073,9 @@ _CONTROL_ARM = re.compile(r"\bcontrol\s+(?:group|arm|condition|patients|subjects
 
 
 #: Words that set a claim's groups against each other when it names none of them by treatment ("lower than",
-#: "between", "compared", "versus", "similar", "superior", "in favour of").
-_GROUPS_SET_AGAINST = re.compile(rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior|\bfavou?r", re.IGNORECASE)
+#: "between", "compared", "versus", "similar", "superior", "in favour of", "6 days in the control group against 4",
+#: "more likely", "but not after chemotherapy"), or a test beside a group ("in the TCF group (P = 0.001)").
+_GROUPS_SET_AGAINST = re.compile(rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior|\bfavou?r|\bagainst\b|\bbut not\b|\b(?:more|less) likely\b|\b(?:groups?|arms?)\b[^.;]*\b[pP]\s*[<=>≤]|\b[pP]\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b", re.IGNORECASE)
 #: An untreated or usual-care arm: an abstract naming one holds a comparator for a question that names none.
 _CONTROL_ARM_STEMS = PLACEBO_STEMS | frozenset(stem(w) for w in ("control", "usual", "standard"))
 

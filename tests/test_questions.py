@@ -1326,6 +1326,9 @@ _MALARIA = "Children were randomised to chemoprophylaxis or placebo during their
      _LANSO, {"heal"}),
     ("Children receiving the antimalarial drug had fewer episodes of severe malaria than those on the dummy tablet.",
      _MALARIA, {"malaria"}),
+    ("The mean healing time was 6 days in the OME40 group against 4 days for the LAN30 group (p = 0.019).",
+     _LANSO, {"heal"}),
+    ("Only the LAN30 group showed a significantly higher healing rate (P = 0.001).", _LANSO, {"heal"}),
     # each arm against its own start, or the arms named together: nothing sets one arm against the other
     ("Healing rates rose from 60% to 90% in both groups.", _LANSO, set()),
     ("Severe malaria episodes fell from 1.2 to 0.4 per child-year.", _MALARIA, set()),
