@@ -30,12 +30,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -249,6 +250,11 @@ class CompiledQuestion:
     drugs: tuple[tuple[Alternative, bool], ...] = ()
     #: the ways a claim's abstract may name the question's population (empty: the question names none)
     population: tuple[Alternative, ...] = ()
+    #: the names (stems) of each lexicon class an arm names, by the class or by a member, and every drug name an
+    #: arm's phrase holds ("statin" for atorvastatin; "metformin" in "dapagliflozin plus metformin"): an abstract
+    #: naming one names the arms' kind, not another treatment (``abstract_names_arms``); a sibling member
+    #: ("simvastatin") is another treatment
+    arm_kin: frozenset[frozenset[str]] = frozenset()
 
     @cached_property
     def population_stems(self) -> frozenset[str]:
@@ -398,8 +404,23 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
                            if a.stems not in asked)
         outcome = outcome_alternatives(q.outcome or "", lexicon)
         out.append(CompiledQuestion(q, intervention, comparator, outcome, comparison_kind(q.comparator), drugs,
-                                    alternatives(q.population or "", lexicon, PERSON_STEMS)))
+                                    alternatives(q.population or "", lexicon, PERSON_STEMS),
+                                    arm_kin(q, (*intervention, *comparator), lexicon)))
     return out
+
+
+def arm_kin(q: Question, arms: tuple[Alternative, ...], lexicon: Lexicon) -> frozenset[frozenset[str]]:
+    """``CompiledQuestion.arm_kin``: the stems of the class names of each lexicon class that the arms' phrases or
+    alternatives name (by a class name or a member), and of every lexicon name the phrases hold."""
+    said = terms(_JOINED_WORDS.sub(" ", f"{q.intervention or ''} {q.comparator or ''}")).union(
+        *(alt.stems for alt in arms))
+    kin = set()
+    for names, members in lexicon.classes:
+        stems = [s for s in map(terms, (*names, *members)) if s]
+        kin.update(s for s in stems if s <= said)
+        if any(s <= said for s in stems):  # the class's own names, not its other members
+            kin.update(s for s in map(terms, names) if s)
+    return frozenset(kin)
 
 
 def named_drugs(words: frozenset[str], q: CompiledQuestion) -> tuple[set[frozenset[str]], set[frozenset[str]]]:
@@ -1080,22 +1101,28 @@ _GROUPS_SET_AGAINST = re.compile(rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior
 _CONTROL_ARM_STEMS = PLACEBO_STEMS | frozenset(stem(w) for w in ("control", "usual", "standard"))
 
 
+def abstract_names_arms(abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
+    """Whether an abstract (its ``abstract_words``) names a question's intervention, its comparator (a placebo or
+    control arm where the question names none, an inactive one or one that is no drug) and no drug of the lexicon
+    outside the arms' kin (``CompiledQuestion.arm_kin``). Never for a question against "other" drugs, whose
+    comparator is any drug."""
+    if q.comparison == OTHER or best_match(abstract_stems, q.intervention)[1] is None:
+        return False
+    comparator = bool(q.comparator) and best_match(abstract_stems, q.comparator)[1] is not None
+    if not comparator and (q.comparison == NAMED and q.comparator_is_drug or not abstract_stems & _CONTROL_ARM_STEMS):
+        return False  # a comparator that is no drug ("standard care", "print materials") is the trial's control arm
+    arms = {alt.stems for alt in (*q.intervention, *q.comparator)}
+    return not named_drugs(abstract_stems, q)[1] - arms - q.arm_kin
+
+
 def abstract_answers(sentence: str, abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
     """Whether a claim that names no drug may answer a question through its abstract (``abstract_stems``;
     ``QuestionsConfig.whole_abstract``): the claim sets groups against each other, not each arm against its own
-    start; the abstract names the question's intervention, its comparator (a placebo or control arm where the
-    question names none or an inactive one) and no drug of the lexicon outside the two arms. Not for a question
-    against "other" drugs, whose comparator is any drug. The outcome and population are checked as for every
-    claim (``assess``, ``studied_population``)."""
-    if (q.comparison == OTHER or not _GROUPS_SET_AGAINST.search(sentence) or _WITHIN_ARMS.search(sentence)
-            or _EACH_ARM.search(sentence) or VS_BASELINE.search(sentence)
-            or best_match(abstract_stems, q.intervention)[1] is None):
-        return False
-    comparator = bool(q.comparator) and best_match(abstract_stems, q.comparator)[1] is not None
-    if not comparator and (q.comparison == NAMED or not abstract_stems & _CONTROL_ARM_STEMS):
-        return False
-    arms = {alt.stems for alt in (*q.intervention, *q.comparator)}
-    return not named_drugs(abstract_stems, q)[1] - arms
+    start, and the abstract names the question's arms (``abstract_names_arms``). The outcome and population are
+    checked as for every claim (``assess``, ``studied_population``)."""
+    return (_GROUPS_SET_AGAINST.search(sentence) is not None and not _WITHIN_ARMS.search(sentence)
+            and not _EACH_ARM.search(sentence) and not VS_BASELINE.search(sentence)
+            and abstract_names_arms(abstract_stems, q))
 
 
 def control_is_comparator(sentence: str, abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
@@ -1507,6 +1534,68 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
                        else "no_question")
 
 
+def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple[str, str]],
+                    compiled: list[CompiledQuestion], config: QuestionsConfig,
+                    embed: Callable[[list[str]], np.ndarray], q_emb: np.ndarray) -> Iterator[Assignment]:
+    """Under ``QuestionsConfig.whole_abstract``, each article whose abstract answers a question as a whole but
+    none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with
+    one claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction,
+    no other endpoint, no excluded population), the closest to the question by cosine (``embed``: sentences →
+    unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the question's arms
+    (``abstract_names_arms``) and its population. A trial grouped under a question nearly always states its result
+    on the question's outcome, but in words the rules above may not read ("the PGx group", "in 78% of slow
+    acetylators ... while none of"); on the Evidence Inference question benchmark (development sample) 73 of the
+    87 claims so taken held the expert's evidence for the question."""
+    by_article: dict[str, list[Claim]] = {}
+    for claim in claims:
+        by_article.setdefault(claim.article_uid, []).append(claim)
+    candidates: list[tuple[Claim, int, frozenset[str]]] = []
+    for uid, group in by_article.items():
+        if not (abstract := texts.get(uid, "")):
+            continue
+        stems = abstract_words(abstract)
+        for k, q in enumerate(compiled):
+            if ((uid, q.question.question_id) in taken or not abstract_names_arms(stems, q)
+                    or not studied_population(q, stems)):
+                continue
+            for claim in group:
+                s = claim.sentence
+                if reports_baseline(s) or reports_correlation(s) or reports_interaction(s):
+                    continue
+                words = claim_words(s, abstract)
+                if (best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None
+                        and not other_endpoint(s, q) and not excluded_population(s, q)):
+                    candidates.append((claim, k, words))
+    if not candidates:
+        return
+    similarity = (embed([c.sentence for c, _, _ in candidates]) * q_emb[[k for _, k, _ in candidates]]).sum(axis=1)
+    best: dict[tuple[str, int], tuple[float, Claim, frozenset[str]]] = {}
+    for (claim, k, words), sim in zip(candidates, similarity.tolist(), strict=True):
+        if (claim.article_uid, k) not in best or sim > best[claim.article_uid, k][0]:
+            best[claim.article_uid, k] = (sim, claim, words)
+    for (uid, k), (sim, claim, words) in best.items():
+        q = compiled[k]
+        verdict = assess(words, sim, q, config, doses(claim.sentence), arms=words | abstract_words(texts[uid]),
+                         arms_why="named in its abstract, which answers the question as a whole; of the article's "
+                                  "claims naming the outcome, the closest to the question")
+        if verdict is not None:
+            yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id, article_uid=uid,
+                             score=verdict[0], why=verdict[1])
+
+
+def _article_answers(claims_dir: Path, assignments: list[Assignment], questions: list[Question],
+                     config: QuestionsConfig, encoder, cache) -> list[Assignment]:
+    """``article_answers`` over a claims folder, after the claims' own assignments."""
+    from .embeddings import embed_texts
+
+    compiled = compile_questions(questions, load_lexicon(config.lexicon))
+    claims = list(io.read_records(claims_dir, Claim))
+    texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
+    q_emb = embed_texts([q.question.text for q in compiled], encoder, cache, config.batch_size)
+    return list(article_answers(claims, texts, {(a.article_uid, a.question_id) for a in assignments}, compiled,
+                                config, lambda s: embed_texts(s, encoder, cache, config.batch_size), q_emb))
+
+
 def _possible_sentences(claims_dir: Path, questions: list[Question], config: QuestionsConfig) -> list[str]:
     """The sentences of the claims that ``may_answer`` a question: the only ones the stage embeds."""
     compiled = compile_questions(questions, load_lexicon(config.lexicon))
@@ -1559,6 +1648,13 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     embedded = fill_cache(texts, cache, out_dir, embedder, runtime)
     job = ShardJob(STAGE, assign_claims, config, claims_dir, Claim, Assignment, "claims", config.shard_size)
     assignments, stats = run_sharded(job, out_dir, runtime)
+    if config.whole_abstract:  # assignments are few (a claim answers few questions): held to see who answered what
+        assignments = list(assignments)
+        added = _article_answers(claims_dir, assignments, questions, config, encoder, cache)
+        assignments += added
+        for a in added:
+            stats.count("assignments_per_question", a.question_id)
+        stats.figures["article_answers"] = len(added)
     io.write_json_atomic(out_dir / QUESTIONS_FILE, [q.model_dump(mode="json") for q in questions])
     per_question = stats.counts.setdefault("assignments_per_question", {})
     for q in questions:
