@@ -579,6 +579,23 @@ def test_cohen2006_reader_reads_every_row_of_the_real_csvs():
     assert any("\n" in text for r in with_text for _, text in r.sections) or all(r.title for r in with_text)
 
 
+def test_a_table_source_reads_only_the_rows_its_where_option_names(tmp_path):
+    """``where=COLUMN:VALUE``: a review's included studies (SOURCE.md: 761 of 15,268 rows), each at its own row
+    number in its file; a column that is not there is an error naming it."""
+    included = [r for r in SourceSpec.parse(f"cohen2006[where=label_included:1]:{COHEN}").items()
+                if isinstance(r, RawRecord)]
+    assert len(included) == 761
+    everything = {(r.path, r.position): r.pmid for r in SourceSpec.parse(f"cohen2006:{COHEN}").items()
+                  if isinstance(r, RawRecord)}
+    assert all(everything[r.path, r.position] == r.pmid for r in included)
+    by_number = SourceSpec.parse(f"cohen2006[where=7:1]:{COHEN}/Triptans.csv").items()  # label_included: column 7
+    assert sum(isinstance(r, RawRecord) for r in by_number) == 24  # SOURCE.md: Triptans included
+    with pytest.raises(ValueError, match="label_inclded"):
+        list(SourceSpec.parse(f"cohen2006[where=label_inclded:1]:{COHEN}").items())
+    with pytest.raises(ValueError, match="COLUMN:VALUE"):
+        list(SourceSpec.parse(f"cohen2006[where=label_included]:{COHEN}").items())
+
+
 def test_gather_keeps_each_questions_best_abstracts_and_records_who_retrieved_them(tmp_path):
     texts = {
         "pmid:1": "Omeprazole healed erosive esophagitis in 80% of patients at 8 weeks.",

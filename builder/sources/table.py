@@ -5,7 +5,9 @@ fields ``text``, ``title``, ``pmid``, ``doi``, ``pmcid``, ``year``, ``journal`` 
 (``;``-separated) to column names or 0-based column numbers; unmapped fields are found by common
 column names (``abstract``, ``pubmed_id``, ``publish_time`` …). ``header=false`` reads a file
 without a header row (then fields are mapped by number: ``tsv[pmid=0,text=2,header=false]``); a
-mapping made only of numbers implies it unless ``header=true`` is given. ``cord19`` is the CORD-19 ``metadata.csv``
+mapping made only of numbers implies it unless ``header=true`` is given. ``where=COLUMN:VALUE`` reads only the rows
+whose COLUMN (a name, or a 0-based number) holds VALUE, as if the others were not in the file: a review's included
+studies, ``cohen2006[where=label_included:1]``. ``cord19`` is the CORD-19 ``metadata.csv``
 preset, ``cohen2006`` the Cohen 2006 drug-class review CSVs' (a row with an empty abstract is read with
 no sections: ingest drops it as ``no_abstract``). Inline headings (``OBJECTIVE: …``) become sections. Rows need no identifier: a row
 without one is identified by its content hash downstream.
@@ -64,7 +66,7 @@ def reader_for(fmt: str):
     def read(path: Path, options: dict | None = None) -> Iterator[Item]:
         options = options or {}
         mapping = {**PRESETS.get(fmt, {}), **{k: v for k, v in options.items() if k in FIELDS}}
-        return read_table(path, fmt, delimiter, mapping, has_header(options, mapping))
+        return read_table(path, fmt, delimiter, mapping, has_header(options, mapping), options.get("where"))
 
     return read
 
@@ -80,7 +82,7 @@ def has_header(options: dict[str, str], mapping: dict[str, str]) -> bool:
 
 
 def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str], header: bool = True,
-               ) -> Iterator[Item]:
+               where: str | None = None) -> Iterator[Item]:
     name = str(path)
     position = 0
     try:
@@ -92,11 +94,28 @@ def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str],
                 yield Fault(name, 1, MALFORMED, f"no abstract column among {names}; map one with "
                                                 f"{source}[text=COLUMN]:PATH (a name, or a 0-based number)")
                 return
+            kept = row_filter(where, names, source)
             for row in rows:
                 position += 1
-                yield _record(row, columns, source, name, position)
+                if kept(row):
+                    yield _record(row, columns, source, name, position)
     except csv.Error as exc:
         yield Fault(name, position + 1, MALFORMED, f"malformed {source.upper()}: {exc}")
+
+
+def row_filter(where: str | None, header: list[str] | None, source: str):
+    """The ``where=COLUMN:VALUE`` option as a test of a row (every row passes without it)."""
+    if not where:
+        return lambda row: True
+    column, sep, value = where.partition(":")
+    if not sep or not column.strip():
+        raise ValueError(f"{source} option where={where!r}: expected COLUMN:VALUE (a column name or 0-based number)")
+    try:
+        i = resolve_columns(header, {"text": column})["text"]
+    except csv.Error as exc:
+        raise ValueError(f"{source} option where={where!r}: {exc}") from exc
+    value = value.strip()
+    return lambda row: i < len(row) and row[i].strip() == value
 
 
 def resolve_columns(header: list[str] | None, mapping: dict[str, str]) -> dict[str, int]:
