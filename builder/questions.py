@@ -1096,33 +1096,52 @@ _CONTROL_ARM = re.compile(r"\bcontrol\s+(?:group|arm|condition|patients|subjects
 #: Words that set a claim's groups against each other when it names none of them by treatment ("lower than",
 #: "between", "compared", "versus", "similar", "superior", "in favour of", "6 days in the control group against 4",
 #: "more likely", "but not after chemotherapy"), or a test beside a group ("in the TCF group (P = 0.001)").
-_GROUPS_SET_AGAINST = re.compile(rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior|\bfavou?r|\bagainst\b|\bbut not\b|\b(?:more|less) likely\b|\b(?:groups?|arms?)\b[^.;]*\b[pP]\s*[<=>≤]|\b[pP]\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b", re.IGNORECASE)
-#: An untreated or usual-care arm: an abstract naming one holds a comparator for a question that names none.
-_CONTROL_ARM_STEMS = PLACEBO_STEMS | frozenset(stem(w) for w in ("control", "usual", "standard"))
+_GROUPS_SET_AGAINST = re.compile(
+    rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior|\bfavou?r|\bagainst\b|\bbut not\b|\b(?:more|less) likely\b"
+    r"|\b(?:groups?|arms?)\b[^.;]*\b[pP]\s*[<=>≤]|\b[pP]\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b", re.IGNORECASE)
+#: An untreated, placebo or usual-care arm named in an abstract ("placebo", "the control group", "controls",
+#: "usual care", "no treatment"), not "control" of a symptom: a comparator for a question that names none.
+_UNTREATED_ARM = re.compile(rf"\b(?:placebo|sham|vehicle|untreated|nontreated)\b|{_CONTROL_ARM.pattern}"
+                            r"|\b(?:usual|standard) care\b|\bno (?:treatment|intervention|therapy)\b", re.IGNORECASE)
 
 
-def abstract_names_arms(abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
+def abstract_names_arms(abstract: str, q: CompiledQuestion) -> bool:
     """Whether an abstract (its ``abstract_words``) names a question's intervention, its comparator (a placebo or
     control arm where the question names none, an inactive one or one that is no drug) and no drug of the lexicon
     outside the arms' kin (``CompiledQuestion.arm_kin``). Never for a question against "other" drugs, whose
     comparator is any drug."""
+    abstract_stems = abstract_words(abstract)
     if q.comparison == OTHER or best_match(abstract_stems, q.intervention)[1] is None:
         return False
     comparator = bool(q.comparator) and best_match(abstract_stems, q.comparator)[1] is not None
-    if not comparator and (q.comparison == NAMED and q.comparator_is_drug or not abstract_stems & _CONTROL_ARM_STEMS):
+    if not comparator and (q.comparison == NAMED and q.comparator_is_drug or not _UNTREATED_ARM.search(abstract)):
         return False  # a comparator that is no drug ("standard care", "print materials") is the trial's control arm
     arms = {alt.stems for alt in (*q.intervention, *q.comparator)}
     return not named_drugs(abstract_stems, q)[1] - arms - q.arm_kin
 
 
-def abstract_answers(sentence: str, abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
-    """Whether a claim that names no drug may answer a question through its abstract (``abstract_stems``;
+#: Words that set two treatments equal ("equally effective", "equivalent", "as effective as"); not "no difference",
+#: which a placebo-controlled trial also says of its groups.
+_ACTIVE_EQUAL = re.compile(r"\bequally\b|\bequivalen|\bas (?:effective|efficacious|good) as\b", re.IGNORECASE)
+
+
+def active_arms_equal(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim sets arms equal without naming an untreated one, under a question against placebo or none
+    ("estrogen-progestin regimens were equally effective"): its arms are active ones, so its "no difference" is
+    not the question's."""
+    return (q.comparison == INACTIVE and bool(_ACTIVE_EQUAL.search(sentence))
+            and not _UNTREATED_ARM.search(sentence))
+
+
+def abstract_answers(sentence: str, abstract: str, q: CompiledQuestion) -> bool:
+    """Whether a claim that names no drug may answer a question through its abstract (its text;
     ``QuestionsConfig.whole_abstract``): the claim sets groups against each other, not each arm against its own
-    start, and the abstract names the question's arms (``abstract_names_arms``). The outcome and population are
+    start nor active arms equal (``active_arms_equal``), and the abstract names the question's arms
+    (``abstract_names_arms``). The outcome and population are
     checked as for every claim (``assess``, ``studied_population``)."""
     return (_GROUPS_SET_AGAINST.search(sentence) is not None and not _WITHIN_ARMS.search(sentence)
             and not _EACH_ARM.search(sentence) and not VS_BASELINE.search(sentence)
-            and abstract_names_arms(abstract_stems, q))
+            and not active_arms_equal(sentence, q) and abstract_names_arms(abstract, q))
 
 
 def control_is_comparator(sentence: str, abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
@@ -1477,7 +1496,7 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
                 verdict = assess(words, sim, q, config, n_doses, arms=(by_role or words) | apart_stems,
                                  arms_why="each arm named by a word only its phrase has")
         if (verdict is None and config.whole_abstract and by_role is None and abstract and not drugs_named
-                and abstract_answers(sentence, abstract_words(abstract), q)):
+                and abstract_answers(sentence, abstract, q)):
             verdict = assess(words, sim, q, config, n_doses, arms=words | abstract_words(abstract),
                              arms_why="named in its abstract, which names no other drug; the claim sets groups apart")
         if verdict is not None and not (surgical_only(sentence, q) or other_endpoint(sentence, q)
@@ -1540,12 +1559,12 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     """Under ``QuestionsConfig.whole_abstract``, each article whose abstract answers a question as a whole but
     none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with
     one claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction,
-    no other endpoint, no excluded population), the closest to the question by cosine (``embed``: sentences →
-    unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the question's arms
-    (``abstract_names_arms``) and its population. A trial grouped under a question nearly always states its result
-    on the question's outcome, but in words the rules above may not read ("the PGx group", "in 78% of slow
-    acetylators ... while none of"); on the Evidence Inference question benchmark (development sample) 73 of the
-    87 claims so taken held the expert's evidence for the question."""
+    no other endpoint, no excluded population, no active arms set equal), the closest to the question by cosine
+    (``embed``: sentences → unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the
+    question's arms (``abstract_names_arms``) and its population. A trial grouped under a question nearly always
+    states its result on the question's outcome, but in words the rules above may not read ("the PGx group", "in
+    78% of slow acetylators ... while none of"); on the Evidence Inference question benchmark's development sample,
+    48 of the first 58 claims so taken held the expert's evidence for the question."""
     by_article: dict[str, list[Claim]] = {}
     for claim in claims:
         by_article.setdefault(claim.article_uid, []).append(claim)
@@ -1555,7 +1574,7 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
             continue
         stems = abstract_words(abstract)
         for k, q in enumerate(compiled):
-            if ((uid, q.question.question_id) in taken or not abstract_names_arms(stems, q)
+            if ((uid, q.question.question_id) in taken or not abstract_names_arms(abstract, q)
                     or not studied_population(q, stems)):
                 continue
             for claim in group:
@@ -1564,7 +1583,8 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
                     continue
                 words = claim_words(s, abstract)
                 if (best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None
-                        and not other_endpoint(s, q) and not excluded_population(s, q)):
+                        and not other_endpoint(s, q) and not excluded_population(s, q)
+                        and not active_arms_equal(s, q)):
                     candidates.append((claim, k, words))
     if not candidates:
         return

@@ -1351,6 +1351,10 @@ _MALARIA = "Children were randomised to chemoprophylaxis or placebo during their
     ("Severe malaria episodes fell from 1.2 to 0.4 per child-year.", _MALARIA, set()),
     # another outcome of the same trial
     ("Heartburn relief was faster in the LAN30 than in the OME40 group.", _LANSO, set()),
+    # under a question against placebo, active arms set equal: their "no difference" is not the question's
+    ("The two regimens were equally effective against severe malaria episodes, compared with the dummy tablet.",
+     _MALARIA, set()),
+    ("Children on either regimen had fewer severe malaria episodes than those on placebo.", _MALARIA, {"malaria"}),
     # the abstract names a drug outside the question's arms: its groups may be those of that drug
     ("Healing rates were higher in group A than in group B.",
      "Patients were given lansoprazole, omeprazole or ranitidine (groups A, B and C).", set()),
