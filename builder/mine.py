@@ -91,7 +91,10 @@ class MineConfig(BaseModel):
     #: (``MiningScores.exposure_similarity``/``outcome_similarity``); off leaves them None (the reader annotator,
     #: which reads findings against the question, does not use them).
     slot_similarity: bool = True
-    cap_per_question: int = Field(150, ge=0)
+    #: A question that k trials answer has k(k-1)/2 article pairs, each given a row before any gets a second:
+    #: 1,000 covers every pair of 45 trials. At 150, four of the demo pack's questions over the Cohen reviews'
+    #: included studies (``benchmarks/grouped_build.py``) lost article pairs: 1,014 distinct rows, 1,242 at 1,000.
+    cap_per_question: int = Field(1000, ge=0)
     #: At most this many pairs per claim within one question (None: no limit), taken in rank order: one claim
     #: in dozens of rows makes a benchmark repeat itself, and one misread claim a hub of wrong labels.
     max_pairs_per_claim: int | None = Field(None, ge=1)
