@@ -8,7 +8,8 @@ preferred over heuristic ones; label-conflicting duplicates counted), articles l
 pair (or claim) form connected components, and whole components are placed per domain at 70/15/15
 by example count, those holding conflicts by conflict count (a stratified group split: conflicts cluster
 in a few components, and placed by size alone they can all land in train). Components too large for
-validation/test go to train and are reported; with ``oversized_components: carve`` (beyond the paper, for
+validation/test go to train and are reported (``oversized_components: auto``, the default, carves them only when
+that would leave a split of ``primary`` empty); with ``oversized_components: carve`` (beyond the paper, for
 small corpora whose article graph percolates into one component per domain) they are cut into Louvain
 communities of articles instead, placed like components, and the pairs that end up between two splits are
 dropped and counted.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,8 +81,10 @@ class SplitConfig(BaseModel):
     pairlevel_ratios: dict[str, float] = Field(default_factory=lambda: {TRAIN: 0.70, VALIDATION: 0.10, TEST: 0.20})
     #: What happens to a component too large for validation/test: ``train`` (the paper's rule) or ``carve``:
     #: cut it into article communities placed like components, dropping pairs that end up between splits
-    #: (for corpora whose article graph percolates, e.g. small demo corpora mined densely).
-    oversized_components: Literal["train", "carve"] = "train"
+    #: (for corpora whose article graph percolates, e.g. small demo corpora mined densely, or trials grouped by
+    #: question, each question's trials all paired). ``auto``: the paper's rule, unless it would leave a split of
+    #: ``primary`` empty, which ``load_dataset`` cannot read; then ``carve``, said in the report and on stderr.
+    oversized_components: Literal["train", "carve", "auto"] = "auto"
     #: Heuristic labels below this confidence are not used to top up train when an LLM annotator was used.
     heuristic_topup_min_confidence: float = Field(0.45, ge=0.0, le=1.0)
     matched_test: bool = True
@@ -514,6 +518,11 @@ def matched_sample(
 # the whole split
 
 
+#: The oversized rule ``auto`` fell back to, as the report states it.
+AUTO_CARVE = ("carve (oversized_components: auto; keeping oversized components whole in train, the paper's rule, "
+              "would have left a split of primary empty)")
+
+
 @dataclass
 class SplitResult:
     configs: dict[str, dict[str, list[Example]]]
@@ -529,8 +538,15 @@ def split_pool(examples: Iterable[Example], config: SplitConfig | None = None) -
     config = config or SplitConfig()
     pool = prepare_pool(examples, config.heuristic_topup_min_confidence)
     components = article_components(pool.examples)
+    rule = "carve" if config.oversized_components == "carve" else "train"
     primary = place_components(components, config.primary_ratios, config.seed, pool.eval_ok,
-                               carve_oversized=config.oversized_components == "carve")
+                               carve_oversized=rule == "carve")
+    if config.oversized_components == "auto" and primary.oversized and not all(
+            primary.splits[s] for s in ontology.SPLITS):
+        rule = AUTO_CARVE
+        print(f"split: {AUTO_CARVE}", file=sys.stderr, flush=True)
+        primary = place_components(components, config.primary_ratios, config.seed, pool.eval_ok,
+                                   carve_oversized=True)
     pairlevel = pairlevel_split(pool.examples, config.pairlevel_ratios, config.seed, pool.eval_ok)
     primary_splits = {s: sorted(rows, key=lambda e: e.pair_id) for s, rows in primary.splits.items()}
     pairlevel_splits = {s: sorted(rows, key=lambda e: e.pair_id) for s, rows in pairlevel.splits.items()}
@@ -554,7 +570,7 @@ def split_pool(examples: Iterable[Example], config: SplitConfig | None = None) -
         "components": {"count": len(components), "largest": max(sizes, default=0),
                        "singletons": sum(1 for n in sizes if n == 1),
                        "size_histogram": dict(sorted(Counter(sizes).items())),
-                       "oversized": primary.oversized, "oversized_rule": config.oversized_components},
+                       "oversized": primary.oversized, "oversized_rule": rule},
         "targets": {"primary": primary.targets, "pairlevel": pairlevel.targets},
         "per_domain_counts": {"primary": _per_domain(primary_splits), "pairlevel": _per_domain(pairlevel_splits)},
     })

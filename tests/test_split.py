@@ -91,7 +91,7 @@ def article_graphs(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(article_graphs(), st.integers(0, 2**16), st.sampled_from(["train", "carve"]))
+@given(article_graphs(), st.integers(0, 2**16), st.sampled_from(["train", "carve", "auto"]))
 def test_primary_is_article_claim_and_pair_disjoint(examples, seed, oversized):
     result = split_pool(examples, SplitConfig(seed=seed, oversized_components=oversized))
     primary = result.configs["primary"]
@@ -113,7 +113,7 @@ def test_primary_is_article_claim_and_pair_disjoint(examples, seed, oversized):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(article_graphs(), st.integers(0, 2**16), st.sampled_from(["train", "carve"]), st.randoms(use_true_random=False))
+@given(article_graphs(), st.integers(0, 2**16), st.sampled_from(["train", "carve", "auto"]), st.randoms(use_true_random=False))
 def test_split_is_deterministic_for_a_seed_whatever_the_input_order(examples, seed, oversized, rnd):
     config = SplitConfig(seed=seed, oversized_components=oversized)
     first = split_pool(examples, config)
@@ -218,6 +218,7 @@ def test_oversized_component_goes_to_train_and_is_reported():
     assert {e.pair_id for e in hub} <= {e.pair_id for e in primary[TRAIN]}
     assert result.report["components"]["oversized"] == [{"domain": "amr", "examples": 40, "articles": 41}]
     assert result.report["components"]["largest"] == 40
+    assert result.report["components"]["oversized_rule"] == "train"  # auto: the paper's rule, which works here
     assert_article_disjoint(primary)
 
 
@@ -243,14 +244,21 @@ def ring_graph(n_articles: int, n_examples: int, seed: int = 3) -> list[Example]
     return out
 
 
-def test_carving_rescues_evaluation_splits_from_a_giant_component():
+def test_carving_rescues_evaluation_splits_from_a_giant_component(capsys):
     examples = dense_clusters(n_clusters=16, size=6)  # 16 × 15 pairs + 15 bridges
-    kept_whole = split_pool(examples)
+    kept_whole = split_pool(examples, SplitConfig(oversized_components="train"))
     assert {s: len(r) for s, r in kept_whole.configs["primary"].items() if s in (VALIDATION, TEST)} == {
         VALIDATION: 0, TEST: 0}
     with pytest.raises(ValueError, match="oversized_components: carve"):
         split.check_nonempty(kept_whole)
+    # the default (auto) keeps the paper's rule where it works and carves here, saying so
+    auto = split_pool(examples)
+    assert auto.report["components"]["oversized_rule"] == split.AUTO_CARVE
+    assert "would have left a split of primary empty" in capsys.readouterr().err
+    split.check_nonempty(auto)
     carved = split_pool(examples, SplitConfig(oversized_components="carve"))
+    assert {s: [e.pair_id for e in r] for s, r in auto.configs["primary"].items()} == {
+        s: [e.pair_id for e in r] for s, r in carved.configs["primary"].items()}
     primary = carved.configs["primary"]
     assert_article_disjoint(primary)
     assert primary[VALIDATION] and primary[TEST]
