@@ -78,8 +78,9 @@ class QuestionsConfig(BaseModel):
     #: against each other ("healing rates did not differ between the LAN30 and OME40 groups"). Right for trials
     #: grouped by question (a review's included studies, a reviewer's own files); on the Evidence Inference
     #: question benchmark it assigns about half again as many articles, each claim to its own trial's question
-    #: (``benchmarks/results/question_recall.md``). Off for abstracts gathered by search from a corpus where most
-    #: merely mention the drugs: on the Cohen demo about one in four of the claims it added answered the question.
+    #: (``benchmarks/results/question_recall.md``). With it, an article whose abstract answers a question as a
+    #: whole answers it with one claim (``article_answers``). Off for abstracts gathered by search from a corpus
+    #: where most merely mention the drugs: on the Cohen demo about 8 of 20 claims it added answered the question.
     whole_abstract: bool = True
     #: Abstracts folder (abbreviation definitions; default: the claims stage's manifest input).
     abstracts_dir: str | None = None
@@ -1137,8 +1138,8 @@ def abstract_answers(sentence: str, abstract: str, q: CompiledQuestion) -> bool:
     """Whether a claim that names no drug may answer a question through its abstract (its text;
     ``QuestionsConfig.whole_abstract``): the claim sets groups against each other, not each arm against its own
     start nor active arms equal (``active_arms_equal``), and the abstract names the question's arms
-    (``abstract_names_arms``). The outcome and population are
-    checked as for every claim (``assess``, ``studied_population``)."""
+    (``abstract_names_arms``). The outcome and population are checked as for every claim (``assess``,
+    ``studied_population``)."""
     return (_GROUPS_SET_AGAINST.search(sentence) is not None and not _WITHIN_ARMS.search(sentence)
             and not _EACH_ARM.search(sentence) and not VS_BASELINE.search(sentence)
             and not active_arms_equal(sentence, q) and abstract_names_arms(abstract, q))
@@ -1671,6 +1672,9 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     if config.whole_abstract:  # assignments are few (a claim answers few questions): held to see who answered what
         assignments = list(assignments)
         added = _article_answers(claims_dir, assignments, questions, config, encoder, cache)
+        newly = {a.claim_id for a in added} - {a.claim_id for a in assignments}
+        stats.kept += len(newly)  # counted as answering no question by the sharded pass, which could not see them
+        stats.dropped["no_question"] -= len(newly)
         assignments += added
         for a in added:
             stats.count("assignments_per_question", a.question_id)

@@ -1453,3 +1453,23 @@ def test_an_article_whose_abstract_answers_a_question_answers_it_with_its_closes
                                            embed, np.array([[1.0, 0.0]])))
     assert [(a.article_uid, a.claim_id, a.question_id) for a in found] == [("a1", claims[1].claim_id, "heal")]
     assert "answers the question as a whole" in found[0].why
+
+
+def test_the_questions_stage_counts_an_articles_answer_as_kept(tmp_path):
+    """Through ``run_stage``: a claim taken as its article's answer is kept, not counted as answering no
+    question, and the stage says how many were so taken."""
+    pack = write_pack(tmp_path / "pack.yaml", """
+questions:
+  - {id: heal, text: "Is the rate of healing higher, lower, or the same when comparing lansoprazole to omeprazole?"}
+""")
+    io.write_records(tmp_path / "abstracts", [Abstract(article_uid="t1", text=_LANSO, title="LAN30 vs OME40")],
+                     io.StageStats("ingest"))
+    claims = [_claim("t1", "Healing was seen in 96% and 93% of patients at 8 weeks."),
+              _claim("t1", "Heartburn resolved within 3 days in most patients.", 100)]
+    io.write_records(tmp_path / "claims", claims, io.StageStats("claims"))
+    stats = questions.run_stage(tmp_path / "claims", tmp_path / "questions", questions.QuestionsConfig(
+        pack=str(pack), abstracts_dir=str(tmp_path / "abstracts"), cache_dir=str(tmp_path / "cache")))
+    assert [(a.claim_id, a.question_id) for a in io.read_records(tmp_path / "questions", questions.Assignment)] == [
+        (claims[0].claim_id, "heal")]
+    assert stats["article_answers"] == 1 and stats["kept"] == 1 and stats["dropped_no_question"] == 1
+    assert stats["seen"] == stats["kept"] + stats["dropped_total"] == 2
