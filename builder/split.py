@@ -544,7 +544,6 @@ def split_pool(examples: Iterable[Example], config: SplitConfig | None = None) -
     if config.oversized_components == "auto" and primary.oversized and not all(
             primary.splits[s] for s in ontology.SPLITS):
         rule = AUTO_CARVE
-        print(f"split: {AUTO_CARVE}", file=sys.stderr, flush=True)
         primary = place_components(components, config.primary_ratios, config.seed, pool.eval_ok,
                                    carve_oversized=True)
     pairlevel = pairlevel_split(pool.examples, config.pairlevel_ratios, config.seed, pool.eval_ok)
@@ -637,6 +636,8 @@ def run_stage(
 
     examples = [ex for d in dirs for ex in _progress(read_records(d, Example), f"split: reading {d.name}")]
     result = split_pool(examples, config)
+    if result.report["components"]["oversized_rule"] == AUTO_CARVE:
+        print(f"split: {AUTO_CARVE}", file=sys.stderr, flush=True)
     check_nonempty(result)
     for config_name, splits in result.configs.items():
         write_config(release_dir, config_name, splits)

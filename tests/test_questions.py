@@ -590,7 +590,7 @@ def test_a_table_source_reads_only_the_rows_its_where_option_names(tmp_path):
     assert all(everything[r.path, r.position] == r.pmid for r in included)
     by_number = SourceSpec.parse(f"cohen2006[where=7:1]:{COHEN}/Triptans.csv").items()  # label_included: column 7
     assert sum(isinstance(r, RawRecord) for r in by_number) == 24  # SOURCE.md: Triptans included
-    with pytest.raises(ValueError, match="label_inclded"):
+    with pytest.raises(ValueError, match=r"ACEInhibitors\.csv: cohen2006 option where='label_inclded:1'"):
         list(SourceSpec.parse(f"cohen2006[where=label_inclded:1]:{COHEN}").items())
     with pytest.raises(ValueError, match="COLUMN:VALUE"):
         list(SourceSpec.parse(f"cohen2006[where=label_included]:{COHEN}").items())

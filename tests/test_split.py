@@ -244,7 +244,7 @@ def ring_graph(n_articles: int, n_examples: int, seed: int = 3) -> list[Example]
     return out
 
 
-def test_carving_rescues_evaluation_splits_from_a_giant_component(capsys):
+def test_carving_rescues_evaluation_splits_from_a_giant_component():
     examples = dense_clusters(n_clusters=16, size=6)  # 16 × 15 pairs + 15 bridges
     kept_whole = split_pool(examples, SplitConfig(oversized_components="train"))
     assert {s: len(r) for s, r in kept_whole.configs["primary"].items() if s in (VALIDATION, TEST)} == {
@@ -254,7 +254,6 @@ def test_carving_rescues_evaluation_splits_from_a_giant_component(capsys):
     # the default (auto) keeps the paper's rule where it works and carves here, saying so
     auto = split_pool(examples)
     assert auto.report["components"]["oversized_rule"] == split.AUTO_CARVE
-    assert "would have left a split of primary empty" in capsys.readouterr().err
     split.check_nonempty(auto)
     carved = split_pool(examples, SplitConfig(oversized_components="carve"))
     assert {s: [e.pair_id for e in r] for s, r in auto.configs["primary"].items()} == {
@@ -535,3 +534,12 @@ def test_components_with_many_conflicts_are_placed_before_the_row_targets_fill()
         conflicts = {s: sum(ex.conflict_type != ontology.NO_CONFLICT for ex in primary[s]) for s in share}
         assert all(abs(conflicts[s] - share[s]) <= 1 for s in (VALIDATION, TEST)), (seed, conflicts, share)
         assert_article_disjoint(primary)
+
+
+def test_the_split_stage_says_when_auto_carves(tmp_path, capsys):
+    """The stage (not the pure ``split_pool``) says on stderr that ``auto`` carved, and its stats keep the rule."""
+    ann = write_annotations(tmp_path / "annotations", dense_clusters(n_clusters=16, size=6))
+    stats = split.run_stage(ann, tmp_path / "release")
+    assert "would have left a split of primary empty" in capsys.readouterr().err
+    assert stats["components"]["oversized_rule"] == split.AUTO_CARVE
+    assert all(stats["primary_sizes"][s] for s in ontology.SPLITS)

@@ -94,7 +94,7 @@ def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str],
                 yield Fault(name, 1, MALFORMED, f"no abstract column among {names}; map one with "
                                                 f"{source}[text=COLUMN]:PATH (a name, or a 0-based number)")
                 return
-            kept = row_filter(where, names, source)
+            kept = row_filter(where, names, f"{name}: {source}")
             for row in rows:
                 position += 1
                 if kept(row):
@@ -103,18 +103,17 @@ def read_table(path: Path, source: str, delimiter: str, mapping: dict[str, str],
         yield Fault(name, position + 1, MALFORMED, f"malformed {source.upper()}: {exc}")
 
 
-def row_filter(where: str | None, header: list[str] | None, source: str):
-    """The ``where=COLUMN:VALUE`` option as a test of a row (every row passes without it)."""
+def row_filter(where: str | None, header: list[str] | None, where_read: str):
+    """The ``where=COLUMN:VALUE`` option as a test of a row (every row passes without it); ValueError naming
+    ``where_read`` (the file and format) for an option that names no column of the file."""
     if not where:
         return lambda row: True
-    column, sep, value = where.partition(":")
-    if not sep or not column.strip():
-        raise ValueError(f"{source} option where={where!r}: expected COLUMN:VALUE (a column name or 0-based number)")
-    try:
-        i = resolve_columns(header, {"text": column})["text"]
-    except csv.Error as exc:
-        raise ValueError(f"{source} option where={where!r}: {exc}") from exc
-    value = value.strip()
+    column, sep, value = (part.strip() for part in where.partition(":"))
+    index = {h.strip().lower(): i for i, h in enumerate(header or [])}
+    if not sep or not column or not (column.isdigit() or column.lower() in index):
+        raise ValueError(f"{where_read} option where={where!r}: expected COLUMN:VALUE, COLUMN a 0-based number or "
+                         f"a name in the header {header}")
+    i = int(column) if column.isdigit() else index[column.lower()]
     return lambda row: i < len(row) and row[i].strip() == value
 
 
