@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from biodivergence_dataset import io
@@ -32,6 +30,10 @@ from biodivergence_dataset.records import Abstract, CandidatePair
 from builder.questions import Assignment
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from question_recall import timed_run as run
+
 DATA = ROOT.parent / "shared" / "data" / "cohen2006_drug_class_reviews"
 PACK = ROOT / "builder" / "questionpacks" / "cohen2006_drug_classes.yaml"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -42,12 +44,6 @@ REVIEW_OF_PREFIX = {"acei": "ACEInhibitors", "adhd": "ADHD", "ah": "Antihistamin
                     "op": "Opiods", "ohg": "OralHypoglycemics", "ppi": "ProtonPumpInhibitors",
                     "smr": "SkeletalMuscleRelaxants", "trp": "Triptans", "ui": "UrinaryIncontinence"}
 VARIANTS = {"whole_abstract": [], "claim_words_only": ["--no-whole-abstract"]}
-
-
-def run(cmd: list[str]) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    return round(time.perf_counter() - t0, 1)
 
 
 def reviews_of(abstracts_dir: Path) -> dict[str, set[str]]:

@@ -121,12 +121,14 @@ def run_stages(work: Path, source: Path, pack: Path) -> dict[str, float]:
         "claims": [*cli, "claims", str(work / "abstracts"), "--out", str(work / "claims")],
         "questions": [*cli, "questions", str(work / "claims"), "--pack", str(pack), "--out", str(work / "questions")],
     }
-    seconds = {}
-    for name, cmd in steps.items():
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-        seconds[name] = round(time.perf_counter() - t0, 1)
-    return seconds
+    return {name: timed_run(cmd) for name, cmd in steps.items()}
+
+
+def timed_run(cmd: list[str]) -> float:
+    """Run one command line from the repository root, offline; its wall seconds."""
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    return round(time.perf_counter() - t0, 1)
 
 
 def holds(sentence: str, evidence: list[str]) -> bool:

@@ -798,6 +798,11 @@ def reports_interaction(sentence: str) -> bool:
     return _INTERACTION.search(sentence) is not None
 
 
+def reports_no_comparison(sentence: str) -> bool:
+    """Whether a sentence is about baseline groups, a correlation or subgroups' effects: it answers no question."""
+    return reports_baseline(sentence) or reports_correlation(sentence) or reports_interaction(sentence)
+
+
 #: A dose level put in words ("high-dose", "standard and high doses", "low or standard dosing").
 _DOSE_LEVEL = re.compile(r"\b(low|lower|standard|high|higher|usual|maximal|maximum|full|moderate|intermediate)"
                          r"(?=(?:(?: and| or| vs\.?| versus| to)(?: [\w-]+){1,3})?[- ]dos(?:e|es|ing|age)\b)",
@@ -1453,8 +1458,7 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
     ``QuestionsConfig.whole_abstract``, does one that names no drug and sets groups against each other in an
     abstract that names the question's arms and no other drug (``abstract_answers``)."""
     adds_on = add_on(sentence)
-    if (reports_baseline(sentence) or reports_correlation(sentence) or reports_interaction(sentence)
-            or adds_on and not any(q.asks_add_on for q in compiled)):
+    if reports_no_comparison(sentence) or adds_on and not any(q.asks_add_on for q in compiled):
         return []
     if adds_on:
         keep = [i for i, q in enumerate(compiled) if q.asks_add_on]
@@ -1580,7 +1584,7 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
                 continue
             for claim in group:
                 s = claim.sentence
-                if reports_baseline(s) or reports_correlation(s) or reports_interaction(s):
+                if reports_no_comparison(s):
                     continue
                 words = claim_words(s, abstract)
                 if (best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None
@@ -1604,24 +1608,28 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
                              score=verdict[0], why=verdict[1])
 
 
-def _article_answers(claims_dir: Path, assignments: list[Assignment], questions: list[Question],
-                     config: QuestionsConfig, encoder, cache) -> list[Assignment]:
-    """``article_answers`` over a claims folder, after the claims' own assignments."""
+def _read_claims(claims_dir: Path, questions: list[Question], config: QuestionsConfig
+                 ) -> tuple[list[Claim], dict[str, str], list[CompiledQuestion]]:
+    """The stage's claims, their abstracts' texts and the compiled pack, for the passes run before and after the
+    sharded one (each reads them afresh, so the sharded pass never runs beside a whole corpus held in memory)."""
+    claims = list(io.read_records(claims_dir, Claim))
+    return (claims, _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims}),
+            compile_questions(questions, load_lexicon(config.lexicon)))
+
+
+def _article_answers(claims: list[Claim], texts: dict[str, str], compiled: list[CompiledQuestion],
+                     assignments: list[Assignment], config: QuestionsConfig, encoder, cache) -> list[Assignment]:
+    """``article_answers`` over the stage's claims, after the claims' own assignments."""
     from .embeddings import embed_texts
 
-    compiled = compile_questions(questions, load_lexicon(config.lexicon))
-    claims = list(io.read_records(claims_dir, Claim))
-    texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
     q_emb = embed_texts([q.question.text for q in compiled], encoder, cache, config.batch_size)
     return list(article_answers(claims, texts, {(a.article_uid, a.question_id) for a in assignments}, compiled,
                                 config, lambda s: embed_texts(s, encoder, cache, config.batch_size), q_emb))
 
 
-def _possible_sentences(claims_dir: Path, questions: list[Question], config: QuestionsConfig) -> list[str]:
+def _possible_sentences(claims: list[Claim], texts: dict[str, str], compiled: list[CompiledQuestion],
+                        config: QuestionsConfig) -> list[str]:
     """The sentences of the claims that ``may_answer`` a question: the only ones the stage embeds."""
-    compiled = compile_questions(questions, load_lexicon(config.lexicon))
-    claims = list(io.read_records(claims_dir, Claim))
-    texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
     return [c.sentence for c in claims
             if claim_may_answer(c.sentence, text := texts.get(c.article_uid, ""), claim_words(c.sentence, text),
                                 compiled, config)]
@@ -1663,15 +1671,15 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     runtime = runtime or RuntimeConfig()
     encoder = load_encoder(config.model, config.device, config.precision)
     cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
-    texts = _possible_sentences(claims_dir, questions, config) + [q.text for q in questions]
+    to_embed = _possible_sentences(*_read_claims(claims_dir, questions, config), config) + [q.text for q in questions]
     embedder = MineConfig(model=config.model, device=config.device, precision=config.precision,
                           batch_size=config.batch_size)
-    embedded = fill_cache(texts, cache, out_dir, embedder, runtime)
+    embedded = fill_cache(to_embed, cache, out_dir, embedder, runtime)
     job = ShardJob(STAGE, assign_claims, config, claims_dir, Claim, Assignment, "claims", config.shard_size)
     assignments, stats = run_sharded(job, out_dir, runtime)
     if config.whole_abstract:  # assignments are few (a claim answers few questions): held to see who answered what
         assignments = list(assignments)
-        added = _article_answers(claims_dir, assignments, questions, config, encoder, cache)
+        added = _article_answers(*_read_claims(claims_dir, questions, config), assignments, config, encoder, cache)
         newly = {a.claim_id for a in added} - {a.claim_id for a in assignments}
         stats.kept += len(newly)  # counted as answering no question by the sharded pass, which could not see them
         stats.dropped["no_question"] -= len(newly)

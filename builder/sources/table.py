@@ -109,12 +109,23 @@ def row_filter(where: str | None, header: list[str] | None, where_read: str):
     if not where:
         return lambda row: True
     column, sep, value = (part.strip() for part in where.partition(":"))
-    index = {h.strip().lower(): i for i, h in enumerate(header or [])}
-    if not sep or not column or not (column.isdigit() or column.lower() in index):
+    i = column_number(column, header_index(header)) if sep and column else None
+    if i is None:
         raise ValueError(f"{where_read} option where={where!r}: expected COLUMN:VALUE, COLUMN a 0-based number or "
                          f"a name in the header {header}")
-    i = int(column) if column.isdigit() else index[column.lower()]
     return lambda row: i < len(row) and row[i].strip() == value
+
+
+def header_index(header: list[str] | None) -> dict[str, int]:
+    """Each header name (stripped, lower-cased) -> its 0-based column number."""
+    return {h.strip().lower(): i for i, h in enumerate(header or [])}
+
+
+def column_number(wanted: str, index: dict[str, int]) -> int | None:
+    """The column ``wanted`` names: a 0-based number, or a name of ``index`` (``header_index``) in any case;
+    None when the header lacks the name."""
+    wanted = wanted.strip()
+    return int(wanted) if wanted.isdigit() else index.get(wanted.lower())
 
 
 def resolve_columns(header: list[str] | None, mapping: dict[str, str]) -> dict[str, int]:
@@ -122,7 +133,7 @@ def resolve_columns(header: list[str] | None, mapping: dict[str, str]) -> dict[s
 
     ``header`` None: the file has no header row, so only numbers can be mapped.
     """
-    index = {h.strip().lower(): i for i, h in enumerate(header or [])}
+    index = header_index(header)
     columns: dict[str, int] = {}
     for field in FIELDS:
         wanted = mapping.get(field)
@@ -136,8 +147,8 @@ def resolve_columns(header: list[str] | None, mapping: dict[str, str]) -> dict[s
             continue
         candidates = (wanted,) if wanted else ALIASES[field]
         for name in candidates:
-            if name.strip().lower() in index:
-                columns[field] = index[name.strip().lower()]
+            if (number := column_number(name, index)) is not None:
+                columns[field] = number
                 break
         else:
             if wanted:
