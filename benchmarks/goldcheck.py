@@ -1,9 +1,9 @@
 """Benchmark: agreement of every annotator with the expert-labelled gold sets, side by side, out of fold.
 
-Runs ``biodivergence goldcheck`` for the frames annotator, the earlier heuristic annotator, and (with
-``--judge DIR``, a folder made by ``biodivergence judge train --loso``) the learned judge and the
-panel of all three, next to the negation rule, with bootstrap intervals. Writes
-``benchmarks/results/goldcheck.json`` and ``goldcheck.md``.
+Runs ``biodivergence goldcheck`` for the default annotator (the finding reader), the frames annotator, the
+earlier heuristic annotator and (with ``--judge DIR``, a folder made by ``biodivergence judge train
+--loso``) the learned judge, with the panel of the members scored on every pair, next to the negation rule,
+with bootstrap intervals. Writes ``benchmarks/results/goldcheck.json`` and ``goldcheck.md``.
 
 Usage: python benchmarks/goldcheck.py [--judge build/judge] [--bootstrap 1000]
 """
@@ -15,6 +15,7 @@ import json
 import os
 from pathlib import Path
 
+from builder.annotators import DEFAULT_ANNOTATOR
 from builder.annotators.goldcheck import goldcheck, render_table
 from builder.annotators.judge import JudgeSettings
 from builder.embeddings import load_encoder
@@ -29,7 +30,7 @@ def main() -> None:
     parser.add_argument("--judge", default=None, help="judge folder (with heldout-<source> folds)")
     parser.add_argument("--bootstrap", type=int, default=1000)
     args = parser.parse_args()
-    specs = ["frames", "heuristic"] + ([f"judge:{args.judge}"] if args.judge else [])
+    specs = [DEFAULT_ANNOTATOR, "frames", "heuristic"] + ([f"judge:{args.judge}"] if args.judge else [])
     result = goldcheck(specs, DATA, n_boot=args.bootstrap, encoder=load_encoder())
     result["load_average_at_end"] = os.getloadavg()[0]
     if args.judge:
@@ -37,8 +38,9 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "goldcheck.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     lines = ["# Gold agreement of the annotators (out of fold)", "",
-             (f"Gold sets from ../shared/data; bootstrap {args.bootstrap}; 'panel' is the weighted consensus of all "
-              "members listed."), ""]
+             (f"Gold sets from ../shared/data; bootstrap {args.bootstrap}; 'panel' is the weighted consensus of the "
+              "members scored on every pair of a set; the reader, scored only on the items it never trained on, "
+              "is not in it."), ""]
     if args.judge:
         s = result["judge_settings"]
         lines += [(f"Judge: {s['base_model']} cross-encoder, {s['epochs']} epoch(s) on {s['train_pairs']} pairs "
