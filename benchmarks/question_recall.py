@@ -201,8 +201,9 @@ def markdown(result: dict) -> str:
           for name, key, of in measures), "",
         ("`development`: the rules for arms named by role, placebo-like \"control group\" comparators, abbreviations "
          "an arm or outcome phrase defines, arms named by a word of their phrase, arms without the form the treatment "
-         "takes, add-on questions, each arm named by a word only its phrase has and the comparator named as the control "
-         "arm and the whole-abstract reading (`questions.abstract_answers`) were written with its rows in view. "
+         "takes, add-on questions, each arm named by a word only its phrase has, the comparator named as the control "
+         "arm, the whole-abstract reading (`questions.abstract_answers`) and a comparator naming no treatment (\"no "
+         "exercise\") as the untreated arm were written with its rows in view. "
          "`check`: only its scores are read, so a gap between the columns is what the rules owe to the development "
          "rows."), ""])
 

@@ -308,14 +308,17 @@ class CompiledQuestion:
 
 
 _ARM_SUFFIX = re.compile(r"\s+(?:group|arm)s?$")
+#: How a comparator names the absence of a treatment ("no exercise", "without supplementation").
+_ABSENCE = ("no ", "without ")
 
 
 def comparison_kind(comparator: str | None) -> str:
-    """INACTIVE without a comparator or with a placebo-like one ("placebo", "the control group"), OTHER for
-    "other …" drugs, else NAMED."""
+    """INACTIVE without a comparator, with a placebo-like one ("placebo", "the control group") or with the absence
+    of a treatment ("no exercise", "without omega-3 fatty acids": the trial's untreated arm), OTHER for "other …"
+    drugs, else NAMED."""
     plain = _ARM_DETAIL.sub(" ", comparator or "")  # "saline (3 ml)"
     text = _ARM_SUFFIX.sub("", " ".join(plain.lower().split()).removeprefix("a ").removeprefix("the "))
-    if not text or text in PLACEBO_COMPARATORS:
+    if not text or text in PLACEBO_COMPARATORS or text.startswith(_ABSENCE):
         return INACTIVE
     return OTHER if text.startswith(("other ", "another ")) else NAMED
 
@@ -1093,10 +1096,10 @@ def arms_named_apart(stems: frozenset[str], q: CompiledQuestion) -> tuple[frozen
     return q.intervention[0].stems | q.comparator[0].stems, {"intervention", "comparator"}
 
 
-#: The trial's control arm named as such ("than in the control group", "compared with controls"), not an
-#: outcome's word ("glycaemic control").
-_CONTROL_ARM = re.compile(r"\bcontrol\s+(?:group|arm|condition|patients|subjects|participants)s?\b|\bcontrols\b",
-                          re.IGNORECASE)
+#: The trial's control arm named as such ("than in the control group", "the control (CG) group", "compared with
+#: controls"), not an outcome's word ("glycaemic control").
+_CONTROL_ARM = re.compile(r"\bcontrol\s+(?:\([A-Za-z0-9-]{1,8}\)\s+)?"
+                          r"(?:group|arm|condition|patients|subjects|participants)s?\b|\bcontrols\b", re.IGNORECASE)
 
 
 #: Words that set a claim's groups against each other when it names none of them by treatment ("lower than",
@@ -1109,6 +1112,16 @@ _GROUPS_SET_AGAINST = re.compile(
 #: "usual care", "no treatment"), not "control" of a symptom: a comparator for a question that names none.
 _UNTREATED_ARM = re.compile(rf"\b(?:placebo|sham|vehicle|untreated|nontreated)\b|{_CONTROL_ARM.pattern}"
                             r"|\b(?:usual|standard) care\b|\bno (?:treatment|intervention|therapy)\b", re.IGNORECASE)
+
+
+def untreated_arm_named(abstract: str, q: CompiledQuestion) -> bool:
+    """Whether an abstract names the untreated arm that a question names as its comparator ("placebo", "no
+    exercise": a placebo or control arm, or the comparator's own words); true for any other question. Groups named
+    by role in an abstract of active arms only (two doses, two programmes) do not make that comparison."""
+    if q.comparison != INACTIVE or not q.question.comparator:
+        return True
+    return bool(_UNTREATED_ARM.search(abstract)) or bool(q.comparator) and best_match(
+        abstract_words(abstract), q.comparator)[1] is not None
 
 
 def abstract_names_arms(abstract: str, q: CompiledQuestion) -> bool:
@@ -1481,7 +1494,8 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
                 continue
             if not compares_arms(sentence, q):
                 verdict = None  # the arms may still be named before "group" ("than the low dose group")
-        elif by_role is not None and not (q.comparison == INACTIVE and _ACTIVE_ARMS.search(sentence)):
+        elif (by_role is not None and not (q.comparison == INACTIVE and _ACTIVE_ARMS.search(sentence))
+              and untreated_arm_named(abstract, q)):
             # the arms' roles are the comparison (active arms among themselves answer no question against placebo);
             # the outcome is its clause's
             verdict = assess(role_words, sim, q, config, n_doses, arms=by_role)

@@ -1176,7 +1176,8 @@ def test_a_claim_naming_each_arm_by_a_word_only_its_phrase_has_answers_their_que
     ("placebo", questions.INACTIVE), ("the control group", questions.INACTIVE), ("usual care arm", questions.INACTIVE),
     (None, questions.INACTIVE), ("other calcium channel blockers", questions.OTHER), ("omeprazole", questions.NAMED),
     ("omeprazole group", questions.NAMED), ("saline (3 ml)", questions.INACTIVE), ("standard care", questions.INACTIVE),
-    ("hypertonic saline", questions.NAMED),
+    ("hypertonic saline", questions.NAMED), ("no exercise", questions.INACTIVE),
+    ("without omega-3 fatty acids", questions.INACTIVE), ("nortriptyline", questions.NAMED),
 ])
 def test_a_placebo_like_comparator_is_no_active_arm_whatever_its_group_word(comparator, kind):
     assert questions.comparison_kind(comparator) == kind
@@ -1367,6 +1368,27 @@ def test_a_claim_naming_no_drug_answers_the_question_whose_arms_its_abstract_nam
     # off, as for abstracts gathered by search (the demo): the claim must name the arms itself
     if expected:
         assert answered(trials, sentence, abstract, whole_abstract=False) == set()
+
+
+_EXERCISE = ("639 pregnant women were randomised to an exercise programme, 213 in the intervention group "
+             "(IG) and 426 in the control (CG) group.")
+
+
+@pytest.mark.parametrize("sentence, abstract, expected", [
+    # "no exercise" is the trial's untreated arm, here its control group with an abbreviation between the words
+    ("There were no differences between the two groups in mean gestational weight gain.", _EXERCISE, {"weight"}),
+    ("Gestational weight gain was lower in the IG than in the CG (p = 0.03).", _EXERCISE, {"weight"}),
+    # an abstract naming no untreated arm: the groups may be two exercise programmes
+    ("There were no differences between the two groups in mean gestational weight gain.",
+     "Pregnant women were randomised to supervised or home-based exercise.", set()),
+])
+def test_a_comparator_naming_no_treatment_is_the_trials_untreated_arm(tmp_path, sentence, abstract, expected):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: weight, text: "Is weight gain higher, lower, or the same when comparing exercise to no exercise?"}
+""")
+    assert pack["weight"].comparison == questions.INACTIVE
+    assert answered(pack, sentence, abstract, whole_abstract=True) == expected
 
 
 def test_the_whole_abstract_reading_is_said_in_the_why_and_switched_by_the_command_line(trials):
