@@ -80,9 +80,10 @@ def main() -> None:
     write_json_atomic(RESULTS / "reader.json", result)
     md = ["# Finding reader throughput (one core)", "",
           (f"{result['claims']} real claims of ../shared/data (held-out HealthVer evidence and Evidence Inference "
-          f"evidence texts, each with its question). Machine: {result['machine_cores']} cores shared with other "
-          f"jobs, load average {result['load_average_at_start']} at start and {result['load_average_at_end']} at "
-          "end; the figures are process CPU time on one pinned core, so the load slows the wall clock, not them."),
+          f"evidence texts, each with its question). Machine: {result['machine_cores']} cores, load average "
+          f"{result['load_average_at_start']} at start and {result['load_average_at_end']} at end; the figures are "
+          "process CPU time on one pinned core, so other load slows the wall clock, not them. All rows come from "
+          "this one run."),
           "", "| reader | claims/s |", "|---|---|",
           f"| rule reader (builder.frames.extract_frame) | {result['rule_reader_claims_per_s']} |",
           f"| finding reader, batch 64 | {result['finding_reader_claims_per_s_batch64']} |",
