@@ -313,10 +313,12 @@ def unread_fields(question: Question) -> list[str]:
 
 
 def question_from(entry: dict, strict: bool = True) -> Question:
-    """The Question of a pack entry (``id``, ``text`` and the optional fields): its stated fields, the missing
-    ones read from its text (ValidationError for a bad entry; with ``strict``, ValueError when a needed field
-    cannot be read)."""
+    """The Question of a pack entry (``id``, a string or a whole number, ``text`` and the optional fields): its
+    stated fields, the missing ones read from its text (ValidationError for a bad entry; with ``strict``,
+    ValueError when a needed field cannot be read)."""
     data = {("question_id" if k == "id" else k): v for k, v in entry.items()}
+    if isinstance(data.get("question_id"), int) and not isinstance(data["question_id"], bool):
+        data["question_id"] = str(data["question_id"])  # YAML reads `id: 17` as a number
     if isinstance(data.get("text"), str):
         read = read_question(data["text"])
         for name in FIELDS:
