@@ -326,6 +326,9 @@ DOMAINS: tuple[Domain, ...] = (
     ),
 )
 
+#: The domain of a clinical question that names none: questions compare treatments, as clinical trials do.
+QUESTION_DOMAIN: str = "clinical_trials_epidemiology"
+
 #: Section labels of a structured abstract (``Section.label``): PubMed's NlmCategory vocabulary.
 #: Ingestion maps every source's own labels onto these; unmappable labels become ``UNASSIGNED``.
 SECTION_LABELS: tuple[str, ...] = ("BACKGROUND", "OBJECTIVE", "METHODS", "RESULTS", "CONCLUSIONS", "UNASSIGNED")
@@ -382,6 +385,7 @@ AXIS_NAMES: tuple[str, ...] = tuple(a.name for a in AXES)
 PRIMARY_AXIS_NAMES: tuple[str, ...] = tuple(a.name for a in AXES if a.primary)
 CLAIM_TYPE_NAMES: tuple[str, ...] = tuple(c.name for c in CLAIM_TYPES)
 DOMAIN_NAMES: tuple[str, ...] = tuple(d.name for d in DOMAINS)
+assert QUESTION_DOMAIN in DOMAIN_NAMES
 EVALUABLE_CLASSES: tuple[str, ...] = tuple(c.name for c in CONFLICT_TYPES if c.evaluable)
 NO_CONFLICT: str = CONFLICT_TYPE_NAMES[0]
 #: The class whose F1 is the paper's headline "Ctx F1".

@@ -14,7 +14,8 @@ Drop reasons (each counted as ``dropped_<reason>``): faults of the readers (``ma
 ``missing_id``, ``too_long``), ``no_abstract``, ``too_short``, ``out_of_domain``,
 ``duplicate_doi|pmid|pmcid|content``, ``identifier_conflict``, ``deleted_citation`` (PubMed DeleteCitation) and
 ``near_duplicate`` (only with ``--drop-near-duplicates``). Every input record is counted once, so
-``seen == kept + dropped_total``. A fault names file and record position; without ``--strict`` the
+``seen == kept + dropped_total``. A record the query packs place in no domain is kept in ``fallback_domain``
+when one is set (counted under ``domain_fallback``) rather than dropped as ``out_of_domain``. A fault names file and record position; without ``--strict`` the
 record is skipped and counted, with it the run stops before writing anything.
 """
 
@@ -51,6 +52,8 @@ NEAR_DUPLICATES_FILE = "near_duplicates.jsonl"
 CONFLICTS_FILE = "identifier_conflicts.jsonl"
 PARTIAL_DIR = ".partial"  # scratch folder of a running ingest (the dedup store, the records before they are final)
 _MAX_FAULT_MESSAGES = 100
+#: The stats figure counting records placed in the fallback domain, by domain.
+FALLBACK = "domain_fallback"
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +72,9 @@ class IngestConfig(BaseModel):
     strict: bool = Field(False, description="stop at the first bad record instead of skipping it")
     domain: str | None = Field(None, description="pin every source without its own @domain to this domain")
     min_domain_score: int = Field(2, ge=1, description="query-pack score needed to assign a domain")
+    fallback_domain: str | None = Field(
+        None, description="domain of a record the query packs place in none, instead of dropping it as "
+                          "out_of_domain (a build with a question pack sets it to the questions' domain)")
     querypacks: str | None = Field(None, description="folder of query packs (default: builder/querypacks)")
     near_duplicates: Literal["report", "drop", "off"] = "report"
     near_duplicate_threshold: float = Field(0.85, gt=0.0, le=1.0)
@@ -76,7 +82,7 @@ class IngestConfig(BaseModel):
     shard_size: int = Field(io.DEFAULT_SHARD_SIZE, gt=0)
     progress: bool = True
 
-    @field_validator("domain")
+    @field_validator("domain", "fallback_domain")
     @classmethod
     def _known_domain(cls, value: str | None) -> str | None:
         if value is not None and value not in DOMAIN_NAMES:
@@ -174,6 +180,9 @@ def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
         counter.drop(spec, "too_short", raw, raw.origin, chars=len(text))
         return None
     domain = raw.domain or config.domain or assigner.assign(title, text, raw.mesh_terms)
+    if domain is None and config.fallback_domain:
+        domain = config.fallback_domain
+        counter.stats.count(FALLBACK, domain)
     if domain is None:
         counter.drop(spec, "out_of_domain", raw, raw.origin)
         return None
@@ -382,6 +391,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output stage folder")
     parser.add_argument("--strict", action="store_true", help="stop at the first bad record")
     parser.add_argument("--domain", choices=DOMAIN_NAMES, help="pin every source without its own @domain")
+    parser.add_argument("--fallback-domain", choices=DOMAIN_NAMES,
+                        help="keep a record the query packs place in no domain in this one (else out_of_domain)")
     parser.add_argument("--drop-near-duplicates", action="store_true",
                         help="drop MinHash near duplicates (default: only report them)")
     parser.add_argument("--min-chars", type=int, default=IngestConfig.model_fields["min_chars"].default)
@@ -404,13 +415,14 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     sources = list(args.sources) + [s for f in args.sources_file for s in read_sources_file(f)]
     config = IngestConfig(
-        strict=args.strict, domain=args.domain, min_chars=args.min_chars, min_domain_score=args.min_domain_score,
+        strict=args.strict, domain=args.domain, fallback_domain=args.fallback_domain, min_chars=args.min_chars,
+        min_domain_score=args.min_domain_score,
         querypacks=args.querypacks, near_duplicates="drop" if args.drop_near_duplicates else "report",
     )
     if args.force:
         claim_output(args.out, STAGE, source_paths(resolve_sources(sources, config.domain)), force=True)
     stats = run_stage(sources, args.out, config)
-    print(json.dumps({k: v for k, v in stats.items() if k in ("unit", "seen", "kept", "by_domain")
+    print(json.dumps({k: v for k, v in stats.items() if k in ("unit", "seen", "kept", "by_domain", FALLBACK)
                       or k.startswith(io.DROPPED)}, indent=2))
     if stats.get(io.DROPPED_TOTAL):
         print(f"dropped records, with their reasons: {Path(args.out) / io.EXCLUDED_PREFIX}-*.parquet "

@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Question
 
 log = logging.getLogger(__name__)
@@ -375,6 +376,13 @@ def load_questions(path: str | Path) -> list[Question]:
             _WARNED.add(message)
             log.warning("%s; it answers no claim", message)
     return questions
+
+
+def pack_domain(questions: list[Question]) -> str | None:
+    """The one domain of a pack's questions (a question naming none is ``ontology.QUESTION_DOMAIN``); None when
+    they name several."""
+    domains = {q.domain or ontology.QUESTION_DOMAIN for q in questions}
+    return domains.pop() if len(domains) == 1 else None
 
 
 def _entry_key(loc: tuple) -> str:

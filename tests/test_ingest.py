@@ -3,6 +3,7 @@ stage run over every abstract source in ../shared/data (known duplicates, counts
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -338,3 +339,23 @@ def test_a_jsonl_abstract_given_as_sections_or_paragraphs_reads_as_its_text(tmp_
             (label, body.strip()) for label, body in parts], name
         (fault,) = io.read_exclusions(tmp_path / name)
         assert f"{name}.jsonl" in fault.record_id and "section labels to strings" in json.dumps(fault.record)
+
+
+def test_a_record_no_query_pack_places_is_kept_in_the_fallback_domain(tmp_path):
+    """Without a domain, records the query packs place in none are dropped as out of domain; with a fallback (a
+    build with a question pack sets the questions' domain) they are kept there, counted."""
+    cohen = DATA / "cohen2006_drug_class_reviews" / "ACEInhibitors.csv"
+    with open(cohen, newline="", encoding="utf-8") as fh:
+        rows = [{"pmid": int(r["pubmedID"]), "title": r["title"], "abstract": r["abstract"]}
+                for r in csv.DictReader(fh) if r["label_included"] == "1" and r["abstract"]]
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    placed = run_stage([f"jsonl:{path}"], tmp_path / "placed", IngestConfig(progress=False))
+    lost = placed.get("dropped_out_of_domain", 0)
+    assert lost > 0 and placed["kept"] + lost == len(rows)
+    kept = run_stage([f"jsonl:{path}"], tmp_path / "kept",
+                     IngestConfig(progress=False, fallback_domain="clinical_trials_epidemiology"))
+    assert "dropped_out_of_domain" not in kept and kept["kept"] == len(rows)
+    assert kept["domain_fallback"] == {"clinical_trials_epidemiology": lost}
+    with pytest.raises(ValueError, match="unknown domain"):
+        IngestConfig(fallback_domain="astrology")

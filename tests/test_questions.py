@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from biodivergence_dataset import io
+from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim, Question, claim_id_for
 from builder import gather, mine, questionpacks, questions
 from builder.sources import RawRecord, SourceSpec
@@ -649,6 +649,16 @@ def test_build_runs_gather_and_questions_only_with_a_pack(tmp_path):
     q_step = next(s for s in build.STEPS if s.name == "questions")
     assert q_step.config_section(asked, tmp_path)["cache_dir"] == str(tmp_path / "embedding_cache")
     assert mine_step.config_section(asked, tmp_path)["cache_dir"] == str(tmp_path / "embedding_cache")
+    # ingest keeps a record no query pack places in the questions' one domain (a question naming none is clinical)
+    ingest_step = next(s for s in build.STEPS if s.name == "ingest")
+    pack = write_pack(tmp_path / "p.yaml", 'questions:\n  - {id: q1, text: "Do statins reduce blood pressure?"}\n')
+    with_pack = build.BuildConfig(sources=["jsonl:x.jsonl"], questions={"pack": str(pack)})
+    assert ingest_step.config_section(with_pack, tmp_path)["fallback_domain"] == ontology.QUESTION_DOMAIN
+    assert "fallback_domain" not in ingest_step.config_section(plain, tmp_path)
+    two = write_pack(tmp_path / "two.yaml", 'questions:\n  - {id: q1, text: "Do statins reduce blood pressure?"}\n'
+                                            '  - {id: q2, text: "Does BRCA1 raise breast cancer risk?", domain: genomics}\n')
+    mixed = build.BuildConfig(sources=["jsonl:x.jsonl"], questions={"pack": str(two)})
+    assert ingest_step.config_section(mixed, tmp_path)["fallback_domain"] is None
 
 
 # --- collect --questions ------------------------------------------------------------------------------------

@@ -268,6 +268,23 @@ def test_carving_rescues_evaluation_splits_from_a_giant_component():
     assert placed >= 240  # at most the bridges between communities placed in different splits are lost
 
 
+def test_carving_cuts_open_mined_pairs_before_pairs_that_carry_a_question():
+    """Two questions, six trials each, every two trials of a question paired; open mining pairs the trials across
+    the questions three times as densely. A carve follows the questions: no pair that carries one is cut."""
+    asked = [example(f"amr:{q * 6 + i}", f"amr:{q * 6 + j}").model_copy(update={"question_id": f"q{q}"})
+             for q in (0, 1) for i in range(6) for j in range(i + 1, 6)]
+    groups = ((0, 1, 2, 6, 7, 8), (3, 4, 5, 9, 10, 11))  # open-mined cliques across the questions
+    mined = [example(f"amr:{a}", f"amr:{b}", claim_a=c, claim_b=c)
+             for group in groups for i, a in enumerate(group) for b in group[i + 1:] for c in (1, 2, 3)]
+    examples = asked + mined
+    component = split.Component(examples, "amr", frozenset(a for e in examples for a in (e.article_uid_a,
+                                                                                          e.article_uid_b)))
+    pieces, crossing = split.carve(component, max_examples=40, seed=0)
+    assert len(pieces) >= 2 and crossing and not [e for e in crossing if e.question_id]
+    assert sorted(sorted(p.article_ids) for p in pieces) == sorted(
+        sorted(f"amr:{q * 6 + i}" for i in range(6)) for q in (0, 1))
+
+
 def test_carved_split_is_identical_across_processes():
     """Louvain must not depend on per-process string hashing: same seed, same split in any interpreter."""
     import subprocess
