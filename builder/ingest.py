@@ -15,8 +15,9 @@ Drop reasons (each counted as ``dropped_<reason>``): faults of the readers (``ma
 ``duplicate_doi|pmid|pmcid|content``, ``identifier_conflict``, ``deleted_citation`` (PubMed DeleteCitation) and
 ``near_duplicate`` (only with ``--drop-near-duplicates``). Every input record is counted once, so
 ``seen == kept + dropped_total``. A record the query packs place in no domain is kept in ``fallback_domain``
-when one is set (counted under ``domain_fallback``) rather than dropped as ``out_of_domain``. A fault names file and record position; without ``--strict`` the
-record is skipped and counted, with it the run stops before writing anything.
+when one is set (counted under ``domain_fallback``) rather than dropped as ``out_of_domain``. A fault names
+file and record position; without ``--strict`` the record is skipped and counted, with it the run stops before
+writing anything.
 """
 
 from __future__ import annotations
@@ -416,8 +417,8 @@ def run(args: argparse.Namespace) -> int:
     sources = list(args.sources) + [s for f in args.sources_file for s in read_sources_file(f)]
     config = IngestConfig(
         strict=args.strict, domain=args.domain, fallback_domain=args.fallback_domain, min_chars=args.min_chars,
-        min_domain_score=args.min_domain_score,
-        querypacks=args.querypacks, near_duplicates="drop" if args.drop_near_duplicates else "report",
+        min_domain_score=args.min_domain_score, querypacks=args.querypacks,
+        near_duplicates="drop" if args.drop_near_duplicates else "report",
     )
     if args.force:
         claim_output(args.out, STAGE, source_paths(resolve_sources(sources, config.domain)), force=True)

@@ -63,7 +63,7 @@ def _record(line: str, path: str, position: int) -> Item:
     if isinstance(text, list) and all(isinstance(part, str) for part in text):
         text = "\n".join(text)  # paragraphs
     if isinstance(text, dict):
-        if not (parts := _structured(text)):
+        if (parts := _structured(text)) is None:
             return Fault(path, position, MALFORMED, "a structured 'text' must map section labels to strings")
         sections = labelled_or_plain(parts)
     elif not isinstance(text, str):
@@ -98,10 +98,10 @@ def _raw_record(row: dict[str, Any], path: str, position: int, sections: list[tu
     )
 
 
-def _structured(text: dict) -> list[tuple[str, str]]:
-    """The ``(label, body)`` parts of a text given as section label → body; [] when a body is not a string."""
+def _structured(text: dict) -> list[tuple[str, str]] | None:
+    """The ``(label, body)`` parts of a text given as section label → body; None when a body is not a string."""
     if not all(isinstance(body, str) for body in text.values()):
-        return []
+        return None
     return [(canonical_label(str(label), str(label)), body) for label, body in text.items() if body.strip()]
 
 
