@@ -32,7 +32,7 @@ cap_threads()  # before numpy and torch size their thread pools
 
 from biodivergence_dataset import io
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
-from biodivergence_dataset.records import Abstract, Claim
+from biodivergence_dataset.records import Claim
 from builder import questionpacks, questions
 from builder.embeddings import DEFAULT_MODEL, embed_texts, load_encoder
 
@@ -55,12 +55,6 @@ def load_claims(claims_dir: Path, n: int) -> list[Claim]:
     return out
 
 
-def abstract_texts(abstracts_dir: Path, claims: list[Claim]) -> dict[str, str]:
-    """The texts of the claims' abstracts, which the stage reads beside each claim."""
-    needed = {c.article_uid for c in claims}
-    return {a.article_uid: a.text for a in io.read_records(abstracts_dir, Abstract) if a.article_uid in needed}
-
-
 def matching(claims: list[Claim], texts: dict[str, str], compiled, config, similarities) -> tuple[float, int]:
     """Claims/s of the lexical matching and how many (claim, question) assignments it made."""
     t0 = time.process_time()
@@ -79,7 +73,7 @@ def main() -> None:
     one_core()
     claims = load_claims(Path(args.claims_dir), args.claims)
     sentences = [c.sentence for c in claims]
-    texts = abstract_texts(Path(args.claims_dir).parent / "abstracts", claims)
+    texts = questions.abstract_texts(Path(args.claims_dir).parent / "abstracts", {c.article_uid for c in claims})
     abstracts = [texts.get(c.article_uid, "") for c in claims]
     load_start = [round(x, 2) for x in os.getloadavg()]
     config = questions.QuestionsConfig(pack=str(PACK))

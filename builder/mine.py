@@ -31,7 +31,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io, ontology
-from biodivergence_dataset.records import Abstract, CandidatePair, Claim, MiningScores, Question, _Record, pair_id_for
+from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Question, _Record, pair_id_for
 
 from . import scoring
 from .annotators.frames import frames_of, slot_similarities
@@ -422,12 +422,6 @@ def _abstracts_dir(claims_dir: Path, config: MineConfig) -> Path | None:
     return Path(inputs[0]) if inputs and Path(inputs[0]).is_dir() else None
 
 
-def _abstract_texts(abstracts_dir: Path | None, needed: set[str]) -> dict[str, str]:
-    if abstracts_dir is None or not needed:
-        return {}
-    return {a.article_uid: a.text for a in io.read_records(abstracts_dir, Abstract) if a.article_uid in needed}
-
-
 def _by_domain(claims: Iterable[Claim]) -> dict[str, list[Claim]]:
     out: dict[str, list[Claim]] = {}
     for c in claims:
@@ -584,8 +578,10 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
         results[domain] = (claims, result)
     timings = {"embed": t1 - t0, "search_and_score": time.perf_counter() - t1}
 
+    from .questions import abstract_texts
+
     needed = {claims[k].article_uid for claims, r in results.values() for p in r.pairs for k in (p[2], p[3])}
-    texts = _abstract_texts(abstracts_dir, needed)
+    texts = abstract_texts(abstracts_dir, needed)
     pairs = []
     for claims, r in results.values():
         for row in r.pairs:

@@ -1114,27 +1114,31 @@ _UNTREATED_ARM = re.compile(rf"\b(?:placebo|sham|vehicle|untreated|nontreated)\b
                             r"|\b(?:usual|standard) care\b|\bno (?:treatment|intervention|therapy)\b", re.IGNORECASE)
 
 
+def names_comparator(abstract: str, q: CompiledQuestion) -> bool:
+    """Whether an abstract names a question's comparator: in its own words, or, unless the comparator is a drug of
+    the lexicon, as the trial's untreated or control arm ("placebo", "the control group", "usual care"; a
+    comparator that is no drug, "standard care" or "print materials", is the trial's control arm)."""
+    if q.comparator and best_match(abstract_words(abstract), q.comparator)[1] is not None:
+        return True
+    return not (q.comparison == NAMED and q.comparator_is_drug) and bool(_UNTREATED_ARM.search(abstract))
+
+
 def untreated_arm_named(abstract: str, q: CompiledQuestion) -> bool:
     """Whether an abstract names the untreated arm that a question names as its comparator ("placebo", "no
-    exercise": a placebo or control arm, or the comparator's own words); true for any other question. Groups named
-    by role in an abstract of active arms only (two doses, two programmes) do not make that comparison."""
-    if q.comparison != INACTIVE or not q.question.comparator:
-        return True
-    return bool(_UNTREATED_ARM.search(abstract)) or bool(q.comparator) and best_match(
-        abstract_words(abstract), q.comparator)[1] is not None
+    exercise": ``names_comparator``); true for any other question. Groups named by role in an abstract of active
+    arms only (two doses, two programmes) do not make that comparison."""
+    return q.comparison != INACTIVE or not q.question.comparator or names_comparator(abstract, q)
 
 
 def abstract_names_arms(abstract: str, q: CompiledQuestion) -> bool:
-    """Whether an abstract (its ``abstract_words``) names a question's intervention, its comparator (a placebo or
-    control arm where the question names none, an inactive one or one that is no drug) and no drug of the lexicon
+    """Whether an abstract (its ``abstract_words``) names a question's intervention, its comparator
+    (``names_comparator``; a placebo or control arm where the question names none) and no drug of the lexicon
     outside the arms' kin (``CompiledQuestion.arm_kin``). Never for a question against "other" drugs, whose
     comparator is any drug."""
     abstract_stems = abstract_words(abstract)
-    if q.comparison == OTHER or best_match(abstract_stems, q.intervention)[1] is None:
+    if (q.comparison == OTHER or best_match(abstract_stems, q.intervention)[1] is None
+            or not names_comparator(abstract, q)):
         return False
-    comparator = bool(q.comparator) and best_match(abstract_stems, q.comparator)[1] is not None
-    if not comparator and (q.comparison == NAMED and q.comparator_is_drug or not _UNTREATED_ARM.search(abstract)):
-        return False  # a comparator that is no drug ("standard care", "print materials") is the trial's control arm
     arms = {alt.stems for alt in (*q.intervention, *q.comparator)}
     return not named_drugs(abstract_stems, q)[1] - arms - q.arm_kin
 
@@ -1531,7 +1535,9 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
 
 
 # --- the sharded work ------------------------------------------------------------------------------------
-def _abstract_texts(abstracts_dir: str | None, needed: set[str]) -> dict[str, str]:
+def abstract_texts(abstracts_dir: str | Path | None, needed: set[str]) -> dict[str, str]:
+    """The texts of the ``needed`` articles' abstracts (by ``article_uid``) in an abstracts stage folder; {} without
+    one. Claims are read with their abstracts here and in mining."""
     if not abstracts_dir or not needed:
         return {}
     return {a.article_uid: a.text for a in io.read_records(abstracts_dir, Abstract) if a.article_uid in needed}
@@ -1548,7 +1554,7 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
     encoder = load_encoder(config.model, config.device, config.precision)
     cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
     q_emb = embed_texts([c.question.text for c in compiled], encoder, cache, config.batch_size)
-    texts = _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
+    texts = abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
     words = [claim_words(c.sentence, texts.get(c.article_uid, "")) for c in claims]
     possible = [i for i, (c, w) in enumerate(zip(claims, words, strict=True))
                 if claim_may_answer(c.sentence, texts.get(c.article_uid, ""), w, compiled, config)]
@@ -1627,7 +1633,7 @@ def _read_claims(claims_dir: Path, questions: list[Question], config: QuestionsC
     """The stage's claims, their abstracts' texts and the compiled pack, for the passes run before and after the
     sharded one (each reads them afresh, so the sharded pass never runs beside a whole corpus held in memory)."""
     claims = list(io.read_records(claims_dir, Claim))
-    return (claims, _abstract_texts(config.abstracts_dir, {c.article_uid for c in claims}),
+    return (claims, abstract_texts(config.abstracts_dir, {c.article_uid for c in claims}),
             compile_questions(questions, load_lexicon(config.lexicon)))
 
 
