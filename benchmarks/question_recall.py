@@ -203,9 +203,10 @@ def markdown(result: dict) -> str:
          "an arm or outcome phrase defines, arms named by a word of their phrase, arms without the form the treatment "
          "takes, add-on questions, each arm named by a word only its phrase has, the comparator named as the control "
          "arm, the whole-abstract reading (`questions.abstract_answers`) and a comparator naming no treatment (\"no "
-         "exercise\") as the untreated arm were written with its rows in view. "
-         "`check`: only its scores are read, so a gap between the columns is what the rules owe to the development "
-         "rows."), ""])
+         "exercise\") as the untreated arm were written with its rows in view, and the cosine at which an article "
+         "none of whose claims names the outcome answers with its closest (`article_similarity_alone`) was chosen on "
+         "them. `check`: only its scores are read (those of each variant of that last rule were seen as it was "
+         "tried), so a gap between the columns is what the rules owe to the development rows."), ""])
 
 
 def main() -> None:

@@ -1498,6 +1498,38 @@ def test_an_article_whose_abstract_answers_a_question_answers_it_with_its_closes
     assert "answers the question as a whole" in found[0].why
 
 
+_PEMF = ("Patients with delayed union of long-bone fractures were randomised to pulsed electromagnetic field "
+         "(PEMF) or sham treatment for 6 months.")
+
+
+def test_an_article_none_of_whose_claims_names_the_outcome_answers_with_a_close_claim_on_part_of_it(tmp_path):
+    """``article_answers`` when no claim of a trial names the question's outcome in its words: its closest claim
+    answers if its cosine reaches ``article_similarity_alone`` and it names a word of the outcome besides the last
+    (``names_part_of``: "rate of union" for "fracture union success rate", not "response rate"); a claim naming
+    another drug than the question's arms never does."""
+    pemf = list(compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: union, text: "Is fracture union success rate higher, lower, or the same when comparing pulsed electromagnetic field to sham treatment?"}
+""").values())
+    on_part = "Patients treated with PEMF achieved a significantly increased rate of union compared with sham."
+    head_only = "The response rate was higher with PEMF than with sham treatment."
+    other_drug = "Union was faster with ibuprofen withdrawal than with sham treatment."
+    claims = [_claim("t1", on_part), _claim("t1", head_only, 100), _claim("t2", other_drug)]
+    texts = {"t1": _PEMF, "t2": _PEMF}
+    assert questions.names_part_of(questions.claim_words(on_part), pemf[0].outcome)
+    assert not questions.names_part_of(questions.claim_words(head_only), pemf[0].outcome)
+
+    def taken(cosine: float) -> list[tuple[str, str]]:
+        found = questions.article_answers(claims, texts, set(), pemf, questions.QuestionsConfig(),
+                                          lambda s: np.array([[cosine, (1 - cosine ** 2) ** 0.5]] * len(s)),
+                                          np.array([[1.0, 0.0]]))
+        return [(a.claim_id, a.question_id) for a in found]
+
+    default = questions.QuestionsConfig().article_similarity_alone
+    assert taken(default + 0.05) == [(claims[0].claim_id, "union")]
+    assert taken(default - 0.05) == []
+
+
 def test_the_questions_stage_counts_an_articles_answer_as_kept(tmp_path):
     """Through ``run_stage``: a claim taken as its article's answer is kept, not counted as answering no
     question, and the stage says how many were so taken."""
