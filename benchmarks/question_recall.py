@@ -32,6 +32,7 @@ import re
 import subprocess
 import sys
 import time
+import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
@@ -52,7 +53,9 @@ _SPACE = re.compile(r"\s+")
 
 
 def _norm(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
+    """Spaces, case and compatibility forms aside (ingest writes NFKC: "µg" in the expert's evidence is "μg" in a
+    claim)."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
 
 
 def abstract_record(pmcid: str) -> dict | None:
