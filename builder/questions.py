@@ -1628,9 +1628,12 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
                         and not active_arms_equal(s, q) for words in [claim_words(s, abstract)]]
             naming = [(claim, words) for claim, words in eligible
                       if best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None]
-            near = [(claim, words) for claim, words in eligible if names_part_of(words, q.outcome)
-                    and (best_match(words, q.intervention)[1] is not None or not names_a_drug(claim.sentence, q))]
-            candidates += [(claim, k, words, not naming) for claim, words in naming or near]
+            if naming:
+                candidates += [(claim, k, words, False) for claim, words in naming]
+                continue
+            candidates += [(claim, k, words, True) for claim, words in eligible if names_part_of(words, q.outcome)
+                           and (best_match(words, q.intervention)[1] is not None
+                                or not names_a_drug(claim.sentence, q))]
     if not candidates:
         return
     similarity = (embed([c.sentence for c, *_ in candidates]) * q_emb[[k for _, k, *_ in candidates]]).sum(axis=1)
@@ -1642,8 +1645,7 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
         q = compiled[k]
         verdict = assess(words, sim, q, config, doses(claim.sentence), arms=words | abstract_words(texts[uid]),
                          arms_why="named in its abstract, which answers the question as a whole; of the article's "
-                                  + ("claims, none naming the outcome, the closest to the question" if alone else
-                                     "claims naming the outcome, the closest to the question"),
+                                  f"claims{', none' if alone else ''} naming the outcome, the closest to the question",
                          similarity_alone=config.article_similarity_alone if alone else None)
         if verdict is not None:
             yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id, article_uid=uid,
