@@ -96,7 +96,13 @@ def _interrupted_build(config: Path, work: Path, signum: int, ignore_sigint: boo
             time.sleep(0.05)
         assert started, f"the ranks never ran in workers: {proc.stderr.read()[-2000:] if proc.poll() is not None else ''}"
         proc.send_signal(signum)
-        _, err = proc.communicate(timeout=60)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # say what kept the build's stderr open, and since when
+            held = [(p.pid, p.cmdline(), f"started {time.time() - p.create_time():.0f} s ago")
+                    for p in _session(proc.pid)]
+            raise AssertionError(f"the build did not end within 60 s of the signal (exit code {proc.poll()}); "
+                                 f"alive in its session: {held}") from None
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
