@@ -21,7 +21,10 @@ NO_DIFFERENCE_PHRASES = (
     "not associated", "no association", "no effect", "no significant difference", "similar between",
     "comparable between", "did not improve", "did not reduce", "did not increase", "was not associated",
     "were not associated", "no benefit", "not effective", "ineffective", "not superior", "non-inferior",
-    "no change", "unchanged", "did not affect", "had no",
+    "no change", "unchanged", "did not affect", "had no", "no statistically significant",
+    "not statistically significant", "not statistically different", "not different", "did not significantly",
+    "no group difference", "no group differences", "no between-group difference", "no between-group differences",
+    "non-significant", "nonsignificant", "did not change",
 )
 HEDGE_WORDS = (
     "may", "might", "could", "possibly", "possible", "suggest", "suggests", "suggested", "suggesting",

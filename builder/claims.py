@@ -383,12 +383,20 @@ def sentence_units(abstract: Abstract) -> list[SentenceUnit]:
     units = []
     for r_start, r_end, category in regions:
         inline = None  # an inline heading labels the sentences after it, up to the next heading
-        for s, e in sentences.split_spans(text, r_start, r_end):
+        for i, (s, e) in enumerate(_heading_pieces(text, r_start, r_end)):
             heading, s = sentences.strip_heading(text, s, e, is_heading=_is_section_heading)
+            if heading and i and section_category(heading) != category:
+                category = None  # a heading inside a declared section, after its start, begins another one
             inline = section_category(heading) if heading else inline
             if s < e:
                 units.append(SentenceUnit(s, e, category or inline))
     return units
+
+
+def _heading_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Sentence spans of ``text[start:end]``, each also cut before a section heading inside it."""
+    return [piece for s, e in sentences.split_spans(text, start, end)
+            for piece in sentences.heading_cuts(text, s, e, _is_section_heading)]
 
 
 def _is_section_heading(words: str) -> bool:

@@ -10,6 +10,7 @@ below (``et al.``, ``vs.``, ``i.e.``, ``Fig.`` …) are never boundaries.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
@@ -29,6 +30,9 @@ _LAST_TOKEN = re.compile(r"(\S+?)[\"'\u201d\u2019)\]]*[.!?]+[\"'\u201d\u2019)\]]
 #: upper-case run without punctuation (``PATIENTS AND METHODS Two hundred…``).
 HEADING = re.compile(r"([A-Z][A-Za-z]+(?: (?:and|AND|&) [A-Z][A-Za-z]+| [A-Z]{2,}){0,3})(\s*[:.]\s+|\s+)(?=\S)")
 _MAX_HEADING_WORDS = 4
+#: An upper-case heading with its colon inside a sentence span, where the text before it lacks a full stop
+#: ("… the Netherlands RESULTS: Prednisolone …", as flattened full-text abstracts have it).
+_EMBEDDED_HEADING = re.compile(r"(?<=\S )([A-Z]{3,}(?: (?:AND|&) [A-Z]{3,}){0,2}):\s")
 
 
 _SPLIT_DECIMAL = re.compile(r"(?<![\w.])(?:0\.\s+\d|\d+\.\s+(?:0\d*|\d+\s?%))")
@@ -81,6 +85,14 @@ def split_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple
         if span:
             spans.append(span)
     return spans
+
+
+def heading_cuts(text: str, start: int, end: int, is_heading: Callable[[str], bool]) -> list[tuple[int, int]]:
+    """``text[start:end]`` cut before each upper-case ``HEADING:`` inside it that ``is_heading`` accepts, so
+    the heading opens the piece it labels (whitespace-trimmed spans)."""
+    cuts = [m.start() for m in _EMBEDDED_HEADING.finditer(text, start + 1, end) if is_heading(m.group(1))]
+    bounds = [start, *cuts, end]
+    return [span for a, b in itertools.pairwise(bounds) if (span := _trimmed(text, a, b))]
 
 
 def pieces_between(separator: re.Pattern, text: str, start: int, end: int) -> list[tuple[int, int]]:

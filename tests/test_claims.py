@@ -126,6 +126,7 @@ def test_paper_table25_accepted_and_filtered_sentences():
         "The intervention significantly improved survival in the treatment arm.",
         "The isolate was resistant to colistin in the surveillance cohort.",
         "No significant difference in mortality was observed between groups.",
+        "Overall adverse events were not different between the groups.",
         "The prevalence of resistance was 18% in the exposed group.",
     ]
     filtered = {
@@ -139,6 +140,22 @@ def test_paper_table25_accepted_and_filtered_sentences():
     for sentence, reason in filtered.items():
         found, stats = _extract(_abstract([(None, sentence)]))
         assert found == [] and stats.dropped == {reason: 1}, sentence
+
+
+def test_a_heading_inside_a_declared_section_starts_the_section_it_names():
+    methods = ("Thirty-two healthy men were allocated to prednisolone 7.5 mg or placebo for 2 weeks in Amsterdam "
+               "RESULTS: Prednisolone significantly increased fasting plasma glucose compared with placebo (p < 0.01). "
+               "Peripheral glucose uptake was not reduced by prednisolone 7.5 mg (p = 0.41).")
+    abstract = _abstract([("OBJECTIVE", "To assess low-dose glucocorticoids."), ("METHODS", methods)])
+    units = [(abstract.text[u.start:u.end], u.section) for u in claims.sentence_units(abstract)]
+    assert units[1] == (methods[:methods.index(" RESULTS:")], "METHODS")
+    assert [section for _, section in units[2:]] == ["RESULTS", "RESULTS"]
+    assert units[2][0].startswith("Prednisolone significantly increased")
+    found, _ = _extract(abstract)
+    assert [c.sentence[:24] for c in found] == ["Prednisolone significant", "Peripheral glucose uptak"]
+    # an upper-case word before a colon that names no section does not cut the sentence
+    plain = _abstract([("RESULTS", "Rates fell in the ICU ward NOTE: data were pooled across sites in 2019.")])
+    assert len(claims.sentence_units(plain)) == 1
 
 
 def test_claim_fields_offsets_and_slots():

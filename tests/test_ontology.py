@@ -1,5 +1,6 @@
 import re
 
+import pytest
 from datasets import ClassLabel, List
 
 from biodivergence_dataset import cues, ontology
@@ -66,3 +67,16 @@ def test_cues_find_axis_values_and_direction():
     assert cues.direction("No significant difference in mortality was observed.") == "null"
     assert cues.is_speculative("Further studies are needed to confirm this.")
     assert not cues.is_speculative("Mortality fell by 20%.")
+
+
+@pytest.mark.parametrize("sentence", [
+    "There was no statistically significant difference in relapse between the arms.",
+    "The reduction in pain was not statistically significant.",
+    "Overall adverse events were not different between the groups.",
+    "No group differences were seen in PCS score.",
+    "Eszopiclone did not significantly reduce sleep latency.",
+    "A nonsignificant increase in weight was seen with olanzapine.",
+])
+def test_null_findings_said_otherwise_read_as_null(sentence):
+    assert cues.direction(sentence) == "null"
+    assert cues.polarity(sentence) == -1
