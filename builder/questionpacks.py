@@ -308,6 +308,16 @@ def _match_shape(text: str) -> dict[str, str] | None:
 
 
 # --- loading --------------------------------------------------------------------------------------------
+class _PackLoader(yaml.SafeLoader):
+    """YAML's safe loader with every plain scalar but ``null`` read as written: a pack's fields are text, so
+    ``id: 0123`` is the id "0123" (not the octal number 83) and ``id: 1.10`` is "1.10" (not 1.1)."""
+
+
+_PackLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag == "tag:yaml.org,2002:null"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
 def unread_fields(question: Question) -> list[str]:
     """The fields a question needs to be answered by claims (intervention, outcome) that it lacks."""
     return [name for name in ("intervention", "outcome") if not getattr(question, name)]
@@ -319,7 +329,7 @@ def question_from(entry: dict, strict: bool = True) -> Question:
     ValueError when a needed field cannot be read)."""
     data = {("question_id" if k == "id" else k): v for k, v in entry.items()}
     if isinstance(data.get("question_id"), int) and not isinstance(data["question_id"], bool):
-        data["question_id"] = str(data["question_id"])  # YAML reads `id: 17` as a number
+        data["question_id"] = str(data["question_id"])  # a number from JSON or code
     if isinstance(data.get("text"), str):
         read = read_question(data["text"])
         for name in FIELDS:
@@ -345,7 +355,7 @@ def load_questions(path: str | Path) -> list[Question]:
     if not path.is_file():
         raise FileNotFoundError(f"question pack {path} does not exist")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_PackLoader)  # a SafeLoader
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML: {exc}") from None
     entries = data.get("questions") if isinstance(data, dict) else None

@@ -182,7 +182,6 @@ questions:
      r"question 2 \('a'\): duplicate id"),
     ('questions:\n  - {id: a, text: "Do statins reduce BP?", domain: astrology}\n', r"question 1 \('a'\): .*domain"),
     ("questions: []\n", r"p\.yaml: a question pack is a mapping with a non-empty 'questions:' list"),
-    ('questions:\n  - {id: 3.5, text: "Do statins reduce BP?"}\n', r"question 1 \(3\.5\): id: Input should be"),
     ('questions:\n  - {id: 7, text: "Do statins reduce BP?"}\n  - {id: "7", text: "Do fibrates reduce BP?"}\n',
      r"question 2 \('7'\): duplicate id '7'"),
 ])
@@ -191,12 +190,17 @@ def test_bad_packs_name_the_file_and_the_entry(tmp_path, body, message):
         questionpacks.load_questions(write_pack(tmp_path / "p.yaml", body))
 
 
-def test_a_whole_number_id_is_read_as_its_string(tmp_path):
-    """YAML reads `id: 17` as a number; a pack of numbered questions loads, each id a string."""
+def test_an_id_is_read_as_written(tmp_path):
+    """A pack of numbered questions loads with each id as its text: YAML alone would read `0123` as the octal 83,
+    `1.10` as 1.1 and `yes` as true."""
     pack = write_pack(tmp_path / "p.yaml", 'questions:\n  - {id: 17, text: "Do statins reduce blood pressure?"}\n'
-                                           '  - {id: CD001234, text: "Magnesium sulphate for women with pre-eclampsia"}\n')
+                                           '  - {id: CD001234, text: "Magnesium sulphate for women with pre-eclampsia"}\n'
+                                           '  - {id: 0123, text: "Does metformin lower HbA1c?"}\n'
+                                           '  - {id: 1.10, text: "Does aspirin reduce stroke?"}\n'
+                                           '  - {id: yes, text: "Do beta blockers reduce mortality?", comparator: null}\n')
     assert [(q.question_id, q.intervention) for q in questionpacks.load_questions(pack)] == [
-        ("17", "statins"), ("CD001234", "Magnesium sulphate")]
+        ("17", "statins"), ("CD001234", "Magnesium sulphate"), ("0123", "metformin"), ("1.10", "aspirin"),
+        ("yes", "beta blockers")]
 
 
 def test_a_question_that_cannot_be_read_is_kept_with_a_warning_naming_it(tmp_path, caplog):
