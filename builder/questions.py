@@ -1587,12 +1587,18 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
                        else "no_question")
 
 
+_OF = re.compile(r"\s+of\s+", re.IGNORECASE)
+
+
 def names_part_of(words: frozenset[str], alts: tuple[Alternative, ...]) -> bool:
-    """Whether ``words`` hold a stem of an alternative other than the last of its phrase (its head noun, which
-    alone often names another endpoint: "negative symptoms" for "psychotic symptoms")."""
+    """Whether ``words`` hold a stem of an alternative other than its phrase's head noun, which alone often names
+    another endpoint ("negative symptoms" for "psychotic symptoms"). The head is the last word of the phrase, or
+    of its part before "of" ("duration of hospital stay": "duration", so "the duration of ventilation" does not
+    count and "hospital" does)."""
     for alt in alts:
-        sequence = [s for s in stem_sequence(alt.label) if s in alt.stems]
-        if (alt.stems - frozenset(sequence[-1:])) & words:
+        head = [s for s in stem_sequence(_OF.split(alt.label, maxsplit=1)[0]) if s in alt.stems] or \
+            [s for s in stem_sequence(alt.label) if s in alt.stems]
+        if (alt.stems - frozenset(head[-1:])) & words:
             return True
     return False
 

@@ -1522,6 +1522,13 @@ questions:
     texts = {"t1": _PEMF, "t2": _PEMF}
     assert questions.names_part_of(questions.claim_words(on_part), pemf[0].outcome)
     assert not questions.names_part_of(questions.claim_words(head_only), pemf[0].outcome)
+    stay = next(iter(compiled_pack(tmp_path / "d.yaml", """
+questions:
+  - {id: stay, text: "Is the duration of hospital stay higher, lower, or the same when comparing PEMF to sham?"}
+""").values())).outcome  # the head of "duration of hospital stay" is "duration"
+    assert questions.names_part_of(questions.claim_words("Patients left hospital 2 days earlier with PEMF."), stay)
+    assert not questions.names_part_of(questions.claim_words("The duration of ventilation was shorter with PEMF."),
+                                       stay)
 
     def taken(cosine: float) -> list[tuple[str, str]]:
         found = questions.article_answers(claims, texts, set(), pemf, questions.QuestionsConfig(),
