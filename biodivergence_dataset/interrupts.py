@@ -38,29 +38,44 @@ def _resource_trackers() -> set[int]:
     return pids
 
 
-def stop_descendants(grace_s: float = GRACE_S) -> int:
+#: Seconds between two scans for descendants: longer than a multiprocessing pool's 0.1 s between the checks at
+#: which its thread starts workers in place of those that ended.
+RESCAN_S = 0.3
+
+
+def stop_descendants(grace_s: float = GRACE_S, rounds: int = 3) -> int:
     """Terminate every descendant of this process (SIGTERM, then SIGKILL after ``grace_s``) but the resource
-    trackers, which exit with it; returns how many."""
+    trackers, which exit with it; returns how many. The scan is repeated (up to ``rounds`` times, ``RESCAN_S``
+    apart) while it finds new ones, such as the workers a pool's thread starts in place of those just stopped."""
+    import time
+
     import psutil
 
-    try:
-        trackers = _resource_trackers()
-        children = [c for c in psutil.Process().children(recursive=True) if c.pid not in trackers]
-    except psutil.Error:
-        return 0
-    for child in children:
+    stopped = 0
+    for i in range(rounds):
+        if i:
+            time.sleep(RESCAN_S)
         try:
-            child.terminate()
+            trackers = _resource_trackers()
+            children = [c for c in psutil.Process().children(recursive=True) if c.pid not in trackers]
         except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(children, timeout=grace_s)
-    for child in alive:
-        try:
-            child.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(alive, timeout=grace_s)
-    return len(children)
+            break
+        if not children:
+            break
+        for child in children:
+            try:
+                child.terminate()
+            except psutil.Error:
+                pass
+        _, alive = psutil.wait_procs(children, timeout=grace_s)
+        for child in alive:
+            try:
+                child.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(alive, timeout=grace_s)
+        stopped += len(children)
+    return stopped
 
 
 def _interruption(signum: int) -> KeyboardInterrupt:

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import psutil
 import pytest
 import yaml
 
+from biodivergence_dataset import interrupts
 from biodivergence_dataset.interrupts import Terminated, stop_signals
 from builder import build
 
@@ -48,6 +50,28 @@ def test_sigterm_raises_where_the_command_is_and_stops_its_children_and_grandchi
     child.wait(timeout=10)
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in tree)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the previous handler is back
+
+
+def test_stopping_also_stops_a_process_started_in_place_of_a_stopped_one(monkeypatch):
+    """As a pool's thread starts a worker in place of one that died, this test's thread starts one more child once
+    the first is gone; the stop finds it on its next scan."""
+    monkeypatch.setattr(interrupts, "RESCAN_S", 3.0)  # ample time for the thread to start it, even on busy cores
+    first = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    replacement: list[subprocess.Popen] = []
+
+    def replace() -> None:
+        first.wait()
+        replacement.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]))
+
+    thread = threading.Thread(target=replace)
+    thread.start()
+    try:
+        assert interrupts.stop_descendants(grace_s=5) == 2
+    finally:
+        thread.join()
+        for proc in [first, *replacement]:
+            proc.kill()
+    assert replacement and replacement[0].wait(timeout=10) is not None
 
 
 def test_an_error_raised_while_an_interrupt_unwinds_leaves_as_the_interrupt_and_its_processes_are_stopped():
