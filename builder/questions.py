@@ -1191,10 +1191,17 @@ def names_a_drug(sentence: str, q: CompiledQuestion) -> bool:
     return bool(named_drugs(terms(sentence.replace("-", " ")), q)[1])
 
 
+#: Brackets, read through in an abstract: a trial often names its arms inside one that also holds numbers
+#: ("the placebo groups (fenoldopam, constant rate infusion [CRI] of 0.1 μg/kg/min or saline, respectively)"),
+#: which a claim's words leave out as statistics.
+_BRACKETS = re.compile(r"[()\[\]]")
+
+
 @lru_cache(maxsize=256)
 def abstract_words(abstract: str) -> frozenset[str]:
-    """An abstract's content stems, its abbreviations expanded (read once for all of its claims)."""
-    return _content_words(abstract, abstract)
+    """An abstract's content stems, bracketed text included, its abbreviations expanded (read once for all of its
+    claims)."""
+    return _content_words(_BRACKETS.sub(" ", abstract), abstract)
 
 
 def may_answer(words: frozenset[str], compiled: list[CompiledQuestion], config: QuestionsConfig,

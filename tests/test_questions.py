@@ -1395,6 +1395,15 @@ def test_a_claim_naming_no_drug_answers_the_question_whose_arms_its_abstract_nam
         assert answered(trials, sentence, abstract, whole_abstract=False) == set()
 
 
+def test_an_abstract_names_arms_inside_a_bracket_that_also_holds_doses(trials):
+    """A bracket holding numbers is left out of a claim's words as statistics, but an abstract's arms are read in it."""
+    abstract = "Patients were randomised to two groups (lansoprazole 30 mg or omeprazole 40 mg, respectively)."
+    assert questions.abstract_names_arms(abstract, trials["heal"])
+    assert "omeprazole" not in questions.claim_words(abstract)
+    sentence = "There was no significant difference in healing rates between the two groups."
+    assert answered(trials, sentence, abstract, whole_abstract=True) == {"heal"}
+
+
 _EXERCISE = ("639 pregnant women were randomised to an exercise programme, 213 in the intervention group "
              "(IG) and 426 in the control (CG) group.")
 
