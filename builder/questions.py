@@ -318,6 +318,9 @@ class CompiledQuestion:
 _ARM_SUFFIX = re.compile(r"\s+(?:group|arm)s?$")
 #: How a comparator names the absence of a treatment ("no exercise", "without supplementation").
 _ABSENCE = ("no ", "without ")
+#: A placebo in the form the treatment takes, or matched to it ("placebo patch", "sham acupuncture", "vehicle
+#: cream", "matching placebo").
+_PLACEBO_FORM = re.compile(r"^(?:placebo|sham|vehicle)\b|\b(?:matching|matched|identical|dummy) placebo$")
 
 
 def comparison_kind(comparator: str | None) -> str:
@@ -326,7 +329,7 @@ def comparison_kind(comparator: str | None) -> str:
     drugs, else NAMED."""
     plain = _ARM_DETAIL.sub(" ", comparator or "")  # "saline (3 ml)"
     text = _ARM_SUFFIX.sub("", " ".join(plain.lower().split()).removeprefix("a ").removeprefix("the "))
-    if not text or text in PLACEBO_COMPARATORS or text.startswith(_ABSENCE):
+    if not text or text in PLACEBO_COMPARATORS or text.startswith(_ABSENCE) or _PLACEBO_FORM.search(text):
         return INACTIVE
     return OTHER if text.startswith(("other ", "another ")) else NAMED
 

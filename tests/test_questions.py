@@ -1203,6 +1203,8 @@ def test_a_claim_naming_each_arm_by_a_word_only_its_phrase_has_answers_their_que
     ("omeprazole group", questions.NAMED), ("saline (3 ml)", questions.INACTIVE), ("standard care", questions.INACTIVE),
     ("hypertonic saline", questions.NAMED), ("no exercise", questions.INACTIVE),
     ("without omega-3 fatty acids", questions.INACTIVE), ("nortriptyline", questions.NAMED),
+    ("placebo patch", questions.INACTIVE), ("sham acupuncture", questions.INACTIVE), ("vehicle cream", questions.INACTIVE),
+    ("matching placebo", questions.INACTIVE), ("shampoo", questions.NAMED),
 ])
 def test_a_placebo_like_comparator_is_no_active_arm_whatever_its_group_word(comparator, kind):
     assert questions.comparison_kind(comparator) == kind
