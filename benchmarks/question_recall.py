@@ -205,11 +205,14 @@ def markdown(result: dict) -> str:
         ("`development`: the rules for arms named by role, placebo-like \"control group\" comparators, abbreviations "
          "an arm or outcome phrase defines, arms named by a word of their phrase, arms without the form the treatment "
          "takes, add-on questions, each arm named by a word only its phrase has, the comparator named as the control "
-         "arm, the whole-abstract reading (`questions.abstract_answers`) and a comparator naming no treatment (\"no "
-         "exercise\") as the untreated arm were written with its rows in view, and the cosine at which an article "
+         "arm, the whole-abstract reading (`questions.abstract_answers`), a comparator naming no treatment (\"no "
+         "exercise\") as the untreated arm, null findings said otherwise (\"not statistically significant\"), "
+         "headings inside a sentence, an outcome's head noun before \"of\", arms named inside a bracket with doses and "
+         "a placebo in the treatment's form were written with its rows in view, and the cosine at which an article "
          "none of whose claims names the outcome answers with its closest (`article_similarity_alone`) was chosen on "
-         "them. `check`: only its scores are read (those of each variant of that last rule were seen as it was "
-         "tried), so a gap between the columns is what the rules owe to the development rows."), ""])
+         "them. `check`: only its scores are read (those of each variant of that rule and of the outcome's head "
+         "noun were seen as they were tried), so a gap between the columns is what the rules owe to the development "
+         "rows."), ""])
 
 
 def main() -> None:
