@@ -187,6 +187,12 @@ def _contains(words: frozenset[str], phrase_stems: frozenset[str]) -> bool:
     return bool(phrase_stems) and phrase_stems <= words
 
 
+#: Two words joined by a hyphen, neither a prefix nor a number ("LDL-cholesterol", not "non-small", "IL-6").
+_HYPHENATED_WORDS = re.compile(r"\b(?!(?:non|anti|pre|post|co|re|sub|semi|multi|inter|intra|over|under|self|well|"
+                               r"low|high|long|short|first|second|third|once|twice)-)([A-Za-z]{3,})-([A-Za-z]{3,})\b",
+                               re.IGNORECASE)
+
+
 def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozenset(), head: bool = False
                  ) -> tuple[Alternative, ...]:
     """Every way a claim may name ``phrase``: its own stems; for a drug class it names, each member drug;
@@ -209,6 +215,11 @@ def alternatives(phrase: str, lexicon: Lexicon, ignore: frozenset[str] = frozens
             if _contains(own, inner):
                 out += [Alternative((own - inner) | terms(other), f"{other} (= {phrase_in})",
                                     terms(other) | (last - inner)) for other in group if other != phrase_in]
+    # a phrase that is one hyphenated compound of two words also names them apart ("LDL-cholesterol" as "LDL
+    # cholesterol"); both words are then needed (a longer phrase read apart would need only two thirds of its words:
+    # "extended release" would name "immediate-release oxybutynin")
+    if (apart_phrase := _HYPHENATED_WORDS.sub(r"\1 \2", phrase)) != phrase and len(apart := terms(apart_phrase)) == 2:
+        out.append(Alternative(apart, phrase))
     # a hyphenated word also names the one-word spelling ("pre-eclampsia" for "preeclampsia"; words add both)
     out += [Alternative(frozenset(x.replace("-", "") for x in alt.stems), alt.label,
                         frozenset(x.replace("-", "") for x in alt.core)) for alt in out if any("-" in x for x in alt.stems)]

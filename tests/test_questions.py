@@ -250,6 +250,19 @@ def answered(compiled, sentence, abstract="", similarity=0.5, **config):
     return {q.question.question_id for q, _ in found}
 
 
+def test_a_hyphenated_pair_of_words_is_named_apart_but_a_longer_phrase_is_not(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: ldl, text: "Does bezafibrate lower LDL-cholesterol compared with placebo?"}
+  - {id: er, text: "Is extended-release oxybutynin more effective than immediate-release oxybutynin for urge incontinence?"}
+""")
+    assert answered(pack, "Bezafibrate reduced LDL cholesterol by 9% compared with placebo.") == {"ldl"}
+    assert answered(pack, "Bezafibrate reduced low-density lipoprotein (LDL)-cholesterol by 9% versus placebo.") == {"ldl"}
+    # read apart, "immediate-release oxybutynin" would be named by two of its three words
+    assert answered(pack, "Extended release oxybutynin was significantly more effective then long acting tolterodine "
+                          "for complete resolution of diurnal incontinence (p <0.05).") == set()
+
+
 def test_a_long_outcome_is_named_only_with_its_head_noun(tmp_path):
     pack = compiled_pack(tmp_path / "p.yaml", """
 questions:
