@@ -1410,6 +1410,20 @@ def test_a_claim_naming_no_drug_answers_the_question_whose_arms_its_abstract_nam
         assert answered(trials, sentence, abstract, whole_abstract=False) == set()
 
 
+def test_an_abstract_naming_a_bisphosphonate_beside_estrogen_does_not_answer_as_a_whole(tmp_path):
+    """Bisphosphonates and SERMs are drug classes of the lexicon: a trial of estrogen, alendronate or both has arms
+    other than the question's, so its claims that name no drug answer no estrogen question through it."""
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: bone, text: "Does hormone replacement therapy increase bone mineral density in postmenopausal women?"}
+""")
+    both = "Postmenopausal women were randomised to estrogen, alendronate, both, or placebo for two years."
+    alone = "Postmenopausal women were randomised to estrogen or placebo for two years."
+    assert not questions.abstract_names_arms(both, pack["bone"])
+    assert questions.abstract_names_arms(alone, pack["bone"])
+    assert questions.names_a_drug("Raloxifene preserved bone mineral density.", pack["bone"])
+
+
 def test_an_abstract_names_arms_inside_a_bracket_that_also_holds_doses(trials):
     """A bracket holding numbers is left out of a claim's words as statistics, but an abstract's arms are read in it."""
     abstract = "Patients were randomised to two groups (lansoprazole 30 mg or omeprazole 40 mg, respectively)."
