@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -47,8 +48,6 @@ def stop_descendants(grace_s: float = GRACE_S, rounds: int = 3) -> int:
     """Terminate every descendant of this process (SIGTERM, then SIGKILL after ``grace_s``) but the resource
     trackers, which exit with it; returns how many. The scan is repeated (up to ``rounds`` times, ``RESCAN_S``
     apart) while it finds new ones, such as the workers a pool's thread starts in place of those just stopped."""
-    import time
-
     import psutil
 
     stopped = 0

@@ -246,12 +246,14 @@ def best_match(words: frozenset[str], alts: tuple[Alternative, ...], share: floa
 #: Words for people that say nothing of which population ("adults with migraine": migraine), beyond those
 #: ``frames.terms`` already drops as generic ("patients", "subjects", "participants", "people").
 PERSON_STEMS = frozenset(stem(w) for w in ("adult", "adults", "persons", "women", "men"))
+#: The inactive treatment itself, in any form ("placebo patch", "sham acupuncture", "vehicle cream").
+PLACEBO_WORDS = ("placebo", "sham", "vehicle")
 #: Comparators that mean "no active drug" (a question without a comparator asks the same).
-PLACEBO_COMPARATORS = ("placebo", "sham", "vehicle", "control", "controls", "usual care", "standard care",
+PLACEBO_COMPARATORS = (*PLACEBO_WORDS, "control", "controls", "usual care", "standard care",
                        "standard of care", "no treatment", "untreated", "no therapy", "no intervention", "saline",
                        "normal saline", "waiting list", "wait list")
 #: Words by which a claim says its comparison arm took no active drug.
-PLACEBO_STEMS = frozenset(stem(w) for w in ("placebo", "sham", "vehicle", "untreated", "nontreated"))
+PLACEBO_STEMS = frozenset(stem(w) for w in (*PLACEBO_WORDS, "untreated", "nontreated"))
 #: A dose ("12 mg"): a claim naming two doses and no placebo arm compares doses, not drug against placebo.
 _DOSE = re.compile(r"\b(\d+(?:\.\d+)?)\s?(?:mg|g|µg|μg|mcg|iu|ml)\b", re.IGNORECASE)
 #: How a question names its comparison: a named comparator, "other …" drugs, or none / placebo.
@@ -331,7 +333,7 @@ _ARM_SUFFIX = re.compile(r"\s+(?:group|arm)s?$")
 _ABSENCE = ("no ", "without ")
 #: A placebo in the form the treatment takes, or matched to it ("placebo patch", "sham acupuncture", "vehicle
 #: cream", "matching placebo").
-_PLACEBO_FORM = re.compile(r"^(?:placebo|sham|vehicle)\b|\b(?:matching|matched|identical|dummy) placebo$")
+_PLACEBO_FORM = re.compile(rf"^(?:{'|'.join(PLACEBO_WORDS)})\b|\b(?:matching|matched|identical|dummy) placebo$")
 
 
 def comparison_kind(comparator: str | None) -> str:
@@ -1132,7 +1134,7 @@ _GROUPS_SET_AGAINST = re.compile(
     r"|\b(?:groups?|arms?)\b[^.;]*\b[pP]\s*[<=>≤]|\b[pP]\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b", re.IGNORECASE)
 #: An untreated, placebo or usual-care arm named in an abstract ("placebo", "the control group", "controls",
 #: "usual care", "no treatment"), not "control" of a symptom: a comparator for a question that names none.
-_UNTREATED_ARM = re.compile(rf"\b(?:placebo|sham|vehicle|untreated|nontreated)\b|{_CONTROL_ARM.pattern}"
+_UNTREATED_ARM = re.compile(rf"\b(?:{'|'.join(PLACEBO_WORDS)}|untreated|nontreated)\b|{_CONTROL_ARM.pattern}"
                             r"|\b(?:usual|standard) care\b|\bno (?:treatment|intervention|therapy)\b", re.IGNORECASE)
 
 
