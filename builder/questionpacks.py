@@ -39,6 +39,15 @@ _PEOPLE = (r"patients|adults|women|men|children|adolescents|people|persons|indiv
            r"neonates|elderly|participants|smokers|outpatients|inpatients|volunteers")
 #: "In women with pre-eclampsia, …", "Among adults with migraine, …", "For patients with GERD, …"
 _LEADING_POPULATION = re.compile(r"^(?:in|among|for|after|following)\s+(?P<population>[^,]+?)\s*,\s*(?P<rest>.+)$", _I)
+#: "Compared with standard care, does X improve Y?": the comparator set off before the question.
+_LEADING_COMPARATOR = re.compile(r"^(?:as\s+)?(?:compared\s+(?:to|with)|in\s+comparison\s+(?:to|with)|versus|"
+                                 r"relative\s+to)\s+(?P<comparator>[^,]+?)\s*,\s*(?P<rest>.+)$", _I)
+#: "does treatment with X …": the treatment is X.
+_TREATMENT_WITH = re.compile(r"^(?:the\s+)?(?:treatment|therapy|supplementation|prophylaxis)\s+with\s+(?=\S)", _I)
+#: "X during pregnancy", "X after hip fracture surgery" at the end of an intervention: when it is given, who gets it.
+_INTERVENTION_WHEN = re.compile(r"\s+(?:during|after|following)\s+(?!(?:the|a|an|\d|one|two|three|six|twelve|first|"
+                                r"week|weeks|month|months|year|years|day|days|hour|hours)\b)"
+                                r"(?P<population>[\w\-]+(?:\s+[\w\-]+){0,4})$", _I)
 #: "… in patients with heart failure", "… among adults over 65" (at the end of a phrase)
 _TRAILING_POPULATION = re.compile(
     rf"\s+(?:in|among|for)\s+(?P<population>(?:[\w\-]+\s+){{0,3}}?(?:{_PEOPLE})\b.*)$", _I)
@@ -50,7 +59,8 @@ _COMPARATOR = re.compile(
     r"raise|raises|prevent|prevents|affect|affects|differ|change|changes|associated|cause|causes|lead|leads|"
     r"result|results|produce|produces|provide|provides)\b)", _I)
 _VERBS = (r"improve|reduce|increase|decrease|lower|raise|prevent|affect|change|alter|cause|shorten|prolong|"
-          r"relieve|delay|worsen|control|maintain|induce|heal|treat|lead\s+to|result\s+in|produce|provide|achieve")
+          r"relieve|delay|worsen|control|maintain|induce|heal|cure|treat|lead\s+to|result\s+in|produce|provide|"
+          r"achieve")
 #: What an intervention is for, before the outcome it names ("effective in preventing falls", "for the treatment
 #: of insomnia").
 _AIMS = (r"(?:preventing|treating|reducing|improving|increasing|decreasing|lowering|relieving|shortening|"
@@ -97,6 +107,10 @@ _SHAPES: tuple[re.Pattern, ...] = (
     # How effective is X for (preventing) Y?
     re.compile(r"^how\s+(?P<quality>effective|safe|beneficial|useful)\s+(?:is|are)\s+(?P<intervention>.+?)"
                rf"(?:\s+(?:for|in|at|on|to)\s+(?:{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
+    # Is there any benefit of X in P? / Is there a role for X in the treatment of Y?
+    re.compile(r"^(?:is|are)\s+there\s+(?:a|any)\s+(?:\w+\s+)?(?P<quality>benefit|advantage|role|place)\s+"
+               r"(?:of|from|for)\s+(?P<intervention>.+?)(?:\s+(?P<preposition>in|for|on)\s+(?P<aim>"
+               rf"{_AIMS}\s+)?(?P<outcome>.+))?$", _I),
     # Is there a difference in Y between X and Z?
     re.compile(r"^(?:is|are)\s+there\s+(?:a|any)\s+(?:significant\s+)?differences?\s+in\s+(?P<outcome>.+?)\s+"
                r"between\s+(?P<arms>.+)$", _I),
@@ -116,7 +130,8 @@ _SHAPES: tuple[re.Pattern, ...] = (
                rf"(?:\s+than\s+(?P<comparator>.+))?$", _I),
     # Does X reduce Y? / Can X improve Y? / Does X, compared to placebo, reduce Y?
     re.compile(rf"^(?:do|does|did|can|could|will|would)\s+(?P<intervention>.+?)\s+(?P<verb>{_VERBS})(?:s|es)?\s+"
-               rf"(?P<outcome>.+?)(?:\s+(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than\s+(?P<comparator>.+))?$", _I),
+               rf"(?P<outcome>.+?)(?:\s+(?:(?:more|less|better|worse|faster|slower)(?:\s+\w+)?\s+than|"
+               rf"as\s+(?:\w+\s+)?as)\s+(?P<comparator>.+))?$", _I),
     # A review's title of an exposure and a risk: Omega-3 fatty acids and the risk of cardiovascular disease
     re.compile(_NOT_ASKED +
                r"(?P<intervention>.+?)\s+and\s+(?:the\s+)?(?:risk|incidence|development|progression|prevention)\s+of\s+"
@@ -171,7 +186,15 @@ _QUALITY_OUTCOME = {"safe": "adverse events", "well tolerated": "tolerability", 
 _EFFICACY = "efficacy"
 #: Verbs whose object is the condition and whose sense is the outcome: "heal duodenal ulcers" asks about
 #: duodenal ulcer healing (not pain or gastric pH in ulcer patients), "relieve migraine pain" about its relief.
-_VERB_OUTCOME = {"heal": "healing", "relieve": "relief"}
+_VERB_OUTCOME = {"heal": "healing", "relieve": "relief", "cure": "cure"}
+#: An outcome holding the question's own verb after the first one matched, which was an infinitive of the
+#: intervention ("do interventions to improve adherence reduce blood pressure"): that verb and what follows.
+_SECOND_VERB = re.compile(rf"\s(?P<verb>{_VERBS})(?:s|es)?\s+(?P<outcome>.+)$", _I)
+#: "Is surgery or radiotherapy better …": two arms joined by "or" in a comparative question.
+_EITHER_ARM = re.compile(r"^(?P<intervention>.+?)\s+or\s+(?P<comparator>.+)$", _I)
+#: The qualities that compare two arms ("better", "more effective") rather than judge one.
+_COMPARATIVE = re.compile(r"\b(?:better|worse|superior|inferior|non-?inferior|equivalent|(?:more|less|as|equally)\s+"
+                          r"(?:effective|efficacious|safe|beneficial|useful|helpful|potent))\b", _I)
 _ARTICLE = re.compile(r"^(?:(?:in\s+)?(?:reducing|improving|increasing|decreasing|lowering|preventing)\s+)?"
                       r"(?:(?:the|a|an)\s+)?", _I)
 
@@ -200,12 +223,15 @@ def read_question(text: str) -> ReadFields:
         rest = m.group("title")
     if m := _EVIDENCE_THAT.match(rest):  # "is there evidence that X relieves Y" asks "does X relieve Y"
         rest = _declared(rest[m.end():])
-    if m := _LEADING_POPULATION.match(rest):
-        population, rest = m.group("population"), m.group("rest")
+    for _ in range(2):  # "In P, compared with C, does …" or the other way round
+        if population is None and (m := _LEADING_POPULATION.match(rest)):
+            population, rest = m.group("population"), m.group("rest")
+        if comparator is None and (m := _LEADING_COMPARATOR.match(rest)):
+            comparator, rest = m.group("comparator"), m.group("rest")
     shaped = _match_shape(rest)
     if shaped is None and (m := _COMPARATOR.search(rest)):  # a set-off comparator clause, then the shape
         comparator = m.group("comparator")
-        shaped = _match_shape((rest[:m.start()] + rest[m.end():]).strip())
+        shaped = _match_shape((rest[:m.start()] + rest[m.end():]).strip(" ,"))
     if shaped is None:
         return ReadFields(population=clean_phrase(population), comparator=clean_phrase(comparator))
     fields = shaped
@@ -222,6 +248,9 @@ def read_question(text: str) -> ReadFields:
         population, outcome = outcome, None  # "beneficial for patients with septic shock", "safe in pregnancy"
     if outcome and "arms" not in fields and not population and _PEOPLE_ONLY.match(outcome):
         population, outcome = outcome, _EFFICACY  # "tranexamic acid in trauma patients"
+    if (intervention and not comparator and _COMPARATIVE.search(fields.get("quality", "") + " " + rest)
+            and (m := _EITHER_ARM.match(intervention))):
+        intervention, comparator = m.group("intervention"), m.group("comparator")  # "is surgery or radiotherapy better"
     if intervention and comparator and intervention.lower() in _ARM_MODIFIERS:
         first, *head = comparator.split()
         if head and first.lower() in _ARM_MODIFIERS:  # "early versus delayed cord clamping"
@@ -237,6 +266,10 @@ def read_question(text: str) -> ReadFields:
                 outcome, comparator = (value, comparator) if name == "outcome" else (outcome, value)
     if intervention and not population and (m := _TRAILING_POPULATION.search(intervention)):
         population, intervention = m.group("population"), intervention[:m.start()]  # "… by exercise in older people"
+    if intervention and not population and (m := _INTERVENTION_WHEN.search(intervention)):
+        population, intervention = m.group("population"), intervention[:m.start()]  # "aspirin during pregnancy"
+    if intervention and "arms" not in fields:  # an arm named between two arms is kept as written
+        intervention = _TREATMENT_WITH.sub("", intervention)
     if intervention and (m := _ADD_ON.match(intervention)):  # "the addition of rituximab to chemotherapy"
         intervention = f"{m.group('added')} plus {m.group('base')}"
         comparator = comparator or f"{m.group('base')} alone"
@@ -298,6 +331,11 @@ def _match_shape(text: str) -> dict[str, str] | None:
             while "verb" in fields and (again := _VERB_FIRST.match(fields.get("outcome", ""))):
                 # the first verb was the intervention's own word ("does intensive glucose control reduce …")
                 fields["intervention"] += f" {fields['verb']}"
+                fields["verb"], fields["outcome"] = again.group("verb"), again.group("outcome")
+            if ("verb" in fields and re.search(r"\sto$", fields["intervention"], _I)
+                    and (again := _SECOND_VERB.search(fields.get("outcome", "")))):
+                # "interventions to improve adherence reduce …": the first verb was the intervention's aim
+                fields["intervention"] += f" {fields['verb']} {fields['outcome'][:again.start()]}"
                 fields["verb"], fields["outcome"] = again.group("verb"), again.group("outcome")
             if arms := fields.get("arms"):  # kept: the outcome is then a measure set between two named arms
                 fields["intervention"], comparator = split_arms(arms)

@@ -141,6 +141,27 @@ def compiled_pack(path: Path, text: str) -> dict[str, questions.CompiledQuestion
     ("How do ACE inhibitors compare with angiotensin receptor blockers in reducing mortality?",
      ("ACE inhibitors", "angiotensin receptor blockers", "mortality", None)),
     ("Is there evidence that acupuncture relieves chronic pain?", ("acupuncture", None, "chronic pain relief", None)),
+    # the comparator set off before the question, alone or after the population
+    ("Compared with standard care, does early mobilisation after hip fracture surgery improve functional recovery?",
+     ("early mobilisation", "standard care", "functional recovery", "hip fracture surgery")),
+    ("Compared to placebo, do SSRIs reduce depressive symptoms in adolescents?",
+     ("SSRIs", "placebo", "depressive symptoms", "adolescents")),
+    ("In adults with asthma, compared with placebo, do leukotriene antagonists reduce exacerbations?",
+     ("leukotriene antagonists", "placebo", "exacerbations", "adults with asthma")),
+    # "is there any benefit of X in P"; "treatment with X during pregnancy"
+    ("Is there any benefit of steroids in bacterial meningitis?", ("steroids", None, "efficacy", "bacterial meningitis")),
+    ("Is there a role for magnesium in the treatment of asthma attacks?",
+     ("magnesium", None, "asthma attacks", None)),
+    ("Does treatment with low-dose aspirin during pregnancy prevent pre-eclampsia?",
+     ("low-dose aspirin", None, "pre-eclampsia", "pregnancy")),
+    # two arms joined by "or" in a comparison; an intervention with an aim of its own; "as effectively as"
+    ("Is surgery or radiotherapy better for localised prostate cancer?",
+     ("surgery", "radiotherapy", "localised prostate cancer", None)),
+    ("Do interventions to improve adherence reduce blood pressure?",
+     ("interventions to improve adherence", None, "blood pressure", None)),
+    ("Does single-dose azithromycin cure chlamydia as effectively as doxycycline?",
+     ("single-dose azithromycin", "doxycycline", "chlamydia cure", None)),
+    ("Are aspirin or heparin effective for preventing stroke?", ("aspirin or heparin", None, "stroke", None)),
 ])
 def test_fields_are_read_from_the_text(text, want):
     read = questionpacks.read_question(text)
