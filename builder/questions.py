@@ -1457,8 +1457,9 @@ def stopped_only(sentence: str, q: CompiledQuestion) -> bool:
 _RECURRENCE = re.compile(r"\brecurren\w*|\brelaps\w*|\bmaintenance (?:therapy|treatment|phase)\b", re.IGNORECASE)
 
 
-#: A word for death ("mortality", "deaths", "died", "survival", "lives saved").
-_DEATH = re.compile(r"\b(?:mortality|deaths?|died|dying|survival|survivors?|lives saved)\b", re.IGNORECASE)
+#: A word for death ("mortality", "deaths", "died", "survival", "lives saved", "fatal" but not "non-fatal").
+_DEATH = re.compile(r"\b(?:mortality|deaths?|died|dying|survival|survivors?|lives saved|(?<!non-)(?<!non)fatal)\b",
+                    re.IGNORECASE)
 #: What makes a death word one cause's, or part of a composite: a cause before it ("cardiovascular mortality",
 #: "sudden death", "event-free survival", "MI/death") or after it ("death from circulatory failure", "death or severe
 #: heart failure", "mortality/hospitalizations"), unless that "cause" is any cause ("death from any cause").
@@ -1467,6 +1468,9 @@ _CAUSE_BEFORE = re.compile(r"(?:\b(?:cause-specific|cardio-?vascular|CV|cardiac|
                            r"heart[- ]failure|renal|unexpected)\s+|-free\s+|\bor\s+|/\s*)$", re.IGNORECASE)
 _CAUSE_AFTER = re.compile(r"^(?:\s+(?:(?:from|due to|caused by|attributed to|attributable to)\s+(?!any\b|all\b)|or\b)"
                           r"|\s*/)", re.IGNORECASE)
+#: "fatal" before what was fatal ("fatal myocardial infarctions", "fatal and non-fatal strokes"): one cause's deaths.
+_FATAL_CAUSE = re.compile(r"^\s+(?:(?:and|or)\s+non-?fatal\s+)?(?!(?:events?|outcomes?|cases?|and|or)\b)[a-z]",
+                          re.IGNORECASE)
 #: A bracketed aside ("(48 [3.6%] vs 83 [6.3%] deaths)"): its death words count events of the endpoint named before.
 _ASIDE = re.compile(r"\([^()]*\)")
 
@@ -1479,7 +1483,9 @@ def cause_specific_death(text: str) -> bool:
     text = _ASIDE.sub(lambda m: " " * len(m.group()), text)
     found = list(_DEATH.finditer(text))
     return bool(found) and all(_CAUSE_BEFORE.search(text[max(0, m.start() - 40):m.start()])
-                               or _CAUSE_AFTER.match(text[m.end():m.end() + 40]) for m in found)
+                               or _CAUSE_AFTER.match(text[m.end():m.end() + 40])
+                               or m.group().lower() == "fatal" and _FATAL_CAUSE.match(text[m.end():m.end() + 40])
+                               for m in found)
 
 
 def other_endpoint(sentence: str, q: CompiledQuestion) -> bool:

@@ -848,6 +848,11 @@ def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, senten
     ("Death from all causes occurred in 117 of 301 patients.", False),
     ("Beta-blockers significantly reduced all-cause mortality.", False),
     ("Blood pressure fell with ramipril.", False),
+    # "fatal" before what was fatal is one cause's deaths; "fatal events" are deaths of any cause
+    ("Fatal myocardial infarctions, fatal strokes and admissions were lower with carvedilol than placebo.", True),
+    ("Fatal and non-fatal strokes were fewer with ramipril.", True),
+    ("Fatal events were fewer with metoprolol (12 vs 20).", False),
+    ("Non-fatal myocardial infarction was less frequent with ramipril, and mortality fell.", False),
 ])
 def test_one_causes_deaths_and_composites_are_told_from_deaths_of_any_cause(text, specific):
     assert questions.cause_specific_death(text) is specific
