@@ -1180,15 +1180,25 @@ def active_arms_equal(sentence: str, q: CompiledQuestion) -> bool:
             and not _UNTREATED_ARM.search(sentence))
 
 
+def untreated_against_active(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim that names no drug sets a placebo or untreated arm against the other ("in the sibutramine
+    and placebo groups", "than the control group") under a question of two active drugs ("do sulfonylureas cause
+    more weight gain than metformin"; not "placebo with pravastatin"): its comparison is against no drug, not the
+    question's."""
+    return (q.comparison == NAMED and q.comparator_is_drug and not q.phrase_words["comparator"] & PLACEBO_STEMS
+            and _UNTREATED_ARM.search(sentence) is not None)
+
+
 def abstract_answers(sentence: str, abstract: str, q: CompiledQuestion) -> bool:
     """Whether a claim that names no drug may answer a question through its abstract (its text;
     ``QuestionsConfig.whole_abstract``): the claim sets groups against each other, not each arm against its own
-    start nor active arms equal (``active_arms_equal``), and the abstract names the question's arms
-    (``abstract_names_arms``). The outcome and population are checked as for every claim (``assess``,
-    ``studied_population``)."""
+    start, nor active arms equal (``active_arms_equal``), nor an untreated arm against a question of two active
+    drugs (``untreated_against_active``), and the abstract names the question's arms (``abstract_names_arms``).
+    The outcome and population are checked as for every claim (``assess``, ``studied_population``)."""
     return (_GROUPS_SET_AGAINST.search(sentence) is not None and not _WITHIN_ARMS.search(sentence)
             and not _EACH_ARM.search(sentence) and not VS_BASELINE.search(sentence)
-            and not active_arms_equal(sentence, q) and abstract_names_arms(abstract, q))
+            and not active_arms_equal(sentence, q) and not untreated_against_active(sentence, q)
+            and abstract_names_arms(abstract, q))
 
 
 def control_is_comparator(sentence: str, abstract_stems: frozenset[str], q: CompiledQuestion) -> bool:
@@ -1537,7 +1547,7 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             if not compares_arms(sentence, q):
                 verdict = None  # the arms may still be named before "group" ("than the low dose group")
         elif (by_role is not None and not (q.comparison == INACTIVE and _ACTIVE_ARMS.search(sentence))
-              and untreated_arm_named(abstract, q)):
+              and not untreated_against_active(sentence, q) and untreated_arm_named(abstract, q)):
             # the arms' roles are the comparison (active arms among themselves answer no question against placebo);
             # the outcome is its clause's
             verdict = assess(role_words, sim, q, config, n_doses, arms=by_role)
@@ -1638,7 +1648,8 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     """Under ``QuestionsConfig.whole_abstract``, each article whose abstract answers a question as a whole but
     none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with
     one claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction,
-    no other endpoint, no excluded population, no active arms set equal), the closest to the question by cosine
+    no other endpoint, no excluded population, no active arms set equal, no untreated arm against a question of two
+    active drugs unless it names the comparator too), the closest to the question by cosine
     (``embed``: sentences → unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the
     question's arms (``abstract_names_arms``) and its population. A trial grouped under a question nearly always
     states its result on the question's outcome, but in words the rules above may not read ("the PGx group", "in
@@ -1660,7 +1671,9 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
                 continue
             eligible = [(claim, words) for claim in group if not reports_no_comparison(s := claim.sentence)
                         and not other_endpoint(s, q) and not excluded_population(s, q)
-                        and not active_arms_equal(s, q) for words in [claim_words(s, abstract)]]
+                        and not active_arms_equal(s, q) for words in [claim_words(s, abstract)]
+                        if not (untreated_against_active(s, q) and best_match(words | terms(s.replace("-", " ")),
+                                                                               q.comparator)[1] is None)]
             naming = [(claim, words) for claim, words in eligible
                       if best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None]
             if naming:

@@ -1450,6 +1450,49 @@ questions:
     assert questions.names_a_drug("Raloxifene preserved bone mineral density.", pack["bone"])
 
 
+_THREE_ARMS = "Patients were randomised to lansoprazole 30 mg, omeprazole 40 mg or placebo for 8 weeks."
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Healing rates were higher in the lansoprazole group than in the omeprazole group.", {"heal"}),
+    # the arms named by role, one of them the placebo: set against no drug, not the question's comparator
+    ("Healing rates were higher in the active group than in the placebo group (P < 0.01).", set()),
+    ("Healing was more frequent in the treatment group than in the control group.", set()),
+    ("Both active groups healed more often than the placebo group.", set()),
+])
+def test_an_untreated_arm_answers_no_question_of_two_active_drugs(trials, sentence, expected):
+    assert answered(trials, sentence, _THREE_ARMS, whole_abstract=True) == expected
+
+
+def test_an_untreated_arm_is_set_against_a_question_of_two_active_drugs_only(trials):
+    assert questions.untreated_against_active("Healing was faster than with placebo.", trials["heal"])
+    assert not questions.untreated_against_active("Healing was faster than with placebo.", trials["malaria"])
+
+
+def test_an_untreated_arm_is_the_comparator_when_the_comparator_names_one(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: bp, text: "Is diastolic BP higher, lower, or the same when comparing lisinopril to placebo with pravastatin?"}
+  - {id: h2h, text: "Is diastolic BP higher, lower, or the same when comparing lisinopril to pravastatin?"}
+""")
+    sentence = "Diastolic BP fell more in the lisinopril group than in the placebo group (p = 0.05)."
+    assert not questions.untreated_against_active(sentence, pack["bp"])
+    assert questions.untreated_against_active(sentence, pack["h2h"])
+
+
+def test_an_article_answer_never_sets_an_untreated_arm_against_two_active_drugs(trials):
+    """``article_answers`` leaves out a claim of an untreated arm under a question of two active drugs unless it
+    names the comparator too (a three-arm trial's "44% of omeprazole-treated patients … and 36% of placebo")."""
+    heal = [trials["heal"]]
+    placebo_only = _claim("a1", "Healing was more frequent with the active drug than with placebo at 8 weeks.")
+    both = _claim("a2", "Healing was seen in 90% of lansoprazole-treated, 80% of omeprazole-treated and 40% of "
+                        "placebo patients at 8 weeks.")
+    found = list(questions.article_answers([placebo_only, both], {"a1": _THREE_ARMS, "a2": _THREE_ARMS}, set(),
+                                           heal, questions.QuestionsConfig(),
+                                           lambda s: np.array([[1.0, 0.0]] * len(s)), np.array([[1.0, 0.0]])))
+    assert [a.claim_id for a in found] == [both.claim_id]
+
+
 def test_an_abstract_names_arms_inside_a_bracket_that_also_holds_doses(trials):
     """A bracket holding numbers is left out of a claim's words as statistics, but an abstract's arms are read in it."""
     abstract = "Patients were randomised to two groups (lansoprazole 30 mg or omeprazole 40 mg, respectively)."
