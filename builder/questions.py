@@ -934,9 +934,12 @@ _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 _SET_AGAINST = re.compile(r"\bbetween\b|\bamong\b|\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bdiffer|\bsimilar"
                           r"|\bcomparabl|\bequivalen|\bsame\b", re.IGNORECASE)
 #: Each arm's own change, not the arms compared ("reduced in both groups", "in either treatment group", "with
-#: both drugs", "from baseline", "intragroup").
+#: both drugs", "from baseline", "intragroup", "In this group, BMD decreased (P < 0.05)"; not "in this group of
+#: patients", who are the population).
 _WITHIN_ARMS = re.compile(r"\b(?:in|within|for|with)\s+(?:both|all|each|either)\s+(?:\w+\s+)?(?:groups?|arms?|drugs)\b"
-                          r"|\bfrom baseline\b|\bbaseline values\b|\bintra-?group", re.IGNORECASE)
+                          r"|\bfrom baseline\b|\bbaseline values\b|\bintra-?group"
+                          r"|^(?:in|within)\s+(?:this|that|the same)\s+(?:group|arm|cohort|subgroup)\b(?!\s+of\b)",
+                          re.IGNORECASE)
 #: Words that may stand before "group(s)" in an arm named by role; any other word names the arm ("the soy and
 #: placebo groups", "the tight control group").
 _ROLE_WORDS = frozenset((

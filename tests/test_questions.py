@@ -1416,6 +1416,9 @@ _MALARIA = "Children were randomised to chemoprophylaxis or placebo during their
     # each arm against its own start, or the arms named together: nothing sets one arm against the other
     ("Healing rates rose from 60% to 90% in both groups.", _LANSO, set()),
     ("Severe malaria episodes fell from 1.2 to 0.4 per child-year.", _MALARIA, set()),
+    # one group's own change beside its test, not the groups compared; "this group of …" is who was studied
+    ("In this group, healing rates rose significantly (P < 0.05).", _LANSO, set()),
+    ("In this group of patients, healing was higher in the LAN30 than in the OME40 group.", _LANSO, {"heal"}),
     # another outcome of the same trial
     ("Heartburn relief was faster in the LAN30 than in the OME40 group.", _LANSO, set()),
     # under a question against placebo, active arms set equal: their "no difference" is not the question's
