@@ -786,8 +786,8 @@ def reports_baseline(sentence: str) -> bool:
 
 
 #: A correlation between measures ("survival correlated significantly with age", "r = 0.47", "r-values from 0.15").
-_CORRELATION = re.compile(r"\bcorrelat\w*|\br\s*=\s*[-\u2212]?0?\.\d|\br-values?\b|\brelationship between\b",
-                          re.IGNORECASE)
+_R_VALUE = re.compile(r"\br\s*=\s*[-\u2212]?0?\.\d|\br-values?\b", re.IGNORECASE)
+_CORRELATION = re.compile(rf"\bcorrelat\w*|{_R_VALUE.pattern}|\brelationship between\b", re.IGNORECASE)
 #: Words that put a reference arm beside a finding ("than", "versus", "placebo"): a comparison, not a correlation.
 _ARMS_SET_AGAINST = re.compile(r"\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bplacebo\b", re.IGNORECASE)
 
@@ -795,8 +795,10 @@ _ARMS_SET_AGAINST = re.compile(r"\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bplace
 def reports_correlation(sentence: str) -> bool:
     """Whether a sentence's finding is a correlation between measures, with no arm set against another: "the
     survival of patients who took captopril correlated significantly with age" says nothing of whether captopril
-    reduces mortality (it then answers no question)."""
-    return _CORRELATION.search(sentence) is not None and _ARMS_SET_AGAINST.search(sentence) is None
+    reduces mortality (it then answers no question). A stated coefficient ("r = 0.28") is a correlation even beside
+    an arm ("… correlated with bone density (r = 0.28) in the HRT but not in the placebo group")."""
+    return _R_VALUE.search(sentence) is not None or (_CORRELATION.search(sentence) is not None
+                                                     and _ARMS_SET_AGAINST.search(sentence) is None)
 
 
 #: An effect set against itself across subgroups of patients ("the effect of enalapril on mortality … was
@@ -1135,6 +1137,19 @@ _CONTROL_ARM = re.compile(r"\bcontrol\s+(?:\([A-Za-z0-9-]{1,8}\)\s+)?"
 _GROUPS_SET_AGAINST = re.compile(
     rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior|\bfavou?r|\bagainst\b|\bbut not\b|\b(?:more|less) likely\b"
     r"|\b(?:groups?|arms?)\b[^.;]*\b[pP]\s*[<=>≤]|\b[pP]\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b", re.IGNORECASE)
+#: A threshold or a range, which sets no groups against each other: "less than 7.8 mmol/L", "more than 50%",
+#: "between 25 and 65 years".
+_THRESHOLD_OR_RANGE = re.compile(r"\b(?:less|more|fewer|greater|lower|higher|longer|shorter|other)\s+than\s+"
+                                 r"[<>≤≥]?\s*\d|\bbetween\s+[<>≤≥]?\s*\d[\d.,]*\s*(?:%|[a-zA-Z/]+)?\s+and\s+\d",
+                                 re.IGNORECASE)
+
+
+def sets_groups_against(sentence: str) -> bool:
+    """Whether a claim that names no arm by treatment sets its groups against each other (``_GROUPS_SET_AGAINST``),
+    its thresholds and ranges left out ("patients aged between 25 and 65 years with HbA1c less than 7%")."""
+    return _GROUPS_SET_AGAINST.search(_THRESHOLD_OR_RANGE.sub(" ", sentence)) is not None
+
+
 #: An untreated, placebo or usual-care arm named in an abstract ("placebo", "the control group", "controls",
 #: "usual care", "no treatment"), not "control" of a symptom: a comparator for a question that names none.
 _UNTREATED_ARM = re.compile(rf"\b(?:{'|'.join(PLACEBO_WORDS)}|untreated|nontreated)\b|{_CONTROL_ARM.pattern}"
@@ -1194,11 +1209,12 @@ def untreated_against_active(sentence: str, q: CompiledQuestion) -> bool:
 
 def abstract_answers(sentence: str, abstract: str, q: CompiledQuestion) -> bool:
     """Whether a claim that names no drug may answer a question through its abstract (its text;
-    ``QuestionsConfig.whole_abstract``): the claim sets groups against each other, not each arm against its own
+    ``QuestionsConfig.whole_abstract``): the claim sets groups against each other (``sets_groups_against``), not
+    each arm against its own
     start, nor active arms equal (``active_arms_equal``), nor an untreated arm against a question of two active
     drugs (``untreated_against_active``), and the abstract names the question's arms (``abstract_names_arms``).
     The outcome and population are checked as for every claim (``assess``, ``studied_population``)."""
-    return (_GROUPS_SET_AGAINST.search(sentence) is not None and not _WITHIN_ARMS.search(sentence)
+    return (sets_groups_against(sentence) and not _WITHIN_ARMS.search(sentence)
             and not _EACH_ARM.search(sentence) and not VS_BASELINE.search(sentence)
             and not active_arms_equal(sentence, q) and not untreated_against_active(sentence, q)
             and abstract_names_arms(abstract, q))
@@ -1262,7 +1278,7 @@ def claim_may_answer(sentence: str, abstract: str, words: frozenset[str], compil
         return True
     if not compiled or names_a_drug(sentence, compiled[0]):
         return False
-    if (config.whole_abstract and abstract and _GROUPS_SET_AGAINST.search(sentence)
+    if (config.whole_abstract and abstract and sets_groups_against(sentence)
             and may_answer(words, compiled, config, arms=words | abstract_words(abstract))):
         return True
     stems = sentence_stems(sentence)

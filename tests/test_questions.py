@@ -950,6 +950,9 @@ questions:
     ("There was no relationship between T-cell ratios and bone density, and no effect of ERT on lymphocytes.", True),
     ("Olanzapine caused greater weight gain than risperidone, and the gain was not correlated with dose.", False),
     ("Ramipril reduced mortality compared with placebo (P = 0.002).", False),
+    # a stated coefficient is a correlation even beside an arm
+    ("Alveolar bone changes correlated with femur BMD changes (r = 0.28) in the HRT but not in the placebo group.",
+     True),
 ])
 def test_a_correlation_between_measures_is_told_from_a_comparison_of_arms(sentence, correlation):
     assert questions.reports_correlation(sentence) is correlation
@@ -1416,6 +1419,10 @@ _MALARIA = "Children were randomised to chemoprophylaxis or placebo during their
     # each arm against its own start, or the arms named together: nothing sets one arm against the other
     ("Healing rates rose from 60% to 90% in both groups.", _LANSO, set()),
     ("Severe malaria episodes fell from 1.2 to 0.4 per child-year.", _MALARIA, set()),
+    # a range or a threshold sets no groups against each other
+    ("Patients aged between 25 and 65 years had a median healing time of 6 weeks.", _LANSO, set()),
+    ("Healing was defined as fewer than 2 erosions, and healing times were recorded for 8 weeks.", _LANSO, set()),
+    ("Healing was faster in the LAN30 group than in the OME40 group, for lesions less than 5 mm.", _LANSO, {"heal"}),
     # one group's own change beside its test, not the groups compared; "this group of …" is who was studied
     ("In this group, healing rates rose significantly (P < 0.05).", _LANSO, set()),
     ("In this group of patients, healing was higher in the LAN30 than in the OME40 group.", _LANSO, {"heal"}),
