@@ -1133,10 +1133,17 @@ _CONTROL_ARM = re.compile(r"\bcontrol\s+(?:\([A-Za-z0-9-]{1,8}\)\s+)?"
 
 #: Words that set a claim's groups against each other when it names none of them by treatment ("lower than",
 #: "between", "compared", "versus", "similar", "superior", "in favour of", "6 days in the control group against 4",
-#: "more likely", "but not after chemotherapy"), or a test beside a group ("in the TCF group (P = 0.001)").
+#: "more likely", "but not after chemotherapy").
 _GROUPS_SET_AGAINST = re.compile(
-    rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior|\bfavou?r|\bagainst\b|\bbut not\b|\b(?:more|less) likely\b"
-    r"|\b(?:groups?|arms?)\b[^.;]*\b[pP]\s*[<=>≤]|\b[pP]\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b", re.IGNORECASE)
+    rf"{_SET_AGAINST.pattern}|\bsuperior|\binferior|\bfavou?r|\bagainst\b|\bbut not\b|\b(?:more|less) likely\b",
+    re.IGNORECASE)
+#: A test beside a group ("in the TCF group (P = 0.001)"), which sets the groups against each other when the
+#: finding is comparative ("healing was higher in the TCF group (P = 0.001)", "only the TCF group improved (P =
+#: 0.001)"), not one group's own change ("the control group showed a significant decrease in BMD over the 2 years
+#: (P < 0.05)").
+_TEST_BESIDE_GROUP = re.compile(r"\b(?:groups?|arms?)\b[^.;]*\b[pP]\s*[<=>≤]|\b[pP]\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b")
+_COMPARATIVE_WORD = re.compile(r"\b(?:higher|lower|greater|smaller|larger|more|less|fewer|better|worse|faster|slower|"
+                               r"longer|shorter|earlier|later|only)\b", re.IGNORECASE)
 #: A threshold or a range, which sets no groups against each other: "less than 7.8 mmol/L", "more than 50%",
 #: "between 25 and 65 years".
 _THRESHOLD_OR_RANGE = re.compile(r"\b(?:less|more|fewer|greater|lower|higher|longer|shorter|other)\s+than\s+"
@@ -1146,8 +1153,11 @@ _THRESHOLD_OR_RANGE = re.compile(r"\b(?:less|more|fewer|greater|lower|higher|lon
 
 def sets_groups_against(sentence: str) -> bool:
     """Whether a claim that names no arm by treatment sets its groups against each other (``_GROUPS_SET_AGAINST``),
-    its thresholds and ranges left out ("patients aged between 25 and 65 years with HbA1c less than 7%")."""
-    return _GROUPS_SET_AGAINST.search(_THRESHOLD_OR_RANGE.sub(" ", sentence)) is not None
+    or puts a test beside a group in a comparative finding (``_TEST_BESIDE_GROUP``), its thresholds and ranges left
+    out ("patients aged between 25 and 65 years with HbA1c less than 7%")."""
+    text = _THRESHOLD_OR_RANGE.sub(" ", sentence)
+    return _GROUPS_SET_AGAINST.search(text) is not None or (_TEST_BESIDE_GROUP.search(text) is not None
+                                                            and _COMPARATIVE_WORD.search(text) is not None)
 
 
 #: An untreated, placebo or usual-care arm named in an abstract ("placebo", "the control group", "controls",
