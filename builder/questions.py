@@ -816,7 +816,11 @@ _INTERACTION = re.compile(
     # menstrually associated migraine had pain relief compared with 69% of 393 patients with nonmenstrual attacks"
     # ("more than 80% of patients with" counts patients: a share after "than" is no reference)
     r"|\b(?:(?:compared\s+(?:with|to)|versus|vs\.?)\s+(?:[\d.]+\s*%\s+(?:of\s+)?)?|than\s+(?:in\s+)?)(?:the\s+)?"
-    r"(?:\d+\s+)?(?:patients|subjects|participants|those|women|men|children)\s+(?:with|without|who\s+had)\b",
+    r"(?:\d+\s+)?(?:patients|subjects|participants|those|women|men|children)\s+(?:with|without|who\s+had)\b"
+    # people of one kind set against people of another: "older women … gained more bone than younger women"
+    r"|\bthan\s+(?:in\s+)?(?:the\s+)?(?:younger|older|elderly|obese|non-?obese|lean|white|black|male|female|"
+    r"premenopausal|postmenopausal|healthy|normotensive|hypertensive|diabetic|non-?diabetic)\s+"
+    r"(?:patients|subjects|participants|women|men|children|adults|people|individuals)\b",
     re.IGNORECASE)
 
 

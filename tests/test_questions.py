@@ -996,6 +996,9 @@ questions:
     (("68% of 139 patients taking rizatriptan with a menstrually associated migraine had pain relief compared "
       "with 69% of 393 patients with nonmenstrually associated attacks."), True),
     ("Mortality was lower among patients with diabetes than in those without diabetes.", True),
+    # people of one kind against people of another
+    ("Older women on estrogen gained significantly more bone than younger women.", True),
+    ("Risperidone lowered blood pressure more than placebo in hypertensive patients.", False),
     # a share of patients after "more than" counts them; it sets no reference
     ("Lansoprazole was superior to ranitidine, healing more than 80% of patients with erosive esophagitis.", False),
     ("Pain relief was 77% with rizatriptan compared with 37% of patients taking placebo.", False),
