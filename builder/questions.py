@@ -1682,7 +1682,8 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with
     one claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction,
     no other endpoint, no excluded population, no active arms set equal, no untreated arm against a question of two
-    active drugs unless it names the comparator too), the closest to the question by cosine
+    active drugs unless it names the comparator too), the closest to the question by cosine among those that compare
+    something (``compares_something``) if any do
     (``embed``: sentences → unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the
     question's arms (``abstract_names_arms``) and its population. A trial grouped under a question nearly always
     states its result on the question's outcome, but in words the rules above may not read ("the PGx group", "in
@@ -1718,19 +1719,28 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     if not candidates:
         return
     similarity = (embed([c.sentence for c, *_ in candidates]) * q_emb[[k for _, k, *_ in candidates]]).sum(axis=1)
-    best: dict[tuple[str, int], tuple[float, Claim, frozenset[str], bool]] = {}
+    ranked: dict[tuple[str, int], list[tuple[tuple[bool, float], Claim, frozenset[str], bool]]] = {}
     for (claim, k, words, alone), sim in zip(candidates, similarity.tolist(), strict=True):
-        if (claim.article_uid, k) not in best or sim > best[claim.article_uid, k][0]:
-            best[claim.article_uid, k] = (sim, claim, words, alone)
-    for (uid, k), (sim, claim, words, alone) in best.items():
+        rank = (compares_something(claim.sentence, words, compiled[k]), sim)
+        ranked.setdefault((claim.article_uid, k), []).append((rank, claim, words, alone))
+    for (uid, k), options in ranked.items():
         q = compiled[k]
-        verdict = assess(words, sim, q, config, doses(claim.sentence), arms=words | abstract_words(texts[uid]),
-                         arms_why="named in its abstract, which answers the question as a whole; of the article's "
-                                  f"claims{', none' if alone else ''} naming the outcome, the closest to the question",
-                         similarity_alone=config.article_similarity_alone if alone else None)
-        if verdict is not None:
-            yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id, article_uid=uid,
-                             score=verdict[0], why=verdict[1])
+        for (_, sim), claim, words, alone in sorted(options, key=lambda o: o[0], reverse=True):
+            verdict = assess(words, sim, q, config, doses(claim.sentence), arms=words | abstract_words(texts[uid]),
+                             arms_why="named in its abstract, which answers the question as a whole; of the article's "
+                                      f"claims{', none' if alone else ''} naming the outcome, the closest to the question",
+                             similarity_alone=config.article_similarity_alone if alone else None)
+            if verdict is not None:
+                yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id, article_uid=uid,
+                                 score=verdict[0], why=verdict[1])
+                break
+
+
+def compares_something(sentence: str, words: frozenset[str], q: CompiledQuestion) -> bool:
+    """Whether a claim names the question's intervention or sets groups against each other
+    (``sets_groups_against``): an article's answer is taken from such claims before the rest ("subjects in the
+    placebo group lost 6.4% of BMD", "these data support lowering postprandial glucose" state no comparison)."""
+    return sets_groups_against(sentence) or best_match(words, q.intervention)[1] is not None
 
 
 def _read_claims(claims_dir: Path, questions: list[Question], config: QuestionsConfig

@@ -1625,6 +1625,22 @@ def test_an_article_whose_abstract_answers_a_question_answers_it_with_its_closes
     assert "answers the question as a whole" in found[0].why
 
 
+def test_an_article_answers_with_a_claim_that_compares_before_a_closer_one_that_does_not(trials):
+    """``article_answers`` takes the closest claim among those naming the intervention or setting groups against each
+    other (``compares_something``) when there is one, and the closest of the rest otherwise."""
+    heal = [trials["heal"]]
+    plain = _claim("a1", "Healing was seen in most patients at 8 weeks.")
+    comparing = _claim("a1", "Healing was faster in the LAN30 group than in the OME40 group at 4 weeks.", 100)
+    alone = _claim("a2", "Healing was seen in most patients at 8 weeks.")
+
+    def embed(sentences):  # "8 weeks" is closest to the question
+        return np.array([[1.0, 0.0] if "8 weeks" in s else [0.6, 0.8] for s in sentences])
+
+    found = list(questions.article_answers([plain, comparing, alone], {"a1": _LANSO, "a2": _LANSO}, set(), heal,
+                                           questions.QuestionsConfig(), embed, np.array([[1.0, 0.0]])))
+    assert {(a.article_uid, a.claim_id) for a in found} == {("a1", comparing.claim_id), ("a2", alone.claim_id)}
+
+
 _PEMF = ("Patients with delayed union of long-bone fractures were randomised to pulsed electromagnetic field "
          "(PEMF) or sham treatment for 6 months.")
 
