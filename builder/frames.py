@@ -456,7 +456,8 @@ def _unqualified_comparison(text: str) -> bool:
 #: Verbs of a group's change from its own start ("fell from 145 to 128"), as a pattern fragment.
 CHANGE_FROM = r"(?:reduced|decreased|fell|dropped|increased|rose)"
 #: A test against the group's own start ("P = 0.0001 vs baseline"), and words that set one arm against another.
-VS_BASELINE = re.compile(r"\b(?:vs\.?|versus|from|compared (?:with|to)|relative to|over) (?:the )?baseline\b"
+VS_BASELINE = re.compile(r"\b(?:vs\.?|versus|from|compared (?:with|to)|relative to|over) (?:the )?(?:baseline\b|basal "
+                         r"(?:values?|levels?)\b|pre-?treatment (?:values?|levels?)\b)"
                          rf"|\b{CHANGE_FROM} from \d[\d./]*[^.;]{{0,15}}? to \d", re.IGNORECASE)
 _BETWEEN_ARMS = re.compile(r"\bthan\b|\bplacebo\b|\bbetween (?:the )?(?:two |treatment )?groups\b", re.IGNORECASE)
 

@@ -1422,6 +1422,7 @@ _MALARIA = "Children were randomised to chemoprophylaxis or placebo during their
     # each arm against its own start, or the arms named together: nothing sets one arm against the other
     ("Healing rates rose from 60% to 90% in both groups.", _LANSO, set()),
     ("Severe malaria episodes fell from 1.2 to 0.4 per child-year.", _MALARIA, set()),
+    ("Healing scores in the LAN30 group improved by 40% compared with basal values (P < 0.01).", _LANSO, set()),
     # a test beside a group sets the groups against each other in a comparative finding, not in one group's change
     ("However, only the LAN30 group showed a meaningful improvement in healing (P = 0.001).", _LANSO, {"heal"}),
     ("The OME40 group showed a significant decrease in healing time over the 8 weeks (P < 0.05).", _LANSO, set()),
