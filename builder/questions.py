@@ -593,7 +593,8 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
     A reference word ("than", "compared with", "superior to") with one arm after it and the other arm before
     it (or after the reference, "compared with ranitidine, pantoprazole …") compares them. The same drug on
     both sides compares formulations or doses ("SC sumatriptan with this device … similar to … with a
-    conventional syringe"), for any question. Under a question with two drugs (or the drug and others),
+    conventional syringe"), for any question, and another drug named before the reference sets that drug against
+    the arms ("nateglinide … is comparable to that of metformin, sulphonylureas"). Under a question with two drugs (or the drug and others),
     placebo after every reference word sets each arm against placebo ("omeprazole or ranitidine … than in
     those receiving placebo"), and without a reference word the arms are compared only when words set them side
     by side ("no difference between", "as effective as") or a test (or "respectively") stands beside them, not
@@ -610,9 +611,10 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
     drugs = sorted((i, " ".join(sorted(stems))) for stems, hits in at.items() for i in hits)
     arms = sorted([(i, "intervention") for alt in q.intervention for i in at[alt.stems]]
                   + [(i, "comparator") for alt in against if alt.stems not in asked for i in at[alt.stems]])
+    arm_at = {i for i, _ in arms}
     refs = [i for i, s in enumerate(tokens) if s in _REFERENCE_WORDS or (s == "to" and i and tokens[i - 1] in
             _TO_REFERENCE) or (s in _REFERENCE_BEFORE_TO and tokens[i + 1:i + 2] in (("to",), ("with",)))]
-    compared = itself = False
+    compared = itself = of_another = False
     for r in refs:
         clause = max((j + 1 for j in range(r) if tokens[j] in ";:"), default=0)
         reach = min(len(tokens), r + _REFERENCE_REACH + 1)
@@ -626,10 +628,15 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
         itself = itself or (bool(subject) and subject == reference
                             and not set(tokens[r + 1:near]) & (PLACEBO_STEMS | _UNTREATED_STEMS))
         after = {side for i, side in arms if r < i < end}
-        before = ([side for i, side in arms if clause <= i < r][-1:]
-                  or [side for i, side in arms if end <= i < stop][:1])
+        before = [side for i, side in arms if clause <= i < r][-1:]
+        # the subject may follow the reference ("compared with ranitidine, pantoprazole …"), unless another drug
+        # before it is the subject ("nateglinide … is comparable to that of metformin, sulphonylureas …")
+        other_subject = any(i not in arm_at for i in [i for i, _ in drugs if clause <= i < r][-1:])
+        if not before and not other_subject:
+            before = [side for i, side in arms if end <= i < stop][:1]
         compared = compared or len(after) == 2 or bool(before and after - set(before))
-    if itself and not compared:
+        of_another = of_another or (other_subject and not before and bool(after))
+    if (itself or of_another) and not compared:
         return False
     if q.comparison == INACTIVE or compared:
         return True

@@ -802,6 +802,9 @@ questions:
     ("HbA1c fell more with metformin-glibenclamide 500 mg/2.5 mg than with glibenclamide or metformin (P = 0.001).",
      set()),
     ("Metformin gave better glycaemic control than glipizide (p < 0.05).", {"met_vs_su"}),
+    # another drug named before the reference is set against both arms, not one arm against the other
+    ("The glycaemic control of nateglinide is comparable to that of metformin, sulphonylureas or acarbose.", set()),
+    ("Compared with glipizide, metformin gave better glycaemic control (p < 0.05).", {"met_vs_su"}),
     # a drug-class word joined to a drug is a combination as well
     ("Cardiovascular events were fewer with nifedipine than with the thiazide/atenolol regimen (P < 0.05).", set()),
     ("Cardiovascular events were fewer with nifedipine than with atenolol (P < 0.05).", {"vs_others"}),
