@@ -638,11 +638,29 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
         of_another = of_another or (other_subject and not before and bool(after))
     if (itself or of_another) and not compared:
         return False
-    if q.comparison == INACTIVE or compared:
+    if compared:
         return True
+    if q.comparison == INACTIVE:
+        return states_an_effect(sentence)
     return bool(_SIDE_BY_SIDE.search(sentence)) or (
         not refs and bool(_TESTED.search(sentence) or _RESPECTIVELY.search(sentence))
         and not VS_BASELINE.search(sentence) and not _EACH_ARM.search(sentence))
+
+
+#: Words by which a claim states an effect or a comparison at all: a direction, a reference, a test or a verdict.
+_EFFECT_WORDS = re.compile(
+    r"\b(?:reduc|increas|decreas|lower|higher|rais|rose|fell|improv|worsen|prevent|prolong|shorten|benefi|effect|"
+    r"efficac|superior|inferior|better|worse|greater|less|fewer|more|than|compar|versus|vs|differ|similar|"
+    r"equivalent|placebo|control|significan|respectively|risk|odds|hazard|declin|attenuat|protect|enhanc|inhibit|"
+    r"suppress|induc|promot|accelerat|delay|alleviat|reliev|eliminat|efficient|elevat|augment|diminish|restor|"
+    r"normali[sz]|resolv|lessen|relax|stabili[sz])",
+    re.IGNORECASE)
+
+
+def states_an_effect(sentence: str) -> bool:
+    """Whether a claim states an effect or a comparison at all, as it must to answer a question without a named
+    comparator: "lisinopril was well tolerated: 16 patients (8.88%) died" counts deaths and states none."""
+    return _EFFECT_WORDS.search(STATISTICS.sub(" ", sentence)) is not None or _TESTED.search(sentence) is not None
 
 
 def comparator_first(sentence: str, q: CompiledQuestion) -> bool:

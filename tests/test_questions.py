@@ -751,6 +751,9 @@ questions:
     # two drugs of the asked class compared head to head answer neither a placebo nor an open question
     ("Carvedilol reduced mortality more than metoprolol in heart failure.", set()),
     ("Bisoprolol reduced mortality in heart failure.", {"no_comparator"}),
+    # a count of deaths on one drug states no effect: it answers no question, with a comparator or without one
+    ("Bisoprolol was well tolerated in heart failure: 16 patients (8.9%) died.", set()),
+    ("After myocardial infarction, 30 of 200 patients on ramipril died within a year.", set()),
     # two doses without a placebo arm compare doses; with one, each dose against placebo
     ("Mortality was lower with carvedilol 25 mg than with carvedilol 6.25 mg in heart failure.", set()),
     ("Carvedilol 6.25 mg and 25 mg both reduced mortality compared with placebo in heart failure.",
