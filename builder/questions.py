@@ -594,13 +594,14 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
     it (or after the reference, "compared with ranitidine, pantoprazole …") compares them. The same drug on
     both sides compares formulations or doses ("SC sumatriptan with this device … similar to … with a
     conventional syringe"), for any question, and another drug named before the reference sets that drug against
-    the arms ("nateglinide … is comparable to that of metformin, sulphonylureas"). Under a question with two drugs (or the drug and others),
-    placebo after every reference word sets each arm against placebo ("omeprazole or ranitidine … than in
-    those receiving placebo"), and without a reference word the arms are compared only when words set them side
-    by side ("no difference between", "as effective as") or a test (or "respectively") stands beside them, not
-    of each arm's own change ("80% and 62% … (P < 0.05)"): "nebivolol and atenolol significantly reduced blood
-    pressure from baseline", "fell significantly with each agent" and "no significant effectiveness … by
-    omeprazole and ranitidine" do not."""
+    the arms ("nateglinide … is comparable to that of metformin, sulphonylureas"). Under a question without an
+    active comparator, a claim must state an effect or a comparison at all (``states_an_effect``). Under a
+    question with two drugs (or the drug and others), placebo after every reference word sets each arm against
+    placebo ("omeprazole or ranitidine … than in those receiving placebo"), and without a reference word the arms
+    are compared only when words set them side by side ("no difference between", "as effective as") or a test (or
+    "respectively") stands beside them, not of each arm's own change ("80% and 62% … (P < 0.05)"): "nebivolol and
+    atenolol significantly reduced blood pressure from baseline", "fell significantly with each agent" and "no
+    significant effectiveness … by omeprazole and ranitidine" do not."""
     tokens = _arm_tokens(sentence)
     asked = frozenset(a.stems for a in q.intervention)
     against = () if q.comparison == INACTIVE else q.comparator if q.comparison == NAMED else (
@@ -631,7 +632,8 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
         before = [side for i, side in arms if clause <= i < r][-1:]
         # the subject may follow the reference ("compared with ranitidine, pantoprazole …"), unless another drug
         # before it is the subject ("nateglinide … is comparable to that of metformin, sulphonylureas …")
-        other_subject = any(i not in arm_at for i in [i for i, _ in drugs if clause <= i < r][-1:])
+        last_drug = [i for i, _ in drugs if clause <= i < r][-1:]
+        other_subject = bool(last_drug) and last_drug[0] not in arm_at
         if not before and not other_subject:
             before = [side for i, side in arms if end <= i < stop][:1]
         compared = compared or len(after) == 2 or bool(before and after - set(before))
@@ -1392,9 +1394,10 @@ def _absent(before: str) -> bool:
 
 #: What makes a population word an endpoint rather than who was studied: "the development of severe heart
 #: failure", "hospitalization for worsening heart failure", "death or severe CHF", "the reduction in risk was 46
-#: percent (95 percent confidence interval, 11 to 71 percent) for severe congestive heart failure".
+#: percent (95 percent confidence interval, 11 to 71 percent) for severe congestive heart failure", "the burden of
+#: mortality plus morbidity for ventricular dysfunction".
 _AS_ENDPOINT = re.compile(r"(?:\b(?:development|incidence|hospitali[sz]ations?|(?:re)?admissions?|progression|onset|"
-                          r"signs?|symptoms?|risk|rates?|deaths?)\s+(?:of|for|from|due to|attributable to)\s+"
+                          r"signs?|symptoms?|risk|rates?|deaths?|morbidity)\s+(?:of|for|from|due to|attributable to)\s+"
                           r"|\b(?:death|mortality)\s+(?:or|and)\s+|\bworsening\s+|\bnew[- ]onset\s+"
                           r"|\bdevelop(?:s|ed|ing)?\s+|\b(?:risks?|reductions?|incidence)\b(?:[^;()]|\([^()]*\)){0,100}?\bfor\s+)"
                           r"(?:(?:new|severe|overt|worsening|congestive|clinical|chronic)\s+)?$", re.IGNORECASE)

@@ -911,6 +911,10 @@ questions:
     assert answered(pack, "Captopril reduced mortality compared with placebo.", abstract) == {"mi"}
     both = "Patients with heart failure after acute myocardial infarction were randomised to captopril or placebo."
     assert answered(pack, "Captopril reduced mortality compared with placebo.", both) == {"hf", "mi"}
+    # ventricular dysfunction named only as an endpoint's morbidity is no population either
+    morbidity = ("Patients with acute myocardial infarction were randomised to lisinopril or placebo. The burden of "
+                 "mortality plus morbidity for ventricular dysfunction remains high.")
+    assert answered(pack, "Lisinopril reduced mortality compared with placebo.", morbidity) == {"mi"}
     assert answered(pack, "Early captopril after acute myocardial infarction reduced mortality compared with "
                           "placebo.", abstract) == {"mi"}
     assert answered(pack, "In post-MI patients, captopril reduced mortality compared with placebo.", abstract) == {"mi"}
