@@ -1251,10 +1251,10 @@ def untreated_against_active(sentence: str, q: CompiledQuestion) -> bool:
 def abstract_answers(sentence: str, abstract: str, q: CompiledQuestion) -> bool:
     """Whether a claim that names no drug may answer a question through its abstract (its text;
     ``QuestionsConfig.whole_abstract``): the claim sets groups against each other (``sets_groups_against``), not
-    each arm against its own
-    start, nor active arms equal (``active_arms_equal``), nor an untreated arm against a question of two active
-    drugs (``untreated_against_active``), and the abstract names the question's arms (``abstract_names_arms``).
-    The outcome and population are checked as for every claim (``assess``, ``studied_population``)."""
+    each arm against its own start, nor active arms equal (``active_arms_equal``), nor an untreated arm against a
+    question of two active drugs (``untreated_against_active``), and the abstract names the question's arms
+    (``abstract_names_arms``). The outcome and population are checked as for every claim (``assess``,
+    ``studied_population``)."""
     return (sets_groups_against(sentence) and not _WITHIN_ARMS.search(sentence)
             and not _EACH_ARM.search(sentence) and not VS_BASELINE.search(sentence)
             and not active_arms_equal(sentence, q) and not untreated_against_active(sentence, q)
@@ -1274,7 +1274,12 @@ def names_a_drug(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim names any drug or drug class of the lexicon (``q.drugs``, the same for every question),
     hyphenated words read apart ("lisinopril-induced cough", "in the felodipine and placebo groups"): its arms are
     then named by treatment, not by role."""
-    return bool(named_drugs(terms(sentence.replace("-", " ")), q)[1])
+    return bool(named_drugs(terms_apart(sentence), q)[1])
+
+
+def terms_apart(sentence: str) -> frozenset[str]:
+    """A sentence's terms with its hyphenated words read apart ("lisinopril-induced", "sumatriptan-treated")."""
+    return terms(sentence.replace("-", " "))
 
 
 #: Brackets, read through in an abstract: a trial often names its arms inside one that also holds numbers
@@ -1734,8 +1739,8 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
             eligible = [(claim, words) for claim in group if not reports_no_comparison(s := claim.sentence)
                         and not other_endpoint(s, q) and not excluded_population(s, q)
                         and not active_arms_equal(s, q) for words in [claim_words(s, abstract)]
-                        if not (untreated_against_active(s, q) and best_match(words | terms(s.replace("-", " ")),
-                                                                               q.comparator)[1] is None)]
+                        if not (untreated_against_active(s, q)
+                                and best_match(words | terms_apart(s), q.comparator)[1] is None)]
             naming = [(claim, words) for claim, words in eligible
                       if best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None]
             if naming:
