@@ -1172,7 +1172,8 @@ _GROUPS_SET_AGAINST = re.compile(
 #: finding is comparative ("healing was higher in the TCF group (P = 0.001)", "only the TCF group improved (P =
 #: 0.001)"), not one group's own change ("the control group showed a significant decrease in BMD over the 2 years
 #: (P < 0.05)").
-_TEST_BESIDE_GROUP = re.compile(r"\b(?:groups?|arms?)\b[^.;]*\b[pP]\s*[<=>≤]|\b[pP]\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b")
+_TEST_BESIDE_GROUP = re.compile(r"\b(?:groups?|arms?)\b[^.;]*\bp\s*[<=>≤]|\bp\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b",
+                                re.IGNORECASE)
 _COMPARATIVE_WORD = re.compile(r"\b(?:higher|lower|greater|smaller|larger|more|less|fewer|better|worse|faster|slower|"
                                r"longer|shorter|earlier|later|only)\b", re.IGNORECASE)
 #: A threshold or a range, which sets no groups against each other: "less than 7.8 mmol/L", "more than 50%",

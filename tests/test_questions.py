@@ -1436,6 +1436,7 @@ _MALARIA = "Children were randomised to chemoprophylaxis or placebo during their
     # a test beside a group sets the groups against each other in a comparative finding, not in one group's change
     ("However, only the LAN30 group showed a meaningful improvement in healing (P = 0.001).", _LANSO, {"heal"}),
     ("The OME40 group showed a significant decrease in healing time over the 8 weeks (P < 0.05).", _LANSO, set()),
+    ("Healing was faster in Group I (p < 0.01).", _LANSO, {"heal"}),
     # a range or a threshold sets no groups against each other
     ("Patients aged between 25 and 65 years had a median healing time of 6 weeks.", _LANSO, set()),
     ("Healing was defined as fewer than 2 erosions, and healing times were recorded for 8 weeks.", _LANSO, set()),
