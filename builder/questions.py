@@ -963,8 +963,10 @@ _EQUAL = re.compile(r"(?<!or )\b(?:similar|comparable|equally)\b|(?<!or )\bequiv
 _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 
 #: Words that compare arms named by role, by a reference ("than", "compared") or side by side ("between",
-#: "similar", "differ").
-_SET_AGAINST = re.compile(r"\bbetween\b|\bamong\b|\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bdiffer|\bsimilar"
+#: "among the groups", "similar", "differ"); not "among" a population ("Among women who completed the study, those
+#: of group A lost bone").
+_SET_AGAINST = re.compile(r"\bbetween\b|\bamong\s+(?:\w+\s+){0,3}?(?:groups|arms|treatments|regimens|drugs|agents)\b"
+                          r"|\bthan\b|\bcompared\b|\bversus\b|\bvs\b|\bdiffer|\bsimilar"
                           r"|\bcomparabl|\bequivalen|\bsame\b", re.IGNORECASE)
 #: Each arm's own change, not the arms compared ("reduced in both groups", "in either treatment group", "with
 #: both drugs", "from baseline", "intragroup", "In this group, BMD decreased (P < 0.05)"; not "in this group of
@@ -1174,6 +1176,10 @@ _GROUPS_SET_AGAINST = re.compile(
 #: (P < 0.05)").
 _TEST_BESIDE_GROUP = re.compile(r"\b(?:groups?|arms?)\b[^.;]*\bp\s*[<=>≤]|\bp\s*[<=>≤][^.;]*\b(?:groups?|arms?)\b",
                                 re.IGNORECASE)
+#: A value given for each of two groups side by side ("2.4% in 56 children in the vitamin A group; 1.8% in 57
+#: children in the vitamin A and zinc group"), which sets them against each other without a comparison word.
+_VALUES_BY_GROUP = re.compile(r"\d[\d.,]*\s*%?[^.;]{0,60}?\bin\s+the\s+[^.;]{1,50}?\bgroup\b[^.]{0,40}?"
+                              r"\d[\d.,]*\s*%?[^.;]{0,60}?\bin\s+the\s+[^.;]{1,50}?\bgroup\b", re.IGNORECASE)
 _COMPARATIVE_WORD = re.compile(r"\b(?:higher|lower|greater|smaller|larger|more|less|fewer|better|worse|faster|slower|"
                                r"longer|shorter|earlier|later|only)\b", re.IGNORECASE)
 #: A threshold or a range, which sets no groups against each other: "less than 7.8 mmol/L", "more than 50%",
@@ -1185,11 +1191,12 @@ _THRESHOLD_OR_RANGE = re.compile(r"\b(?:less|more|fewer|greater|lower|higher|lon
 
 def sets_groups_against(sentence: str) -> bool:
     """Whether a claim that names no arm by treatment sets its groups against each other (``_GROUPS_SET_AGAINST``),
-    or puts a test beside a group in a comparative finding (``_TEST_BESIDE_GROUP``), its thresholds and ranges left
-    out ("patients aged between 25 and 65 years with HbA1c less than 7%")."""
-    text = _THRESHOLD_OR_RANGE.sub(" ", sentence)
-    return _GROUPS_SET_AGAINST.search(text) is not None or (_TEST_BESIDE_GROUP.search(text) is not None
-                                                            and _COMPARATIVE_WORD.search(text) is not None)
+    or puts a test beside a group in a comparative finding (``_TEST_BESIDE_GROUP``), or gives two groups' values side
+    by side (``_VALUES_BY_GROUP``), its thresholds and ranges left out ("patients aged between 25 and 65 years with
+    HbA1c less than 7%"), and a group's own start too ("a bone loss of 1.4% compared with basal values")."""
+    text = VS_BASELINE.sub(" ", _THRESHOLD_OR_RANGE.sub(" ", sentence))
+    return (_GROUPS_SET_AGAINST.search(text) is not None or _VALUES_BY_GROUP.search(text) is not None
+            or (_TEST_BESIDE_GROUP.search(text) is not None and _COMPARATIVE_WORD.search(text) is not None))
 
 
 #: An untreated, placebo or usual-care arm named in an abstract ("placebo", "the control group", "controls",

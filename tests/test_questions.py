@@ -1437,6 +1437,12 @@ _MALARIA = "Children were randomised to chemoprophylaxis or placebo during their
     ("However, only the LAN30 group showed a meaningful improvement in healing (P = 0.001).", _LANSO, {"heal"}),
     ("The OME40 group showed a significant decrease in healing time over the 8 weeks (P < 0.05).", _LANSO, set()),
     ("Healing was faster in Group I (p < 0.01).", _LANSO, {"heal"}),
+    # two groups' values side by side set them against each other
+    ("Among patients with grade IV, healing was 82.4% in 56 patients in the LAN30 group; 71.8% in 57 patients in "
+     "the OME40 group.", _LANSO, {"heal"}),
+    # "among" a population is no comparison
+    ("Among patients who completed the study, those of the OME40 group showed a progressive decrease in healing time.",
+     _LANSO, set()),
     # a range or a threshold sets no groups against each other
     ("Patients aged between 25 and 65 years had a median healing time of 6 weeks.", _LANSO, set()),
     ("Healing was defined as fewer than 2 erosions, and healing times were recorded for 8 weeks.", _LANSO, set()),
@@ -1476,6 +1482,21 @@ questions:
     assert not questions.abstract_names_arms(both, pack["bone"])
     assert questions.abstract_names_arms(alone, pack["bone"])
     assert questions.names_a_drug("Raloxifene preserved bone mineral density.", pack["bone"])
+
+
+def test_an_insulin_preparation_is_another_drug_insulin_levels_are_not(tmp_path):
+    """Insulin is both a treatment and a measurement: its preparations ("ultralente insulin") name another arm of a
+    trial of oral hypoglycemics, so the trial's claims naming no drug answer no metformin question through its
+    abstract; "fasting insulin" names no drug."""
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: met_su, text: "Is metformin more effective than sulfonylureas for glycemic control?"}
+""")
+    ukpds = "Patients were allocated to sulfonylurea, ultralente insulin, or metformin for 6 years."
+    assert not questions.abstract_names_arms(ukpds, pack["met_su"])
+    assert questions.abstract_names_arms(ukpds.replace("ultralente insulin, ", ""), pack["met_su"])
+    assert not questions.names_a_drug("Fasting insulin levels fell by 10%.", pack["met_su"])
+    assert questions.names_a_drug("Glargine lowered HbA1c.", pack["met_su"])
 
 
 _THREE_ARMS = "Patients were randomised to lansoprazole 30 mg, omeprazole 40 mg or placebo for 8 weeks."
@@ -1644,13 +1665,19 @@ def test_an_article_answers_with_a_claim_that_compares_before_a_closer_one_that_
     plain = _claim("a1", "Healing was seen in most patients at 8 weeks.")
     comparing = _claim("a1", "Healing was faster in the LAN30 group than in the OME40 group at 4 weeks.", 100)
     alone = _claim("a2", "Healing was seen in most patients at 8 weeks.")
+    # a group against its own start compares no groups
+    own_start = _claim("a3", "Healing in the OME40 group rose by 40% compared with basal values at 8 weeks.")
+    later = _claim("a3", "Healing was faster in the LAN30 group than in the OME40 group at 4 weeks.", 100)
 
     def embed(sentences):  # "8 weeks" is closest to the question
         return np.array([[1.0, 0.0] if "8 weeks" in s else [0.6, 0.8] for s in sentences])
 
-    found = list(questions.article_answers([plain, comparing, alone], {"a1": _LANSO, "a2": _LANSO}, set(), heal,
+    found = list(questions.article_answers([plain, comparing, alone, own_start, later],
+                                           {"a1": _LANSO, "a2": _LANSO, "a3": _LANSO}, set(), heal,
                                            questions.QuestionsConfig(), embed, np.array([[1.0, 0.0]])))
-    assert {(a.article_uid, a.claim_id) for a in found} == {("a1", comparing.claim_id), ("a2", alone.claim_id)}
+    assert {(a.article_uid, a.claim_id) for a in found} == {("a1", comparing.claim_id), ("a2", alone.claim_id),
+                                                            ("a3", later.claim_id)}
+    assert not questions.sets_groups_against(own_start.sentence)
 
 
 _PEMF = ("Patients with delayed union of long-bone fractures were randomised to pulsed electromagnetic field "
