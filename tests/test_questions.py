@@ -1438,8 +1438,8 @@ _MALARIA = "Children were randomised to chemoprophylaxis or placebo during their
     ("The OME40 group showed a significant decrease in healing time over the 8 weeks (P < 0.05).", _LANSO, set()),
     ("Healing was faster in Group I (p < 0.01).", _LANSO, {"heal"}),
     # two groups' values side by side set them against each other
-    ("Among patients with grade IV, healing was 82.4% in 56 patients in the LAN30 group; 71.8% in 57 patients in "
-     "the OME40 group.", _LANSO, {"heal"}),
+    (("Among patients with grade IV, healing was 82.4% in 56 patients in the LAN30 group; 71.8% in 57 patients in "
+      "the OME40 group."), _LANSO, {"heal"}),
     # "among" a population is no comparison
     ("Among patients who completed the study, those of the OME40 group showed a progressive decrease in healing time.",
      _LANSO, set()),
