@@ -513,17 +513,37 @@ def add_on(sentence: str) -> bool:
     return _ADD_ON.search(sentence) is not None
 
 
-#: Two words joined by a slash ("glyburide/metformin", "glipizide/ metformin"), or by a hyphen before a dose or
-#: "tablets" ("metformin-glibenclamide 500 mg/2.5 mg"; not the difference "95%CI for zotepine-haloperidol -9.34").
-_JOINED = re.compile(r"\b([A-Za-z]{4,})(?: ?/ ?([A-Za-z]{4,})\b|-([A-Za-z]{4,})(?= \d| tablet))")
+#: Two words joined by a slash ("glyburide/metformin", "glipizide/ metformin"), by a hyphen before a dose or
+#: "tablets" ("metformin-glibenclamide 500 mg/2.5 mg"; not the difference "95%CI for zotepine-haloperidol -9.34"),
+#: or by "plus" or "combined with" ("glyburide at lower doses plus metformin").
+_JOINED = re.compile(r"\b([A-Za-z]{4,})(?: ?/ ?([A-Za-z]{4,})\b|-([A-Za-z]{4,})(?= \d| tablet)"
+                     r"|(?:\s+at\s+(?:\w+\s+)?doses?)?\s+(?:plus|\+|combined with)\s+([A-Za-z]{4,})\b)", re.IGNORECASE)
+
+
+_LEVEL_DOSE = (r"(?:low|lower|standard|high|higher|usual|moderate|maximal|maximum|full|intermediate)[- ]"
+               r"dos(?:e|es|ing|age)\b")
+#: A dose level set against another ("lower in patients receiving low doses (maximum, 6 mg/day) than high doses of
+#: risperidone or haloperidol"); not a drug at a dose against another drug ("than with high-dose oxybutynin").
+_DOSE_REFERENCE = re.compile(rf"\b{_LEVEL_DOSE}[^.;]{{0,60}}?\b(?:than|versus|vs\.?|compared (?:with|to))\s+"
+                             rf"(?:with\s+|in\s+)?(?:the\s+|those\s+(?:receiving|on|given|taking)\s+)?{_LEVEL_DOSE}",
+                             re.IGNORECASE)
+
+
+def compares_doses(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim sets a dose level against another (``_DOSE_REFERENCE``) under a question whose arms name no
+    dose: it compares doses, not the question's treatments."""
+    arms = f"{q.question.intervention or ''} {q.question.comparator or ''}"
+    return (_DOSE_REFERENCE.search(sentence) is not None and not _DOSE_LEVEL.search(arms)
+            and not _DOSE.search(arms))
 
 
 def fixed_combination(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim's arm is two of the lexicon's drugs (or one-word classes) joined into one
     ("glipizide/metformin tablets controlled HbA1c better than either monotherapy", "the thiazide/atenolol
-    regimen"): a fixed-dose combination, an add-on that no question of the pack asks."""
-    return any(stem(a.lower()) in q.drug_words and stem((slashed or hyphened).lower()) in q.drug_words
-               for a, slashed, hyphened in _JOINED.findall(sentence))
+    regimen", "glyburide at lower doses plus metformin"): a combination, which answers only a question that asks an
+    add-on (``CompiledQuestion.asks_add_on``)."""
+    return not q.asks_add_on and any(stem(a.lower()) in q.drug_words and stem(other.lower()) in q.drug_words
+               for a, *joined in _JOINED.findall(sentence) for other in joined if other)
 
 
 #: Words that are reference words only before "to" or "with" ("relative to", "in comparison with"; not
@@ -1645,7 +1665,7 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             verdict = assess(words, sim, q, config, n_doses, arms=words | abstract_words(abstract),
                              arms_why="named in its abstract, which names no other drug; the claim sets groups apart")
         if verdict is not None and not (surgical_only(sentence, q) or other_endpoint(sentence, q)
-                                        or stopped_only(sentence, q)
+                                        or stopped_only(sentence, q) or compares_doses(sentence, q)
                                         or excluded_population(sentence, q) or fixed_combination(sentence, q)):
             found.append((q, verdict))
     article = words
@@ -1722,11 +1742,12 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     """Under ``QuestionsConfig.whole_abstract``, each article whose abstract answers a question as a whole but
     none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with
     one claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction,
-    no other endpoint, no excluded population, no active arms set equal, no untreated arm against a question of two
-    active drugs unless it names the comparator too), the closest to the question by cosine among those that compare
-    something (``compares_something``) if any do
-    (``embed``: sentences → unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the
-    question's arms (``abstract_names_arms``) and its population. A trial grouped under a question nearly always
+    no other endpoint, no excluded population, no active arms set equal, no dose levels compared
+    (``compares_doses``), no two drugs joined (``fixed_combination``), no untreated arm against a question of two
+    active drugs unless it names the comparator too), the closest to the question by cosine among those that
+    compare something (``compares_something``) if any do (``embed``: sentences → unit vectors; ``q_emb``: the
+    compiled questions' vectors). The abstract must name the question's arms (``abstract_names_arms``) and its
+    population. A trial grouped under a question nearly always
     states its result on the question's outcome, but in words the rules above may not read ("the PGx group", "in
     78% of slow acetylators ... while none of"); on the Evidence Inference question benchmark's development sample,
     48 of the first 58 claims so taken held the expert's evidence for the question. An article none of whose
@@ -1746,7 +1767,8 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
                 continue
             eligible = [(claim, words) for claim in group if not reports_no_comparison(s := claim.sentence)
                         and not other_endpoint(s, q) and not excluded_population(s, q)
-                        and not active_arms_equal(s, q) for words in [claim_words(s, abstract)]
+                        and not active_arms_equal(s, q) and not compares_doses(s, q)
+                        and not fixed_combination(s, q) for words in [claim_words(s, abstract)]
                         if not (untreated_against_active(s, q)
                                 and best_match(words | terms_apart(s), q.comparator)[1] is None)]
             naming = [(claim, words) for claim, words in eligible

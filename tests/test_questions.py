@@ -767,6 +767,10 @@ questions:
     # two dose levels in words, without a placebo arm, compare doses
     (("No differences in survival between patients receiving standard and those receiving high doses of carvedilol "
       "in heart failure."), set()),
+    # under a question of two named drugs, a dose level set against another compares doses
+    (("Dry mouth was significantly less frequent in patients receiving low doses than high doses of tolterodine or "
+      "oxybutynin."), set()),
+    ("Dry mouth was significantly less frequent with tolterodine than with high-dose oxybutynin.", {"head_to_head"}),
     # the asked drug as background therapy: the claim tests another drug
     (("A trend in benefit of candesartan over placebo in reducing mortality after infarction, in the absence of "
       "background ACE inhibitor therapy."), set()),
@@ -1678,6 +1682,26 @@ def test_an_article_answers_with_a_claim_that_compares_before_a_closer_one_that_
     assert {(a.article_uid, a.claim_id) for a in found} == {("a1", comparing.claim_id), ("a2", alone.claim_id),
                                                             ("a3", later.claim_id)}
     assert not questions.sets_groups_against(own_start.sentence)
+
+
+def test_an_article_answers_with_no_combination_and_no_dose_comparison(comparisons, tmp_path):
+    """``article_answers`` takes no claim of the two drugs combined (under a question that asks no add-on) or of
+    dose levels set against each other: such a claim compares something other than the question's arms."""
+    met_vs_su = [comparisons["met_vs_su"]]
+    abstract = "Patients were randomised to metformin or glyburide for 6 months."
+    claims = [_claim("m1", "HbA1c improved significantly during combined treatment with glyburide plus metformin."),
+              _claim("m2", "HbA1c fell more in patients receiving low doses than high doses of metformin."),
+              _claim("m3", "HbA1c fell more with metformin than with glyburide.")]
+    found = list(questions.article_answers(claims, {"m1": abstract, "m2": abstract, "m3": abstract}, set(), met_vs_su,
+                                           questions.QuestionsConfig(), lambda s: np.ones((len(s), 1)),
+                                           np.array([[1.0]])))
+    assert {a.article_uid for a in found} == {"m3"}
+    add_on = next(iter(compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: add, text: "Is glyburide plus metformin more effective than metformin alone for glycemic control?"}
+""").values()))
+    assert questions.fixed_combination(claims[0].sentence, comparisons["met_vs_su"])
+    assert not questions.fixed_combination(claims[0].sentence, add_on)
 
 
 _PEMF = ("Patients with delayed union of long-bone fractures were randomised to pulsed electromagnetic field "
