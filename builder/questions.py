@@ -1276,6 +1276,40 @@ def untreated_against_active(sentence: str, q: CompiledQuestion) -> bool:
             and _UNTREATED_ARM.search(sentence) is not None)
 
 
+#: Groups a study's selection made, not its arms ("the excluded and included groups", "eligible and ineligible
+#: patients", "randomised and non-randomised patients", "participants and non-participants").
+_SELECTION_GROUPS = re.compile(r"\b(?:excluded|included|eligible|ineligible|non-?randomi[sz]ed|non-?participants?|"
+                               r"non-?enrolled|screened)\s+(?:and|or|vs\.?|versus)\s+(?:the\s+)?[\w-]+\s+"
+                               r"(?:groups?|patients|subjects|cohorts?|populations?)\b", re.IGNORECASE)
+
+
+def selection_groups(sentence: str) -> bool:
+    """Whether a claim compares groups a study's selection made (``_SELECTION_GROUPS``), not its arms."""
+    return _SELECTION_GROUPS.search(sentence) is not None
+
+
+#: A drug added to another, the added one's words after it ("after the addition of metformin", "plus glyburide").
+_ADDED = re.compile(r"\b(?:addition of|added to|add-on|plus|in combination with|combined with|in addition to)\s+"
+                    r"((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+
+
+def drug_add_on(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim adds a drug of the lexicon to another ("after the addition of metformin, FPG fell, compared
+    with an increase on sulfonylurea alone") under a question of two drugs that asks no add-on: it answers whether
+    the second drug adds to the first, not which is better. Words after "combined with" that name no drug ("ulcer
+    complications alone and combined with symptomatic ulcers") are no add-on."""
+    return (not q.asks_add_on and q.comparator_is_drug
+            and any(stem(w.lower()) in q.drug_words for m in _ADDED.finditer(sentence) for w in m.group(1).split()))
+
+
+def compares_another(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim compares something other than a question's arms though it may name them: dose levels
+    (``compares_doses``), groups of the study's selection (``selection_groups``), the drugs combined
+    (``fixed_combination``) or one added to another (``drug_add_on``)."""
+    return (compares_doses(sentence, q) or selection_groups(sentence) or fixed_combination(sentence, q)
+            or drug_add_on(sentence, q))
+
+
 def abstract_answers(sentence: str, abstract: str, q: CompiledQuestion) -> bool:
     """Whether a claim that names no drug may answer a question through its abstract (its text;
     ``QuestionsConfig.whole_abstract``): the claim sets groups against each other (``sets_groups_against``), not
@@ -1283,7 +1317,7 @@ def abstract_answers(sentence: str, abstract: str, q: CompiledQuestion) -> bool:
     question of two active drugs (``untreated_against_active``), and the abstract names the question's arms
     (``abstract_names_arms``). The outcome and population are checked as for every claim (``assess``,
     ``studied_population``)."""
-    return (sets_groups_against(sentence) and not _WITHIN_ARMS.search(sentence)
+    return (sets_groups_against(sentence) and not _WITHIN_ARMS.search(sentence) and not selection_groups(sentence)
             and not _EACH_ARM.search(sentence) and not VS_BASELINE.search(sentence)
             and not active_arms_equal(sentence, q) and not untreated_against_active(sentence, q)
             and abstract_names_arms(abstract, q))
@@ -1742,14 +1776,14 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     """Under ``QuestionsConfig.whole_abstract``, each article whose abstract answers a question as a whole but
     none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with
     one claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction,
-    no other endpoint, no excluded population, no active arms set equal, no dose levels compared
-    (``compares_doses``), no two drugs joined (``fixed_combination``), no untreated arm against a question of two
+    no other endpoint, no excluded population, no active arms set equal, no untreated arm against a question of two
     active drugs unless it names the comparator too), the closest to the question by cosine among those that
     compare something (``compares_something``) if any do (``embed``: sentences → unit vectors; ``q_emb``: the
     compiled questions' vectors). The abstract must name the question's arms (``abstract_names_arms``) and its
-    population. A trial grouped under a question nearly always
-    states its result on the question's outcome, but in words the rules above may not read ("the PGx group", "in
-    78% of slow acetylators ... while none of"); on the Evidence Inference question benchmark's development sample,
+    population, and no claim of the article may compare something else (``compares_another``: doses, a
+    combination, an add-on, groups of the selection): its study is then about that. A trial grouped under a
+    question nearly always states its result on the question's outcome, but in words the rules above may not read
+    ("the PGx group", "in 78% of slow acetylators ... while none of"); on the Evidence Inference question benchmark's development sample,
     48 of the first 58 claims so taken held the expert's evidence for the question. An article none of whose
     claims names the outcome in the question's words answers it with its closest claim if that cosine reaches
     ``QuestionsConfig.article_similarity_alone``."""
@@ -1765,10 +1799,11 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
             if ((uid, q.question.question_id) in taken or not abstract_names_arms(abstract, q)
                     or not studied_population(q, stems)):
                 continue
+            if any(compares_another(claim.sentence, q) for claim in group):
+                continue  # the study's comparison is another one: it answers the question with no claim
             eligible = [(claim, words) for claim in group if not reports_no_comparison(s := claim.sentence)
                         and not other_endpoint(s, q) and not excluded_population(s, q)
-                        and not active_arms_equal(s, q) and not compares_doses(s, q)
-                        and not fixed_combination(s, q) for words in [claim_words(s, abstract)]
+                        and not active_arms_equal(s, q) for words in [claim_words(s, abstract)]
                         if not (untreated_against_active(s, q)
                                 and best_match(words | terms_apart(s), q.comparator)[1] is None)]
             naming = [(claim, words) for claim, words in eligible

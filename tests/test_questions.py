@@ -1704,6 +1704,25 @@ questions:
     assert not questions.fixed_combination(claims[0].sentence, add_on)
 
 
+def test_an_article_answers_with_no_drug_added_and_no_groups_of_the_selection(comparisons):
+    """``article_answers`` takes no claim adding one of the lexicon's drugs to another under a question of two drugs
+    (``drug_add_on``), nor one comparing groups the study's selection made (``selection_groups``)."""
+    abstract = "Patients on sulfonylurea were randomised to the addition of metformin or to sulfonylurea alone."
+    claims = [_claim("m1", "After the addition of metformin, HbA1c fell, compared with a rise on sulfonylurea alone."),
+              _claim("m2", "The excluded and included groups had a 1-year HbA1c of 8.1% and 7.2%, respectively."),
+              _claim("m3", "HbA1c fell more with metformin than with sulfonylurea.")]
+    found = list(questions.article_answers(claims, {"m1": abstract, "m2": abstract, "m3": abstract}, set(),
+                                           [comparisons["met_vs_su"]], questions.QuestionsConfig(),
+                                           lambda s: np.ones((len(s), 1)), np.array([[1.0]])))
+    assert {a.article_uid for a in found} == {"m3"}
+    # words after "combined with" that name no drug add nothing
+    assert not questions.drug_add_on("Ulcer complications alone and combined with symptomatic ulcers were fewer "
+                                      "with metformin than with sulfonylurea.", comparisons["met_vs_su"])
+    assert not questions.drug_add_on(claims[0].sentence, comparisons["vs_placebo"])  # no question of two drugs
+    assert questions.selection_groups("Mortality differed between eligible and ineligible patients.")
+    assert not questions.selection_groups("Mortality differed between the treated and untreated patients.")
+
+
 _PEMF = ("Patients with delayed union of long-bone fractures were randomised to pulsed electromagnetic field "
          "(PEMF) or sham treatment for 6 months.")
 
