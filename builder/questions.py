@@ -520,8 +520,9 @@ _JOINED = re.compile(r"\b([A-Za-z]{4,})(?: ?/ ?([A-Za-z]{4,})\b|-([A-Za-z]{4,})(
                      r"|(?:\s+at\s+(?:\w+\s+)?doses?)?\s+(?:plus|\+|combined with)\s+([A-Za-z]{4,})\b)", re.IGNORECASE)
 
 
-_LEVEL_DOSE = (r"(?:low|lower|standard|high|higher|usual|moderate|maximal|maximum|full|intermediate)[- ]"
-               r"dos(?:e|es|ing|age)\b")
+#: Words that name a dose by its level ("low", "standard", "maximal"), as a pattern alternation.
+_DOSE_LEVEL_WORDS = r"low|lower|standard|high|higher|usual|maximal|maximum|full|moderate|intermediate"
+_LEVEL_DOSE = rf"(?:{_DOSE_LEVEL_WORDS})[- ]dos(?:e|es|ing|age)\b"
 #: A dose level set against another ("lower in patients receiving low doses (maximum, 6 mg/day) than high doses of
 #: risperidone or haloperidol"); not a drug at a dose against another drug ("than with high-dose oxybutynin").
 _DOSE_REFERENCE = re.compile(rf"\b{_LEVEL_DOSE}[^.;]{{0,60}}?\b(?:than|versus|vs\.?|compared (?:with|to))\s+"
@@ -542,8 +543,9 @@ def fixed_combination(sentence: str, q: CompiledQuestion) -> bool:
     ("glipizide/metformin tablets controlled HbA1c better than either monotherapy", "the thiazide/atenolol
     regimen", "glyburide at lower doses plus metformin"): a combination, which answers only a question that asks an
     add-on (``CompiledQuestion.asks_add_on``)."""
-    return not q.asks_add_on and any(stem(a.lower()) in q.drug_words and stem(other.lower()) in q.drug_words
-               for a, *joined in _JOINED.findall(sentence) for other in joined if other)
+    return not q.asks_add_on and any(
+        stem(a.lower()) in q.drug_words and stem(other.lower()) in q.drug_words
+        for a, *joined in _JOINED.findall(sentence) for other in joined if other)
 
 
 #: Words that are reference words only before "to" or "with" ("relative to", "in comparison with"; not
@@ -884,7 +886,7 @@ def reports_no_comparison(sentence: str) -> bool:
 
 
 #: A dose level put in words ("high-dose", "standard and high doses", "low or standard dosing").
-_DOSE_LEVEL = re.compile(r"\b(low|lower|standard|high|higher|usual|maximal|maximum|full|moderate|intermediate)"
+_DOSE_LEVEL = re.compile(rf"\b({_DOSE_LEVEL_WORDS})"
                          r"(?=(?:(?: and| or| vs\.?| versus| to)(?: [\w-]+){1,3})?[- ]dos(?:e|es|ing|age)\b)",
                          re.IGNORECASE)
 
@@ -1276,8 +1278,9 @@ def untreated_against_active(sentence: str, q: CompiledQuestion) -> bool:
             and _UNTREATED_ARM.search(sentence) is not None)
 
 
-#: Groups a study's selection made, not its arms ("the excluded and included groups", "eligible and ineligible
-#: patients", "randomised and non-randomised patients", "participants and non-participants").
+#: Groups a study's selection made, not its arms, named by the selection word first ("the excluded and included
+#: groups", "eligible and ineligible patients", "non-randomised and randomised patients", "screened vs enrolled
+#: patients").
 _SELECTION_GROUPS = re.compile(r"\b(?:excluded|included|eligible|ineligible|non-?randomi[sz]ed|non-?participants?|"
                                r"non-?enrolled|screened)\s+(?:and|or|vs\.?|versus)\s+(?:the\s+)?[\w-]+\s+"
                                r"(?:groups?|patients|subjects|cohorts?|populations?)\b", re.IGNORECASE)
@@ -1783,10 +1786,10 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     population, and no claim of the article may compare something else (``compares_another``: doses, a
     combination, an add-on, groups of the selection): its study is then about that. A trial grouped under a
     question nearly always states its result on the question's outcome, but in words the rules above may not read
-    ("the PGx group", "in 78% of slow acetylators ... while none of"); on the Evidence Inference question benchmark's development sample,
-    48 of the first 58 claims so taken held the expert's evidence for the question. An article none of whose
-    claims names the outcome in the question's words answers it with its closest claim if that cosine reaches
-    ``QuestionsConfig.article_similarity_alone``."""
+    ("the PGx group", "in 78% of slow acetylators ... while none of"); on the Evidence Inference question
+    benchmark's development sample, 48 of the first 58 claims so taken held the expert's evidence for the question.
+    An article none of whose claims names the outcome in the question's words answers it with its closest claim if
+    that cosine reaches ``QuestionsConfig.article_similarity_alone``."""
     by_article: dict[str, list[Claim]] = {}
     for claim in claims:
         by_article.setdefault(claim.article_uid, []).append(claim)
