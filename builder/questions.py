@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import yaml
@@ -582,11 +582,17 @@ _TESTED = re.compile(r"\b[pP]\s*[<=>≤]|\bCI\b|\bNS\b|\b(?:[Hh]azard|[Oo]dds) r
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 
 
+#: A treatment named as a patient's allocation ("haloperidol-treated patients", "captopril-allocated deaths"):
+#: the drug is a word of its own.
+_ALLOCATED = re.compile(r"-(?=(?:treated|allocated|assigned|randomi[sz]ed)\b)", re.IGNORECASE)
+
+
 @lru_cache(maxsize=4096)
 def _arm_tokens(sentence: str) -> tuple[str, ...]:
     """A sentence's stemmed words with its clause punctuation, bracketed statistics left out (read once for all
     the questions a claim may answer)."""
-    return tuple(t if t in ";,:" else stem(t.lower()) for t in _ARM_TOKENS.findall(STATISTICS.sub(" ", sentence)))
+    text = _ALLOCATED.sub(" ", STATISTICS.sub(" ", sentence))
+    return tuple(t if t in ";,:" else stem(t.lower()) for t in _ARM_TOKENS.findall(text))
 
 
 def _named_at(tokens: tuple[str, ...], alt: Alternative) -> list[int]:
@@ -609,21 +615,24 @@ _UNTREATED_STEMS = frozenset(stem(w) for w in ("not", "no", "without", "non", "u
                                                 "nonusers", "non-users"))
 
 
-def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
-    """Whether a claim sets the question's intervention against its comparator.
+class ArmComparison(NamedTuple):
+    """What a claim's reference words ("than", "compared with", "superior to") set against each other."""
 
-    A reference word ("than", "compared with", "superior to") with one arm after it and the other arm before
-    it (or after the reference, "compared with ranitidine, pantoprazole …") compares them. The same drug on
-    both sides compares formulations or doses ("SC sumatriptan with this device … similar to … with a
-    conventional syringe"), for any question, and another drug named before the reference sets that drug against
-    the arms ("nateglinide … is comparable to that of metformin, sulphonylureas"). Under a question without an
-    active comparator, a claim must state an effect or a comparison at all (``states_an_effect``). Under a
-    question with two drugs (or the drug and others), placebo after every reference word sets each arm against
-    placebo ("omeprazole or ranitidine … than in those receiving placebo"), and without a reference word the arms
-    are compared only when words set them side by side ("no difference between", "as effective as") or a test (or
-    "respectively") stands beside them, not of each arm's own change ("80% and 62% … (P < 0.05)"): "nebivolol and
-    atenolol significantly reduced blood pressure from baseline", "fell significantly with each agent" and "no
-    significant effectiveness … by omeprazole and ranitidine" do not."""
+    #: the question's intervention against its comparator
+    compared: bool
+    #: a drug against itself ("SC sumatriptan with this device … similar to … with a conventional syringe")
+    itself: bool
+    #: one arm against itself by other drugs ("newer PPIs with omeprazole" under PPIs against ranitidine)
+    within: bool
+    #: another drug against the arms ("nateglinide … is comparable to that of metformin")
+    of_another: bool
+    #: whether the claim has a reference word at all
+    referenced: bool
+
+
+def _arm_comparison(sentence: str, q: CompiledQuestion) -> ArmComparison:
+    """What a claim's reference words set against each other, read for ``compares_arms`` and
+    ``compares_itself``."""
     tokens = _arm_tokens(sentence)
     asked = frozenset(a.stems for a in q.intervention)
     against = () if q.comparison == INACTIVE else q.comparator if q.comparison == NAMED else (
@@ -637,7 +646,7 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
     arm_at = {i for i, _ in arms}
     refs = [i for i, s in enumerate(tokens) if s in _REFERENCE_WORDS or (s == "to" and i and tokens[i - 1] in
             _TO_REFERENCE) or (s in _REFERENCE_BEFORE_TO and tokens[i + 1:i + 2] in (("to",), ("with",)))]
-    compared = itself = of_another = False
+    compared = itself = within = of_another = False
     for r in refs:
         clause = max((j + 1 for j in range(r) if tokens[j] in ";:"), default=0)
         reach = min(len(tokens), r + _REFERENCE_REACH + 1)
@@ -659,7 +668,27 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
         if not before and not other_subject:
             before = [side for i, side in arms if end <= i < stop][:1]
         compared = compared or len(after) == 2 or bool(before and after - set(before))
+        within = within or bool(before) and after == set(before)
         of_another = of_another or (other_subject and not before and bool(after))
+    return ArmComparison(compared, itself, within, of_another, bool(refs))
+
+
+def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim sets the question's intervention against its comparator.
+
+    A reference word ("than", "compared with", "superior to") with one arm after it and the other arm before
+    it (or after the reference, "compared with ranitidine, pantoprazole …") compares them. The same drug on
+    both sides compares formulations or doses ("SC sumatriptan with this device … similar to … with a
+    conventional syringe"), for any question, and another drug named before the reference sets that drug against
+    the arms ("nateglinide … is comparable to that of metformin, sulphonylureas"). Under a question without an
+    active comparator, a claim must state an effect or a comparison at all (``states_an_effect``). Under a
+    question with two drugs (or the drug and others), placebo after every reference word sets each arm against
+    placebo ("omeprazole or ranitidine … than in those receiving placebo"), and without a reference word the arms
+    are compared only when words set them side by side ("no difference between", "as effective as") or a test (or
+    "respectively") stands beside them, not of each arm's own change ("80% and 62% … (P < 0.05)"): "nebivolol and
+    atenolol significantly reduced blood pressure from baseline", "fell significantly with each agent" and "no
+    significant effectiveness … by omeprazole and ranitidine" do not."""
+    compared, itself, _, of_another, refs = _arm_comparison(sentence, q)
     if (itself or of_another) and not compared:
         return False
     if compared:
@@ -669,6 +698,18 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
     return bool(_SIDE_BY_SIDE.search(sentence)) or (
         not refs and bool(_TESTED.search(sentence) or _RESPECTIVELY.search(sentence))
         and not VS_BASELINE.search(sentence) and not _EACH_ARM.search(sentence))
+
+
+def compares_itself(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim sets an arm of the question against itself and never against the other arm: subgroups
+    of one drug ("haloperidol-treated first-episode patients … more extrapyramidal symptoms than
+    haloperidol-treated multiple-episode patients"), its formulations or doses, or drugs of one arm ("newer PPIs
+    with omeprazole" under proton pump inhibitors against ranitidine). Never under a question whose arms share
+    a treatment ("dexamethasone and diclofenac" against "diclofenac alone"), which such a claim may answer."""
+    if q.phrase_words["intervention"] & q.phrase_words["comparator"] - _NOT_ARM_NAMES:
+        return False
+    read = _arm_comparison(sentence, q)
+    return (read.itself or read.within) and not read.compared
 
 
 #: Words by which a claim states an effect or a comparison at all: a direction, a reference, a test or a verdict.
@@ -1596,6 +1637,16 @@ def stopped_only(sentence: str, q: CompiledQuestion) -> bool:
 #: Keeping a condition away rather than treating it ("ulcer recurrence", "preventing ulcer relapse", "maintenance
 #: therapy"): an endpoint of its own.
 _RECURRENCE = re.compile(r"\brecurren\w*|\brelaps\w*|\bmaintenance (?:therapy|treatment|phase)\b", re.IGNORECASE)
+#: Where an ulcer is ("gastric ulcer", "duodenal ulcers", "duodenal or gastric ulcer", "peptic ulcer disease"):
+#: ulcers of one site are an endpoint of their own; "peptic" names both.
+_ULCER_SITE = re.compile(r"\b(gastric|duodenal|peptic)(?:\s+(?:and|or)\s+(gastric|duodenal|peptic))?\s+ulcer",
+                         re.IGNORECASE)
+
+
+def ulcer_sites(text: str) -> frozenset[str]:
+    """The sites of the ulcers a text names (``_ULCER_SITE``), "peptic" read as both gastric and duodenal."""
+    sites = {site.lower() for m in _ULCER_SITE.finditer(text) for site in m.groups() if site}
+    return frozenset(sites - {"peptic"} | ({"gastric", "duodenal"} if "peptic" in sites else set()))
 
 
 #: A word for death ("mortality", "deaths", "died", "survival", "lives saved", "fatal" but not "non-fatal").
@@ -1635,9 +1686,14 @@ def other_endpoint(sentence: str, q: CompiledQuestion) -> bool:
       ranitidine recurred alike does not say which heals them faster;
     - one cause's deaths, or a composite with death, while the question asks about deaths of any cause: that
       ramipril did not significantly reduce deaths from circulatory failure does not say whether it reduces
-      mortality (``cause_specific_death``)."""
+      mortality (``cause_specific_death``);
+    - ulcers of another site only: lansoprazole healing gastric ulcers does not say whether it heals duodenal
+      ulcers faster (``ulcer_sites``)."""
     text = q.question.text
     if _RECURRENCE.search(sentence) is not None and not _RECURRENCE.search(text):
+        return True
+    asked, named = ulcer_sites(text), ulcer_sites(sentence)
+    if asked and named and not asked & named:
         return True
     return bool(_DEATH.search(text)) and not cause_specific_death(text) and cause_specific_death(sentence)
 
@@ -1779,10 +1835,10 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     """Under ``QuestionsConfig.whole_abstract``, each article whose abstract answers a question as a whole but
     none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with
     one claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction,
-    no other endpoint, no excluded population, no active arms set equal, no untreated arm against a question of two
-    active drugs unless it names the comparator too), the closest to the question by cosine among those that
-    compare something (``compares_something``) if any do (``embed``: sentences → unit vectors; ``q_emb``: the
-    compiled questions' vectors). The abstract must name the question's arms (``abstract_names_arms``) and its
+    no other endpoint, no excluded or rival population, no active arms set equal, no arm against itself
+    (``compares_itself``), no untreated arm against a question of two active drugs unless it names the comparator
+    too), the closest to the question by cosine among those that compare something (``compares_something``) if
+    any do (``embed``: sentences → unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the question's arms (``abstract_names_arms``) and its
     population, and no claim of the article may compare something else (``compares_another``: doses, a
     combination, an add-on, groups of the selection): its study is then about that. A trial grouped under a
     question nearly always states its result on the question's outcome, but in words the rules above may not read
@@ -1807,7 +1863,9 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
             eligible = [(claim, words) for claim in group if not reports_no_comparison(s := claim.sentence)
                         and not other_endpoint(s, q) and not excluded_population(s, q)
                         and not active_arms_equal(s, q) for words in [claim_words(s, abstract)]
-                        if not (untreated_against_active(s, q)
+                        if not rival_population(s, words, q, compiled, abstract, words | stems)
+                        and not compares_itself(s, q)
+                        and not (untreated_against_active(s, q)
                                 and best_match(words | terms_apart(s), q.comparator)[1] is None)]
             naming = [(claim, words) for claim, words in eligible
                       if best_match(words, q.outcome, config.min_outcome_coverage)[1] is not None]

@@ -311,7 +311,7 @@ def test_a_question_of_healing_is_answered_by_healing_not_by_other_ulcer_outcome
 questions:
   - {id: heal, text: "Do proton pump inhibitors heal duodenal ulcers faster than H2 receptor antagonists?"}
 """)
-    assert answered(pack, "Lansoprazole healed more gastric ulcers than ranitidine at 4 weeks (P < 0.05).") == {"heal"}
+    assert answered(pack, "Lansoprazole healed more ulcers than ranitidine at 4 weeks (P < 0.05).") == {"heal"}
     assert answered(pack, "Duodenal ulcer healing was faster with omeprazole than with ranitidine.") == {"heal"}
     # pain, acid and bleeding in ulcer patients are other outcomes
     assert answered(pack, "Improvement in ulcer pain was better with pantoprazole than with ranitidine "
@@ -1722,6 +1722,87 @@ def test_an_article_answers_with_no_drug_added_and_no_groups_of_the_selection(co
     assert questions.selection_groups("Mortality differed between eligible and ineligible patients.")
     assert not questions.selection_groups("Mortality differed between the treated and untreated patients.")
 
+
+
+def test_an_article_answer_is_left_to_the_question_of_the_population_its_trial_studied(tmp_path):
+    """``article_answers`` applies ``rival_population`` as the claims' own assignment does: a trial after
+    myocardial infarction whose abstract names heart failure only as an endpoint answers the question asked after
+    infarction, not the one asked in heart failure; a trial of heart failure after infarction answers both."""
+    pack = list(compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: hf, text: "In patients with heart failure, do ACE inhibitors reduce mortality?"}
+  - {id: mi, text: "After myocardial infarction, do ACE inhibitors reduce mortality compared with placebo?"}
+""").values())
+    texts = {"t1": "Patients with acute myocardial infarction were randomised to captopril or placebo. The "
+                   "development of severe heart failure was also recorded.",
+             "t2": "Patients with heart failure after myocardial infarction were randomised to ramipril or placebo."}
+    claims = [_claim("t1", "Mortality at 5 weeks was 7.2% in one group and 7.7% in the other (2p = 0.02)."),
+              _claim("t2", "Mortality at 15 months was 17% in one group and 23% in the other (p = 0.002).")]
+    found = list(questions.article_answers(claims, texts, set(), pack, questions.QuestionsConfig(),
+                                           lambda s: np.ones((len(s), 1)), np.array([[1.0], [1.0]])))
+    assert {(a.article_uid, a.question_id) for a in found} == {("t1", "mi"), ("t2", "hf"), ("t2", "mi")}
+
+
+def test_an_article_answers_with_no_claim_that_sets_an_arm_against_itself(comparisons, tmp_path):
+    """``article_answers`` takes no claim comparing subgroups, forms or members of one arm (``compares_itself``):
+    "haloperidol-treated first-episode patients … than haloperidol-treated multiple-episode patients" does not
+    say whether atypical antipsychotics cause fewer extrapyramidal symptoms than haloperidol."""
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: eps, text: "Do atypical antipsychotics cause fewer extrapyramidal symptoms than haloperidol?"}
+  - {id: ppi, text: "In patients with reflux esophagitis, are proton pump inhibitors more effective than ranitidine for healing?"}
+  - {id: add, text: "Is pain relief higher, lower, or the same when comparing dexamethasone and diclofenac to diclofenac alone?"}
+""")
+    abstract = "Patients with a first episode or with multiple episodes were randomised to olanzapine or haloperidol."
+    subgroups = _claim("s1", "Haloperidol-treated first-episode patients had significantly more extrapyramidal "
+                             "symptoms than haloperidol-treated multiple-episode patients.")
+    arms = _claim("s2", "Olanzapine-treated patients had significantly fewer extrapyramidal symptoms than "
+                        "haloperidol-treated patients.")
+    found = list(questions.article_answers([subgroups, arms], {"s1": abstract, "s2": abstract}, set(), [pack["eps"]],
+                                           questions.QuestionsConfig(), lambda s: np.ones((len(s), 1)),
+                                           np.array([[1.0]])))
+    assert {a.article_uid for a in found} == {"s2"}
+    assert questions.compares_itself(subgroups.sentence, pack["eps"])
+    assert not questions.compares_itself(arms.sentence, pack["eps"])
+    # the drug a word of its own before "-treated": the arms are compared
+    assert questions.compares_arms(arms.sentence, pack["eps"])
+    # two members of the asked class set against each other, under a question of the class against another drug
+    assert questions.compares_itself("Healing was faster with esomeprazole than with omeprazole.", pack["ppi"])
+    assert not questions.compares_itself("Healing was faster with esomeprazole than with ranitidine.", pack["ppi"])
+    # arms that share a treatment: the shared drug on both sides is the question's comparison
+    assert not questions.compares_itself("Pain relief was better with dexamethasone and diclofenac than with "
+                                         "diclofenac alone.", pack["add"])
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("Omeprazole healed gastric ulcers faster than ranitidine (P < 0.01).", set()),
+    ("Omeprazole healed duodenal ulcers faster than ranitidine (P < 0.01).", {"du"}),
+    ("Omeprazole healed peptic ulcers faster than ranitidine (P < 0.01).", {"du"}),
+    ("In duodenal or gastric ulcer, omeprazole gave faster healing than ranitidine (P < 0.01).", {"du"}),
+    ("Omeprazole healed more ulcers than ranitidine (P < 0.01).", {"du"}),
+])
+def test_ulcers_of_another_site_are_another_endpoint(tmp_path, sentence, expected):
+    """``other_endpoint``: a claim naming ulcers of another site only ("gastric") does not answer a question about
+    duodenal ulcers; "peptic" names both sites, and a claim naming no site is left to the rest of the rules."""
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: du, text: "Do proton pump inhibitors heal duodenal ulcers faster than H2 receptor antagonists?"}
+""")
+    assert answered(pack, sentence) == expected
+
+
+def test_the_lexicon_names_antidepressants_and_meloxicam_as_reviews_group_them(comparisons, tmp_path):
+    """Bupropion and desipramine are drugs of their own (a trial of them is not one of stimulants), and meloxicam
+    is set against nonselective NSAIDs as the coxibs are."""
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: gi, text: "Do COX-2 inhibitors cause fewer gastrointestinal complications than nonselective NSAIDs?"}
+  - {id: adhd, text: "In children with ADHD, does methylphenidate improve ADHD symptoms compared with placebo?"}
+""")
+    assert questions.names_a_drug("Bupropion SR was more effective than placebo in adults with ADHD.", pack["adhd"])
+    assert questions.names_a_drug("Desipramine reduced tics and ADHD symptoms.", pack["adhd"])
+    assert answered(pack, "Gastrointestinal complications were fewer with meloxicam than with diclofenac "
+                          "(P < 0.05).") == {"gi"}
 
 _PEMF = ("Patients with delayed union of long-bone fractures were randomised to pulsed electromagnetic field "
          "(PEMF) or sham treatment for 6 months.")
