@@ -1816,15 +1816,21 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
 _OF = re.compile(r"\s+of\s+", re.IGNORECASE)
 
 
+#: Words of an outcome phrase that name no endpoint of their own ("side" of "extrapyramidal side effects",
+#: "total" of "total cholesterol"): any trial's claim may hold them.
+_GENERIC_OUTCOME_STEMS = frozenset(stem(w) for w in ("side", "adverse", "total", "overall", "mean", "clinical",
+                                                      "global", "general"))
+
+
 def names_part_of(words: frozenset[str], alts: tuple[Alternative, ...]) -> bool:
     """Whether ``words`` hold a stem of an alternative other than its phrase's head noun, which alone often names
-    another endpoint ("negative symptoms" for "psychotic symptoms"). The head is the last word of the phrase, or
-    of its part before "of" ("duration of hospital stay": "duration", so "the duration of ventilation" does not
-    count and "hospital" does)."""
+    another endpoint ("negative symptoms" for "psychotic symptoms"), and other than a word that names no endpoint
+    (``_GENERIC_OUTCOME_STEMS``). The head is the last word of the phrase, or of its part before "of" ("duration of
+    hospital stay": "duration", so "the duration of ventilation" does not count and "hospital" does)."""
     for alt in alts:
         head = [s for s in stem_sequence(_OF.split(alt.label, maxsplit=1)[0]) if s in alt.stems] or \
             [s for s in stem_sequence(alt.label) if s in alt.stems]
-        if (alt.stems - frozenset(head[-1:])) & words:
+        if (alt.stems - frozenset(head[-1:]) - _GENERIC_OUTCOME_STEMS) & words:
             return True
     return False
 

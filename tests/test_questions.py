@@ -1743,6 +1743,20 @@ questions:
     assert {(a.article_uid, a.question_id) for a in found} == {("t1", "mi"), ("t2", "hf"), ("t2", "mi")}
 
 
+
+def test_a_word_that_names_no_endpoint_is_no_part_of_an_outcome(tmp_path):
+    """``names_part_of``: "side" of the lexicon's "extrapyramidal side effects" names no endpoint of its own, so
+    "fewer side effects" is no part of extrapyramidal symptoms; "extrapyramidal" is."""
+    eps = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: eps, text: "Do atypical antipsychotics cause fewer extrapyramidal symptoms than haloperidol?"}
+""")["eps"]
+    assert any("side" in alt.label for alt in eps.outcome)
+    assert not questions.names_part_of(questions.claim_words("Clozapine had fewer side effects than haloperidol."),
+                                       eps.outcome)
+    assert questions.names_part_of(questions.claim_words("Clozapine caused fewer extrapyramidal signs than "
+                                                         "haloperidol."), eps.outcome)
+
 def test_an_article_answers_with_no_claim_that_sets_an_arm_against_itself(comparisons, tmp_path):
     """``article_answers`` takes no claim comparing subgroups, forms or members of one arm (``compares_itself``):
     "haloperidol-treated first-episode patients … than haloperidol-treated multiple-episode patients" does not
