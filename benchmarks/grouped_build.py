@@ -90,9 +90,9 @@ def markdown(result: dict) -> str:
               "not whether both answer that question. Read as a person would, random `whole_abstract` pairs whose two "
               "claims are both on the question: 15 of 20 (seed 29) before that day's fixes, then 12, 14 and 14 of 20 "
               "(seeds 41, 53, 67) as the fixes went in, 17, 14 and 13 of 20 (seeds 83, 97, 101) as the next ones did, "
-              "and 17 of 20 (seed 113) after article answers took the population studied, no arm set against itself "
-              "and ulcer sites into account; every sample was read while tuning, so these are development figures "
-              "(2026-11-27)."), ""]
+              "and 17 of 20 (seeds 113 and 127, each) as article answers took the population studied, arms set against "
+              "themselves, ulcer sites, generic outcome words and mediation analyses into account; every sample was "
+              "read while tuning, so these are development figures (2026-11-27)."), ""]
     return "\n".join(lines)
 
 

@@ -921,9 +921,24 @@ def reports_interaction(sentence: str) -> bool:
     return _INTERACTION.search(sentence) is not None
 
 
+#: A mediation or path analysis ("(indirect effect)", "the path analysis indicated", "structural equation
+#: modeling"): its finding is what an effect runs through, not whether the arms differ on the outcome.
+_MEDIATION = re.compile(r"\bindirect effects?\b|\bmediation (?:analys[ie]s|models?)\b|\bpath analys[ie]s\b"
+                        r"|\bstructural equation model", re.IGNORECASE)
+
+
+def reports_mediation(sentence: str) -> bool:
+    """Whether a sentence's finding comes from a mediation or path analysis (``_MEDIATION``): "improvement in
+    extrapyramidal symptoms was associated with mood improvement (indirect effect)" does not say whether
+    olanzapine causes fewer extrapyramidal symptoms than haloperidol."""
+    return _MEDIATION.search(sentence) is not None
+
+
 def reports_no_comparison(sentence: str) -> bool:
-    """Whether a sentence is about baseline groups, a correlation or subgroups' effects: it answers no question."""
-    return reports_baseline(sentence) or reports_correlation(sentence) or reports_interaction(sentence)
+    """Whether a sentence is about baseline groups, a correlation, subgroups' effects or a mediation analysis: it
+    answers no question."""
+    return (reports_baseline(sentence) or reports_correlation(sentence) or reports_interaction(sentence)
+            or reports_mediation(sentence))
 
 
 #: A dose level put in words ("high-dose", "standard and high doses", "low or standard dosing").
@@ -1810,6 +1825,7 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
             stats.drop("baseline" if reports_baseline(claim.sentence)
                        else "correlation" if i in similarities and reports_correlation(claim.sentence)
                        else "interaction" if i in similarities and reports_interaction(claim.sentence)
+                       else "mediation" if i in similarities and reports_mediation(claim.sentence)
                        else "no_question")
 
 

@@ -1757,6 +1757,25 @@ questions:
     assert questions.names_part_of(questions.claim_words("Clozapine caused fewer extrapyramidal signs than "
                                                          "haloperidol."), eps.outcome)
 
+
+@pytest.mark.parametrize("sentence", [
+    ("Improvement in extrapyramidal symptoms was associated with mood improvement (indirect effect); most of the "
+     "olanzapine effect on mood was a direct effect significantly greater than with haloperidol (P < .001)."),
+    ("The path analysis indicated that, relative to haloperidol, quetiapine had direct effects on extrapyramidal "
+     "symptoms independent of improvements in psychosis."),
+])
+def test_a_mediation_analysis_answers_no_question(tmp_path, sentence):
+    """``reports_mediation``: a mediation or path analysis says what an effect runs through, not whether the arms
+    differ on the outcome; the same comparison stated plainly answers."""
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: eps, text: "Do atypical antipsychotics cause fewer extrapyramidal symptoms than haloperidol?"}
+""")
+    assert questions.reports_no_comparison(sentence)
+    assert answered(pack, sentence) == set()
+    assert answered(pack, "Extrapyramidal symptoms were fewer with quetiapine than with haloperidol (P < 0.01).") == {
+        "eps"}
+
 def test_an_article_answers_with_no_claim_that_sets_an_arm_against_itself(comparisons, tmp_path):
     """``article_answers`` takes no claim comparing subgroups, forms or members of one arm (``compares_itself``):
     "haloperidol-treated first-episode patients … than haloperidol-treated multiple-episode patients" does not
