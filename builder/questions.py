@@ -622,7 +622,7 @@ class ArmComparison(NamedTuple):
     compared: bool
     #: a drug against itself ("SC sumatriptan with this device … similar to … with a conventional syringe")
     itself: bool
-    #: one arm against itself by other drugs ("newer PPIs with omeprazole" under PPIs against ranitidine)
+    #: one arm against itself by other drugs ("esomeprazole than omeprazole" under PPIs against ranitidine)
     within: bool
     #: another drug against the arms ("nateglinide … is comparable to that of metformin")
     of_another: bool
@@ -703,9 +703,10 @@ def compares_arms(sentence: str, q: CompiledQuestion) -> bool:
 def compares_itself(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim sets an arm of the question against itself and never against the other arm: subgroups
     of one drug ("haloperidol-treated first-episode patients … more extrapyramidal symptoms than
-    haloperidol-treated multiple-episode patients"), its formulations or doses, or drugs of one arm ("newer PPIs
-    with omeprazole" under proton pump inhibitors against ranitidine). Never under a question whose arms share
-    a treatment ("dexamethasone and diclofenac" against "diclofenac alone"), which such a claim may answer."""
+    haloperidol-treated multiple-episode patients"), its formulations or doses, or drugs of one arm ("faster with
+    esomeprazole than with omeprazole" under proton pump inhibitors against ranitidine). Never under a question
+    whose arms share a treatment ("dexamethasone and diclofenac" against "diclofenac alone"), which such a claim
+    may answer."""
     if q.phrase_words["intervention"] & q.phrase_words["comparator"] - _NOT_ARM_NAMES:
         return False
     read = _arm_comparison(sentence, q)
@@ -1718,12 +1719,13 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
             ) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
     """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
     definitions, the population studied), its cosine to each compiled question and (when already read) its
-    ``claim_words``. A sentence about baseline groups, a correlation or subgroups' effects answers none, one
-    comparing an add-on only a question that asks one; one answers a question only when it makes the question's comparison (``compares_arms``), in its setting
-    and endpoint. A claim that names its arms by role ("no difference between the two groups") answers a
-    question whose intervention (and comparator) its abstract names and whose outcome it names itself; so, under
-    ``QuestionsConfig.whole_abstract``, does one that names no drug and sets groups against each other in an
-    abstract that names the question's arms and no other drug (``abstract_answers``)."""
+    ``claim_words``. A sentence about baseline groups, a correlation, subgroups' effects or a mediation analysis
+    answers none, one comparing an add-on only a question that asks one; one answers a question only when it makes
+    the question's comparison (``compares_arms``), in its setting and endpoint. A claim that names its arms by role
+    ("no difference between the two groups") answers a question whose intervention (and comparator) its abstract
+    names and whose outcome it names itself; so, under ``QuestionsConfig.whole_abstract``, does one that names no
+    drug and sets groups against each other in an abstract that names the question's arms and no other drug
+    (``abstract_answers``)."""
     adds_on = add_on(sentence)
     if reports_no_comparison(sentence) or adds_on and not any(q.asks_add_on for q in compiled):
         return []
@@ -1855,19 +1857,19 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
                     compiled: list[CompiledQuestion], config: QuestionsConfig,
                     embed: Callable[[list[str]], np.ndarray], q_emb: np.ndarray) -> Iterator[Assignment]:
     """Under ``QuestionsConfig.whole_abstract``, each article whose abstract answers a question as a whole but
-    none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with
-    one claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction,
-    no other endpoint, no excluded or rival population, no active arms set equal, no arm against itself
+    none of whose claims was assigned to it (not in ``taken``: ``(article_uid, question_id)``) answers it with one
+    claim: of its claims that name the question's outcome (and report no baseline, correlation or interaction, no
+    other endpoint, no excluded or rival population, no active arms set equal, no arm against itself
     (``compares_itself``), no untreated arm against a question of two active drugs unless it names the comparator
-    too), the closest to the question by cosine among those that compare something (``compares_something``) if
-    any do (``embed``: sentences → unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the question's arms (``abstract_names_arms``) and its
-    population, and no claim of the article may compare something else (``compares_another``: doses, a
-    combination, an add-on, groups of the selection): its study is then about that. A trial grouped under a
-    question nearly always states its result on the question's outcome, but in words the rules above may not read
-    ("the PGx group", "in 78% of slow acetylators ... while none of"); on the Evidence Inference question
-    benchmark's development sample, 48 of the first 58 claims so taken held the expert's evidence for the question.
-    An article none of whose claims names the outcome in the question's words answers it with its closest claim if
-    that cosine reaches ``QuestionsConfig.article_similarity_alone``."""
+    too), the closest to the question by cosine among those that compare something (``compares_something``) if any
+    do (``embed``: sentences → unit vectors; ``q_emb``: the compiled questions' vectors). The abstract must name the
+    question's arms (``abstract_names_arms``) and its population, and no claim of the article may compare something
+    else (``compares_another``: doses, a combination, an add-on, groups of the selection): its study is then about
+    that. A trial grouped under a question nearly always states its result on the question's outcome, but in words
+    the rules above may not read ("the PGx group", "in 78% of slow acetylators ... while none of"); on the Evidence
+    Inference question benchmark's development sample, 48 of the first 58 claims so taken held the expert's evidence
+    for the question. An article none of whose claims names the outcome in the question's words answers it with its
+    closest claim if that cosine reaches ``QuestionsConfig.article_similarity_alone``."""
     by_article: dict[str, list[Claim]] = {}
     for claim in claims:
         by_article.setdefault(claim.article_uid, []).append(claim)
