@@ -310,6 +310,20 @@ class CompiledQuestion:
         return any(add_on(phrase or "") for phrase in (self.question.intervention, self.question.comparator))
 
     @cached_property
+    def arms_name_dose(self) -> bool:
+        """Whether an arm's phrase names a dose, by its level or its amount ("high-dose", "20 mg"): then a claim
+        setting dose levels against each other may answer it (``compares_doses``)."""
+        arms = f"{self.question.intervention or ''} {self.question.comparator or ''}"
+        return _DOSE_LEVEL.search(arms) is not None or _DOSE.search(arms) is not None
+
+    @cached_property
+    def arms_share_treatment(self) -> bool:
+        """Whether the arms' phrases share a treatment word ("dexamethasone and diclofenac" against "diclofenac
+        alone"): then a claim naming that treatment on both sides of a comparison may answer it
+        (``compares_itself``)."""
+        return bool(self.phrase_words["intervention"] & self.phrase_words["comparator"] - _NOT_ARM_NAMES)
+
+    @cached_property
     def apart_words(self) -> dict[str, frozenset[str]]:
         """The stems of each arm's own phrase (compound words read apart) that the other arm's words lack and that
         name a treatment (not its time, dose or co-treatment): a claim using one names that arm alone."""
@@ -532,10 +546,8 @@ _DOSE_REFERENCE = re.compile(rf"\b{_LEVEL_DOSE}[^.;]{{0,60}}?\b(?:than|versus|vs
 
 def compares_doses(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim sets a dose level against another (``_DOSE_REFERENCE``) under a question whose arms name no
-    dose: it compares doses, not the question's treatments."""
-    arms = f"{q.question.intervention or ''} {q.question.comparator or ''}"
-    return (_DOSE_REFERENCE.search(sentence) is not None and not _DOSE_LEVEL.search(arms)
-            and not _DOSE.search(arms))
+    dose (``CompiledQuestion.arms_name_dose``): it compares doses, not the question's treatments."""
+    return not q.arms_name_dose and _DOSE_REFERENCE.search(sentence) is not None
 
 
 def fixed_combination(sentence: str, q: CompiledQuestion) -> bool:
@@ -706,8 +718,8 @@ def compares_itself(sentence: str, q: CompiledQuestion) -> bool:
     haloperidol-treated multiple-episode patients"), its formulations or doses, or drugs of one arm ("faster with
     esomeprazole than with omeprazole" under proton pump inhibitors against ranitidine). Never under a question
     whose arms share a treatment ("dexamethasone and diclofenac" against "diclofenac alone"), which such a claim
-    may answer."""
-    if q.phrase_words["intervention"] & q.phrase_words["comparator"] - _NOT_ARM_NAMES:
+    may answer (``CompiledQuestion.arms_share_treatment``)."""
+    if q.arms_share_treatment:
         return False
     read = _arm_comparison(sentence, q)
     return (read.itself or read.within) and not read.compared
