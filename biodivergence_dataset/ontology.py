@@ -181,7 +181,10 @@ AXES: tuple[Axis, ...] = (
          r"sequencing|whole-genome sequencing|ngs|microarray|mass spectrometry|maldi-tof|"
          r"broth microdilution|disk diffusion|disc diffusion|e-test|etest|agar dilution|mic|"
          r"culture|microscopy|ct scan|mri|pet|ultrasound|questionnaire|self-report\w*|"
-         r"assay|immunoassay|biopsy-based|point-of-care test"),),
+         r"assay|immunoassay|biopsy-based|point-of-care test|"
+         # a blood pressure measured over the day, not in the office (a setting only when no measure follows)
+         r"(?:24[- ]h(?:ou)?r?\s+)?ambulatory\s+(?:(?:24[- ]h(?:ou)?r?\s+)?(?:blood pressure|bp|sbp|dbp|sbp/dbp)|"
+         r"(?:blood pressure|bp)\s+monitoring)"),),
     ),
     Axis(
         "study_design", "Study design",
@@ -248,7 +251,8 @@ AXES: tuple[Axis, ...] = (
         True,
         ((r"icu|intensive care|inpatients?|outpatients?|hospitali[sz]ed|emergency department|"
          r"primary care|community|nursing homes?|long-term care|tertiary|university hospital|"
-         r"teaching hospital|surgical ward|screening|ambulatory|home-based|hospital-acquired|"
+         r"teaching hospital|surgical ward|screening|ambulatory(?!\s+(?:24[- ]h\w*\s+)?(?:blood|bp|sbp|dbp)\b)|"
+         r"home-based|hospital-acquired|"
          r"community-acquired|nosocomial|clinic"),),
     ),
     Axis(
@@ -257,7 +261,8 @@ AXES: tuple[Axis, ...] = (
         "Blood, tissue, swab, stool, plasma.",
         "A biomarker is measured in tissue in one study and in plasma in another.",
         False,
-        ((r"blood|serum|plasma|urine|stool|feces|faeces|sputum|saliva|swabs?|nasopharyngeal|"
+        # "blood" is a specimen, not in the name of a measure or an event ("blood pressure", "blood flow")
+        ((r"blood(?!\s+(?:pressure|glucose|sugar|flow|loss|transfusions?|vessels?|lipids?|levels?)\b)|serum|plasma|urine|stool|feces|faeces|sputum|saliva|swabs?|nasopharyngeal|"
          r"cerebrospinal fluid|csf|tissue|biopsy|biopsies|bronchoalveolar|bal fluid|"
          r"isolates from|wastewater|environmental samples?|milk|skin|wound"),),
     ),

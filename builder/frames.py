@@ -86,6 +86,10 @@ _NO_MODIFIERS = frozenset("significant significantly statistically clear clearly
                           "obvious such definite strong direct causal linear real important".split())
 #: How far (in characters) before a cue a negator still negates it ("did not significantly reduce").
 NEGATION_WINDOW = 32
+#: Verbs that cancel what follows them: negated, they leave it standing ("did not negate the beneficial effects
+#: of oestrogen", "did not offset the benefit").
+_CANCELS = re.compile(r"(?:negat|cancel|offset|counteract|outweigh|blunt|revers|nullif|neutrali[sz])\w*",
+                      re.IGNORECASE)
 #: Where a negator's reach ends: clause punctuation, a parenthesis ("those who were not (a 44% reduction)"), a
 #: contrast word.
 _CLAUSE_BREAK = re.compile(r"[,;:()]|\b(?:but|although|whereas|while|however|though)\b", re.IGNORECASE)
@@ -296,8 +300,8 @@ def _negation_before(text: str, start: int) -> int | None:
     between = _WORD_RE.findall(window[neg.end():])
     if _DETERMINER_NEGATOR.fullmatch(neg.group(0)) and any(w.lower() not in _NO_MODIFIERS for w in between):
         return None  # "no restriction were more likely", "absence of BRCA1 may contribute": a noun is negated
-    if len(between) > 3:
-        return None
+    if len(between) > 3 or any(_CANCELS.fullmatch(w) for w in between):
+        return None  # "did not negate the beneficial effects": the negator governs the verb, the effect stands
     return window_start + neg.start()
 
 
@@ -438,11 +442,11 @@ _UNSTUDIED = re.compile(r"\bnot (?:yet |been )*(?:determined|established|known|s
 
 
 #: A contrast with another arm ("unlike captopril, is not associated with dry cough"), or a difference set against
-#: the null ("no benefits in efficacy, but they still caused fewer extrapyramidal side effects"): the null is of
-#: one arm or one outcome.
+#: the null ("no benefits in efficacy, but they still caused fewer extrapyramidal side effects", "similar …, but
+#: with a greater incidence of oedema with amlodipine"): the null is of one arm or one outcome.
 _CONTRAST = re.compile(r"\bunlike\b|\b(?:but|yet)\b(?:\s+[\w-]+){0,3}?\s+(?:still\s+)?(?:caused|had|showed|produced|"
-                     r"resulted in|led to)\s+(?:significantly\s+)?(?:fewer|less|lower|more|higher|greater|better)\b",
-                     re.IGNORECASE)
+                     r"resulted in|led to|with)\s+(?:a\s+)?(?:significantly\s+)?"
+                     r"(?:fewer|less|lower|more|higher|greater|better)\b", re.IGNORECASE)
 
 
 def _unqualified_comparison(text: str) -> bool:

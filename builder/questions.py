@@ -582,10 +582,14 @@ _SIDE_BY_SIDE = re.compile(
     r"|\bin contrast\b|\bbut not\b|\badvantage|\bsuperior|\binferior|\bneither\b"
     r"|\bas(?! well as)(?:\s+[\w-]+){1,4}\s+as\b", re.IGNORECASE)
 #: Each arm's own change ("fell significantly with each agent", "decreased after all four medications",
-#: "reduced (p < 0.01) from 145/101 to 128/86 … respectively"): figures side by side that test no difference.
+#: "reduced (p < 0.01) from 145/101 to 128/86 … respectively", "tolterodine and oxybutynin caused a significant
+#: decrease (p = 0.0001) in voids … (-1.7 and -1.7, respectively)"): figures side by side that test no difference.
 _EACH_ARM = re.compile(r"\bwith each (?:agent|drug|treatment|regimen)\b"
                        r"|\bafter all (?:\w+ )?(?:medications|drugs|treatments)\b|\bin (?:both|all) (?:\w+ )?groups\b"
-                       rf"|\b{CHANGE_FROM}\s+(?:\([^)]*\)\s+)?from \d",
+                       rf"|\b{CHANGE_FROM}\s+(?:\([^)]*\)\s+)?from \d"
+                       r"|^(?:both\s+)?[\w-]+\s+and\s+[\w-]+\s+(?:both\s+)?(?:caused|produced|induced|achieved|resulted in|"
+                       r"led to)\s+(?:an?\s+)?(?:(?:statistically\s+)?significant\s+)?(?:decrease|reduction|increase|"
+                       r"improvement|fall|rise|decline)s?\b",
                        re.IGNORECASE)
 #: A stated test or effect size ("P < 0.001", "95% CI", "NS", "hazard ratio"), or "respectively": two arms'
 #: figures beside one, with no reference word, compare them ("significantly" alone does not: "X and Y

@@ -798,6 +798,8 @@ questions:
      {"head_to_head"}),
     ("Dry mouth fell significantly with each agent (P < 0.01): by 30% with tolterodine and 25% with oxybutynin.",
      set()),
+    (("Tolterodine and oxybutynin caused a significant decrease (p = 0.0001) in dry mouth (-1.3 and -1.8, "
+      "respectively)."), set()),
     # an add-on answers no question of the pack
     ("Combining nifedipine with atenolol lowered cardiovascular events more than atenolol alone.", set()),
     ("Concomitant use of tolterodine and oxybutynin caused less dry mouth than oxybutynin.", set()),

@@ -283,6 +283,10 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     (("Drug X showed reduced risks compared with drug Y, although some of these findings did not reach "
       "statistical significance."), True, True),
     ("Drug X had no benefits in efficacy, but it still caused fewer side effects.", True, True),
+    (("Adverse events were similar with drugs X and Y, but with a greater incidence of headaches with drug Y and of "
+      "oedema with drug X."), True, True),
+    # a cancelling verb negated leaves the effect standing: no null
+    ("Drug Y, irrespective of the dose, did not negate the beneficial effects of drug X on lipids.", False, False),
     # an effect not yet studied is no null
     ("Effects of drug X on survival have not been determined, but drug Y improved survival.", False, False),
     # a fall from one value to another is a change within a group

@@ -93,6 +93,19 @@ def test_different_drugs_for_an_arm_of_the_question_are_a_condition():
     assert classify(same, compiled)[0] == classify(asked)[0] == "underspecified_apparent_contradiction"
 
 
+def test_placebo_is_the_arm_a_question_without_a_comparator_asks_about():
+    """Beta blockers against placebo is what "do beta blockers reduce mortality?" asks: one claim naming its
+    placebo arm states no design difference. Against an active comparator, a placebo arm is one."""
+    a = "Mortality was lower with bisoprolol than with placebo (p < 0.0001)."
+    b = "Carvedilol did not reduce mortality (p = 0.4)."
+    asked, compiled = _asked(a, b, "In patients with heart failure, do beta blockers reduce mortality?")
+    conflict, chosen, _ = classify(asked, compiled)
+    assert "study_design" not in [d.axis for d in chosen]
+    assert conflict == ontology.CONTEXTUAL and [d.axis for d in chosen] == ["dosage_intervention"]
+    active, compiled = _asked(a, b, "Do beta blockers reduce mortality more than ACE inhibitors?")
+    assert "study_design" in [d.axis for d in classify(active, compiled)[1]]
+
+
 def test_words_of_the_question_are_not_conditions():
     """'acute kidney injury' asked about is the outcome, not a disease-subtype difference."""
     a = "Contrast media increased the risk of acute kidney injury."
@@ -282,6 +295,30 @@ def test_a_measured_amount_per_time_or_volume_is_no_dose(sentence, doses):
     asked = pair(sentence, "Captopril reduced proteinuria.", "Does captopril reduce proteinuria?")
     assert [c.span.text for c in conditions(asked.claim_a, _asked_words(asked))
             if c.axis == "dosage_intervention"] == doses
+
+
+@pytest.mark.parametrize(("sentence", "question", "expected"), [
+    # a blood pressure measured over the day is a measurement protocol, not a clinical setting
+    ("Mean ambulatory blood pressure was equally reduced with atenolol and nifedipine.",
+     "Do beta blockers lower blood pressure?", [("assay_measurement_protocol", "ambulatory blood pressure")]),
+    ("The reduction in ambulatory 24-h SBP/DBP was 13/9 mmHg with atenolol.",
+     "Do beta blockers lower blood pressure?", [("assay_measurement_protocol", "ambulatory 24-h SBP")]),
+    ("Atenolol lowered blood pressure in ambulatory care.",
+     "Do beta blockers lower blood pressure?", [("clinical_setting", "ambulatory")]),
+    # "blood" in the name of a measure is no specimen; blood drawn is one
+    ("ACE inhibitors reduced mortality despite modest decreases in blood pressure.",
+     "Do ACE inhibitors reduce mortality?", []),
+    ("Troponin measured in whole blood was lower with ramipril.",
+     "Does ramipril lower troponin?", [("sample_source", "blood")]),
+    # a count of patients names no population; patients who report the outcome are not a population either
+    ("Death occurred in 117 (38.9%) of 301 patients and 83 (27.5%) of 302 patients assigned enalapril.",
+     "Does enalapril reduce mortality?", []),
+    ("The percentage of patients who complained of cough was higher with lisinopril than with losartan.",
+     "Does lisinopril cause more cough than losartan?", []),
+])
+def test_measures_and_counts_are_not_conditions(sentence, question, expected):
+    asked = pair(sentence, "Nothing was stated.", question)
+    assert [(c.axis, c.span.text) for c in conditions(asked.claim_a, _asked_words(asked))] == expected
 
 
 @pytest.mark.parametrize(("text", "yes_or_no"), [

@@ -36,6 +36,8 @@ from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan, Qu
 from .. import frames as fr
 from ..questionpacks import asks_yes_or_no
 from ..questions import (
+    INACTIVE,
+    PLACEBO_WORDS,
     CompiledQuestion,
     arm_drugs,
     claim_arms,
@@ -69,10 +71,11 @@ assert {SAME_QUESTION, OFF_QUESTION} <= set(ontology.COMPARABILITY)
 _WHO = (r"patients|subjects|women|men|children|adults|adolescents|infants|neonates|individuals|participants|"
         r"volunteers|people|persons|elderly|users|smokers|non-smokers|outpatients|inpatients|girls|boys|"
         r"mothers|pregnancies|veterans|residents|workers|athletes|survivors|recipients|cases|population|cohort")
-#: A word of a phrase that is not a verb of the finding nor a preposition opening another phrase.
+#: A word of a phrase that is not a verb of the finding (nor one that reports the outcome: "patients who
+#: complained of cough") nor a preposition opening another phrase.
 _PHRASE_WORD = (r"(?!(?:in|of|for|among|with|and|or|was|were|did|does|do|had|has|have|is|are|be|been|not|no|"
                 r"compared|versus|vs)\b)(?!(?:improv|reduc|increas|decreas|lower|rais|show|result|caus|produc|"
-                r"prevent|significan|effective|associat)\w*\b)[\w'/+-]+")
+                r"prevent|significan|effective|associat|complain|report|experienc|develop|suffer)\w*\b)[\w'/+-]+")
 _TAIL = rf"(?:\s+(?:with|without|who|aged|over|under|older|younger|undergoing|receiving|treated|on|at|from)(?:\s+{_PHRASE_WORD}){{1,5}})?"
 CONDITION_PATTERNS: dict[str, tuple[str, ...]] = {
     "population_cohort": (
@@ -113,13 +116,14 @@ def conditions(claim: Claim, asked: frozenset[str]) -> list[Condition]:
     """The condition phrases and context cues of a claim, less what the question asks about.
 
     A cue or phrase whose words all belong to what is asked (``asked``: the question's words, or the words both
-    claims share when the pair has no question) is not a condition."""
+    claims share when the pair has no question) is not a condition, nor is a phrase that only counts people ("of
+    301 patients")."""
     text = claim.sentence
     found: list[Condition] = []
     for axis, regex in _CONDITION_RES.items():
         for m in regex.finditer(text):
             words = _words(m.group(0)) - asked - _FILLER
-            if words:
+            if words and not all(w.isdigit() for w in words):  # "of 301 patients" counts them, names no one
                 found.append(Condition(axis, fr.Span(m.group(0), m.start(), m.end()), words))
     for hit in cues.axis_cues(text):
         words = _words(text[hit.start:hit.end]) - asked
@@ -156,6 +160,10 @@ def differences(ca: list[Condition], cb: list[Condition]) -> list[Difference]:
             out.append(Difference(axis, False, xa, xb))
     out.sort(key=lambda d: (not d.two_sided, SPECIFICITY.index(d.axis)))
     return out
+
+
+#: The words of an inactive arm, asked by a question that names no active comparator.
+_PLACEBO_ARM = frozenset(fr.stem(w) for w in PLACEBO_WORDS)
 
 
 def _asked_words(pair: CandidatePair) -> frozenset[str]:
@@ -249,13 +257,16 @@ def with_arms(chosen: list[Difference], arms: Difference | None) -> list[Differe
 def classify(pair: CandidatePair, question: CompiledQuestion | None = None) -> tuple[str, list[Difference], float]:
     """The paper's boundary rules, in order, for a pair whose findings disagree. Conditions the claims state
     come first; the different drugs they name for an arm of the question (``question``: the pair's question
-    compiled) follow them, or are the only axis when the claims state no condition."""
+    compiled) follow them, or are the only axis when the claims state no condition. Under a question with no
+    active comparator, a placebo arm is the arm asked about, not a condition."""
     a_text, b_text = pair.claim_a.sentence, pair.claim_b.sentence
     if _CONTROVERSY_RE.search(a_text) or _CONTROVERSY_RE.search(b_text):
         return CONTROVERSY, [], 0.6
     if _WEAK_RE.search(a_text) or _WEAK_RE.search(b_text):
         return INSUFFICIENT, [], 0.6
     asked = _asked_words(pair)
+    if question is not None and question.comparison == INACTIVE:
+        asked |= _PLACEBO_ARM  # "than placebo" names the arm the question compares with, not a design
     ca, cb = conditions(pair.claim_a, asked), conditions(pair.claim_b, asked)
     diffs = differences(ca, cb)
     two_sided = [d for d in diffs if d.two_sided]
