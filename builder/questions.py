@@ -1007,11 +1007,17 @@ _COVARIATES = re.compile(r"\b(?:when|after|with)\b[^.;]{0,160}?\b(?:were|was)\s+
                          re.IGNORECASE)
 
 
-def without_covariates(sentence: str) -> str:
-    """A sentence without the clauses that name measures as covariates: "the decreases in QT dispersion were greater
-    with irbesartan; the same results were found when changes in blood pressure were included in multivariate
-    analyses" says nothing of blood pressure as a finding."""
-    return _COVARIATES.sub(" ", sentence)
+#: Laboratory tests named by an outcome's word: a bleeding time measures platelet function, not bleeding.
+_TESTS_NAMED_BY_OUTCOMES = re.compile(r"\bbleeding\s+times?\b", re.IGNORECASE)
+
+
+def without_non_findings(sentence: str) -> str:
+    """A sentence without what names a measure but is no finding of it: clauses that name measures as covariates
+    ("the decreases in QT dispersion were greater with irbesartan; the same results were found when changes in
+    blood pressure were included in multivariate analyses" says nothing of blood pressure as a finding), and
+    laboratory tests named by an outcome's word ("bleeding times were less prolonged with meloxicam" says nothing
+    of gastrointestinal bleeding)."""
+    return _TESTS_NAMED_BY_OUTCOMES.sub(" ", _COVARIATES.sub(" ", sentence))
 
 
 @lru_cache(maxsize=1024)
@@ -1034,8 +1040,8 @@ def _content_words(text: str, context: str) -> frozenset[str]:
 
 def claim_words(sentence: str, abstract: str = "") -> frozenset[str]:
     """A claim's content stems, abbreviations defined in its abstract (or itself) expanded, measures it names only
-    as covariates left out (``without_covariates``)."""
-    return _content_words(without_covariates(sentence), f"{abstract} {sentence}")
+    as covariates or tests named by an outcome's word left out (``without_non_findings``)."""
+    return _content_words(without_non_findings(sentence), f"{abstract} {sentence}")
 
 
 #: Arms labelled by letter or number: which one is the treatment only the abstract's methods say.

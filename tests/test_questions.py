@@ -1133,11 +1133,33 @@ def test_a_claim_setting_two_active_arms_equal(comparisons, qid, sentence, equal
     assert questions.sets_arms_equal(sentence, comparisons[qid]) is equal
 
 
+def test_pain_alone_names_no_population(tmp_path):
+    """A trial of baclofen in dystonia "with spasticity or pain" was not run in low back pain; a trial in chronic
+    back pain was."""
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: back, text: "In patients with low back pain, do muscle relaxants reduce pain compared with placebo?"}
+""")
+    claim = "Pain was reduced more with tizanidine than with placebo (p < 0.01)."
+    assert answered(pack, claim, "Tizanidine was given to patients with dystonia with spasticity or pain.") == set()
+    assert answered(pack, claim, "Tizanidine was given to patients with chronic back pain.") == {"back"}
+
+
+def test_a_laboratory_test_named_by_an_outcome_word_is_not_that_outcome(tmp_path):
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: gi, text: "Do COX-2 inhibitors cause fewer GI complications than nonselective NSAIDs?"}
+""")
+    assert answered(pack, "Bleeding times were less prolonged with meloxicam than with naproxen (p < 0.05).") == set()
+    assert answered(pack, "Gastrointestinal bleeding was less frequent with meloxicam than with naproxen "
+                          "(p < 0.05).") == {"gi"}
+
+
 def test_an_outcome_named_only_as_a_covariate_is_not_the_claims(comparisons):
     sentence = ("Dispersion of the QT interval fell more with nifedipine than with atenolol (P = 0.001); the same results "
                 "were found when changes in cardiovascular events and heart rate were also included in multivariate "
                 "analyses.")
-    assert "cardiovascular" not in questions.without_covariates(sentence)
+    assert "cardiovascular" not in questions.without_non_findings(sentence)
     assert answered(comparisons, sentence) == set()
     # an adjustment clause ends at its comma: the finding after it stays
     assert answered(comparisons, "After adjustment for age, cardiovascular events were more frequent with nifedipine "

@@ -16,7 +16,15 @@ from builder.annotators.goldcheck import healthver_pairs
 from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
 from builder.reader import data as reader_data
 from builder.reader.evaluate import evidence_inference_findings, goldcheck_sets, scored_part
-from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE, ReaderConfig, finding_disagreement, mark_arms
+from builder.reader.model import (
+    CONFIG_FILE,
+    SHIPPED,
+    WEIGHTS_FILE,
+    ReaderConfig,
+    finding_disagreement,
+    mark_arms,
+    unmarked,
+)
 
 DATA = SCIFACT.parent
 Q = "Does drug X lower blood pressure compared to placebo?"
@@ -213,7 +221,7 @@ def test_evidence_inference_texts_are_marked_only_for_a_reader_that_learned_the_
     marked = reader_data.load_examples("evidence_inference", DATA, "heldout", arm_marks=True)
     assert [(e.question, e.finding, e.stance, e.key) for e in plain] == [
         (e.question, e.finding, e.stance, e.key) for e in marked]
-    assert [re.sub(r"[\[{] (\S+) [\]}]", r"\1", e.text) for e in marked] == [e.text for e in plain]
+    assert [unmarked(e.text) for e in marked] == [e.text for e in plain]
     assert sum("[ " in e.text for e in marked) > len(marked) / 3
     assert reader.config.arm_marks
     assert reader.marked("Enalapril raised potassium.", "enalapril", "placebo") == "[ Enalapril ] raised potassium."
@@ -296,6 +304,19 @@ def test_a_sentence_states_an_effect_a_null_both_or_neither(text, effect, null):
     from builder.frames import stated_tests
 
     assert stated_tests(text) == (effect, null)
+
+
+def test_what_a_claim_states_is_read_from_its_own_words_not_its_arm_marks(reader):
+    """The marks set off the arms for the network; the tests a claim states are read from the claim as written."""
+    from builder.frames import stated_tests
+
+    text = ("Proteinuria was comparable in the placebo and in the ACEI group for MAP < or = 100 mmHg, but was higher "
+            "in the placebo group for MAP > 100 mmHg.")
+    marked = reader.marked(text, "ACEI", "placebo")
+    assert marked != text and unmarked(marked) == text
+    [reading] = reader.read([("Is proteinuria higher, lower, or the same with ACEI compared to placebo?", marked)])
+    assert (reading.states_effect, reading.states_null) == stated_tests(text) == (True, True)
+    assert not reading.stated
 
 
 def test_stated_only_calls_a_stated_effect_against_a_stated_null_and_nothing_else(reader):

@@ -12,6 +12,7 @@ embeddings stay frozen), so the shipped reader is a 21 MB delta that needs no do
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -81,6 +82,16 @@ def mark_arms(text: str, intervention: str, comparator: str) -> str:
             pos = m.end()
     out.append(text[pos:])
     return "".join(out)
+
+
+#: One word set off by ``mark_arms``: "[ lisinopril ]", "{ losartan }".
+_MARKED = re.compile(r"[\[{] (\S+) [\]}]")
+
+
+def unmarked(text: str) -> str:
+    """``text`` without the marks ``mark_arms`` set: what the claim itself says, which its stated tests are read
+    from ("higher in the { placebo } group" would hide the comparison)."""
+    return _MARKED.sub(r"\1", text)
 
 
 def build_network(base: str, findings: int, stances: int):
@@ -291,8 +302,9 @@ class FindingReader:
         s_probs = {name: round(float(p), 4) for name, p in zip(self.config.stances, s, strict=True)}
         finding, stance = max(f_probs, key=f_probs.get), max(s_probs, key=s_probs.get)
         confidence = f_probs[finding] if finding != NOT_REPORTED else s_probs[stance]
-        significance = stated_significance(text) if finding != NOT_REPORTED or stance != NEUTRAL else None
-        return Reading(finding, f_probs, stance, s_probs, significance, confidence, *stated_tests(text))
+        plain = unmarked(text)
+        significance = stated_significance(plain) if finding != NOT_REPORTED or stance != NEUTRAL else None
+        return Reading(finding, f_probs, stance, s_probs, significance, confidence, *stated_tests(plain))
 
 
 def _softmax(x, np):
