@@ -183,8 +183,7 @@ AXES: tuple[Axis, ...] = (
          r"culture|microscopy|ct scan|mri|pet|ultrasound|questionnaire|self-report\w*|"
          r"assay|immunoassay|biopsy-based|point-of-care test|"
          # a blood pressure measured over the day, not in the office (a setting only when no measure follows)
-         r"(?:24[- ]h(?:ou)?r?\s+)?ambulatory\s+(?:(?:24[- ]h(?:ou)?r?\s+)?(?:blood pressure|bp|sbp|dbp|sbp/dbp)|"
-         r"(?:blood pressure|bp)\s+monitoring)"),),
+         r"(?:24[- ]h(?:ou)?r?\s+)?ambulatory\s+(?:24[- ]h(?:ou)?r?\s+)?(?:blood pressure|bp|sbp|dbp)"),),
     ),
     Axis(
         "study_design", "Study design",
@@ -262,7 +261,8 @@ AXES: tuple[Axis, ...] = (
         "A biomarker is measured in tissue in one study and in plasma in another.",
         False,
         # "blood" is a specimen, not in the name of a measure or an event ("blood pressure", "blood flow")
-        ((r"blood(?!\s+(?:pressure|glucose|sugar|flow|loss|transfusions?|vessels?|lipids?|levels?)\b)|serum|plasma|urine|stool|feces|faeces|sputum|saliva|swabs?|nasopharyngeal|"
+        ((r"blood(?!\s+(?:pressure|glucose|sugar|flow|loss|transfusions?|vessels?|lipids?|levels?)\b)|"
+         r"serum|plasma|urine|stool|feces|faeces|sputum|saliva|swabs?|nasopharyngeal|"
          r"cerebrospinal fluid|csf|tissue|biopsy|biopsies|bronchoalveolar|bal fluid|"
          r"isolates from|wastewater|environmental samples?|milk|skin|wound"),),
     ),

@@ -587,9 +587,10 @@ _SIDE_BY_SIDE = re.compile(
 _EACH_ARM = re.compile(r"\bwith each (?:agent|drug|treatment|regimen)\b"
                        r"|\bafter all (?:\w+ )?(?:medications|drugs|treatments)\b|\bin (?:both|all) (?:\w+ )?groups\b"
                        rf"|\b{CHANGE_FROM}\s+(?:\([^)]*\)\s+)?from \d"
-                       r"|^(?:both\s+)?[\w-]+\s+and\s+[\w-]+\s+(?:both\s+)?(?:caused|produced|induced|achieved|resulted in|"
-                       r"led to)\s+(?:an?\s+)?(?:(?:statistically\s+)?significant\s+)?(?:decrease|reduction|increase|"
-                       r"improvement|fall|rise|decline)s?\b",
+                       r"|^(?:both\s+)?[\w-]+\s+and\s+[\w-]+\s+(?:both\s+)?"
+                       r"(?:caused|produced|induced|achieved|resulted in|led to)\s+(?:an?\s+)?"
+                       r"(?:(?:statistically\s+)?significant\s+)?(?:decrease|reduction|increase|improvement|fall|rise|"
+                       r"decline)s?\b",
                        re.IGNORECASE)
 #: A stated test or effect size ("P < 0.001", "95% CI", "NS", "hazard ratio"), or "respectively": two arms'
 #: figures beside one, with no reference word, compare them ("significantly" alone does not: "X and Y

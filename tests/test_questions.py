@@ -1767,7 +1767,6 @@ questions:
     assert {(a.article_uid, a.question_id) for a in found} == {("t1", "mi"), ("t2", "hf"), ("t2", "mi")}
 
 
-
 def test_a_word_that_names_no_endpoint_is_no_part_of_an_outcome(tmp_path):
     """``names_part_of``: "side" of the lexicon's "extrapyramidal side effects" names no endpoint of its own, so
     "fewer side effects" is no part of extrapyramidal symptoms; "extrapyramidal" is."""
@@ -1799,6 +1798,7 @@ questions:
     assert answered(pack, sentence) == set()
     assert answered(pack, "Extrapyramidal symptoms were fewer with quetiapine than with haloperidol (P < 0.01).") == {
         "eps"}
+
 
 def test_an_article_answers_with_no_claim_that_sets_an_arm_against_itself(comparisons, tmp_path):
     """``article_answers`` takes no claim comparing subgroups, forms or members of one arm (``compares_itself``):
