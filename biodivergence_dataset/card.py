@@ -220,7 +220,8 @@ def reader_scope(report: dict[str, Any]) -> str:
 
 def reader_sets_table(report: dict[str, Any]) -> str:
     """A finding reader's two gold sets (Evidence Inference findings beside the TF-IDF floor, HealthVer
-    same-claim pairs beside the negation rule), every number with its n."""
+    same-claim pairs beside the negation rule), every number with its n; and, where the report has it, how the
+    reader reads those findings with the question's two arms exchanged (``arm_exchange_line``)."""
     ei, hv, scope = report["evidence_inference_findings"], report["healthver_same_claim"], reader_scope(report)
     lines = [f"Evidence Inference findings of {ei['articles']} {scope} articles (three-way):", "",
              "| reader | accuracy | macro-F1 | n |", "|---|---|---|---|"]
@@ -230,8 +231,21 @@ def reader_sets_table(report: dict[str, Any]) -> str:
                          f"| {ei[name]['n']} |")
     lines += ["", (f"HealthVer same-claim pairs of {hv['claims']} {scope} claims: κ {hv['kappa']:.3f} vs negation "
                    f"rule {hv['rule_kappa']:.3f} (gain {hv['gain']:+.3f}; n = {hv['pairs']} pairs, "
-                   f"{hv['gold_conflict']} conflicts)")]
+                   f"{hv['gold_conflict']} conflicts)"), *arm_exchange_line(report.get("arm_exchange"))]
     return "\n".join(lines)
+
+
+def arm_exchange_line(cell: dict[str, Any] | None) -> list[str]:
+    """A reader report's arms-exchanged diagnostic as Markdown lines (none for a report without it): the
+    Evidence Inference findings whose text marks an arm, read as asked and with intervention and comparator
+    exchanged (direction swapped back), and how many effects the reader reads in the same direction both ways."""
+    if not cell:
+        return []
+    asked, exchanged = cell["as_asked"], cell["exchanged"]
+    return ["", (f"Arms exchanged (findings whose text marks an arm, n = {asked['n']}): three-way macro-F1 "
+                 f"{asked['macro_f1']:.3f} as asked, {exchanged['macro_f1']:.3f} with intervention and comparator "
+                 f"exchanged and the direction swapped back; {cell['effects_same_both_ways']} of {cell['effects']} "
+                 "effects read as asked are read in the same direction both ways.")]
 
 
 def goldcheck_warnings(result: dict[str, Any]) -> list[str]:

@@ -192,6 +192,58 @@ def test_each_finding_can_be_asked_in_several_phrasings_each_with_its_own_stance
             reader_data.load_examples("evidence_inference", DATA, "fit", phrasings=bad)
 
 
+def test_a_finding_asked_with_its_arms_exchanged_flips_its_direction_only_when_its_text_marks_an_arm():
+    prompt = reader_data.EIPrompt("1", "9", "lisinopril", "losartan", "cough")
+    finding = reader_data.EIFinding(prompt, "Cough was more frequent with lisinopril (p < 0.01).", "increase")
+    other = reader_data.exchanged_example(finding)
+    assert other.text == "Cough was more frequent with { lisinopril } (p < 0.01)."
+    assert other.finding == "decrease" and "losartan" in other.question
+    assert other.question.index("losartan") < other.question.index("lisinopril")
+    template = next(d for t, d in reader_data.QUESTION_TEMPLATES if t.format(i="losartan", c="lisinopril", o="cough")
+                    == other.question)
+    assert other.stance == reader_data.stance_for(template, "decrease")
+    null = dataclasses.replace(finding, finding="no_difference")
+    assert reader_data.exchanged_example(null).finding == "no_difference"
+    assert reader_data.exchanged_example(dataclasses.replace(finding, text="Cough did not differ.")) is None
+    plain = reader_data.load_examples("evidence_inference", DATA, "development", arm_marks=True)
+    both = reader_data.load_examples("evidence_inference", DATA, "development", arm_marks=True, exchange_arms=True)
+    added = [e for e in both if e not in set(plain)]
+    assert len(both) == len(plain) + len(added) and 0 < len(added) < len(plain)
+    assert all(re.search(r"[\[{] ", e.text) and e.finding != "not_reported" for e in added)
+    # without the marks the same words would be asked both ways: nothing is exchanged
+    assert reader_data.load_examples("evidence_inference", DATA, "development", exchange_arms=True) == \
+        reader_data.load_examples("evidence_inference", DATA, "development")
+
+
+class _ArmsReader:
+    """A stand-in reader that takes the direction from the marks alone: an increase when the first arm a text marks
+    is the intervention ("[ … ]"), a decrease when it is the comparator; ``subject`` reads an increase whatever
+    the marks say, as a reader of the sentence's subject would."""
+
+    def __init__(self, subject: bool = False, arm_marks: bool = True):
+        self.config, self.subject = ReaderConfig("base", arm_marks=arm_marks), subject
+
+    def read(self, pairs):
+        def finding(text):
+            i, c = text.find("[ "), text.find("{ ")
+            return "increase" if self.subject or c < 0 or 0 <= i < c else "decrease"
+        return [_reading(finding(text), "yes") for _, text in pairs]
+
+
+def test_the_arms_exchanged_diagnostic_tells_a_reader_of_the_arms_from_a_reader_of_the_subject():
+    from biodivergence_dataset.card import arm_exchange_line
+    from builder.reader.evaluate import arm_exchange
+
+    arms = arm_exchange(_ArmsReader(), DATA, max_items=60)
+    assert arms["as_asked"]["n"] == arms["exchanged"]["n"] == 60
+    assert arms["as_asked"] == arms["exchanged"] and arms["effects_same_both_ways"] == 0 < arms["effects"] == 60
+    subject = arm_exchange(_ArmsReader(subject=True), DATA, max_items=60)
+    assert subject["effects_same_both_ways"] == subject["effects"] == 60
+    assert subject["exchanged"]["macro_f1"] != subject["as_asked"]["macro_f1"]
+    assert "60 of 60 effects" in arm_exchange_line(subject)[1] and arm_exchange_line(None) == []
+    assert arm_exchange(_ArmsReader(arm_marks=False), DATA) is None
+
+
 def test_the_default_recipe_trains_on_the_shipped_readers_data():
     import json
 

@@ -29,7 +29,7 @@ import hashlib
 import random
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -59,6 +59,8 @@ PARTS: tuple[str, ...] = get_args(Part)
 SCORED_ON: dict[str, str] = {"training": "heldout", "fit": "development"}
 FLOOR_TRAINS_ON: dict[str, str] = {"heldout": "training", "development": "fit"}
 INCREASE, DECREASE, NO_DIFFERENCE, NOT_REPORTED = ontology.READER_FINDINGS
+#: A finding read with the two arms exchanged.
+EXCHANGED = {INCREASE: DECREASE, DECREASE: INCREASE}
 YES, NO, NEUTRAL = ontology.READER_STANCES
 
 EI_LABELS: dict[str, str] = {
@@ -163,6 +165,10 @@ class EIPrompt:
         """``text`` with this prompt's arm words marked (``model.mark_arms``)."""
         return mark_arms(text, self.intervention, self.comparator)
 
+    def exchanged(self) -> EIPrompt:
+        """The prompt with its intervention and comparator exchanged (its finding's direction flips)."""
+        return replace(self, intervention=self.comparator, comparator=self.intervention)
+
 
 @dataclass(frozen=True)
 class EIFinding:
@@ -233,11 +239,13 @@ def phrasing(finding: EIFinding, seed: int = 0) -> int:
 
 
 def ei_examples(folder: Path, part: Part, seed: int = 0, negative_every: int = 2,
-                arm_marks: bool = False, phrasings: int = 1) -> Iterator[ReaderExample]:
+                arm_marks: bool = False, phrasings: int = 1, exchange_arms: bool = False) -> Iterator[ReaderExample]:
     """Each finding in ``phrasings`` phrasings (the first picked by a hash of the text, then the next ones of
     ``QUESTION_TEMPLATES``), plus a negative for every ``negative_every``-th prompt: another article's evidence
     or a non-result sentence of its own abstract; ``arm_marks``: each text marked with the arms of the prompt it
-    is asked about."""
+    is asked about; ``exchange_arms`` (with ``arm_marks``): each finding whose text marks an arm is asked once more
+    with the two arms exchanged, its direction flipped, so that the marks, not the sentence's subject alone,
+    decide the direction (``exchanged_example``)."""
     if not 1 <= phrasings <= len(QUESTION_TEMPLATES):
         raise ValueError(f"phrasings must be 1..{len(QUESTION_TEMPLATES)}, not {phrasings}")
     findings = [f for f in ei_findings(folder) if in_part("evidence_inference", f.prompt.pmcid, part)]
@@ -249,6 +257,8 @@ def ei_examples(folder: Path, part: Part, seed: int = 0, negative_every: int = 2
             yield ReaderExample(f.prompt.question(template), text, f.finding,
                                 stance_for(QUESTION_TEMPLATES[template][1], f.finding), "evidence_inference",
                                 f.prompt.pmcid)
+        if exchange_arms and arm_marks and (other := exchanged_example(f, seed)):
+            yield other
     prompts = sorted({f.prompt for f in findings}, key=lambda p: int(p.prompt_id))
     for prompt in prompts[::negative_every]:
         question = prompt.question(_pick(f"neg:{prompt.prompt_id}:{seed}", len(QUESTION_TEMPLATES)))
@@ -262,6 +272,21 @@ def ei_examples(folder: Path, part: Part, seed: int = 0, negative_every: int = 2
             text = other.text
         yield ReaderExample(question, prompt.marked(text) if arm_marks else text, NOT_REPORTED, NEUTRAL,
                             "evidence_inference", prompt.pmcid)
+
+
+def exchanged_example(finding: EIFinding, seed: int = 0) -> ReaderExample | None:
+    """``finding`` asked with its arms exchanged, in a phrasing picked by a hash: the text marked for the exchanged
+    arms and the direction flipped (no difference stays). None when the text marks neither arm: the same words
+    asked both ways would carry opposite labels, which teaches the reader to ignore the direction (a reader
+    trained with every finding exchanged read most effects as increases)."""
+    prompt = finding.prompt.exchanged()
+    text = prompt.marked(finding.text)
+    if text == finding.text:
+        return None
+    template = _pick(f"exchanged:{finding.prompt.prompt_id}:{finding.text}:{seed}", len(QUESTION_TEMPLATES))
+    label = EXCHANGED.get(finding.finding, finding.finding)
+    return ReaderExample(prompt.question(template), text, label, stance_for(QUESTION_TEMPLATES[template][1], label),
+                         "evidence_inference", finding.prompt.pmcid)
 
 
 # --------------------------------------------------------------------------- PubMedQA, SciFact, HealthVer
@@ -317,27 +342,29 @@ def source_path(source: str, data_dir: str | Path) -> Path:
 
 
 def load_examples(source: str, data_dir: str | Path, part: Part = "training",
-                  arm_marks: bool = False, phrasings: int = 1) -> list[ReaderExample]:
+                  arm_marks: bool = False, phrasings: int = 1, exchange_arms: bool = False) -> list[ReaderExample]:
     """The examples of one source in ``part`` (``PARTS``); ``arm_marks``: Evidence Inference texts marked with
     their prompt's arms (the other sources name no arms); ``phrasings``: questions asked of each Evidence
-    Inference finding."""
+    Inference finding; ``exchange_arms``: each marked finding asked with its arms exchanged too."""
     path = source_path(source, data_dir)
     if source == "evidence_inference":
-        return list(ei_examples(path, part, arm_marks=arm_marks, phrasings=phrasings))
+        return list(ei_examples(path, part, arm_marks=arm_marks, phrasings=phrasings, exchange_arms=exchange_arms))
     return list({"pubmedqa": pubmedqa_examples, "scifact": scifact_examples,
                  "healthver": healthver_examples}[source](path, part))
 
 
 def training_examples(data_dir: str | Path, sources: tuple[str, ...] = SOURCES,
                       max_per_source: dict[str, int] | None = None, seed: int = 0,
-                      arm_marks: bool = False, part: Part = "training", phrasings: int = 1) -> list[ReaderExample]:
+                      arm_marks: bool = False, part: Part = "training", phrasings: int = 1,
+                      exchange_arms: bool = False) -> list[ReaderExample]:
     """The examples of ``sources`` in ``part`` (``training``: all but the held-out part; ``fit``: the
     development part left out too), at most ``max_per_source[source]`` of each (a seeded sample)."""
     if part not in SCORED_ON:
         raise ValueError(f"a reader trains on one of {list(SCORED_ON)}, not {part!r}")
     out: list[ReaderExample] = []
     for source in sources:
-        examples = load_examples(source, data_dir, part, arm_marks=arm_marks, phrasings=phrasings)
+        examples = load_examples(source, data_dir, part, arm_marks=arm_marks, phrasings=phrasings,
+                                 exchange_arms=exchange_arms)
         cap = (max_per_source or {}).get(source)
         if cap is not None and len(examples) > cap:
             examples = random.Random(f"{seed}:{source}").sample(examples, cap)

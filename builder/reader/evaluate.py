@@ -9,7 +9,10 @@ trained on the ``fit`` part is scored on the development part instead (``data.SC
   cross-validation grouped by article on those training articles);
 - HealthVer same-claim pairs of held-out claims (the claim is the question): Cohen's κ of
   ``disagreement(...) is not None`` against gold conflict, beside the negation rule's κ (scikit-learn on a
-  negation flag, computed here independently of the reader).
+  negation flag, computed here independently of the reader);
+- the arms exchanged (a diagnostic, for a reader that learned the arm marks): the held-out findings whose text
+  marks an arm, read as asked and with intervention and comparator exchanged, direction flipped back
+  (``arm_exchange``): whether the reader takes the direction from the question's arms or from the sentence.
 
 Nothing is tuned on the held-out part: findings and stances are the argmax of each head.
 """
@@ -121,6 +124,33 @@ def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items:
             "beats_rule": bool(kappa - rule_kappa >= MIN_KAPPA_GAIN)}
 
 
+def arm_exchange(reader: FindingReader, data_dir: str | Path, max_items: int | None = None,
+                 part: Part = "heldout") -> dict[str, Any] | None:
+    """How far the reader reads a direction relative to the question's arms: the Evidence Inference findings of
+    ``part``'s articles whose text marks an arm (the first ``max_items``), three-way scores of the reading as
+    asked and of the reading with the two arms exchanged (question and marks), its increase and decrease swapped
+    back; and how many of the effects read as asked are read in the same direction both ways. A reader that
+    reads the arms scores alike both ways; one that reads the direction of the sentence's subject scores far
+    lower exchanged. None for a reader that learned no marks (the exchanged text would be the same)."""
+    if not reader.config.arm_marks:
+        return None
+    found = [f for f in ei_findings(source_path("evidence_inference", data_dir))
+             if in_part("evidence_inference", f.prompt.pmcid, part) and f.prompt.marked(f.text) != f.text][:max_items]
+    asked = reader.read([(f.prompt.question(phrasing(f)), f.prompt.marked(f.text)) for f in found])
+    other = [f.prompt.exchanged() for f in found]
+    exchanged = [r.reversed() for r in reader.read([(p.question(phrasing(f)), p.marked(f.text))
+                                                    for p, f in zip(other, found, strict=True)])]
+    gold = [f.finding for f in found]
+
+    def answered(readings):  # the three-way answer (not_reported left out: every text here answers)
+        return [max(THREE_WAY, key=r.finding_probs.get) for r in readings]
+
+    a, x = answered(asked), answered(exchanged)
+    effects = [(p, q) for p, q in zip(a, x, strict=True) if p in THREE_WAY[:2]]
+    return {"as_asked": _three_way(gold, a), "exchanged": _three_way(gold, x), "effects": len(effects),
+            "effects_same_both_ways": sum(p != q and q in THREE_WAY[:2] for p, q in effects)}
+
+
 def goldcheck_sets(reader: FindingReader, data_dir: str | Path, max_items: int | None = None,
                    part: Part = "heldout") -> dict[str, Any]:
     """The reader's two goldcheck sets (items of ``part`` only, held-out by default; the first ``max_items``)."""
@@ -147,7 +177,8 @@ def evaluate_reader(reader: FindingReader, data_dir: str | Path) -> dict[str, An
     part = scored_part(reader)
     return {part: PART_NOTES[part], "part": part,
             "per_source": per_source_accuracy(reader, data_dir, part=part),
-            **goldcheck_sets(reader, data_dir, part=part), "training": reader.config.training}
+            **goldcheck_sets(reader, data_dir, part=part), "arm_exchange": arm_exchange(reader, data_dir, part=part),
+            "training": reader.config.training}
 
 
 def render_report(report: dict[str, Any]) -> str:

@@ -61,6 +61,9 @@ class TrainConfig:
     part: Part = "training"
     #: questions asked of each Evidence Inference finding (``data.ei_examples``)
     phrasings: int = 1
+    #: also ask each Evidence Inference finding whose text marks an arm with its arms exchanged, direction
+    #: flipped (``data.exchanged_example``; needs ``arm_marks``)
+    exchange_arms: bool = False
 
 
 def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
@@ -108,7 +111,7 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     torch.manual_seed(config.seed)
     rng = random.Random(f"{config.seed}:{config.init or ''}")
     examples = training_examples(config.data_dir, config.sources, config.max_per_source, config.seed,
-                                 config.arm_marks, config.part, config.phrasings)
+                                 config.arm_marks, config.part, config.phrasings, config.exchange_arms)
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(config.base_model))
     enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
                     max_length=config.max_length)
@@ -200,6 +203,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="train on plain Evidence Inference texts, without their arm words marked")
     p.add_argument("--phrasings", type=int, default=d.phrasings,
                    help="questions asked of each Evidence Inference finding (1 to 8 of data.QUESTION_TEMPLATES)")
+    p.add_argument("--exchange-arms", action="store_true",
+                   help="also ask each Evidence Inference finding whose text marks an arm with the arms exchanged "
+                        "(direction flipped), so the marks decide the direction")
     p.add_argument("--part", choices=list(SCORED_ON), default=d.part,
                    help="train on all but the held-out part (scored there), or on the fit part: the development "
                         "part left out too and scored instead, to compare settings without seeing the held-out part")
@@ -226,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
                              freeze_layers=args.freeze_layers, max_steps=args.max_steps,
                              max_seconds=args.max_seconds, threads=args.threads, device=args.device,
                              seed=args.seed, init=args.init, arm_marks=args.arm_marks, part=args.part,
-                             phrasings=args.phrasings)
+                             phrasings=args.phrasings, exchange_arms=args.exchange_arms)
         saved = train_reader(args.out, config)
         print(f"reader saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps, "
               f"{saved.training['seconds']:.0f} s")
