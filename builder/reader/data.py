@@ -39,7 +39,7 @@ from ..annotators.goldcheck import ITEMS_OF, GoldPair, claim_key, healthver_rows
 from ..annotators.judge_data import scifact_rationale_pairs
 from ..checks import scifact_claims, scifact_corpus
 from ..sentences import split
-from .model import mark_arms
+from .model import EXCHANGED, mark_arms
 
 #: Source → its folder under the data directory.
 SOURCE_FOLDERS: dict[str, str] = {
@@ -59,8 +59,6 @@ PARTS: tuple[str, ...] = get_args(Part)
 SCORED_ON: dict[str, str] = {"training": "heldout", "fit": "development"}
 FLOOR_TRAINS_ON: dict[str, str] = {"heldout": "training", "development": "fit"}
 INCREASE, DECREASE, NO_DIFFERENCE, NOT_REPORTED = ontology.READER_FINDINGS
-#: A finding read with the two arms exchanged.
-EXCHANGED = {INCREASE: DECREASE, DECREASE: INCREASE}
 YES, NO, NEUTRAL = ontology.READER_STANCES
 
 EI_LABELS: dict[str, str] = {

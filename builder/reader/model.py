@@ -32,6 +32,8 @@ REPORT_FILE = "reader_report.json"
 SHIPPED = Path(__file__).resolve().parent.parent / "models" / "finding_reader"
 INCREASE, DECREASE = ontology.READER_FINDINGS[:2]
 EFFECTS = frozenset((INCREASE, DECREASE))
+#: A finding as read with the question's two arms exchanged.
+EXCHANGED = {INCREASE: DECREASE, DECREASE: INCREASE}
 NO_DIFFERENCE, NOT_REPORTED = ontology.READER_FINDINGS[2:]
 #: The findings that answer a question (all but not_reported).
 READ_FINDINGS = (INCREASE, DECREASE, NO_DIFFERENCE)
@@ -139,9 +141,8 @@ class Reading:
 
     def reversed(self) -> Reading:
         """The reading with the two arms swapped: increase and decrease (and their probabilities) exchanged."""
-        swap = {INCREASE: DECREASE, DECREASE: INCREASE}
-        return replace(self, finding=swap.get(self.finding, self.finding),
-                       finding_probs={swap.get(k, k): v for k, v in self.finding_probs.items()})
+        return replace(self, finding=EXCHANGED.get(self.finding, self.finding),
+                       finding_probs={EXCHANGED.get(k, k): v for k, v in self.finding_probs.items()})
 
     def arms_equal(self) -> Reading:
         """The reading of a text that sets the question's two arms equal ("a similar and significant reduction with
