@@ -25,7 +25,7 @@ from typing import Any
 from biodivergence_dataset import cues, ontology
 
 from .data import FLOOR_TRAINS_ON, SCORED_ON, SOURCES, Part, ei_findings, in_part, load_examples, phrasing, source_path
-from .model import FindingReader, disagreement
+from .model import EFFECTS, FindingReader, disagreement
 
 THREE_WAY = ontology.READER_FINDINGS[:3]
 #: How much κ the reader must gain over the negation rule on HealthVer same-claim pairs (issue 27).
@@ -134,21 +134,21 @@ def arm_exchange(reader: FindingReader, data_dir: str | Path, max_items: int | N
     lower exchanged. None for a reader that learned no marks (the exchanged text would be the same)."""
     if not reader.config.arm_marks:
         return None
-    found = [f for f in ei_findings(source_path("evidence_inference", data_dir))
-             if in_part("evidence_inference", f.prompt.pmcid, part) and f.prompt.marked(f.text) != f.text][:max_items]
-    asked = reader.read([(f.prompt.question(phrasing(f)), f.prompt.marked(f.text)) for f in found])
-    other = [f.prompt.exchanged() for f in found]
-    exchanged = [r.reversed() for r in reader.read([(p.question(phrasing(f)), p.marked(f.text))
-                                                    for p, f in zip(other, found, strict=True)])]
-    gold = [f.finding for f in found]
+    held = [f for f in ei_findings(source_path("evidence_inference", data_dir))
+            if in_part("evidence_inference", f.prompt.pmcid, part)]
+    found = [(f, marked) for f in held if (marked := f.prompt.marked(f.text)) != f.text][:max_items]
+    asked = reader.read([(f.prompt.question(phrasing(f)), marked) for f, marked in found])
+    other = [(f, f.prompt.exchanged()) for f, _ in found]
+    exchanged = [r.reversed() for r in reader.read([(p.question(phrasing(f)), p.marked(f.text)) for f, p in other])]
+    gold = [f.finding for f, _ in found]
 
     def answered(readings):  # the three-way answer (not_reported left out: every text here answers)
         return [max(THREE_WAY, key=r.finding_probs.get) for r in readings]
 
     a, x = answered(asked), answered(exchanged)
-    effects = [(p, q) for p, q in zip(a, x, strict=True) if p in THREE_WAY[:2]]
+    effects = [(p, q) for p, q in zip(a, x, strict=True) if p in EFFECTS]
     return {"as_asked": _three_way(gold, a), "exchanged": _three_way(gold, x), "effects": len(effects),
-            "effects_same_both_ways": sum(p != q and q in THREE_WAY[:2] for p, q in effects)}
+            "effects_same_both_ways": sum(p != q and q in EFFECTS for p, q in effects)}
 
 
 def goldcheck_sets(reader: FindingReader, data_dir: str | Path, max_items: int | None = None,
