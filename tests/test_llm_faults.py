@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -109,28 +110,41 @@ def test_a_request_ends_at_its_deadline(pairs_dir, tmp_path, reply):
     assert "no whole answer within 1.5s" in next(read_jsonl(out / RAW_FILE))["error"]
 
 
+#: How long the fake server holds each request; the CLI allows a little more, with 3 attempts.
+HANG_S = 60
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_cancels_the_request_in_flight_and_sends_no_retry(pairs_dir, tmp_path, sig):
-    """Every request hangs for 20 s then fails (500); the CLI allows 15 s and 3 attempts. The signal arrives
-    during the first request: the command returns at once (well before the hanging request would end) and
-    the server never sees a second request."""
+    """Every request hangs for a minute then fails (500); the CLI allows 75 s and 3 attempts. The signal arrives
+    during the first request: the command returns well before the hanging request would end (the wait is timed
+    from the signal, not from the start, which loads the fallback reader first) and the server never sees a
+    second request."""
     proc_box: list[subprocess.Popen] = []
+    signalled: list[float] = []
+
+    def interrupt() -> None:
+        signalled.append(time.monotonic())
+        os.kill(proc_box[0].pid, sig)
 
     def behaviour(n, body):
         if n == 1:
-            threading.Timer(0.5, lambda: os.kill(proc_box[0].pid, sig)).start()
-        return Reply(delay_s=20, status=500)
+            threading.Timer(0.5, interrupt).start()
+        return Reply(delay_s=HANG_S, status=500)
 
     with FakeOllama(behaviour=behaviour) as server:
         proc_box.append(interruptible_cli(["annotate", str(pairs_dir), "--out", str(tmp_path / "out"),
-                                           "--annotator", server.spec(), "--concurrency", "1", "--timeout", "15",
-                                           "--backoff", "0.01", "--no-progress"], REPO))
+                                           "--annotator", server.spec(), "--concurrency", "1",
+                                           "--timeout", str(HANG_S + 15), "--backoff", "0.01", "--no-progress"],
+                                          REPO))
         try:
-            _, err = proc_box[0].communicate(timeout=10)
+            _, err = proc_box[0].communicate(timeout=3 * HANG_S)
         finally:
             proc_box[0].kill()
+        ended = time.monotonic()
         expected = {130} if sig == signal.SIGINT else {-signal.SIGTERM, 128 + signal.SIGTERM, 130}
         assert proc_box[0].returncode in expected, err.decode()
+        assert len(signalled) == 1 and ended - signalled[0] < HANG_S / 2, err.decode()
         assert len(server.requests) == 1
 
 

@@ -181,6 +181,31 @@ def test_a_claim_that_does_not_answer_the_question_is_never_in_conflict():
     assert labels.conflict_type == ontology.NO_CONFLICT and labels.comparability == "off_question"
 
 
+def test_the_reader_loads_on_first_use_once_whichever_threads_ask(monkeypatch, tmp_path):
+    """An LLM run builds this annotator as its fallback: the network loads only when a pair needs it (once, also
+    when the LLM's worker threads fall back together); a folder that holds no reader fails at once."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from builder.annotators import reader_annotator
+
+    loads: list[Path] = []
+
+    def load(folder):
+        loads.append(folder)
+        time.sleep(0.05)  # long enough for the other threads to ask meanwhile
+        return object()
+
+    monkeypatch.setattr(reader_annotator, "FindingReader", load)
+    annotator = reader_annotator.ReaderAnnotator()
+    assert loads == [] and "evidence_inference" in annotator.trained_on
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: annotator.reader, range(8)))
+    assert loads == [annotator.folder] and all(g is got[0] for g in got)
+    with pytest.raises(FileNotFoundError, match="not a finding reader folder"):
+        reader_annotator.ReaderAnnotator(str(tmp_path))
+
+
 def test_readings_are_taken_relative_to_the_questions_intervention():
     """Both claims say enalapril causes more cough than candesartan. Each is asked the question in its own arm
     names (enalapril for the ACE inhibitors); the reader reads the direction for the arm the sentence is about,
@@ -382,9 +407,8 @@ def test_conclusions_are_asked_a_yes_or_no_question_as_written_whatever_arms_the
 
     q = question_from({"id": "bp", "text": "Do statins reduce blood pressure?"})
     assert (q.intervention, q.outcome) == ("statins", "blood pressure")
-    annotator = ReaderAnnotator.__new__(ReaderAnnotator)  # asks() needs no weights
-    annotator._compiled = {}
-    annotator.reader = type("Marks", (), {"marked": staticmethod(lambda text, i, c: text)})()
+    annotator = ReaderAnnotator()
+    annotator._reader = type("Marks", (), {"marked": staticmethod(lambda text, i, c: text)})()  # no weights needed
     p = pair("Pravastatin 40 mg daily did not reduce blood pressure in normotensive men.",
              "Statins in combination with antihypertensive drugs improve blood pressure control.").model_copy(
                  update={"question": q})

@@ -28,6 +28,7 @@ condition: "acute kidney injury" asked about is an outcome, not a subtype.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 
 from biodivergence_dataset import cues, ontology
@@ -46,9 +47,9 @@ from ..questions import (
     load_lexicon,
     sets_arms_equal,
 )
-from ..reader import READER_VERSION, disagreement, load_reader
+from ..reader import READER_VERSION, FindingReader, disagreement
 from ..reader.data import QUESTION_TEMPLATES, heldout_gold
-from ..reader.model import OPPOSITE_ANSWER, READ_FINDINGS
+from ..reader.model import OPPOSITE_ANSWER, READ_FINDINGS, ReaderConfig, reader_folder
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .frames import SPECIFICITY, frames_of
@@ -324,14 +325,26 @@ class ReaderAnnotator(LocalAnnotator):
     heldout_gold = staticmethod(heldout_gold)
 
     def __init__(self, path: str | None = None):
-        self.reader = load_reader(path)
+        self.folder = reader_folder(path)
+        self.config = ReaderConfig.load(self.folder)  # a folder that holds no reader fails here, before any pair
         self.annotator_id = f"reader-{READER_VERSION}"
         self._compiled: dict[tuple[str, str], CompiledQuestion] = {}
+        self._reader: FindingReader | None = None
+        self._loading = threading.Lock()
+
+    @property
+    def reader(self) -> FindingReader:
+        """The network, loaded on first use (once, whichever thread asks first): an LLM run that never falls
+        back to this annotator never loads it."""
+        with self._loading:
+            if self._reader is None:
+                self._reader = FindingReader(self.folder)
+            return self._reader
 
     @property
     def trained_on(self) -> frozenset[str]:
         """The expert sources the reader learned from (goldcheck scores it there on held-out items only)."""
-        return self.reader.trained_on
+        return self.config.trained_on
 
     def annotate(self, pair: CandidatePair) -> Labels:
         return self.annotate_many([pair])[0]

@@ -66,6 +66,11 @@ class ReaderConfig:
                                     "train one with `biodivergence reader train --out DIR`")
         return cls(**json.loads(path.read_text(encoding="utf-8")))
 
+    @property
+    def trained_on(self) -> frozenset[str]:
+        """The expert sources the reader learned from (goldcheck scores it there on held-out items only)."""
+        return frozenset(self.training.get("sources", ()))
+
 
 def mark_arms(text: str, intervention: str, comparator: str) -> str:
     """``text`` with the words that name only the intervention marked ``[ word ]`` and those that name only the
@@ -260,7 +265,7 @@ class FindingReader:
 
     @property
     def trained_on(self) -> frozenset[str]:
-        return frozenset(self.config.training.get("sources", ()))
+        return self.config.trained_on
 
     def marked(self, text: str, intervention: str, comparator: str) -> str:
         """``text`` as this reader reads it when the arms it is asked about are known: with ``mark_arms``

@@ -65,6 +65,11 @@ class TrainConfig:
     #: flipped (``data.exchanged_example``; needs ``arm_marks``)
     exchange_arms: bool = False
 
+    def __post_init__(self) -> None:
+        if self.exchange_arms and not self.arm_marks:
+            raise ValueError("exchange_arms (--exchange-arms) asks marked findings with their arms exchanged; "
+                             "it needs arm_marks (drop --no-arm-marks)")
+
 
 def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
     f_index = {x: i for i, x in enumerate(ontology.READER_FINDINGS)}
