@@ -218,6 +218,12 @@ def reader_scope(report: dict[str, Any]) -> str:
     return "development" if report.get("part") == "development" else "held-out"
 
 
+#: The rows of a reader report's Evidence Inference table: its cell, and what the row says.
+READER_ROWS = {"reader": "reader, each finding asked in one of its training phrasings",
+               "reader_as_annotated": "reader, asked as the annotator asks a claim",
+               "tfidf_floor": "TF-IDF floor"}
+
+
 def reader_sets_table(report: dict[str, Any]) -> str:
     """A finding reader's two gold sets (Evidence Inference findings beside the TF-IDF floor, HealthVer
     same-claim pairs beside the negation rule), every number with its n; and, where the report has it, how the
@@ -225,10 +231,9 @@ def reader_sets_table(report: dict[str, Any]) -> str:
     ei, hv, scope = report["evidence_inference_findings"], report["healthver_same_claim"], reader_scope(report)
     lines = [f"Evidence Inference findings of {ei['articles']} {scope} articles (three-way):", "",
              "| reader | accuracy | macro-F1 | n |", "|---|---|---|---|"]
-    for name in ("reader", "tfidf_floor"):
+    for name, label in READER_ROWS.items():
         if name in ei:
-            lines.append(f"| {name.replace('_', ' ')} | {ei[name]['accuracy']:.3f} | {ei[name]['macro_f1']:.3f} "
-                         f"| {ei[name]['n']} |")
+            lines.append(f"| {label} | {ei[name]['accuracy']:.3f} | {ei[name]['macro_f1']:.3f} | {ei[name]['n']} |")
     lines += ["", (f"HealthVer same-claim pairs of {hv['claims']} {scope} claims: κ {hv['kappa']:.3f} vs negation "
                    f"rule {hv['rule_kappa']:.3f} (gain {hv['gain']:+.3f}; n = {hv['pairs']} pairs, "
                    f"{hv['gold_conflict']} conflicts)"), *arm_exchange_line(report.get("arm_exchange"))]

@@ -48,7 +48,7 @@ from ..questions import (
     sets_arms_equal,
 )
 from ..reader import READER_VERSION, FindingReader, disagreement
-from ..reader.data import QUESTION_TEMPLATES, heldout_gold
+from ..reader.data import ARM_PHRASING, QUESTION_TEMPLATES, heldout_gold
 from ..reader.model import OPPOSITE_ANSWER, READ_FINDINGS, ReaderConfig, reader_folder
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
@@ -63,7 +63,7 @@ MAX_AXES = 3
 ARM_AXIS = ontology.check_label("divergence_axes", "dosage_intervention")
 SAME_QUESTION, OFF_QUESTION = "same_question", "off_question"
 #: The phrasing a claim is asked its question in: the reader's neutral Evidence Inference phrasing.
-ARM_QUESTION = QUESTION_TEMPLATES[0][0]
+ARM_QUESTION = QUESTION_TEMPLATES[ARM_PHRASING][0]
 assert {SAME_QUESTION, OFF_QUESTION} <= set(ontology.COMPARABILITY)
 
 # Condition phrases: where a claim states the conditions its finding holds under. The ontology's cue lexicon

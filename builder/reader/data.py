@@ -77,6 +77,10 @@ QUESTION_TEMPLATES: tuple[tuple[str, str | None], ...] = (
     ("Is {o} affected by {i} compared to {c}?", "change"),
     ("Compared with {c}, does {i} raise {o}?", INCREASE),
 )
+#: The phrasing the annotator asks a claim its question in when it knows the question's arms (neutral: a
+#: directional phrasing pulls the finding head towards its direction; on the development findings of a fit
+#: reader, 62 and 65 swaps of increase and decrease under "reduce" / "lower", 43 to 48 under the others).
+ARM_PHRASING = 0
 #: Abstract sections whose sentences report no result (negatives of their own prompts).
 NON_RESULT_SECTIONS = ("BACKGROUND", "OBJECTIVE", "OBJECTIVES", "METHODS", "INTRODUCTION", "AIM", "AIMS", "PURPOSE")
 _SECTION = re.compile(r"^ABSTRACT\.([A-Z &/]+):\s*$", re.MULTILINE)

@@ -3,8 +3,9 @@ trained on the ``fit`` part is scored on the development part instead (``data.SC
 
 - per source: accuracy of each head on the held-out examples that carry its label (n beside each);
 - Evidence Inference findings: three-way accuracy and macro-F1 (increase / decrease / no_difference) on the
-  held-out articles, each asked in one of the question phrasings of training (picked by a hash), its evidence
-  marked with the prompt's arms if the reader learned them (``model.mark_arms``), beside a TF-IDF +
+  held-out articles, each asked in one of the question phrasings of training (picked by a hash), and again
+  in the phrasing the annotator asks claims in (``data.ARM_PHRASING``: the reading behind the labels), its
+  evidence marked with the prompt's arms if the reader learned them (``model.mark_arms``), beside a TF-IDF +
   logistic-regression floor trained on the other articles' evidence texts (its C chosen by 5-fold
   cross-validation grouped by article on those training articles);
 - HealthVer same-claim pairs of held-out claims (the claim is the question): Cohen's κ of
@@ -19,12 +20,25 @@ Nothing is tuned on the held-out part: findings and stances are the argmax of ea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from biodivergence_dataset import cues, ontology
 
-from .data import FLOOR_TRAINS_ON, SCORED_ON, SOURCES, Part, ei_findings, in_part, load_examples, phrasing, source_path
+from .data import (
+    ARM_PHRASING,
+    FLOOR_TRAINS_ON,
+    SCORED_ON,
+    SOURCES,
+    EIFinding,
+    Part,
+    ei_findings,
+    in_part,
+    load_examples,
+    phrasing,
+    source_path,
+)
 from .model import EFFECTS, FindingReader, disagreement
 
 THREE_WAY = ontology.READER_FINDINGS[:3]
@@ -88,14 +102,24 @@ def evidence_inference_findings(reader: FindingReader | None, data_dir: str | Pa
     floor = tfidf_floor([f.text for f in train], [f.finding for f in train])
     out: dict[str, Any] = {
         "articles": len({f.prompt.pmcid for f in held}), "train_articles": len({f.prompt.pmcid for f in train}),
-        "questions": "each finding asked in one of data.QUESTION_TEMPLATES (picked by a hash of its text)",
+        "questions": ("reader: each finding asked in one of data.QUESTION_TEMPLATES (picked by a hash of its "
+                      "text, as in training); reader_as_annotated: each asked in data.ARM_PHRASING, the "
+                      "annotator's"),
         "tfidf_floor": _three_way(gold, list(floor.predict([f.text for f in held])))}
     if reader is not None:
-        readings = reader.read([(f.prompt.question(phrasing(f)), reader.marked(f.text, f.prompt.intervention,
-                                                                               f.prompt.comparator)) for f in held])
-        out["reader"] = _three_way(gold, [r.finding for r in readings])
-        out["reader"]["not_reported"] = sum(r.finding == ontology.READER_FINDINGS[3] for r in readings)
+        out["reader"] = _read_findings(reader, held, phrasing)
+        out["reader_as_annotated"] = _read_findings(reader, held, lambda f: ARM_PHRASING)
     return out
+
+
+def _read_findings(reader: FindingReader, held: list[EIFinding], template: Callable[[EIFinding], int]
+                   ) -> dict[str, Any]:
+    """Three-way scores of the reader's findings, each asked in phrasing ``template(finding)``."""
+    readings = reader.read([(f.prompt.question(template(f)), reader.marked(f.text, f.prompt.intervention,
+                                                                           f.prompt.comparator)) for f in held])
+    cell = _three_way([f.finding for f in held], [r.finding for r in readings])
+    cell["not_reported"] = sum(r.finding == ontology.READER_FINDINGS[3] for r in readings)
+    return cell
 
 
 def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items: int | None = None,
