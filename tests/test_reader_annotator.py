@@ -39,6 +39,13 @@ def pair(a: str, b: str, question: str | None = None):
     # a concrete condition stated by one claim only is still recoverable (the preference rule)
     ("Aspirin reduced mortality in elderly patients with diabetes.", "Aspirin did not reduce mortality.",
      "Does aspirin reduce mortality?", ontology.CONTEXTUAL, ["population_cohort"]),
+    # the form a drug is given in: a one-sided dose condition; the same form spelled two ways is no difference
+    ("Tolterodine was as effective as oxybutynin.",
+     "Extended-release oxybutynin was more effective than tolterodine (p < 0.05).",
+     "Is tolterodine as effective as oxybutynin?", ontology.CONTEXTUAL, ["dosage_intervention"]),
+    ("Extended release oxybutynin was as effective as tolterodine.",
+     "Extended-release oxybutynin was more effective than tolterodine (p < 0.05).",
+     "Is tolterodine as effective as oxybutynin?", "direct_contradiction", []),
     # the same stated condition on both sides and opposed findings -> direct
     ("Aspirin reduced mortality in elderly patients.", "Aspirin did not reduce mortality in elderly patients.",
      "Does aspirin reduce mortality?", "direct_contradiction", []),
@@ -340,6 +347,18 @@ def test_a_measured_amount_per_time_or_volume_is_no_dose(sentence, doses):
      "Does enalapril reduce mortality?", []),
     ("The percentage of patients who complained of cough was higher with lisinopril than with losartan.",
      "Does lisinopril cause more cough than losartan?", []),
+    # the patients of a placebo arm are an arm, not a population, whatever the question compares
+    # (that the trial had a placebo arm is a design cue under a question with an active comparator)
+    ("Dry mouth was more common with oxybutynin than with tolterodine and occurred in 9.8% of placebo patients.",
+     "Does tolterodine cause less dry mouth than oxybutynin?", [("study_design", "placebo")]),
+    ("Headache was reported in 4% of sham-treated subjects and in placebo recipients.",
+     "Does acupuncture reduce headache more than drug X?", [("study_design", "placebo")]),
+    ("Dry mouth was more common in elderly placebo patients.", "Does tolterodine cause less dry mouth than oxybutynin?",
+     [("population_cohort", "in elderly placebo patients")]),
+    # the form a drug is given in is a dose condition, hyphenated or not
+    ("Extended release oxybutynin was more effective than long-acting tolterodine.",
+     "Is tolterodine as effective as oxybutynin?",
+     [("dosage_intervention", "Extended release"), ("dosage_intervention", "long-acting")]),
 ])
 def test_measures_and_counts_are_not_conditions(sentence, question, expected):
     asked = pair(sentence, "Nothing was stated.", question)

@@ -12,17 +12,18 @@ For a candidate pair it
    claims asked any other question as written disagree as effect vs no effect or increase vs decrease, and
    claims read against each other as yes vs no;
 3. applies the paper's boundary rules in order: explicit controversy → unresolved controversy; weak evidence
-   → evidence insufficiency; a condition that differs between the claims (population, dose or co-treatment,
-   duration, geography, period, setting, … — from the ontology's cues and the condition phrases below; then
-   the different drugs two claims name for an arm of a class question, ``arm_difference``) → contextual with
-   those axes; a concrete condition stated by one claim only is still a recoverable axis
+   → evidence insufficiency; a condition that differs between the claims (population, dose, form or
+   co-treatment, duration, geography, period, setting, … — from the ontology's cues and the condition phrases
+   below; then the different drugs two claims name for an arm of a class question, ``arm_difference``) →
+   contextual with those axes; a concrete condition stated by one claim only is still a recoverable axis
    (the paper's preference rule) → contextual; nothing recoverable → underspecified when neither claim states
    its conditions, direct when both state the same ones;
 4. marks the differing condition phrases and both finding phrases as evidence spans and names them in the
    reconciliation.
 
 Words that belong to the question (its intervention, outcome, population) are never read as a differing
-condition: "acute kidney injury" asked about is an outcome, not a subtype.
+condition: "acute kidney injury" asked about is an outcome, not a subtype; nor are the patients of a placebo arm
+("of placebo patients") a population.
 """
 
 from __future__ import annotations
@@ -59,8 +60,10 @@ KIND = ontology.check_label("annotator_kind", "reader")
 NO = "no"
 assert NO in ontology.READER_STANCES
 MAX_AXES = 3
-#: The axis of two claims naming different drugs for one arm of their question.
-ARM_AXIS = ontology.check_label("divergence_axes", "dosage_intervention")
+#: The axis of a dose, of the form a drug is given in, and of two claims naming different drugs for one arm of
+#: their question; the axis of a population phrase.
+DOSE_AXIS = ontology.check_label("divergence_axes", "dosage_intervention")
+POPULATION_AXIS = ontology.check_label("divergence_axes", "population_cohort")
 SAME_QUESTION, OFF_QUESTION = "same_question", "off_question"
 #: The phrasing a claim is asked its question in: the reader's neutral Evidence Inference phrasing.
 ARM_QUESTION = QUESTION_TEMPLATES[ARM_PHRASING][0]
@@ -79,10 +82,10 @@ _PHRASE_WORD = (r"(?!(?:in|of|for|among|with|and|or|was|were|did|does|do|had|has
                 r"prevent|significan|effective|associat|complain|report|experienc|develop|suffer)\w*\b)[\w'/+-]+")
 _TAIL = rf"(?:\s+(?:with|without|who|aged|over|under|older|younger|undergoing|receiving|treated|on|at|from)(?:\s+{_PHRASE_WORD}){{1,5}})?"
 CONDITION_PATTERNS: dict[str, tuple[str, ...]] = {
-    "population_cohort": (
+    POPULATION_AXIS: (
         rf"\b(?:in|among|for|of)\s+(?:{_PHRASE_WORD}\s+){{0,3}}(?:{_WHO})\b{_TAIL}",
     ),
-    "dosage_intervention": (
+    DOSE_AXIS: (
         (rf"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|μg|mcg|iu|mg/kg|mg/day|ml)\b{ontology.NOT_A_RATE}(?:\s*(?:once|twice|three times|per|a|/)?\s*"
          r"(?:daily|a day|per day|day|weekly|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?d\.?))?"),
         (rf"\b(?:in combination with|combined with|in addition to|added to|add-on to|as add-on|together with|"
@@ -93,7 +96,27 @@ CONDITION_PATTERNS: dict[str, tuple[str, ...]] = {
 }
 _CONDITION_RES = {axis: re.compile("|".join(f"(?:{p})" for p in pats), re.IGNORECASE)
                   for axis, pats in CONDITION_PATTERNS.items()}
+#: The form a drug is given in ("extended-release oxybutynin", "long acting tolterodine"): a dose condition,
+#: read as its words whether hyphenated or not, so "extended release" and "extended-release" are one form.
+_FORMULATION = re.compile(r"\b(?:(?:extended|immediate|sustained|controlled|modified|delayed|slow|prolonged)[- ]release"
+                          r"|(?:long|short|intermediate|rapid|ultra-long)[- ]acting)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+#: The words of an inactive arm: asked by a question that names no active comparator, never a population.
+_PLACEBO_ARM = frozenset(fr.stem(w) for w in PLACEBO_WORDS)
+#: Words that, beside a placebo word and the people, make a phrase name an arm ("sham-treated subjects").
+_ARM_WORDS = frozenset(fr.stem(w) for w in (
+    "patients", "subjects", "participants", "individuals", "people", "persons", "recipients", "users", "volunteers",
+    "cases", "treated", "allocated", "assigned", "randomised", "randomized", "receiving", "given", "group", "arm"))
+
+
+def _names_placebo_arm(phrase: str) -> bool:
+    """Whether a population phrase names a placebo arm and no one else: "of placebo patients", "in sham-treated
+    subjects", "in placebo recipients" (a trial arm, which the cue lexicon reads as a design), not "in elderly
+    placebo patients"."""
+    words = _words(phrase.replace("-", " ")) - _FILLER - _ARM_WORDS
+    return bool(words) and words <= _PLACEBO_ARM
+
+
 #: Words that carry no condition of their own inside a condition phrase.
 _FILLER = frozenset(fr.stem(w) for w in (
     "in", "among", "for", "of", "the", "a", "an", "all", "both", "these", "those", "with", "without", "who", "and",
@@ -124,8 +147,14 @@ def conditions(claim: Claim, asked: frozenset[str]) -> list[Condition]:
     for axis, regex in _CONDITION_RES.items():
         for m in regex.finditer(text):
             words = _words(m.group(0)) - asked - _FILLER
+            if axis == POPULATION_AXIS and _names_placebo_arm(m.group(0)):
+                continue
             if words and not all(w.isdigit() for w in words):  # "of 301 patients" counts them, names no one
                 found.append(Condition(axis, fr.Span(m.group(0), m.start(), m.end()), words))
+    for m in _FORMULATION.finditer(text):
+        words = _words(m.group(0).replace("-", " ")) - asked
+        if words and not any(c.span.start <= m.start() and m.end() <= c.span.end for c in found):
+            found.append(Condition(DOSE_AXIS, fr.Span(m.group(0), m.start(), m.end()), words))
     for hit in cues.axis_cues(text):
         words = _words(text[hit.start:hit.end]) - asked
         inside = any(c.span.start <= hit.start and hit.end <= c.span.end for c in found)
@@ -161,10 +190,6 @@ def differences(ca: list[Condition], cb: list[Condition]) -> list[Difference]:
             out.append(Difference(axis, False, xa, xb))
     out.sort(key=lambda d: (not d.two_sided, SPECIFICITY.index(d.axis)))
     return out
-
-
-#: The words of an inactive arm, asked by a question that names no active comparator.
-_PLACEBO_ARM = frozenset(fr.stem(w) for w in PLACEBO_WORDS)
 
 
 def _asked_words(pair: CandidatePair) -> frozenset[str]:
@@ -228,7 +253,7 @@ def reconciliation(conflict: str, chosen: list[Difference], ra, rb, question: st
 
 
 def arm_difference(a: str, b: str, question: CompiledQuestion | None) -> Difference | None:
-    """The drugs two claims name for the arms of the question, as a two-sided difference of ``ARM_AXIS``, where
+    """The drugs two claims name for the arms of the question, as a two-sided difference of ``DOSE_AXIS``, where
     both name one for an arm and they differ ("captopril" vs "ramipril" for ACE inhibitors; "losartan" vs
     "nifedipine" for "other antihypertensive drugs"): a question about a class pools comparisons, and each claim
     answers another. None when the claims name the same drugs (or no question is known)."""
@@ -237,9 +262,9 @@ def arm_difference(a: str, b: str, question: CompiledQuestion | None) -> Differe
     xa, xb = [], []
     for da, db in zip(arm_drugs(a, question), arm_drugs(b, question), strict=True):
         if da is not None and db is not None and da.differs(db):
-            xa.append(Condition(ARM_AXIS, da.span, frozenset({da.name.lower()})))
-            xb.append(Condition(ARM_AXIS, db.span, frozenset({db.name.lower()})))
-    return Difference(ARM_AXIS, True, tuple(xa), tuple(xb)) if xa else None
+            xa.append(Condition(DOSE_AXIS, da.span, frozenset({da.name.lower()})))
+            xb.append(Condition(DOSE_AXIS, db.span, frozenset({db.name.lower()})))
+    return Difference(DOSE_AXIS, True, tuple(xa), tuple(xb)) if xa else None
 
 
 def with_arms(chosen: list[Difference], arms: Difference | None) -> list[Difference]:
