@@ -1719,6 +1719,23 @@ def cause_specific_death(text: str) -> bool:
                                for m in found)
 
 
+#: A measure's rhythm or spread over time ("attenuated circadian changes", "circadian blood pressure swings",
+#: "diurnal variation", "blood pressure variability"): another endpoint than the measure's level.
+_RHYTHM = re.compile(r"\b(?:circadian|diurnal|day[- ]night)\s+(?:[\w-]+\s+){0,3}?(?:swings?|changes?|variations?|"
+                     r"amplitudes?|rhythms?|profiles?|patterns?)\b|\b(?:blood\s+pressure|BP|heart\s+rate|glucose|"
+                     r"glycaemic|glycemic)\s+variability\b", re.IGNORECASE)
+
+
+def rhythm_only(sentence: str, q: CompiledQuestion) -> bool:
+    """Whether a claim names its question's outcome only inside a rhythm of it (``_RHYTHM``) and the question asks
+    about no rhythm: "atenolol attenuated circadian blood pressure swings" does not say whether it lowers blood
+    pressure; "reduces 24 h blood pressure without attenuating its diurnal variation" still does."""
+    if not _RHYTHM.search(sentence) or _RHYTHM.search(q.question.text):
+        return False
+    level = terms(_RHYTHM.sub(" ", sentence))
+    return not any(alt.stems <= level for alt in q.outcome)
+
+
 def other_endpoint(sentence: str, q: CompiledQuestion) -> bool:
     """Whether a claim reports another endpoint than its question asks about:
     - recurrence or maintenance while the question asks otherwise: that ulcers healed with omeprazole or
@@ -1727,9 +1744,10 @@ def other_endpoint(sentence: str, q: CompiledQuestion) -> bool:
       ramipril did not significantly reduce deaths from circulatory failure does not say whether it reduces
       mortality (``cause_specific_death``);
     - ulcers of another site only: lansoprazole healing gastric ulcers does not say whether it heals duodenal
-      ulcers faster (``ulcer_sites``)."""
+      ulcers faster (``ulcer_sites``);
+    - the outcome's rhythm, not its level (``rhythm_only``)."""
     text = q.question.text
-    if _RECURRENCE.search(sentence) is not None and not _RECURRENCE.search(text):
+    if _RECURRENCE.search(sentence) is not None and not _RECURRENCE.search(text) or rhythm_only(sentence, q):
         return True
     asked, named = ulcer_sites(text), ulcer_sites(sentence)
     if asked and named and not asked & named:

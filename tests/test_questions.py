@@ -1848,6 +1848,23 @@ questions:
     assert answered(pack, sentence) == expected
 
 
+@pytest.mark.parametrize("sentence, expected", [
+    (("Atenolol attenuated circadian blood pressure swings (p < 0.05), whereas those on captopril exhibited "
+      "markedly increased circadian changes."), set()),
+    ("Blood pressure variability was lower with atenolol than with captopril (p < 0.05).", set()),
+    ("Atenolol lowered 24-h blood pressure more than captopril without attenuating its diurnal variation.", {"bp"}),
+    ("Atenolol lowered blood pressure more than captopril (p < 0.05).", {"bp"}),
+])
+def test_a_rhythm_of_the_outcome_is_another_endpoint(tmp_path, sentence, expected):
+    """``other_endpoint``: a claim that names blood pressure only inside its rhythm ("circadian swings",
+    "variability") does not answer a question about lowering it; one that also names its level does."""
+    pack = compiled_pack(tmp_path / "p.yaml", """
+questions:
+  - {id: bp, text: "Is atenolol as effective as other antihypertensive drugs for blood pressure reduction?"}
+""")
+    assert answered(pack, sentence) == expected
+
+
 def test_the_lexicon_names_antidepressants_and_meloxicam_as_reviews_group_them(comparisons, tmp_path):
     """Bupropion and desipramine are drugs of their own (a trial of them is not one of stimulants), and meloxicam
     is set against nonselective NSAIDs as the coxibs are."""
