@@ -215,7 +215,6 @@ def test_a_finding_asked_with_its_arms_exchanged_flips_its_direction_only_when_i
         reader_data.load_examples("evidence_inference", DATA, "development")
 
 
-
 def test_exchanged_arms_without_arm_marks_is_refused_not_a_silent_no_op(tmp_path, capsys):
     from biodivergence_dataset.cli import main
     from builder.reader.train import TrainConfig
@@ -225,6 +224,7 @@ def test_exchanged_arms_without_arm_marks_is_refused_not_a_silent_no_op(tmp_path
     out = tmp_path / "reader"
     assert main(["reader", "train", "--out", str(out), "--no-arm-marks", "--exchange-arms"]) == 1
     assert "drop --no-arm-marks" in capsys.readouterr().err and not out.exists()
+
 
 class _ArmsReader:
     """A stand-in reader that takes the direction from the marks alone: an increase when the first arm a text marks

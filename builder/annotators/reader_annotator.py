@@ -136,6 +136,11 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(fr.stem(w) for w in _WORD.findall(text.lower()))
 
 
+def _inside(found: list[Condition], start: int, end: int) -> bool:
+    """Whether ``start:end`` lies within the span of a condition already found (its phrase covers it)."""
+    return any(c.span.start <= start and end <= c.span.end for c in found)
+
+
 def conditions(claim: Claim, asked: frozenset[str]) -> list[Condition]:
     """The condition phrases and context cues of a claim, less what the question asks about.
 
@@ -153,12 +158,11 @@ def conditions(claim: Claim, asked: frozenset[str]) -> list[Condition]:
                 found.append(Condition(axis, fr.Span(m.group(0), m.start(), m.end()), words))
     for m in _FORMULATION.finditer(text):
         words = _words(m.group(0).replace("-", " ")) - asked
-        if words and not any(c.span.start <= m.start() and m.end() <= c.span.end for c in found):
+        if words and not _inside(found, m.start(), m.end()):
             found.append(Condition(DOSE_AXIS, fr.Span(m.group(0), m.start(), m.end()), words))
     for hit in cues.axis_cues(text):
         words = _words(text[hit.start:hit.end]) - asked
-        inside = any(c.span.start <= hit.start and hit.end <= c.span.end for c in found)
-        if words and not inside:
+        if words and not _inside(found, hit.start, hit.end):
             found.append(Condition(hit.axis, fr.Span(text[hit.start:hit.end], hit.start, hit.end), words))
     return found
 

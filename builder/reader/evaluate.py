@@ -107,16 +107,17 @@ def evidence_inference_findings(reader: FindingReader | None, data_dir: str | Pa
                       "annotator's"),
         "tfidf_floor": _three_way(gold, list(floor.predict([f.text for f in held])))}
     if reader is not None:
-        out["reader"] = _read_findings(reader, held, phrasing)
-        out["reader_as_annotated"] = _read_findings(reader, held, lambda f: ARM_PHRASING)
+        texts = [reader.marked(f.text, f.prompt.intervention, f.prompt.comparator) for f in held]
+        out["reader"] = _read_findings(reader, held, texts, phrasing)
+        out["reader_as_annotated"] = _read_findings(reader, held, texts, lambda f: ARM_PHRASING)
     return out
 
 
-def _read_findings(reader: FindingReader, held: list[EIFinding], template: Callable[[EIFinding], int]
-                   ) -> dict[str, Any]:
-    """Three-way scores of the reader's findings, each asked in phrasing ``template(finding)``."""
-    readings = reader.read([(f.prompt.question(template(f)), reader.marked(f.text, f.prompt.intervention,
-                                                                           f.prompt.comparator)) for f in held])
+def _read_findings(reader: FindingReader, held: list[EIFinding], texts: list[str],
+                   template: Callable[[EIFinding], int]) -> dict[str, Any]:
+    """Three-way scores of the reader's findings (``texts``: their evidence as the reader reads it), each asked
+    in phrasing ``template(finding)``."""
+    readings = reader.read([(f.prompt.question(template(f)), text) for f, text in zip(held, texts, strict=True)])
     cell = _three_way([f.finding for f in held], [r.finding for r in readings])
     cell["not_reported"] = sum(r.finding == ontology.READER_FINDINGS[3] for r in readings)
     return cell
