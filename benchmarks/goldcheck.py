@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     args = parser.parse_args()
     specs = [DEFAULT_ANNOTATOR, "frames", "heuristic"] + ([f"judge:{args.judge}"] if args.judge else [])
-    result = goldcheck(specs, DATA, n_boot=args.bootstrap, encoder=load_encoder())
+    result = goldcheck(specs, DATA, n_boot=args.bootstrap, encoder=load_encoder(), parts=True)
     result["load_average_at_end"] = os.getloadavg()[0]
     if args.judge:
         result["judge_settings"] = vars(JudgeSettings.load(Path(args.judge)))

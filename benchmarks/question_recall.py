@@ -75,7 +75,8 @@ def _rank(key: str) -> str:
 PARTS = ("development", "check")
 
 
-def samples(n_articles: int) -> dict[str, tuple[list[dict], dict[str, reader_data.EIPrompt], dict[str, list[str]]]]:
+def samples(n_articles: int, drawn_from: str = "training", parts: tuple[str, ...] = PARTS
+            ) -> dict[str, tuple[list[dict], dict[str, reader_data.EIPrompt], dict[str, list[str]]]]:
     """For each of ``PARTS``, in one pass over the training articles in seeded order (each part the next
     ``n_articles`` with an abstract): the JSONL rows, the prompts by question id, and each prompt's evidence texts
     that its abstract holds."""
@@ -83,17 +84,17 @@ def samples(n_articles: int) -> dict[str, tuple[list[dict], dict[str, reader_dat
     prompts: dict[str, reader_data.EIPrompt] = {}
     for finding in reader_data.ei_findings(DATA):
         p = finding.prompt
-        if reader_data.in_part(SOURCE, p.pmcid, "training"):
+        if reader_data.in_part(SOURCE, p.pmcid, drawn_from):
             prompts[f"ei{p.prompt_id}"] = p
             evidence[f"ei{p.prompt_id}"].append(finding.text)
     rows: list[dict] = []
     for pmcid in sorted({p.pmcid for p in prompts.values()}, key=_rank):
-        if len(rows) == n_articles * len(PARTS):
+        if len(rows) == n_articles * len(parts):
             break
         if (row := abstract_record(pmcid)) is not None:
             rows.append(row)
     out = {}
-    for i, part in enumerate(PARTS):
+    for i, part in enumerate(parts):
         part_rows = rows[i * n_articles:(i + 1) * n_articles]
         texts = {row["pmcid"].removeprefix("PMC"): _norm(f"{row['title']} {row['text']}") for row in part_rows}
         found = {qid: [e for e in evidence[qid] if _norm(e) in texts[p.pmcid]]
@@ -116,13 +117,14 @@ def write_inputs(work: Path, rows: list[dict], prompts: dict[str, reader_data.EI
     return source, pack
 
 
-def run_stages(work: Path, source: Path, pack: Path) -> dict[str, float]:
+def run_stages(work: Path, source: Path, pack: Path, assigner: str = "rules") -> dict[str, float]:
     """The three stages through the command line, as a user runs them; seconds per stage."""
     cli = [str(Path(sys.executable).with_name("biodivergence"))]
     steps = {
         "ingest": [*cli, "ingest", f"jsonl:{source}@{DOMAIN}", "--out", str(work / "abstracts")],
         "claims": [*cli, "claims", str(work / "abstracts"), "--out", str(work / "claims")],
-        "questions": [*cli, "questions", str(work / "claims"), "--pack", str(pack), "--out", str(work / "questions")],
+        "questions": [*cli, "questions", str(work / "claims"), "--pack", str(pack), "--out", str(work / "questions"),
+                      "--assigner", assigner],
     }
     return {name: timed_run(cmd) for name, cmd in steps.items()}
 
@@ -181,7 +183,13 @@ def score(work: Path, prompts: dict[str, reader_data.EIPrompt], evidence: dict[s
             "evidence_assigned": ev_assigned, "article_assigned": art_assigned, "own_article": own}
 
 
-def markdown(result: dict) -> str:
+LEARNED_NOTE = ("`rules`: the lexicon and word rules of `builder/questions.py` (their rows were read on training "
+                "articles); `learned`: `questions --assigner learned`, the question answerer's relevance among the 3 "
+                "questions closest by cosine, only the general filters applied. Both columns are scored on the "
+                "check articles, whose rows nobody read; the stage seconds are its throughput (one run each).")
+
+
+def markdown(result: dict, learned: bool = False) -> str:
     parts = result["parts"]
     measures = [("the question's text read as the prompt's intervention and comparator", "arms_read", "prompts"),
                 ("claims stage kept the evidence sentence", "kept", "prompts"),
@@ -193,7 +201,10 @@ def markdown(result: dict) -> str:
     def cell(s: dict, key: str, of: str) -> str:
         return f"{s[key]} / {s[of]} ({s[key] / s[of]:.3f})" if s[of] else f"{s[key]} / 0 (undefined)"
 
-    intro = (f"{result['articles']} training articles per sample (seeded, disjoint samples); the prompts whose expert "
+    drawn = ("up to {} check articles (never trained on by the answerer), the same for both assigners".format(
+        result["articles"]) if learned else f"{result['articles']} training articles per sample (seeded, disjoint "
+                                             "samples)")
+    intro = (f"{drawn}; the prompts whose expert "
              f"evidence text is in the abstract, each a pack entry with `id` and `text` only (\"{TEMPLATE}\"); "
              + "; ".join(f"{name}: {p['scores']['claims']} claims, stages {p['seconds']} s" for name, p in parts.items())
              + f"; {result['machine']}.")
@@ -202,6 +213,7 @@ def markdown(result: dict) -> str:
         "| measure | " + " | ".join(parts) + " |", "|---|" + "---|" * len(parts),
         *(f"| {name} | " + " | ".join(cell(p["scores"], key, of) for p in parts.values()) + " |"
           for name, key, of in measures), "",
+        LEARNED_NOTE if learned else
         ("`development`: the rules for arms named by role, placebo-like \"control group\" comparators, abbreviations "
          "an arm or outcome phrase defines, arms named by a word of their phrase, arms without the form the treatment "
          "takes, add-on questions, each arm named by a word only its phrase has, the comparator named as the control "
@@ -219,22 +231,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--articles", type=int, default=300, help="training articles to sample")
     parser.add_argument("--work", default=str(ROOT / "build" / "question_recall"), help="work folder (stages)")
+    parser.add_argument("--learned", action="store_true",
+                        help="score the learned assigner beside the rules on the check articles (goldparts' held-out "
+                             "part, which the question answerer never trained on), into question_recall_learned.*")
     args = parser.parse_args()
     if not DATA.is_dir():
         raise SystemExit(f"{DATA}: Evidence Inference is missing (../shared/data beside the repository)")
+    runs = ({f"{a} (check articles)": ("heldout", a) for a in ("rules", "learned")} if args.learned
+            else {part: ("training", "rules") for part in PARTS})
     parts = {}
-    for part, (rows, prompts, evidence) in samples(args.articles).items():
-        work = Path(args.work) / part
+    for name, (drawn_from, assigner) in runs.items():
+        (rows, prompts, evidence), = samples(args.articles, drawn_from, ("check",)).values() if args.learned else [
+            samples(args.articles)[name]]
+        work = Path(args.work) / name.split()[0]
         source, pack = write_inputs(work, rows, prompts)
-        seconds = run_stages(work, source, pack)
-        parts[part] = {"seconds": seconds, "scores": score(work, prompts, evidence)}
+        seconds = run_stages(work, source, pack, assigner)
+        parts[name] = {"seconds": seconds, "scores": score(work, prompts, evidence)}
     load = [round(x, 2) for x in os.getloadavg()]
     result = {"articles": args.articles, "parts": parts,
               "machine": f"{os.cpu_count()} CPUs, load average {load[0]} at the end"}
+    name = "question_recall_learned" if args.learned else "question_recall"
     RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(RESULTS / "question_recall.json", result)
-    write_text_atomic(RESULTS / "question_recall.md", markdown(result))
-    print(markdown(result))
+    write_json_atomic(RESULTS / f"{name}.json", result)
+    write_text_atomic(RESULTS / f"{name}.md", markdown(result, learned=args.learned))
+    print(markdown(result, learned=args.learned))
 
 
 if __name__ == "__main__":

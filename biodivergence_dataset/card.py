@@ -206,9 +206,26 @@ def goldcheck_table(result: dict[str, Any]) -> str:
             lines.append(f"| `{name}` | {source} | {c['pairs']} | {c['kappa']:.3f} [{lo:.2f}, {hi:.2f}] | "
                          f"{c['rule_kappa']:.3f} [{rlo:.2f}, {rhi:.2f}] | {c['gain']:+.3f} | "
                          f"{'yes' if c['beats_rule'] else '**no**'} |")
+    if result.get("parts"):
+        lines += ["", goldcheck_parts_table(result)]
     for name, report in result.get("readers", {}).items():
         lines += ["", (f"The finding reader of `{name}`, out of fold (its own held-out items; the report shipped "
                        "with its weights):"), "", reader_sets_table(report)]
+    return "\n".join(lines)
+
+
+def goldcheck_parts_table(result: dict[str, Any]) -> str:
+    """Each annotator's κ on the development and the check part of every gold source, beside the negation rule's,
+    with n: the check part is what to read (nothing was tuned there); a development cell of an annotator that
+    learned from it is marked, its score being no estimate."""
+    lines = ["By part (development: where rules are read and models trained; check: never tuned on):", "",
+             "| annotator | gold source | part | pairs | κ | negation rule κ | gain |", "|---|---|---|---|---|---|---|"]
+    for name, sources in result.get("parts", {}).items():
+        for source, cells in sources.items():
+            for part, c in cells.items():
+                label = f"{part} (trained on)" if c.get("trained_on") else f"**{part}**" if part == "check" else part
+                lines.append(f"| `{name}` | {source} | {label} | {c['pairs']} | {c['kappa']:.3f} | "
+                             f"{c['rule_kappa']:.3f} | {c['gain']:+.3f} |")
     return "\n".join(lines)
 
 

@@ -485,7 +485,7 @@ def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
 
     miner = MineConfig(**config.mine)  # gold pairs as mined pairs: slot similarities only when the miner adds them
     encoder = load_encoder(miner.model, miner.device, miner.precision) if miner.slot_similarity else None
-    result = goldcheck(local, data_dir, section.sources, section.bootstrap, encoder=encoder)
+    result = goldcheck(local, data_dir, section.sources, section.bootstrap, encoder=encoder, parts=True)
     result["not_scored"] = [str(s) for s in specs if s.is_llm]
     result["readers"] = reader_reports(specs)
     write_json_atomic(release / GOLDCHECK_FILE, result)

@@ -43,6 +43,10 @@ def test_the_wheel_ships_the_metric_and_the_card_template(wheel):
     assert "biodivergence_dataset/templates/dataset_card.md" in names
     assert {"builder/models/finding_reader/reader.safetensors", "builder/models/finding_reader/reader_config.json",
             "builder/models/finding_reader/README.md"} <= names
+    assert {"builder/models/question_answerer/answerer.safetensors",
+            "builder/models/question_answerer/answerer_config.json"} <= names
+    # the default lexicon and the demo's question pack: a build from an installed wheel needs them
+    assert {"builder/lexicons/clinical.yaml", "builder/questionpacks/cohen2006_drug_classes.yaml"} <= names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
 
 

@@ -12,6 +12,7 @@ import pytest
 from llm_server import SCIFACT
 
 from biodivergence_dataset import ontology
+from builder import goldparts
 from builder.annotators.goldcheck import healthver_pairs
 from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
 from builder.reader import data as reader_data
@@ -106,39 +107,39 @@ def test_disagreement_kinds_and_never_a_negation_word_alone():
 
 def test_the_held_out_partition_is_deterministic_and_kept_out_of_training():
     keys = [f"{i}" for i in range(5000)]
-    held = [k for k in keys if reader_data.is_heldout("evidence_inference", k)]
-    assert held == [k for k in keys if reader_data.is_heldout("evidence_inference", k)]
+    held = [k for k in keys if goldparts.is_heldout("evidence_inference", k)]
+    assert held == [k for k in keys if goldparts.is_heldout("evidence_inference", k)]
     assert 0.17 < len(held) / len(keys) < 0.23
-    assert held != [k for k in keys if reader_data.is_heldout("pubmedqa", k)]  # salted by source
+    assert held != [k for k in keys if goldparts.is_heldout("pubmedqa", k)]  # salted by source
     for source in reader_data.SOURCES:
         train = reader_data.load_examples(source, DATA)
         test = reader_data.load_examples(source, DATA, "heldout")
         assert train and test and not {e.key for e in train} & {e.key for e in test}
-        assert not any(reader_data.is_heldout(source, e.key) for e in train)
-        assert all(reader_data.is_heldout(source, e.key) for e in test)
+        assert not any(goldparts.is_heldout(source, e.key) for e in train)
+        assert all(goldparts.is_heldout(source, e.key) for e in test)
 
 
 def test_the_development_part_splits_training_in_two_and_never_touches_the_held_out_part():
     """training = fit + development, disjoint; development is about 20% of the training keys, salted by source;
     a reader trains on training or fit only, and the floor beside a development score trains on fit."""
     keys = [f"{i}" for i in range(5000)]
-    dev = [k for k in keys if reader_data.is_development("evidence_inference", k)]
-    assert not any(reader_data.is_heldout("evidence_inference", k) for k in dev)
-    training = [k for k in keys if reader_data.in_part("evidence_inference", k, "training")]
+    dev = [k for k in keys if goldparts.is_development("evidence_inference", k)]
+    assert not any(goldparts.is_heldout("evidence_inference", k) for k in dev)
+    training = [k for k in keys if goldparts.in_part("evidence_inference", k, "training")]
     assert 0.17 < len(dev) / len(training) < 0.23
-    assert dev != [k for k in keys if reader_data.is_development("pubmedqa", k)]
+    assert dev != [k for k in keys if goldparts.is_development("pubmedqa", k)]
     for source in reader_data.SOURCES:
         parts = {part: {e.key for e in reader_data.load_examples(source, DATA, part)}
                  for part in ("training", "fit", "development")}
         assert parts["fit"] and parts["development"] and not parts["fit"] & parts["development"]
         assert parts["fit"] | parts["development"] == parts["training"]
     with pytest.raises(ValueError, match="unknown part 'test'"):
-        reader_data.in_part("pubmedqa", "1", "test")
+        goldparts.in_part("pubmedqa", "1", "test")
     with pytest.raises(ValueError, match="a reader trains on one of"):
         reader_data.training_examples(DATA, ("pubmedqa",), part="heldout")
 
     findings = reader_data.ei_findings(DATA / "evidence_inference")
-    articles = {part: {f.prompt.pmcid for f in findings if reader_data.in_part("evidence_inference", f.prompt.pmcid,
+    articles = {part: {f.prompt.pmcid for f in findings if goldparts.in_part("evidence_inference", f.prompt.pmcid,
                                                                                  part)} for part in ("fit", "development")}
     ei = evidence_inference_findings(None, DATA, part="development")
     assert (ei["articles"], ei["train_articles"]) == (len(articles["development"]), len(articles["fit"]))
@@ -163,7 +164,7 @@ def test_evidence_inference_questions_carry_the_stance_they_ask_for():
     examples = {(e.question, e.text): e for e in reader_data.load_examples("evidence_inference", DATA)}
     findings = reader_data.ei_findings(DATA / "evidence_inference")
     for f in findings[:300]:
-        if not reader_data.is_heldout("evidence_inference", f.prompt.pmcid):
+        if not goldparts.is_heldout("evidence_inference", f.prompt.pmcid):
             template = reader_data.phrasing(f)
             e = examples[f.prompt.question(template), f.text]
             assert (e.finding, e.stance) == (f.finding, reader_data.stance_for(
@@ -438,7 +439,7 @@ def test_a_reader_trained_on_the_fit_part_never_saw_the_development_part_and_is_
     training = json.loads((out / CONFIG_FILE).read_text())["training"]
     fit = reader_data.training_examples(DATA, ("pubmedqa",), {"pubmedqa": 1000}, 13, True, "fit")
     assert training["part"] == "fit" and training["data_fingerprint"] == reader_data.data_fingerprint(fit)
-    assert not any(reader_data.in_part("pubmedqa", e.key, "development") for e in fit)
+    assert not any(goldparts.in_part("pubmedqa", e.key, "development") for e in fit)
     assert scored_part(load_reader(out)) == "development" and scored_part(load_reader()) == "heldout"
 
 

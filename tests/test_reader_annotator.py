@@ -142,6 +142,8 @@ def test_condition_phrases_cover_the_whole_condition():
 
 # The one-line rule "exactly one claim contains a negation word", written here independently of the project's cue
 # lexicon, so the bar below moves with the data, not with our code.
+#: How much κ the default annotator must gain over the rule on a check part (issue 58).
+MIN_GAIN = 0.05
 NEGATION = re.compile(r"\b(?:no|not|never|without|neither|nor|none|cannot|\w+n't)\b", re.IGNORECASE)
 
 
@@ -150,7 +152,7 @@ def test_the_default_annotator_beats_the_negation_rule_on_held_out_same_claim_pa
     """HealthVer same-claim pairs of claims the reader never saw (its held-out partition): the default annotator
     agrees with the experts better than the negation rule does, both scored by scikit-learn."""
     n, kappa, rule_kappa = held_out_kappas("healthver_question")
-    assert n > 300 and kappa > rule_kappa
+    assert n > 300 and kappa >= rule_kappa + MIN_GAIN
 
 
 def held_out_kappas(source: str) -> tuple[int, float, float]:
@@ -418,6 +420,49 @@ def test_claims_asked_a_yes_or_no_question_as_written_disagree_by_their_answers(
     assert not by_answers(pair(p.claim_a.sentence, p.claim_b.sentence))  # no question
 
 
+def test_an_open_pair_conflicts_only_on_a_question_both_claims_speak_to():
+    """Without a declared question, unrelated findings share no question (``no_common_question``), claims that
+    answer each other "yes" (two nulls on one question) agree, and claims that answer each other "no" conflict."""
+    from builder.annotators.reader_annotator import NO_COMMON_QUESTION, ReaderAnnotator
+    from builder.reader.answerer import Answer
+
+    annotator = ReaderAnnotator.__new__(ReaderAnnotator)
+    annotator._compiled = {}
+    effect, null = _reading("decrease", 0.8, 0.1), _reading("no_difference", 0.1, 0.8)
+    p = pair("Vaccination significantly reduced influenza hospitalisation in older adults (p < 0.01).",
+             "Hernia recurrence did not differ between mesh and suture repair (p = 0.6).")
+    off = annotator.decide(p, effect, null, open_answers=(Answer(0.9, 0.1), Answer(0.1, 0.1)))
+    assert off.conflict_type == ontology.NO_CONFLICT and off.notes == NO_COMMON_QUESTION
+    assert off.comparability == "off_question"
+    assert annotator.decide(p, null, null, open_answers=(Answer(0.9, 0.8), Answer(0.8, 0.7))).notes == "same_finding"
+    assert annotator.decide(p, effect, null, open_answers=(Answer(0.9, 0.2), Answer(0.8, 0.4))).notes == "opposite_answer"
+    # the mean of the two answers decides: one firm "no" outweighs a faint "yes"
+    assert annotator.decide(p, effect, null, open_answers=(Answer(0.9, 0.05), Answer(0.8, 0.6))).notes == "opposite_answer"
+    assert annotator.decide(p, effect, null).notes == NO_COMMON_QUESTION  # nothing read: no shared question
+
+
+@pytest.mark.slow  # about twenty seconds: both networks read 200 pairs both ways
+def test_findings_of_two_different_trials_are_seldom_called_conflicts():
+    """Pairs of expert findings from two different check articles of Evidence Inference (no pair a conflict):
+    at most 5 % labelled a conflict by the default annotator, as issue 58 asks of rows whose abstracts answer no
+    common question (the replaced rule labelled 174 of 400 development pairs)."""
+    import random
+
+    from builder.annotators.reader_annotator import ReaderAnnotator
+    from builder.goldparts import in_part
+    from builder.reader.data import ei_findings
+
+    findings = [f for f in ei_findings(SHARED_DATA / "evidence_inference")
+                if in_part("evidence_inference", f.prompt.pmcid, "heldout")]
+    rng, pairs = random.Random(7), []
+    while len(pairs) < 200:
+        a, b = rng.sample(findings, 2)
+        if a.prompt.pmcid != b.prompt.pmcid:
+            pairs.append(pair(a.text, b.text).model_copy(update=ABSTRACTS))
+    labels = ReaderAnnotator().annotate_many(pairs)
+    assert sum(lab.conflict_type != ontology.NO_CONFLICT for lab in labels) <= 0.05 * len(pairs)
+
+
 def test_conclusions_are_asked_a_yes_or_no_question_as_written_whatever_arms_they_name():
     """The question's fields name statins and blood pressure, and both conclusions name a statin; without
     abstracts they are asked the question as written (their answers decide), with abstracts in the statin's own
@@ -456,4 +501,4 @@ def test_the_default_annotator_beats_the_negation_rule_on_held_out_conclusions_c
     both scored by scikit-learn. Reading findings against the question instead of its answers scored below the
     rule here."""
     n, kappa, rule_kappa = held_out_kappas("pubmedqa_question")
-    assert n > 100 and kappa > rule_kappa
+    assert n > 100 and kappa >= rule_kappa + MIN_GAIN

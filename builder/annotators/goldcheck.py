@@ -48,6 +48,7 @@ from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Qu
 
 from ..agreement import cohen_kappa, is_conflict
 from ..frames import finding_cue_starts
+from ..goldparts import PART_NAMES, in_part
 from ..sources.scifact import parse_array_repr
 
 SCIFACT_CLAIM_FILES = ("claims_train.jsonl", "claims_dev.jsonl")
@@ -369,13 +370,39 @@ def reader_sets(reader: str | None, data_dir: str | Path) -> dict[str, Any]:
     return {"reader": reader or "shipped", **goldcheck_sets(load_reader(reader), data_dir)}
 
 
+def gold_part(gold: GoldPair) -> str | None:
+    """The part (``goldparts.PART_NAMES``: development or check) every item of a gold pair is in, else None."""
+    return next((name for part, name in PART_NAMES.items() if gold_in_part(gold, part)), None)
+
+
+def gold_in_part(gold: GoldPair, part: str) -> bool:
+    """Whether a goldcheck pair is made only of items of ``part`` (``goldparts.PARTS``) of the source they come
+    from (its ``keys``: claim ids, a claim's text, a PMID)."""
+    source = ITEMS_OF.get(gold.source, gold.source)
+    return bool(gold.keys) and all(in_part(source, key, part) for key in gold.keys)
+
+
+def score_parts(gold: list[GoldPair], labels: list[str], trained: bool, n_boot: int, seed: int) -> dict[str, Any]:
+    """``score_source`` on the development and the check part of one source; ``trained_on`` marks the
+    development part of an annotator that learned from it (its score there is no estimate)."""
+    out: dict[str, Any] = {}
+    for name in PART_NAMES.values():
+        idx = [i for i, g in enumerate(gold) if gold_part(g) == name]
+        if idx:
+            out[name] = {**score_source([gold[i] for i in idx], [labels[i] for i in idx], n_boot, seed),
+                         "trained_on": trained and name == PART_NAMES["training"]}
+    return out
+
+
 def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None = None, n_boot: int = 1000,
-              seed: int = 0, encoder: Any = None) -> dict[str, Any]:
+              seed: int = 0, encoder: Any = None, parts: bool = False) -> dict[str, Any]:
     """Score every annotator spec (and, for several, their consensus) on every gold source, out of fold.
 
     A member that was trained on a source is never scored on it: the ``heldout-<source>`` fold is used
     when it exists, else the cell is marked ``in_fold`` and left out of the verdict. With ``encoder``
-    (the miner's sentence encoder) the pairs carry the miner's slot similarities, as mined pairs do."""
+    (the miner's sentence encoder) the pairs carry the miner's slot similarities, as mined pairs do. With
+    ``parts`` every member is also scored on the development and the check part of each source apart
+    (``result["parts"]``, ``score_parts``; ``goldparts`` is the one partition)."""
     from .panel import DEFAULT_WEIGHTS, Vote, consensus
 
     if n_boot < 0:
@@ -391,13 +418,21 @@ def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None 
         for spec in specs:
             annotator = make_local_annotator(spec, heldout=ITEMS_OF.get(source, source))
             scored = gold
-            if ITEMS_OF.get(source, source) in getattr(annotator, "trained_on", ()):
+            trained = ITEMS_OF.get(source, source) in getattr(annotator, "trained_on", ())
+            if trained:
                 keep = getattr(annotator, "heldout_gold", None)
                 if keep is None:
                     result["scores"].setdefault(spec, {})[source] = {"in_fold": True, "pairs": len(gold)}
                     continue
                 scored = [g for g in gold if keep(g)]  # only pairs made of items it was never trained on
-            labels = annotator.annotate_many([g.pair for g in scored])
+            if parts:
+                every = dict(zip((g.pair.pair_id for g in gold), annotator.annotate_many([g.pair for g in gold]),
+                                 strict=True))
+                labels = [every[g.pair.pair_id] for g in scored]
+                result.setdefault("parts", {}).setdefault(spec, {})[source] = score_parts(
+                    gold, [every[g.pair.pair_id].conflict_type for g in gold], trained, n_boot, seed)
+            else:
+                labels = annotator.annotate_many([g.pair for g in scored])
             if scored is gold:
                 per_member[spec] = [(annotator, lab) for lab in labels]
             result["scores"].setdefault(spec, {})[source] = {
@@ -440,6 +475,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sentence encoder for the slot similarities (default: the miner's, all-MiniLM-L6-v2)")
     parser.add_argument("--no-slot-similarity", action="store_true",
                         help="compare frames by their words only (no encoder is loaded)")
+    parser.add_argument("--no-parts", action="store_true",
+                        help="skip the development / check table (each member then reads only the pairs it is scored on)")
     parser.add_argument("--reader", nargs="?", const="shipped", default=None,
                         help="also score the finding reader (a folder or Hub id; no value: the shipped one) on the "
                              "Evidence Inference findings and HealthVer same-claim pairs, held-out items only")
@@ -453,8 +490,9 @@ def run(args: argparse.Namespace) -> int:
     encoder = None if args.no_slot_similarity else load_encoder(args.encoder or DEFAULT_MODEL)
     from . import DEFAULT_ANNOTATOR
 
-    result = goldcheck(args.annotators or [DEFAULT_ANNOTATOR], args.data_dir, args.sources, args.bootstrap, encoder=encoder)
-    print(render_table(result))
+    result = goldcheck(args.annotators or [DEFAULT_ANNOTATOR], args.data_dir, args.sources, args.bootstrap,
+                       encoder=encoder, parts=not args.no_parts)
+    print(render_table(result))  # with the development / check table when the parts were scored
     if args.reader:
         from ..reader.evaluate import render_sets
 

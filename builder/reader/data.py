@@ -16,10 +16,10 @@ Every example is (question, text) with a ``finding`` label (``ontology.READER_FI
   with no evidence (NEI) against sentences of the abstracts they cite → neutral.
 - ``healthver``: the claim against its evidence → Supports yes / Refutes no / Neutral neutral.
 
-``is_heldout`` is the one out-of-fold partition (20% of the articles / questions / claims of each source,
+``goldparts.is_heldout`` is the one out-of-fold partition (the check part) (20% of the articles / questions / claims of each source,
 by a hash of their key): training leaves those out, evaluation and goldcheck score only those. Inside the
 training part, ``is_development`` marks a development part (20% of the training keys, by another hash) for
-choosing settings: a reader trained on the ``fit`` part is scored there, never on the held-out part (``PARTS``).
+choosing settings: a reader trained on the ``fit`` part is scored there, never on the held-out part (``goldparts.PARTS``).
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal, get_args
 
 from biodivergence_dataset import ontology
 
-from ..annotators.goldcheck import ITEMS_OF, GoldPair, claim_key, healthver_rows, pubmedqa_records
+from ..annotators.goldcheck import GoldPair, claim_key, gold_in_part, healthver_rows, pubmedqa_records
 from ..annotators.judge_data import scifact_rationale_pairs
 from ..checks import scifact_claims, scifact_corpus
+from ..goldparts import Part, in_part
 from ..sentences import split
 from .model import EXCHANGED, mark_arms
 
@@ -49,12 +49,6 @@ SOURCE_FOLDERS: dict[str, str] = {
     "healthver": "healthver",
 }
 SOURCES: tuple[str, ...] = tuple(SOURCE_FOLDERS)
-HELDOUT_SHARE = 0.2
-#: Share of the training keys of each source in the development part.
-DEVELOPMENT_SHARE = 0.2
-#: The partitions of each source's keys: ``training`` (all but the held-out part) = ``fit`` + ``development``.
-Part = Literal["training", "fit", "development", "heldout"]
-PARTS: tuple[str, ...] = get_args(Part)
 #: What a reader trained on a part is scored on, and what the TF-IDF floor beside it trains on.
 SCORED_ON: dict[str, str] = {"training": "heldout", "fit": "development"}
 FLOOR_TRAINS_ON: dict[str, str] = {"heldout": "training", "development": "fit"}
@@ -87,41 +81,10 @@ _SECTION = re.compile(r"^ABSTRACT\.([A-Z &/]+):\s*$", re.MULTILINE)
 _TITLE = re.compile(r"^TITLE:\s*$", re.MULTILINE)
 
 
-def is_heldout(source: str, key: str) -> bool:
-    """Whether ``key`` (an article PMCID / PMID, a claim id or text) of ``source`` is in the held-out 20%."""
-    return _share(f"{source}:{key}") < HELDOUT_SHARE
-
-
-def _share(salted_key: str) -> float:
-    return int.from_bytes(hashlib.sha1(salted_key.encode()).digest()[:4], "big") / 2**32
-
-
-def is_development(source: str, key: str) -> bool:
-    """Whether ``key`` of ``source`` is in the development part: 20% of the training keys (never held out)."""
-    return in_part(source, key, "development")
-
-
-def in_part(source: str, key: str, part: Part) -> bool:
-    """Whether ``key`` of ``source`` belongs to ``part`` (one of ``PARTS``): held out, else in ``training`` and in
-    either ``development`` (20% of the training keys, by a second hash) or ``fit``."""
-    if part not in PARTS:
-        raise ValueError(f"unknown part {part!r}; expected one of {list(PARTS)}")
-    if is_heldout(source, key):
-        return part == "heldout"
-    development = _share(f"inner:{source}:{key}") < DEVELOPMENT_SHARE
-    return part in ("training", "development" if development else "fit")
-
-
 def heldout_gold(gold: GoldPair) -> bool:
     """Whether a goldcheck pair is made only of held-out items (its ``keys``: claim ids, a claim's text, a
     PMID) of the source they come from: the only gold pairs a reader may be scored on."""
     return gold_in_part(gold, "heldout")
-
-
-def gold_in_part(gold: GoldPair, part: Part) -> bool:
-    """Whether a goldcheck pair is made only of items of ``part`` of the source they come from."""
-    source = ITEMS_OF.get(gold.source, gold.source)
-    return bool(gold.keys) and all(in_part(source, key, part) for key in gold.keys)
 
 
 @dataclass(frozen=True)
@@ -345,7 +308,7 @@ def source_path(source: str, data_dir: str | Path) -> Path:
 
 def load_examples(source: str, data_dir: str | Path, part: Part = "training",
                   arm_marks: bool = False, phrasings: int = 1, exchange_arms: bool = False) -> list[ReaderExample]:
-    """The examples of one source in ``part`` (``PARTS``); ``arm_marks``: Evidence Inference texts marked with
+    """The examples of one source in ``part`` (``goldparts.PARTS``); ``arm_marks``: Evidence Inference texts marked with
     their prompt's arms (the other sources name no arms); ``phrasings``: questions asked of each Evidence
     Inference finding; ``exchange_arms``: each marked finding asked with its arms exchanged too."""
     path = source_path(source, data_dir)

@@ -25,6 +25,8 @@ from ..frames import _significance as stated_significance
 from ..frames import stated_tests, stem, terms
 
 READER_VERSION = "2"
+#: The training label of an example its source gives no label for, on one head (cross-entropy skips it).
+IGNORE = -100
 CONFIG_FILE = "reader_config.json"
 WEIGHTS_FILE = "reader.safetensors"
 REPORT_FILE = "reader_report.json"
@@ -101,30 +103,33 @@ def unmarked(text: str) -> str:
     return _MARKED.sub(r"\1", text)
 
 
-def build_network(base: str, findings: int, stances: int):
-    """The encoder (``AutoModel`` of ``base``) with the two heads, as one ``torch.nn.Module``."""
+def build_network(base: str, heads: dict[str, int]):
+    """The encoder (``AutoModel`` of ``base``) with one linear head per entry of ``heads`` (name → classes) over
+    its mean-pooled output, as one ``torch.nn.Module`` whose forward returns the heads' logits in that order. The
+    finding reader has ``finding`` and ``stance``; the question answerer ``relevance`` and ``answer``."""
     import torch
     from transformers import AutoModel
 
     from ..embeddings import resolve_model
 
-    class ReaderNetwork(torch.nn.Module):
+    class HeadedEncoder(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.encoder = AutoModel.from_pretrained(resolve_model(base), add_pooling_layer=False)
             hidden = self.encoder.config.hidden_size
             self.dropout = torch.nn.Dropout(0.1)
-            self.finding = torch.nn.Linear(hidden, findings)
-            self.stance = torch.nn.Linear(hidden, stances)
+            self.head_names = tuple(heads)
+            for name, classes in heads.items():
+                setattr(self, name, torch.nn.Linear(hidden, classes))
 
         def forward(self, input_ids, attention_mask, token_type_ids=None):
             states = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                                   token_type_ids=token_type_ids).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(states.dtype)
             pooled = self.dropout((states * mask).sum(1) / mask.sum(1).clamp(min=1.0))
-            return self.finding(pooled), self.stance(pooled)
+            return tuple(getattr(self, name)(pooled) for name in self.head_names)
 
-    return ReaderNetwork()
+    return HeadedEncoder()
 
 
 @dataclass(frozen=True)
@@ -252,7 +257,8 @@ class FindingReader:
 
         self.folder = Path(folder)
         self.config = ReaderConfig.load(self.folder)
-        self.network = build_network(self.config.base_model, len(self.config.findings), len(self.config.stances))
+        self.network = build_network(self.config.base_model, {"finding": len(self.config.findings),
+                                                              "stance": len(self.config.stances)})
         delta = load_file(str(self.folder / WEIGHTS_FILE))
         missing, unexpected = self.network.load_state_dict({k: v.float() for k, v in delta.items()}, strict=False)
         if unexpected or any(k.startswith(("finding.", "stance.")) for k in missing):

@@ -20,10 +20,10 @@ from pathlib import Path
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_bytes_atomic, write_json_atomic
 
+from .answerer import REPORT_FILE as ANSWER_REPORT
+from .answerer import AnswererTrainConfig
 from .data import SCORED_ON, SOURCES, Part, ReaderExample, data_fingerprint, training_examples
-from .model import CONFIG_FILE, REPORT_FILE, WEIGHTS_FILE, ReaderConfig, build_network
-
-IGNORE = -100
+from .model import CONFIG_FILE, IGNORE, REPORT_FILE, WEIGHTS_FILE, ReaderConfig, build_network
 
 
 @dataclass
@@ -78,7 +78,7 @@ def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
             [IGNORE if e.stance is None else s_index[e.stance] for e in examples])
 
 
-def _batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+def length_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
     """Shuffled batches of similar lengths (little padding): sort within chunks of 50 batches."""
     order = list(range(len(lengths)))
     rng.shuffle(order)
@@ -100,12 +100,64 @@ def freeze(network, layers: int) -> list[str]:
     return prefixes
 
 
+def fit_heads(network, tokenizer, enc, targets: list[list[int]], total: int, batch_size: int, learning_rate: float,
+              warmup_share: float, max_seconds: float, device, rng: random.Random, desc: str,
+              log_every: int = 25) -> tuple[int, float]:
+    """Fine-tune ``network``'s unfrozen parameters for ``total`` steps (or ``max_seconds``): AdamW with linear
+    warm-up and decay over length-bucketed batches, the loss the sum over heads of each head's cross-entropy with
+    its ``targets`` (``IGNORE`` where an example has no label for that head). The steps run and the seconds."""
+    import torch
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    network.to(device)
+    params = [p for p in network.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=learning_rate, weight_decay=0.01)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(total * warmup_share), total)
+    lengths = [len(x) for x in enc["input_ids"]]
+    network.train()
+    started, step, running = time.perf_counter(), 0, 0.0
+    bar = tqdm(total=total, desc=desc, unit="step")
+    while step < total:
+        for idx in length_batches(lengths, batch_size, rng):
+            if step >= total or (max_seconds and time.perf_counter() - started > max_seconds):
+                total = step
+                break
+            batch = tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt").to(device)
+            loss = sum(torch.nn.functional.cross_entropy(
+                logits, torch.tensor([gold[i] for i in idx], device=device), ignore_index=IGNORE, reduction="sum")
+                for logits, gold in zip(network(**batch), targets, strict=True)) / len(idx)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            step += 1
+            running += loss.item()
+            bar.update(1)
+            if step % log_every == 0:
+                bar.write(f"step {step}/{total} loss {running / log_every:.4f} {time.perf_counter() - started:.0f} s")
+                running = 0.0
+    bar.close()
+    return step, time.perf_counter() - started
+
+
+def save_delta(network, path: Path) -> None:
+    """Write the parameters training changed (the unfrozen ones) as float16 safetensors, atomically: the delta a
+    saved network is read back from over its base model."""
+    import torch
+    from safetensors.torch import save
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    delta = {name: p.detach().cpu().to(torch.float16).contiguous() for name, p in network.named_parameters()
+             if p.requires_grad}
+    write_bytes_atomic(path, save(delta))
+
+
 def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) -> ReaderConfig:
     """Train, save (delta weights + config) and score one reader on the held-out partition."""
     import torch
-    from safetensors.torch import save
-    from tqdm.auto import tqdm
-    from transformers import AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import AutoTokenizer
 
     from ..embeddings import resolve_model
 
@@ -121,53 +173,20 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
                     max_length=config.max_length)
     f_labels, s_labels = _labels(examples)
-    network = build_network(config.base_model, len(ontology.READER_FINDINGS), len(ontology.READER_STANCES))
+    network = build_network(config.base_model, {"finding": len(ontology.READER_FINDINGS),
+                                                "stance": len(ontology.READER_STANCES)})
     if config.init:
         from safetensors.torch import load_file
 
         network.load_state_dict(load_file(str(Path(config.init) / WEIGHTS_FILE)), strict=False)
     frozen = freeze(network, config.freeze_layers)
-    network.to(device)
-    params = [p for p in network.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=0.01)
     per_epoch = -(-len(examples) // config.batch_size)
-    total = scheduled = config.max_steps or int(per_epoch * config.epochs)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(total * config.warmup_share), total)
-    lengths = [len(x) for x in enc["input_ids"]]
-    network.train()
-    started, step, running = time.perf_counter(), 0, 0.0
-    bar = tqdm(total=total, desc="training reader", unit="step")
-    while step < total:
-        for idx in _batches(lengths, config.batch_size, rng):
-            if step >= total or (config.max_seconds and time.perf_counter() - started > config.max_seconds):
-                total = step
-                break
-            batch = tokenizer.pad({k: [enc[k][i] for i in idx] for k in enc}, return_tensors="pt").to(device)
-            f_logits, s_logits = network(**batch)
-            f_gold = torch.tensor([f_labels[i] for i in idx], device=device)
-            s_gold = torch.tensor([s_labels[i] for i in idx], device=device)
-            loss = (torch.nn.functional.cross_entropy(f_logits, f_gold, ignore_index=IGNORE, reduction="sum")
-                    + torch.nn.functional.cross_entropy(s_logits, s_gold, ignore_index=IGNORE, reduction="sum")
-                    ) / len(idx)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            step += 1
-            running += loss.item()
-            bar.update(1)
-            if step % log_every == 0:
-                bar.write(f"step {step}/{total} loss {running / log_every:.4f} "
-                          f"{time.perf_counter() - started:.0f} s")
-                running = 0.0
-    bar.close()
-    seconds = time.perf_counter() - started
+    scheduled = config.max_steps or int(per_epoch * config.epochs)
+    step, seconds = fit_heads(network, tokenizer, enc, [f_labels, s_labels], scheduled, config.batch_size,
+                              config.learning_rate, config.warmup_share, config.max_seconds, device, rng,
+                              "training reader", log_every)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    delta = {name: p.detach().cpu().to(torch.float16).contiguous() for name, p in network.named_parameters()
-             if p.requires_grad}
-    write_bytes_atomic(out / WEIGHTS_FILE, save(delta))
+    save_delta(network, out / WEIGHTS_FILE)
     saved = ReaderConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen,
                          arm_marks=config.arm_marks, training={
         **{k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")},
@@ -222,11 +241,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     e.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
     e.add_argument("--write", action="store_true", help=f"also write {REPORT_FILE} into the reader folder")
     e.add_argument("--json", dest="json_out", default=None, help="also write the report to this JSON file")
+    r = sub.add_parser("read", help="read JSONL rows {question, text}: the finding and the answer to the question",
+                       formatter_class=parser.formatter_class)
+    r.add_argument("file", help="JSONL file of {question, text} rows ('-': standard input)")
+    r.add_argument("--out", default=None, help="write the rows here (default: standard output)")
+    r.add_argument("--reader", default=None, help="finding reader folder or Hub id (default: the shipped one)")
+    r.add_argument("--answerer", default=None, help="question answerer folder (default: the shipped one)")
+    a = AnswererTrainConfig()
+    t = sub.add_parser("train-answerer", help="fine-tune the question answerer (relevance + yes / no) on the "
+                                              "development part", formatter_class=parser.formatter_class)
+    t.add_argument("--out", required=True, help="folder for the answerer (delta weights + answerer_config.json)")
+    t.add_argument("--data-dir", default=a.data_dir, help="folder holding the expert-labelled sources")
+    t.add_argument("--epochs", type=float, default=a.epochs)
+    t.add_argument("--max-seconds", type=float, default=a.max_seconds,
+                   help="stop and save after this many seconds of training (0: run the whole schedule)")
+    t.add_argument("--device", default=a.device, help="torch device to train on (e.g. cuda on a GPU server)")
+    t.add_argument("--seed", type=int, default=a.seed)
+    t.add_argument("--part", choices=list(SCORED_ON), default=a.part,
+                   help="train on the development part (training), or on its fit part to compare settings")
+    v = sub.add_parser("evaluate-answerer", help="score the question answerer on the check part",
+                       formatter_class=parser.formatter_class)
+    v.add_argument("--answerer", default=None, help="question answerer folder (default: the shipped one)")
+    v.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
+    v.add_argument("--write", action="store_true", help=f"also write {ANSWER_REPORT} into the answerer folder")
 
 
 def run(args: argparse.Namespace) -> int:
     from .model import load_reader, reader_folder
 
+    if args.reader_command in ANSWERER_COMMANDS:
+        return run_answerer(args)
     if args.reader_command == "train":
         config = TrainConfig(data_dir=args.data_dir, sources=tuple(args.sources or SOURCES),
                              base_model=args.base_model, epochs=args.epochs, batch_size=args.batch_size,
@@ -256,3 +300,34 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(Path(args.json_out), report)
     return 0
 
+
+
+ANSWERER_COMMANDS = ("read", "train-answerer", "evaluate-answerer")
+
+
+def run_answerer(args: argparse.Namespace) -> int:
+    """``reader read``, ``reader train-answerer`` and ``reader evaluate-answerer``."""
+    from .answer_eval import evaluate_answerer, render_answerer_report
+    from .answerer import load_answerer, train_answerer
+    from .model import load_reader
+
+    if args.reader_command == "read":
+        from .read import run_read
+
+        return run_read(args.file, args.out, lambda: (load_reader(args.reader), load_answerer(args.answerer)))
+    if args.reader_command == "train-answerer":
+        saved = train_answerer(args.out, AnswererTrainConfig(data_dir=args.data_dir, epochs=args.epochs,
+                                                             max_seconds=args.max_seconds, device=args.device,
+                                                             seed=args.seed, part=args.part))
+        print(f"answerer saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps")
+        folder = Path(args.out)
+    else:
+        folder = Path(args.answerer) if args.answerer else None
+    from ..embeddings import DEFAULT_MODEL, load_encoder
+
+    answerer = load_answerer(folder)
+    report = evaluate_answerer(answerer, args.data_dir, encoder=load_encoder(DEFAULT_MODEL))
+    print(render_answerer_report(report))
+    if args.reader_command == "train-answerer" or args.write:
+        write_json_atomic(answerer.folder / ANSWER_REPORT, report)
+    return 0

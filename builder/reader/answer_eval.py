@@ -1,0 +1,170 @@
+"""Scores of the question answerer on one part of the gold sources (the check part by default).
+
+- per source: relevance accuracy (n), and answer accuracy on the relevant texts that answer a yes / no question
+  (n); for PubMedQA that is the yes / no answer read from the expert conclusion (issue 58's bar: ≥ 85 %);
+- question assignment at the sentence level (``sentence_assignment``): every sentence of the abstract of each
+  Evidence Inference prompt of the part's articles, asked the prompt's question in the annotator's neutral
+  phrasing; a sentence is gold-relevant when it holds one of the prompt's evidence texts (prompts none of whose
+  evidence texts is found in a sentence of the abstract are left out). Precision and recall of
+  ``relevance > 0.5`` beside the floor of embedding cosine alone (all-MiniLM-L6-v2, question against sentence),
+  whose threshold is the one that maximises F1 on the development articles (fitted there, never on the check
+  part).
+
+Nothing is fitted on the scored part: relevance and answers are read at 0.5.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from ..sentences import split
+from .answer_data import SOURCES, answer_examples
+from .answerer import NO, YES, QuestionAnswerer
+from .data import ARM_PHRASING, Part, ei_abstract, ei_findings, in_part, source_path
+
+#: What each part is scored against: a floor's threshold is fitted on the development part.
+CHECK: Part = "heldout"
+DEVELOPMENT: Part = "training"
+
+
+def _r(x: float) -> float:
+    return round(float(x), 4)
+
+
+def per_source(answerer: QuestionAnswerer, data_dir: str | Path, part: Part = CHECK,
+               sources: tuple[str, ...] = SOURCES) -> dict[str, Any]:
+    """Relevance and answer accuracy per source on ``part``, with n."""
+    out: dict[str, Any] = {}
+    for source in sources:
+        examples = answer_examples(data_dir, (source,), part)
+        answers = answerer.read([(e.question, e.text) for e in examples])
+        cell: dict[str, Any] = {"relevance_n": len(examples)}
+        if examples:
+            cell["relevance_accuracy"] = _r(sum(a.relevant == e.relevant for a, e in zip(answers, examples,
+                                                                                       strict=True)) / len(examples))
+        answered = [(a, e) for a, e in zip(answers, examples, strict=True) if e.answer in (YES, NO)]
+        if answered:
+            cell["answer_accuracy"] = _r(sum((YES if a.yes > 0.5 else NO) == e.answer for a, e in answered)
+                                         / len(answered))
+            cell["answer_n"] = len(answered)
+            cell["answered_neutral"] = sum(not a.relevant for a, _ in answered)
+        out[source] = cell
+    return out
+
+
+def _assignment_items(data_dir: str | Path, part: Part) -> list[tuple[str, str, bool, str]]:
+    """(question, sentence, holds the prompt's evidence, prompt id) for every sentence of every prompt's
+    abstract."""
+    folder = source_path("evidence_inference", data_dir)
+    evidence: dict = defaultdict(set)
+    for f in ei_findings(folder):
+        if in_part("evidence_inference", f.prompt.pmcid, part):
+            evidence[f.prompt].add(_norm(f.text))
+    items = []
+    for prompt in sorted(evidence, key=lambda p: int(p.prompt_id)):
+        abstract = ei_abstract(folder, prompt.pmcid)
+        if abstract is None:
+            continue
+        question = prompt.question(ARM_PHRASING)
+        rows = [(question, sentence, _holds(sentence, evidence[prompt]), prompt.prompt_id)
+                for _, body in abstract[1] for sentence in split(" ".join(body.split()))]
+        if any(row[2] for row in rows):  # a prompt whose evidence is no sentence of its abstract is left out
+            items.extend(rows)
+    return items
+
+
+def _norm(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def _holds(sentence: str, evidence: set[str]) -> bool:
+    """Whether a sentence holds one of the evidence texts, or (a sentence of over 40 characters) is held by one."""
+    s = _norm(sentence)
+    return any(e in s or (len(s) > 40 and s in e) for e in evidence)
+
+
+def _precision_recall(gold: list[bool], predicted: list[bool]) -> dict[str, Any]:
+    tp = sum(g and p for g, p in zip(gold, predicted, strict=True))
+    n_pred, n_gold = sum(predicted), sum(gold)
+    return {"precision": _r(tp / n_pred) if n_pred else None, "recall": _r(tp / n_gold) if n_gold else None,
+            "predicted": n_pred, "gold": n_gold, "n": len(gold)}
+
+
+def _cosines(items: list[tuple[str, str, bool, str]], encoder) -> list[float]:
+    import numpy as np
+
+    q = encoder.encode([i[0] for i in items], normalize_embeddings=True, batch_size=64)
+    s = encoder.encode([i[1] for i in items], normalize_embeddings=True, batch_size=64)
+    return list(np.sum(q * s, axis=1))
+
+
+def _best_threshold(gold: list[bool], scores: list[float]) -> float:
+    """The cosine threshold with the best F1 (fitted on the development part only)."""
+    best, best_f1 = 0.5, -1.0
+    for t in sorted({round(float(x), 2) for x in scores}):
+        pr = _precision_recall(gold, [s >= t for s in scores])
+        p, r = pr["precision"] or 0.0, pr["recall"] or 0.0
+        f1 = 2 * p * r / (p + r) if p + r else 0.0
+        if f1 > best_f1:
+            best, best_f1 = t, f1
+    return best
+
+
+def sentence_assignment(answerer: QuestionAnswerer, data_dir: str | Path, part: Part = CHECK,
+                        encoder=None, floor_items: int = 4000) -> dict[str, Any]:
+    """Precision / recall of the answerer's relevance over the sentences of each prompt's abstract in ``part``,
+    beside the embedding-cosine floor (threshold fitted on up to ``floor_items`` development sentences)."""
+    items = _assignment_items(data_dir, part)
+    gold = [item[2] for item in items]
+    relevance = [a.relevance for a in answerer.read([(q, s) for q, s, _, _ in items])]
+    out = {"answerer": _precision_recall(gold, [r > 0.5 for r in relevance]),
+           "answerer_best_per_article": _precision_recall(gold, _best_of_article(items, relevance, 0.5)),
+           "articles_part": part}
+    if encoder is not None:
+        dev = _assignment_items(data_dir, DEVELOPMENT)[:floor_items]
+        threshold = _best_threshold([item[2] for item in dev], _cosines(dev, encoder))
+        cosines = _cosines(items, encoder)
+        out["cosine_floor"] = {**_precision_recall(gold, [c >= threshold for c in cosines]),
+                               "threshold": threshold, "threshold_fitted_on": f"{len(dev)} development sentences"}
+        out["cosine_floor_best_per_article"] = _precision_recall(gold, _best_of_article(items, cosines, threshold))
+    return out
+
+
+def _best_of_article(items: list[tuple[str, str, bool, str]], scores: list[float], floor: float) -> list[bool]:
+    """For each prompt (its question against its own abstract's sentences), its best-scoring sentence if that
+    reaches ``floor``: how ``questions --assigner learned`` keeps one claim per article and question."""
+    best: dict[str, int] = {}
+    for i, (_, _, _, prompt) in enumerate(items):
+        if prompt not in best or scores[i] > scores[best[prompt]]:
+            best[prompt] = i
+    chosen = {i for i in best.values() if scores[i] >= floor}
+    return [i in chosen for i in range(len(items))]
+
+
+def evaluate_answerer(answerer: QuestionAnswerer, data_dir: str | Path, part: Part = CHECK,
+                      encoder=None) -> dict[str, Any]:
+    """The answerer's report on ``part``: per-source accuracies and sentence-level question assignment."""
+    return {"part": "check" if part == CHECK else part, "per_source": per_source(answerer, data_dir, part),
+            "sentence_assignment": sentence_assignment(answerer, data_dir, part, encoder)}
+
+
+def render_answerer_report(report: dict[str, Any]) -> str:
+    """The report as a Markdown table (n beside every number)."""
+    lines = [f"Question answerer, {report['part']} part (nothing fitted there; read at 0.5)", "",
+             "| source | relevance acc (n) | answer acc (n) | answered texts read as not relevant |",
+             "|---|---|---|---|"]
+    for source, cell in report["per_source"].items():
+        rel = f"{cell['relevance_accuracy']:.3f} ({cell['relevance_n']})" if "relevance_accuracy" in cell else "–"
+        ans = f"{cell['answer_accuracy']:.3f} ({cell['answer_n']})" if "answer_accuracy" in cell else "–"
+        lines.append(f"| {source} | {rel} | {ans} | {cell.get('answered_neutral', '–')} |")
+    sa = report["sentence_assignment"]
+    lines += ["", "| question assignment (Evidence Inference sentences) | precision | recall | predicted | gold | n |",
+              "|---|---|---|---|---|---|"]
+    for name in ("answerer", "answerer_best_per_article", "cosine_floor", "cosine_floor_best_per_article"):
+        if name in sa:
+            c = sa[name]
+            lines.append(f"| {name} | {c['precision']} | {c['recall']} | {c['predicted']} | {c['gold']} | {c['n']} |")
+    return "\n".join(lines)

@@ -1,0 +1,212 @@
+"""The question answerer: a cross-encoder that reads whether a text speaks to a question, and its answer.
+
+One BERT encoder reads "question [SEP] text" (the packaged all-MiniLM-L6-v2, started from the finding reader's
+layers); two heads over its mean-pooled output give
+
+- ``relevance``: does the text report a result on the question (its intervention, comparator and outcome, or
+  the claim it stands for), whatever the result;
+- ``answer``: yes / no to the question as written, learned only from texts that answer it, so a text that speaks
+  to the question always gets a yes or a no and ``neutral`` means only that it does not speak to it.
+
+Both are probabilities read at 0.5, never a threshold fitted on gold. A saved answerer is a folder holding
+``answerer_config.json`` and ``answerer.safetensors``: the tensors training changed, in float16, over the base
+model's own (the embeddings stay frozen), so it ships as a delta and needs no download.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biodivergence_dataset import ontology
+from biodivergence_dataset.io import write_json_atomic
+
+from .answer_data import SOURCES, AnswerExample, answer_examples
+from .model import IGNORE, build_network
+from .model import SHIPPED as SHIPPED_READER
+from .model import WEIGHTS_FILE as READER_WEIGHTS
+
+#: Bumped when what the answerer reads, or how its outputs are used, changes (part of the annotator id).
+ANSWERER_VERSION = "1"
+CONFIG_FILE = "answerer_config.json"
+WEIGHTS_FILE = "answerer.safetensors"
+REPORT_FILE = "answerer_report.json"
+#: The answerer shipped in the package (``biodivergence reader train-answerer`` on the development part).
+SHIPPED = Path(__file__).resolve().parent.parent / "models" / "question_answerer"
+YES, NO, NEUTRAL = ontology.READER_STANCES
+ANSWERS = (YES, NO)
+HEADS = {"relevance": 2, "answer": len(ANSWERS)}
+
+
+@dataclass
+class AnswererConfig:
+    """What a saved answerer is: its base encoder and what it was trained on."""
+
+    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    max_length: int = 192
+    frozen: list[str] = field(default_factory=list)
+    training: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, folder: Path) -> AnswererConfig:
+        path = folder / CONFIG_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"{folder}: not a question answerer folder (no {CONFIG_FILE}); "
+                                    "train one with `biodivergence reader train-answerer --out DIR`")
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(raw, dict) or set(raw) - set(cls.__dataclass_fields__):
+            raise ValueError(f"{path}: expected an object with keys {sorted(cls.__dataclass_fields__)}")
+        return cls(**raw)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """How a text stands to one question."""
+
+    #: probability that the text reports a result on the question
+    relevance: float
+    #: probability that its answer to the question as written is yes (given that it answers)
+    yes: float
+
+    @property
+    def relevant(self) -> bool:
+        return self.relevance > 0.5
+
+    @property
+    def answer(self) -> str:
+        """yes / no for a text that speaks to the question, ``neutral`` for one that does not."""
+        return (YES if self.yes > 0.5 else NO) if self.relevant else NEUTRAL
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"answer": self.answer, "relevance": self.relevance, "answer_probs": {YES: self.yes, NO: 1 - self.yes}}
+
+
+class QuestionAnswerer:
+    """A loaded answerer; ``read`` caches its answers per (question, text)."""
+
+    def __init__(self, folder: str | Path, device: str = "cpu"):
+        import torch
+        from safetensors.torch import load_file
+        from transformers import AutoTokenizer
+
+        from ..embeddings import resolve_model
+
+        self.folder = Path(folder)
+        self.config = AnswererConfig.load(self.folder)
+        self.network = build_network(self.config.base_model, HEADS)
+        weights = self.folder / WEIGHTS_FILE
+        try:
+            delta = load_file(str(weights))
+        except Exception as exc:  # safetensors raises its own error types for truncated or foreign files
+            raise ValueError(f"{weights}: not a readable safetensors file ({exc})") from exc
+        missing, unexpected = self.network.load_state_dict({k: v.float() for k, v in delta.items()}, strict=False)
+        if unexpected or any(k.split(".")[0] in HEADS for k in missing):
+            raise ValueError(f"{weights}: weights do not fit {self.config.base_model} "
+                             f"(unexpected {unexpected[:3]}, missing {missing[:3]})")
+        self.network.to(device).eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(self.config.base_model))
+        self.device, self._torch = device, torch
+        self._cache: dict[tuple[str, str], Answer] = {}
+
+    def read(self, pairs: Iterable[tuple[str, str]], batch_size: int = 64, progress: bool = False) -> list[Answer]:
+        """One Answer per (question, text), in order."""
+        from tqdm.auto import tqdm
+
+        pairs = [(" ".join(q.split()), " ".join(t.split())) for q, t in pairs]
+        todo = list(dict.fromkeys(p for p in pairs if p not in self._cache))
+        todo.sort(key=lambda p: len(p[0]) + len(p[1]))
+        with self._torch.inference_mode():
+            for start in tqdm(range(0, len(todo), batch_size), disable=not progress, desc="answering", unit="batch"):
+                chunk = todo[start:start + batch_size]
+                enc = self.tokenizer([q for q, _ in chunk], [t for _, t in chunk], truncation=True, padding=True,
+                                     max_length=self.config.max_length, return_tensors="pt").to(self.device)
+                relevance, answer = (x.float().softmax(-1).cpu().numpy() for x in self.network(**enc))
+                for pair, r, a in zip(chunk, relevance, answer, strict=True):
+                    self._cache[pair] = Answer(round(float(r[1]), 4), round(float(a[ANSWERS.index(YES)]), 4))
+        return [self._cache[p] for p in pairs]
+
+
+def load_answerer(path: str | Path | None = None, device: str = "cpu") -> QuestionAnswerer:
+    """The answerer at ``path`` (None: the one shipped in the package)."""
+    return QuestionAnswerer(SHIPPED if path is None else Path(path), device)
+
+
+# --------------------------------------------------------------------------- training
+
+
+@dataclass
+class AnswererTrainConfig:
+    """``biodivergence reader train-answerer`` settings, sized for 2 CPU cores. The recipe was fixed before the
+    check part was scored and nothing in it was chosen on that part: the finding reader's layers as the start,
+    one and a half epochs, the reader's learning rate and batch."""
+
+    data_dir: str = "../shared/data"
+    sources: tuple[str, ...] = SOURCES
+    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    #: a finding reader folder whose encoder layers start the answerer (None: the base model's own)
+    init_reader: str | None = str(SHIPPED_READER)
+    epochs: float = 1.5
+    batch_size: int = 32
+    learning_rate: float = 5e-5
+    warmup_share: float = 0.06
+    max_length: int = 192
+    max_per_source: dict[str, int] = field(default_factory=lambda: {"scifact": 800, "healthver": 1200})
+    #: how many times the examples of a source are repeated (PubMedQA is the one source of questions as a
+    #: reviewer writes them, and the smallest)
+    repeat: dict[str, int] = field(default_factory=lambda: {"pubmedqa": 2})
+    max_seconds: float = 0.0
+    threads: int = 2
+    device: str = "cpu"
+    seed: int = 13
+    #: ``training`` (the development part) or ``fit`` (its tuning part left out too, for comparing settings)
+    part: str = "training"
+
+
+def _targets(examples: list[AnswerExample]) -> tuple[list[int], list[int]]:
+    return ([int(e.relevant) for e in examples],
+            [IGNORE if e.answer is None else ANSWERS.index(e.answer) for e in examples])
+
+
+def train_answerer(out_dir: str | Path, config: AnswererTrainConfig, log_every: int = 25) -> AnswererConfig:
+    """Train and save (delta weights + config) one answerer on the development part."""
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    from ..embeddings import resolve_model
+    from .train import fit_heads, freeze, save_delta
+
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    rng = random.Random(config.seed)
+    examples = answer_examples(config.data_dir, config.sources, config.part, config.max_per_source, config.seed)
+    examples = [e for e in examples for _ in range(config.repeat.get(e.source, 1))]
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(config.base_model))
+    enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
+                    max_length=config.max_length)
+    network = build_network(config.base_model, HEADS)
+    if config.init_reader:
+        layers = {k: v.float() for k, v in load_file(str(Path(config.init_reader) / READER_WEIGHTS)).items()
+                  if k.startswith("encoder.")}
+        network.load_state_dict(layers, strict=False)
+    frozen = freeze(network, 0)
+    total = int(-(-len(examples) // config.batch_size) * config.epochs)
+    step, seconds = fit_heads(network, tokenizer, enc, list(_targets(examples)), total, config.batch_size,
+                              config.learning_rate, config.warmup_share, config.max_seconds, config.device, rng,
+                              "training answerer", log_every)
+    out = Path(out_dir)
+    save_delta(network, out / WEIGHTS_FILE)
+    settings = {k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")}
+    settings["init_reader"] = Path(config.init_reader).name if config.init_reader else None
+    saved = AnswererConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen, training={
+        **settings, "sources": list(config.sources), "steps": step, "seconds": round(seconds, 1),
+        "examples": len(examples), "examples_per_source": dict(Counter(e.source for e in examples)),
+        "check_part": "builder.goldparts.is_heldout (20% of each source's articles / questions / claims)"})
+    write_json_atomic(out / CONFIG_FILE, asdict(saved))
+    return saved
+
