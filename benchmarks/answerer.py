@@ -52,14 +52,19 @@ def unrelated_pairs(n: int, seed: int = 0):
     return out
 
 
+def replaced_rule(ra, rb) -> bool:
+    """The rule open pairs had before (each claim read against the other): a conflict when the reader's stance,
+    averaged over both readings, is most likely "no"."""
+    mean = {s: (ra.stance_probs[s] + rb.stance_probs[s]) / 2 for s in ontology.READER_STANCES}
+    return max(mean, key=mean.get) == NO
+
+
 def open_pairs(n: int) -> dict:
     annotator = ReaderAnnotator()
     pairs = unrelated_pairs(n)
     labels = annotator.annotate_many(pairs)
     readings = annotator.reader.read([ask for p in pairs for ask in annotator.asks(p)])
-    old = sum(((readings[2 * i].stance_probs[NO] + readings[2 * i + 1].stance_probs[NO]) / 2
-               > max((readings[2 * i].stance_probs[s] + readings[2 * i + 1].stance_probs[s]) / 2
-                     for s in ontology.READER_STANCES if s != NO)) for i in range(len(pairs)))
+    old = sum(replaced_rule(readings[2 * i], readings[2 * i + 1]) for i in range(len(pairs)))
     conflicts = sum(lab.conflict_type != ontology.NO_CONFLICT for lab in labels)
     return {"pairs": len(pairs), "annotator_conflicts": conflicts, "replaced_rule_conflicts": old,
             "notes": {k: sum(lab.notes == k for lab in labels) for k in {lab.notes for lab in labels}}}

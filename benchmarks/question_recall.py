@@ -28,11 +28,9 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import time
-import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
@@ -42,6 +40,7 @@ from biodivergence_dataset.records import Abstract, Claim
 from builder import questionpacks
 from builder.questions import Assignment
 from builder.reader import data as reader_data
+from builder.reader.answer_eval import holds, normalised
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "evidence_inference"
@@ -49,13 +48,6 @@ RESULTS = ROOT / "benchmarks" / "results"
 SOURCE = "evidence_inference"
 DOMAIN = "clinical_trials_epidemiology"
 TEMPLATE = "Is {o} higher, lower, or the same when comparing {i} to {c}?"
-_SPACE = re.compile(r"\s+")
-
-
-def _norm(text: str) -> str:
-    """Spaces, case and compatibility forms aside (ingest writes NFKC: "µg" in the expert's evidence is "μg" in a
-    claim)."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()
 
 
 def abstract_record(pmcid: str) -> dict | None:
@@ -96,8 +88,8 @@ def samples(n_articles: int, drawn_from: str = "training", parts: tuple[str, ...
     out = {}
     for i, part in enumerate(parts):
         part_rows = rows[i * n_articles:(i + 1) * n_articles]
-        texts = {row["pmcid"].removeprefix("PMC"): _norm(f"{row['title']} {row['text']}") for row in part_rows}
-        found = {qid: [e for e in evidence[qid] if _norm(e) in texts[p.pmcid]]
+        texts = {row["pmcid"].removeprefix("PMC"): normalised(f"{row['title']} {row['text']}") for row in part_rows}
+        found = {qid: [e for e in evidence[qid] if normalised(e) in texts[p.pmcid]]
                  for qid, p in prompts.items() if p.pmcid in texts}
         found = {qid: ev for qid, ev in found.items() if ev}
         out[part] = (part_rows, {qid: prompts[qid] for qid in found}, found)
@@ -136,12 +128,6 @@ def timed_run(cmd: list[str]) -> float:
     return round(time.perf_counter() - t0, 1)
 
 
-def holds(sentence: str, evidence: list[str]) -> bool:
-    """Whether a claim sentence holds one of the evidence texts, or an evidence text holds the sentence."""
-    s = _norm(sentence)
-    return any((e := _norm(text)) in s or (len(s) > 40 and s in e) for text in evidence)
-
-
 def question_text(prompt: reader_data.EIPrompt) -> str:
     """A prompt put as a question's text, as a pack entry with ``id`` and ``text`` only holds it."""
     return TEMPLATE.format(o=prompt.outcome, i=prompt.intervention, c=prompt.comparator)
@@ -153,7 +139,7 @@ def arms_read(prompt: reader_data.EIPrompt) -> bool:
     read = questionpacks.read_question(question_text(prompt))
 
     def same(got: str | None, want: str) -> bool:
-        return _norm(got or "") == _norm(questionpacks.clean_phrase(want) or "")
+        return normalised(got or "") == normalised(questionpacks.clean_phrase(want) or "")
 
     return same(read.intervention, prompt.intervention) and same(read.comparator, prompt.comparator)
 
@@ -237,12 +223,13 @@ def main() -> None:
     args = parser.parse_args()
     if not DATA.is_dir():
         raise SystemExit(f"{DATA}: Evidence Inference is missing (../shared/data beside the repository)")
-    runs = ({f"{a} (check articles)": ("heldout", a) for a in ("rules", "learned")} if args.learned
-            else {part: ("training", "rules") for part in PARTS})
+    if args.learned:  # one sample of check articles, read by both assigners
+        check = samples(args.articles, "heldout", ("check",))["check"]
+        runs = {f"{a} (check articles)": (check, a) for a in ("rules", "learned")}
+    else:
+        runs = {part: (sample, "rules") for part, sample in samples(args.articles).items()}
     parts = {}
-    for name, (drawn_from, assigner) in runs.items():
-        (rows, prompts, evidence), = samples(args.articles, drawn_from, ("check",)).values() if args.learned else [
-            samples(args.articles)[name]]
+    for name, ((rows, prompts, evidence), assigner) in runs.items():
         work = Path(args.work) / name.split()[0]
         source, pack = write_inputs(work, rows, prompts)
         seconds = run_stages(work, source, pack, assigner)

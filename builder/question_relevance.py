@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-#: A general filter: a reason the sentence answers no question in any field, or None.
+#: A general filter: whether a sentence answers no question in any field (its name is the drop reason).
 Filter = Callable[[str], bool]
 #: Per claim: the questions it answers as (question index, relevance, cosine), and why it answers none (or None).
 Found = list[tuple[list[tuple[int, float, float]], str | None]]

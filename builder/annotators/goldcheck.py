@@ -386,8 +386,9 @@ def score_parts(gold: list[GoldPair], labels: list[str], trained: bool, n_boot: 
     """``score_source`` on the development and the check part of one source; ``trained_on`` marks the
     development part of an annotator that learned from it (its score there is no estimate)."""
     out: dict[str, Any] = {}
+    parts = [gold_part(g) for g in gold]
     for name in PART_NAMES.values():
-        idx = [i for i, g in enumerate(gold) if gold_part(g) == name]
+        idx = [i for i, part in enumerate(parts) if part == name]
         if idx:
             out[name] = {**score_source([gold[i] for i in idx], [labels[i] for i in idx], n_boot, seed),
                          "trained_on": trained and name == PART_NAMES["training"]}

@@ -9,9 +9,10 @@ For a candidate pair it
    disagree only as a significant effect against a stated null, each stated by the sentence itself
    (``disagreement(stated_only=True)``); claims that are not both sentences of abstracts (review conclusions)
    are asked a yes / no question as written and disagree when they answer it oppositely (``by_answers``); claims
-   asked any other question as written disagree as effect vs no effect or increase vs decrease. A pair without a question disagrees only
-   when each claim speaks to the other (the answerer's relevance, the pair's own question) and they answer each
-   other "no" (``open_pair_disagreement``): unrelated findings share no question, two nulls answer each other yes;
+   asked any other question as written disagree as effect vs no effect or increase vs decrease. A pair without a
+   question disagrees only when each claim speaks to the other (the answerer's relevance, the pair's own
+   question) and they answer each other "no" (``open_pair_disagreement``): unrelated findings share no question,
+   two nulls answer each other yes;
 3. applies the paper's boundary rules in order: explicit controversy → unresolved controversy; weak evidence
    → evidence insufficiency; a condition that differs between the claims (population, dose, form or
    co-treatment, duration, geography, period, setting, … — from the ontology's cues and the condition phrases
@@ -383,18 +384,19 @@ class ReaderAnnotator(LocalAnnotator):
     def reader(self) -> FindingReader:
         """The network, loaded on first use (once, whichever thread asks first): an LLM run that never falls
         back to this annotator never loads it."""
-        with self._loading:
-            if self._reader is None:
-                self._reader = FindingReader(self.folder)
-            return self._reader
+        return self._loaded("_reader", lambda: FindingReader(self.folder))
 
     @property
     def answerer(self) -> QuestionAnswerer:
-        """The question answerer, loaded on first use like the reader."""
+        """The question answerer, loaded on first use like the reader (only pairs without a question need it)."""
+        return self._loaded("_answerer", lambda: QuestionAnswerer(self.answerer_folder))
+
+    def _loaded(self, attribute: str, load):
+        """The network held in ``attribute``, loaded by ``load`` once, whichever thread asks first."""
         with self._loading:
-            if self._answerer is None:
-                self._answerer = QuestionAnswerer(self.answerer_folder)
-            return self._answerer
+            if getattr(self, attribute) is None:
+                setattr(self, attribute, load())
+            return getattr(self, attribute)
 
     @property
     def trained_on(self) -> frozenset[str]:
@@ -435,22 +437,16 @@ class ReaderAnnotator(LocalAnnotator):
             return [(pair.question.text, s) for s in (a, b)]
         return [self.ask(s, pair.question) for s in (a, b)]
 
-    def answer_asks(self, pair: CandidatePair) -> list[tuple[str, str]]:
-        """What the answerer is asked: in an open pair each claim against the other (does it speak to the other
-        claim, and what does it answer it); nothing under a declared question."""
-        a, b = pair.claim_a.sentence, pair.claim_b.sentence
-        return [(b, a), (a, b)] if pair.question is None else []
-
     def annotate_many(self, pairs: list[CandidatePair]) -> list[Labels]:
         asks = [ask for p in pairs for ask in self.asks(p)]
         readings = self.reader.read(asks) if asks else []
-        answer_asks = [self.answer_asks(p) for p in pairs]
-        flat = [ask for asks_of in answer_asks for ask in asks_of]
-        read = iter(self.answerer.read(flat) if flat else [])
-        answers = [tuple(next(read) for _ in asks_of) or None for asks_of in answer_asks]
+        # an open pair's two asks (each claim against the other) are what the answerer reads as well
+        opens = [i for i, p in enumerate(pairs) if p.question is None]
+        answered = self.answerer.read([asks[2 * i + k] for i in opens for k in (0, 1)]) if opens else []
+        answers = {i: (answered[2 * j], answered[2 * j + 1]) for j, i in enumerate(opens)}
         return [self.decide(p, *self.oriented(p, readings[2 * i], readings[2 * i + 1]),
                             stated_only=stated_only(p, asks[2 * i][0], asks[2 * i + 1][0]),
-                            answers=by_answers(p), open_answers=answers[i])
+                            answers=by_answers(p), open_answers=answers.get(i))
                 for i, p in enumerate(pairs)]
 
     def oriented(self, pair: CandidatePair, ra, rb):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -62,28 +63,30 @@ def _assignment_items(data_dir: str | Path, part: Part) -> list[tuple[str, str, 
     evidence: dict = defaultdict(set)
     for f in ei_findings(folder):
         if in_part("evidence_inference", f.prompt.pmcid, part):
-            evidence[f.prompt].add(_norm(f.text))
+            evidence[f.prompt].add(f.text)
     items = []
     for prompt in sorted(evidence, key=lambda p: int(p.prompt_id)):
         abstract = ei_abstract(folder, prompt.pmcid)
         if abstract is None:
             continue
         question = prompt.question(ARM_PHRASING)
-        rows = [(question, sentence, _holds(sentence, evidence[prompt]), prompt.prompt_id)
+        rows = [(question, sentence, holds(sentence, evidence[prompt]), prompt.prompt_id)
                 for _, body in abstract[1] for sentence in split(" ".join(body.split()))]
         if any(row[2] for row in rows):  # a prompt whose evidence is no sentence of its abstract is left out
             items.extend(rows)
     return items
 
 
-def _norm(text: str) -> str:
+def normalised(text: str) -> str:
+    """Spaces, case and compatibility forms aside (ingest writes NFKC: "µg" in an expert's evidence is "μg" in a
+    claim)."""
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-def _holds(sentence: str, evidence: set[str]) -> bool:
+def holds(sentence: str, evidence: Iterable[str]) -> bool:
     """Whether a sentence holds one of the evidence texts, or (a sentence of over 40 characters) is held by one."""
-    s = _norm(sentence)
-    return any(e in s or (len(s) > 40 and s in e) for e in evidence)
+    s = normalised(sentence)
+    return any((e := normalised(text)) in s or (len(s) > 40 and s in e) for text in evidence)
 
 
 def _precision_recall(gold: list[bool], predicted: list[bool]) -> dict[str, Any]:

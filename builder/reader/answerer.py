@@ -27,7 +27,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic
 
 from .answer_data import SOURCES, AnswerExample, answer_examples
-from .model import IGNORE, build_network
+from .model import IGNORE, HeadedReader, build_network
 from .model import SHIPPED as SHIPPED_READER
 from .model import WEIGHTS_FILE as READER_WEIGHTS
 
@@ -86,49 +86,20 @@ class Answer:
         return {"answer": self.answer, "relevance": self.relevance, "answer_probs": {YES: self.yes, NO: 1 - self.yes}}
 
 
-class QuestionAnswerer:
+class QuestionAnswerer(HeadedReader):
     """A loaded answerer; ``read`` caches its answers per (question, text)."""
 
+    desc = "answering"
+
     def __init__(self, folder: str | Path, device: str = "cpu"):
-        import torch
-        from safetensors.torch import load_file
-        from transformers import AutoTokenizer
-
-        from ..embeddings import resolve_model
-
         self.folder = Path(folder)
         self.config = AnswererConfig.load(self.folder)
-        self.network = build_network(self.config.base_model, HEADS)
-        weights = self.folder / WEIGHTS_FILE
-        try:
-            delta = load_file(str(weights))
-        except Exception as exc:  # safetensors raises its own error types for truncated or foreign files
-            raise ValueError(f"{weights}: not a readable safetensors file ({exc})") from exc
-        missing, unexpected = self.network.load_state_dict({k: v.float() for k, v in delta.items()}, strict=False)
-        if unexpected or any(k.split(".")[0] in HEADS for k in missing):
-            raise ValueError(f"{weights}: weights do not fit {self.config.base_model} "
-                             f"(unexpected {unexpected[:3]}, missing {missing[:3]})")
-        self.network.to(device).eval()
-        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(self.config.base_model))
-        self.device, self._torch = device, torch
-        self._cache: dict[tuple[str, str], Answer] = {}
+        super().__init__(self.folder, self.config.base_model, HEADS, WEIGHTS_FILE, self.config.max_length, device)
 
     def read(self, pairs: Iterable[tuple[str, str]], batch_size: int = 64, progress: bool = False) -> list[Answer]:
         """One Answer per (question, text), in order."""
-        from tqdm.auto import tqdm
-
-        pairs = [(" ".join(q.split()), " ".join(t.split())) for q, t in pairs]
-        todo = list(dict.fromkeys(p for p in pairs if p not in self._cache))
-        todo.sort(key=lambda p: len(p[0]) + len(p[1]))
-        with self._torch.inference_mode():
-            for start in tqdm(range(0, len(todo), batch_size), disable=not progress, desc="answering", unit="batch"):
-                chunk = todo[start:start + batch_size]
-                enc = self.tokenizer([q for q, _ in chunk], [t for _, t in chunk], truncation=True, padding=True,
-                                     max_length=self.config.max_length, return_tensors="pt").to(self.device)
-                relevance, answer = (x.float().softmax(-1).cpu().numpy() for x in self.network(**enc))
-                for pair, r, a in zip(chunk, relevance, answer, strict=True):
-                    self._cache[pair] = Answer(round(float(r[1]), 4), round(float(a[ANSWERS.index(YES)]), 4))
-        return [self._cache[p] for p in pairs]
+        return self._read(pairs, batch_size, progress, lambda _, relevance, answer: Answer(
+            round(float(relevance[1]), 4), round(float(answer[ANSWERS.index(YES)]), 4)))
 
 
 def load_answerer(path: str | Path | None = None, device: str = "cpu") -> QuestionAnswerer:

@@ -245,29 +245,76 @@ def disagreement(ra: Reading, rb: Reading, stated_only: bool = False, answers: b
     return OPPOSITE_ANSWER if answers_differ(ra, rb) else None
 
 
-class FindingReader:
-    """A loaded reader; ``read`` caches its readings per (question, text)."""
+class HeadedReader:
+    """What the finding reader and the question answerer share: a network of named heads (``build_network``) read
+    back from its float16 delta over the base model, its logits over (question, text) pairs in length-sorted
+    batches, and a cache of what it read per (question, text), spaces aside."""
 
-    def __init__(self, folder: str | Path, device: str = "cpu"):
+    #: the progress bar's name
+    desc = "reading"
+
+    def __init__(self, folder: Path, base_model: str, heads: dict[str, int], weights_file: str, max_length: int,
+                 device: str = "cpu"):
         import torch
         from safetensors.torch import load_file
         from transformers import AutoTokenizer
 
         from ..embeddings import resolve_model
 
-        self.folder = Path(folder)
-        self.config = ReaderConfig.load(self.folder)
-        self.network = build_network(self.config.base_model, {"finding": len(self.config.findings),
-                                                              "stance": len(self.config.stances)})
-        delta = load_file(str(self.folder / WEIGHTS_FILE))
+        self.network = build_network(base_model, heads)
+        weights = folder / weights_file
+        try:
+            delta = load_file(str(weights))
+        except Exception as exc:  # safetensors raises its own error types for truncated or foreign files
+            raise ValueError(f"{weights}: not a readable safetensors file ({exc})") from exc
         missing, unexpected = self.network.load_state_dict({k: v.float() for k, v in delta.items()}, strict=False)
-        if unexpected or any(k.startswith(("finding.", "stance.")) for k in missing):
-            raise ValueError(f"{self.folder / WEIGHTS_FILE}: weights do not fit {self.config.base_model} "
+        if unexpected or any(k.split(".")[0] in heads for k in missing):
+            raise ValueError(f"{weights}: weights do not fit {base_model} "
                              f"(unexpected {unexpected[:3]}, missing heads {[k for k in missing if '.' in k][:3]})")
         self.network.to(device).eval()
-        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(self.config.base_model))
-        self.device, self._torch = device, torch
-        self._cache: dict[tuple[str, str], Reading] = {}
+        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model(base_model))
+        self.max_length, self.device, self._torch = max_length, device, torch
+        self._cache: dict[tuple[str, str], Any] = {}
+
+    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64, progress: bool = False):
+        """One numpy array of logits per head (in the network's head order), one row per (question, text)."""
+        import numpy as np
+        from tqdm.auto import tqdm
+
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        outs = [np.zeros((len(pairs), getattr(self.network, name).out_features), dtype=np.float32)
+                for name in self.network.head_names]
+        with self._torch.inference_mode():
+            for start in tqdm(range(0, len(order), batch_size), disable=not progress, desc=self.desc, unit="batch"):
+                idx = order[start:start + batch_size]
+                enc = self.tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
+                                     padding=True, max_length=self.max_length, return_tensors="pt").to(self.device)
+                for out, head in zip(outs, self.network(**enc), strict=True):
+                    out[idx] = head.float().cpu().numpy()
+        return tuple(outs)
+
+    def _read(self, pairs: Iterable[tuple[str, str]], batch_size: int, progress: bool, make) -> list:
+        """``make(pair, *probabilities of each head)`` per (question, text), in order, each pair read once."""
+        import numpy as np
+
+        pairs = [(" ".join(q.split()), " ".join(t.split())) for q, t in pairs]
+        todo = list(dict.fromkeys(p for p in pairs if p not in self._cache))
+        if todo:
+            probs = [_softmax(x, np) for x in self.logits(todo, batch_size, progress)]
+            for pair, *heads in zip(todo, *probs, strict=True):
+                self._cache[pair] = make(pair, *heads)
+        return [self._cache[p] for p in pairs]
+
+
+class FindingReader(HeadedReader):
+    """A loaded reader; ``read`` caches its readings per (question, text)."""
+
+    def __init__(self, folder: str | Path, device: str = "cpu"):
+        self.folder = Path(folder)
+        self.config = ReaderConfig.load(self.folder)
+        super().__init__(self.folder, self.config.base_model, {"finding": len(self.config.findings),
+                                                               "stance": len(self.config.stances)},
+                         WEIGHTS_FILE, self.config.max_length, device)
 
     @property
     def trained_on(self) -> frozenset[str]:
@@ -278,36 +325,9 @@ class FindingReader:
         marks if it learned them, else unchanged."""
         return mark_arms(text, intervention, comparator) if self.config.arm_marks else text
 
-    def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64, progress: bool = False):
-        """(finding logits, stance logits) as numpy arrays, one row per (question, text)."""
-        import numpy as np
-        from tqdm.auto import tqdm
-
-        torch = self._torch
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        f_out = np.zeros((len(pairs), len(self.config.findings)), dtype=np.float32)
-        s_out = np.zeros((len(pairs), len(self.config.stances)), dtype=np.float32)
-        with torch.inference_mode():
-            for start in tqdm(range(0, len(order), batch_size), disable=not progress, desc="reading", unit="batch"):
-                idx = order[start:start + batch_size]
-                enc = self.tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation=True,
-                                     padding=True, max_length=self.config.max_length,
-                                     return_tensors="pt").to(self.device)
-                f, s = self.network(**enc)
-                f_out[idx], s_out[idx] = f.float().cpu().numpy(), s.float().cpu().numpy()
-        return f_out, s_out
-
     def read(self, pairs: Iterable[tuple[str, str]], batch_size: int = 64, progress: bool = False) -> list[Reading]:
         """One Reading per (question, text), in order."""
-        import numpy as np
-
-        pairs = [(" ".join(q.split()), " ".join(t.split())) for q, t in pairs]
-        todo = list(dict.fromkeys(p for p in pairs if p not in self._cache))
-        if todo:
-            f_logits, s_logits = self.logits(todo, batch_size, progress)
-            for pair, f, s in zip(todo, _softmax(f_logits, np), _softmax(s_logits, np), strict=True):
-                self._cache[pair] = self._reading(pair[1], f, s)
-        return [self._cache[p] for p in pairs]
+        return self._read(pairs, batch_size, progress, lambda pair, f, s: self._reading(pair[1], f, s))
 
     def _reading(self, text: str, f, s) -> Reading:
         f_probs = {name: round(float(p), 4) for name, p in zip(self.config.findings, f, strict=True)}
