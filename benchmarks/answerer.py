@@ -7,7 +7,7 @@
    questions: no pair among them is a conflict), the share the default annotator labels a conflict, beside the
    rule it replaced (each claim read against the other, a conflict when the reader's averaged stance is "no").
 3. Throughput on one core, the machine state named: claims assigned per second by the lexicon rules
-   (``questions.answers`` over a compiled pack) and by the answerer (3 candidate questions a claim); claims read per
+   (``answers`` over a compiled pack) and by the answerer (3 candidate questions a claim); claims read per
    second by the finding reader and by the answerer.
 
 Writes ``benchmarks/results/answerer.json`` and ``answerer.md``.
@@ -74,20 +74,24 @@ def throughput(n_claims: int = 200) -> dict:
     """Claims per second on one torch thread, rules against the learned parts."""
     from builder import questions
     from builder.questionpacks import load_questions
+    from builder.questions.compiled import compile_questions
+    from builder.questions.filters import claim_words
+    from builder.questions.lexicon import COHEN_PACK, LEXICON, load_lexicon
+    from builder.questions.match import answers, claim_may_answer
     from builder.reader.answerer import load_answerer
     from builder.reader.model import load_reader
 
     torch.set_num_threads(1)
     pack = ROOT / "builder" / "questionpacks" / "cohen2006_drug_classes.yaml"
-    compiled = questions.compile_questions(load_questions(str(pack)), questions.load_lexicon())
+    compiled = compile_questions(load_questions(str(pack)), load_lexicon(LEXICON, (str(COHEN_PACK),)))
     config = questions.QuestionsConfig()
     texts = [f.text for f in ei_findings(DATA / "evidence_inference")][:n_claims]
     out = {}
     t0 = time.perf_counter()
     for t in texts:
-        words = questions.claim_words(t)
-        if questions.claim_may_answer(t, "", words, compiled, config):
-            questions.answers(t, "", [0.5] * len(compiled), compiled, config, words)
+        words = claim_words(t)
+        if claim_may_answer(t, "", words, compiled, config):
+            answers(t, "", [0.5] * len(compiled), compiled, config, words)
     out["rules_assign_claims_per_s"] = round(len(texts) / (time.perf_counter() - t0), 1)
     answerer, reader = load_answerer(), load_reader()
     qs = [c.question.text for c in compiled[:3]]

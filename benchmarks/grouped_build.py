@@ -70,7 +70,7 @@ def score(work: Path, variant: str, reviews: dict[str, set[str]]) -> dict:
 
 def markdown(result: dict) -> str:
     rows = [("claims assigned to a question (assignments)", "assignments"),
-            ("… of which an article's answer (`questions.article_answers`)", "article_answers"),
+            ("… of which an article's answer (`article_answers`)", "article_answers"),
             ("(article, question) with a claim assigned", "article_questions"),
             ("mined pairs carrying a question", "pairs_with_question"),
             ("distinct (question, article pair) among them", "article_pairs"),

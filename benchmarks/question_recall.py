@@ -169,7 +169,7 @@ def score(work: Path, prompts: dict[str, reader_data.EIPrompt], evidence: dict[s
             "evidence_assigned": ev_assigned, "article_assigned": art_assigned, "own_article": own}
 
 
-LEARNED_NOTE = ("`rules`: the lexicon and word rules of `builder/questions.py` (their rows were read on training "
+LEARNED_NOTE = ("`rules`: the lexicon and word rules of `builder/questions/` (their rows were read on training "
                 "articles); `learned`: `questions --assigner learned`, the question answerer's relevance among the 3 "
                 "questions closest by cosine, only the general filters applied. Both columns are scored on the "
                 "check articles, whose rows nobody read; the stage seconds are its throughput (one run each).")
@@ -203,7 +203,7 @@ def markdown(result: dict, learned: bool = False) -> str:
         ("`development`: the rules for arms named by role, placebo-like \"control group\" comparators, abbreviations "
          "an arm or outcome phrase defines, arms named by a word of their phrase, arms without the form the treatment "
          "takes, add-on questions, each arm named by a word only its phrase has, the comparator named as the control "
-         "arm, the whole-abstract reading (`questions.abstract_answers`), a comparator naming no treatment (\"no "
+         "arm, the whole-abstract reading (`abstract_answers`), a comparator naming no treatment (\"no "
          "exercise\") as the untreated arm, null findings said otherwise (\"not statistically significant\"), "
          "headings inside a sentence, an outcome's head noun before \"of\", arms named inside a bracket with doses and "
          "a placebo in the treatment's form were written with its rows in view, and the cosine at which an article "

@@ -5,10 +5,10 @@ abstracts; run ``make demo`` first) matched against the demo pack's questions
 (``builder/questionpacks/cohen2006_drug_classes.yaml``). Timed separately, in process CPU time with torch on one
 thread and the process pinned to one CPU (other load slows the wall clock, not the figures):
 
-- question matching: ``questions.answers`` against every question, each claim with its abstract (the lexical
+- question matching: ``answers`` against every question, each claim with its abstract (the lexical
   part of the stage, its default settings);
 - question stage: as the stage runs, reading each claim's words, embedding with MiniLM (no cache) only the
-  claims that may answer a question (``questions.claim_may_answer``, the stage's own prefilter) and matching
+  claims that may answer a question (``claim_may_answer``, the stage's own prefilter) and matching
   those; beside it the stage as it was, embedding every claim;
 - rule reader: ``builder.frames.extract_frame`` over the same sentences (caches cleared; ``reader.rule_rate``);
 - finding reader: the shipped reader, each claim read against its most similar question, batch 64
@@ -35,6 +35,10 @@ from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.records import Claim
 from builder import questionpacks, questions
 from builder.embeddings import DEFAULT_MODEL, embed_texts, load_encoder
+from builder.questions.compiled import compile_questions
+from builder.questions.filters import claim_words
+from builder.questions.lexicon import COHEN_PACK, LEXICON, load_lexicon
+from builder.questions.match import answers, claim_may_answer
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -58,7 +62,7 @@ def load_claims(claims_dir: Path, n: int) -> list[Claim]:
 def matching(claims: list[Claim], texts: dict[str, str], compiled, config, similarities) -> tuple[float, int]:
     """Claims/s of the lexical matching and how many (claim, question) assignments it made."""
     t0 = time.process_time()
-    found = sum(len(questions.answers(claim.sentence, texts.get(claim.article_uid, ""), sims, compiled, config))
+    found = sum(len(answers(claim.sentence, texts.get(claim.article_uid, ""), sims, compiled, config))
                 for claim, sims in zip(claims, similarities, strict=True))
     return len(claims) / (time.process_time() - t0), found
 
@@ -77,7 +81,7 @@ def main() -> None:
     abstracts = [texts.get(c.article_uid, "") for c in claims]
     load_start = [round(x, 2) for x in os.getloadavg()]
     config = questions.QuestionsConfig(pack=str(PACK))
-    compiled = questions.compile_questions(questionpacks.load_questions(PACK), questions.load_lexicon())
+    compiled = compile_questions(questionpacks.load_questions(PACK), load_lexicon(LEXICON, (str(COHEN_PACK),)))
     encoder = load_encoder(DEFAULT_MODEL, "cpu", config.precision)
     q_emb = embed_texts([c.question.text for c in compiled], encoder, None, config.batch_size)
     t0 = time.process_time()
@@ -86,11 +90,11 @@ def main() -> None:
     match_rate, found = matching(claims, texts, compiled, config, similarities.tolist())
     every_claim_rate = len(claims) / (embed_s + len(claims) / match_rate)
     t0 = time.process_time()
-    words = [questions.claim_words(s, a) for s, a in zip(sentences, abstracts, strict=True)]
+    words = [claim_words(s, a) for s, a in zip(sentences, abstracts, strict=True)]
     possible = [i for i, (s, a, w) in enumerate(zip(sentences, abstracts, words, strict=True))
-                if questions.claim_may_answer(s, a, w, compiled, config)]
+                if claim_may_answer(s, a, w, compiled, config)]
     chosen = embed_texts([sentences[i] for i in possible], encoder, None, config.batch_size) @ q_emb.T
-    staged = sum(len(questions.answers(sentences[i], abstracts[i], sims, compiled, config, words[i]))
+    staged = sum(len(answers(sentences[i], abstracts[i], sims, compiled, config, words[i]))
                  for i, sims in zip(possible, chosen.tolist(), strict=True))
     stage_rate = len(claims) / (time.process_time() - t0)
     if staged != found:
@@ -114,7 +118,7 @@ def main() -> None:
     md = ["# Question stage and readers (claims per second, one core)", "",
           (f"{result['claims']} claims of the demo build (Cohen 2006 abstracts), each read with its abstract, against "
            f"the {result['questions']} questions of the demo pack with the stage's default settings ({found} "
-           f"assignments; the per-article pass after the claims' own, `questions.article_answers`, is not timed). "
+           f"assignments; the per-article pass after the claims' own, `article_answers`, is not timed). "
            f"Machine: {result['machine_cores']} cores, load "
            f"average {load_start} at start and {result['load_average_at_end']} at end; the figures are process "
            "CPU time on one pinned core, so other load slows the wall clock, not them. All rows come from this "

@@ -188,17 +188,20 @@ class Step:
 
 
 def wire(name: str, section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
-    """A step's section with what it takes from the others: gather's pack defaults to the questions pack;
-    with a question pack, ingest keeps a record no query pack places in a domain in the questions' domain (the
-    builder declared what the corpus is about; gather picks each question's abstracts), the questions stage and
-    mine share one embedding cache (``work/embedding_cache``, a folder of the build, not of either stage) and mine
-    reads the questions stage's assignments."""
+    """A step's section with what it takes from the others: gather's pack, lexicon and domain packs default to the
+    questions section's; with a question pack, ingest keeps a record no query pack places in a domain in the
+    questions' domain (the builder declared what the corpus is about; gather picks each question's abstracts), the
+    questions stage and mine share one embedding cache (``work/embedding_cache``, a folder of the build, not of
+    either stage) and mine reads the questions stage's assignments."""
     pack = config.questions.get("pack")
     shared_cache = config.mine.get("cache_dir") or str(work / SHARED_CACHE)
     if name == "ingest" and pack:
         section.setdefault("fallback_domain", pack_domain(load_questions(pack)))
     elif name == "gather" and section and pack:
         section.setdefault("pack", pack)
+        for key in ("lexicon", "domain_packs"):
+            if key in config.questions:
+                section.setdefault(key, config.questions[key])
     elif name == "questions" and pack:
         section.setdefault("cache_dir", shared_cache)
         for key in ("model", "precision", "device", "batch_size"):

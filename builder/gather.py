@@ -29,7 +29,7 @@ from biodivergence_dataset.records import Abstract, Question
 from .folders import claim_output
 from .frames import GENERIC_WORDS
 from .questionpacks import load_questions
-from .questions import LEXICON, alternatives, load_lexicon, stem
+from .questions.lexicon import LEXICON, alternatives, load_lexicon, stem
 from .runtime import RuntimeConfig, check_stage_input
 
 STAGE = "gather"
@@ -46,6 +46,8 @@ class GatherConfig(BaseModel):
     #: The question pack (the build fills it from the ``questions:`` section when left out).
     pack: str | None = None
     lexicon: str = str(LEXICON)
+    #: Domain packs merged onto the lexicon (the build fills them from the ``questions:`` section when left out).
+    domain_packs: list[str] = []
     #: Abstracts kept per question, best BM25 score first (an abstract may answer several questions).
     top_n: int = Field(80, ge=1)
     #: BM25 parameters (``rank_bm25.BM25Okapi``).
@@ -58,12 +60,13 @@ def tokens(text: str) -> list[str]:
     return [stem(t) for t in _TOKEN.findall(text.lower()) if t not in GENERIC_WORDS]
 
 
-def query_tokens(question: Question, lexicon_path: str = str(LEXICON)) -> list[str]:
+def query_tokens(question: Question, lexicon_path: str = str(LEXICON), packs: tuple[str, ...] = ()) -> list[str]:
     """The search words of a question: its ``query`` without field tags and operators, else its slots with
-    every alternative naming of each (drug-class members, synonyms), each word once."""
+    every alternative naming of each (drug-class members, synonyms of the lexicon and its domain ``packs``), each
+    word once."""
     if question.query:
         return list(dict.fromkeys(tokens(_QUERY_SYNTAX.sub(" ", question.query))))
-    lexicon = load_lexicon(lexicon_path)
+    lexicon = load_lexicon(lexicon_path, packs)
     words: list[str] = []
     for slot in (question.intervention, question.comparator, question.outcome, question.population):
         if slot:
@@ -105,13 +108,13 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConf
     out_dir = claim_output(out_dir, STAGE, [abstracts_dir])
     params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir),
               "pack": [q.model_dump() for q in questions],
-              "lexicon": Path(config.lexicon).read_text(encoding="utf-8")}
+              "lexicon": [Path(p).read_text(encoding="utf-8") for p in (config.lexicon, *config.domain_packs)]}
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
     io.begin_stage(out_dir, STAGE, [str(abstracts_dir)], params)
     abstracts = list(io.read_records(abstracts_dir, Abstract))
     ranked = rank([_document(a) for a in _progress(abstracts)],
-                  {q.question_id: query_tokens(q, config.lexicon) for q in questions}, config)
+                  {q.question_id: query_tokens(q, config.lexicon, tuple(config.domain_packs)) for q in questions}, config)
     stats = io.StageStats(STAGE, unit="abstracts")
     retrieved, kept = [], set()
     for qid, hits in ranked.items():

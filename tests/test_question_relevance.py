@@ -10,7 +10,8 @@ import pytest
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Claim, claim_id_for
 from builder import questions
-from builder.question_relevance import best_per_article, candidate_questions, drop_reason
+from builder.questions.filters import GENERAL_FILTERS
+from builder.questions.relevance import best_per_article, candidate_questions, drop_reason
 
 PACK = """
 questions:
@@ -44,14 +45,16 @@ def _claims() -> list[Claim]:
     return out
 
 
-@pytest.fixture(scope="module")
-def learned(tmp_path_factory):
+@pytest.fixture(scope="module", params=[1000, 1], ids=["one_shard", "a_shard_per_claim"])
+def learned(tmp_path_factory, request):
+    """The stage run on the claims above, in one shard or with each claim in its own (an article's claims then
+    fall in several shards, and it must still answer a question once)."""
     root = tmp_path_factory.mktemp("learned")
     io.write_records(root / "claims", _claims(), io.StageStats("claims"))
     pack = root / "pack.yaml"
     pack.write_text(PACK, encoding="utf-8")
     stats = questions.run_stage(root / "claims", root / "questions", questions.QuestionsConfig(
-        pack=str(pack), cache_dir=str(root / "cache"), assigner="learned"))
+        pack=str(pack), cache_dir=str(root / "cache"), assigner="learned", shard_size=request.param))
     return root, stats
 
 
@@ -64,6 +67,7 @@ def test_each_claim_goes_to_the_question_it_reports_a_result_on(learned):
                for a in io.read_records(root / "questions", questions.Assignment))
     assert stats["seen"] == 7 and stats["kept"] == 4 and stats["questions_without_claims"] == 0
     assert stats["dropped_not_best_of_article"] == 1
+    assert stats["questions_per_claim"] == {"1": 4} and sum(stats["assignments_per_question"].values()) == 4
 
 
 def test_a_claim_that_answers_no_question_keeps_the_reason(learned):
@@ -78,7 +82,7 @@ def test_a_claim_that_answers_no_question_keeps_the_reason(learned):
     ("Tranexamic acid reduced blood loss after knee replacement.", None),
 ])
 def test_the_general_filters_name_their_reason(sentence, reason):
-    assert drop_reason(sentence, questions.GENERAL_FILTERS) == reason
+    assert drop_reason(sentence, GENERAL_FILTERS) == reason
 
 
 def test_only_the_closest_questions_above_the_floor_are_asked():
@@ -89,7 +93,5 @@ def test_only_the_closest_questions_above_the_floor_are_asked():
 
 
 def test_an_article_answers_a_question_once_with_its_most_relevant_claim():
-    found = [([(0, 0.7, 0.5)], None), ([(0, 0.9, 0.4), (1, 0.6, 0.3)], None), ([(0, 0.8, 0.5)], None), ([], "x")]
-    got = best_per_article(["A", "A", "B", "A"], found)
-    assert got == [([], "not_best_of_article"), ([(0, 0.9, 0.4), (1, 0.6, 0.3)], None), ([(0, 0.8, 0.5)], None),
-                   ([], "x")]
+    rows = [("A", "q0", 0.7), ("A", "q0", 0.9), ("A", "q1", 0.6), ("B", "q0", 0.8), ("A", "q1", 0.6)]
+    assert best_per_article(rows) == [False, True, True, True, False]  # the first on a tie

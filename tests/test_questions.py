@@ -14,6 +14,50 @@ import pytest
 from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim, Question, claim_id_for
 from builder import gather, mine, questionpacks, questions
+from builder.embeddings import DEFAULT_MODEL
+from builder.questions.arms import (
+    arm_drugs,
+    claim_arms,
+    comparator_first,
+    compares_arms,
+    compares_itself,
+    fixed_combination,
+    sets_arms_equal,
+)
+from builder.questions.compiled import (
+    INACTIVE,
+    NAMED,
+    OTHER,
+    CompiledQuestion,
+    comparison_kind,
+    compile_questions,
+    names_a_drug,
+)
+from builder.questions.endpoints import cause_specific_death
+from builder.questions.filters import (
+    claim_words,
+    doses,
+    reports_correlation,
+    reports_interaction,
+    reports_no_comparison,
+    without_non_findings,
+)
+from builder.questions.groups import (
+    abstract_names_arms,
+    arms_named_apart,
+    arms_named_by_group,
+    drug_add_on,
+    group_name_words,
+    group_names,
+    names_arms_by_role,
+    selection_groups,
+    sentence_stems,
+    sets_groups_against,
+    untreated_against_active,
+)
+from builder.questions.lexicon import COHEN_PACK, LEXICON, load_lexicon, stem, terms
+from builder.questions.match import answers, article_answers, assess, may_answer, names_part_of
+from builder.questions.population import population_mentions
 from builder.sources import RawRecord, SourceSpec
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -26,10 +70,10 @@ def write_pack(path: Path, text: str) -> Path:
     return path
 
 
-def compiled_pack(path: Path, text: str) -> dict[str, questions.CompiledQuestion]:
-    """The questions of a pack written to ``path``, compiled with the shipped lexicon, by id."""
+def compiled_pack(path: Path, text: str, packs: tuple[str, ...] = ()) -> dict[str, CompiledQuestion]:
+    """The questions of a pack written to ``path``, compiled with the shipped lexicon (and domain ``packs``), by id."""
     return {q.question.question_id: q for q in
-            questions.compile_questions(questionpacks.load_questions(write_pack(path, text)), questions.load_lexicon())}
+            compile_questions(questionpacks.load_questions(write_pack(path, text)), load_lexicon(LEXICON, packs))}
 
 
 # --- packs --------------------------------------------------------------------------------------------
@@ -242,10 +286,10 @@ def test_a_question_that_cannot_be_read_is_kept_with_a_warning_naming_it(tmp_pat
 
 def test_the_demo_pack_covers_the_fourteen_classes():
     qs = questionpacks.load_questions(questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")
-    lexicon = questions.load_lexicon()
-    known = [questions.terms(d) for names, members in lexicon.classes for d in (*names, *members)]
+    lexicon = load_lexicon()
+    known = [terms(d) for names, members in lexicon.classes for d in (*names, *members)]
     for q in qs:  # every intervention names a drug or class of the lexicon, as read from the text
-        own = questions.terms(q.intervention)
+        own = terms(q.intervention)
         assert any(k and k <= own for k in known), (q.question_id, q.intervention)
     assert len(qs) >= 40 and all(q.intervention and q.outcome for q in qs)
     prefixes = {q.question_id.split("_")[0] for q in qs}
@@ -266,7 +310,7 @@ questions:
 
 
 def answered(compiled, sentence, abstract="", similarity=0.5, **config):
-    found = questions.answers(sentence, abstract, [similarity] * len(compiled), list(compiled.values()),
+    found = answers(sentence, abstract, [similarity] * len(compiled), list(compiled.values()),
                               questions.QuestionsConfig(**config))
     return {q.question.question_id for q, _ in found}
 
@@ -332,12 +376,12 @@ questions:
 
 def test_only_claims_that_may_answer_a_question_are_embedded(compiled):
     config, qs = questions.QuestionsConfig(), list(compiled.values())
-    words = questions.claim_words
-    assert questions.may_answer(words("Pravastatin lowered blood pressure."), qs, config)
-    assert not questions.may_answer(words("Pravastatin was well tolerated."), qs, config)  # no outcome named
-    assert not questions.may_answer(words("Blood pressure fell in both groups."), qs, config)  # no intervention
+    words = claim_words
+    assert may_answer(words("Pravastatin lowered blood pressure."), qs, config)
+    assert not may_answer(words("Pravastatin was well tolerated."), qs, config)  # no outcome named
+    assert not may_answer(words("Blood pressure fell in both groups."), qs, config)  # no intervention
     # when a close similarity may stand in for the outcome, naming the intervention is enough
-    assert questions.may_answer(words("Pravastatin was well tolerated."), qs,
+    assert may_answer(words("Pravastatin was well tolerated."), qs,
                                 questions.QuestionsConfig(similarity_alone=0.8))
 
 
@@ -346,8 +390,8 @@ def test_a_member_drug_answers_a_question_about_its_class_not_the_reverse(compil
     # a claim about the class does not answer a question about one member drug
     member = compiled_pack(tmp_path / "m.yaml",
                            'questions:\n  - {id: m, text: "Does pravastatin reduce blood pressure?"}\n')["m"]
-    words = questions.claim_words("Statins reduced blood pressure in treated patients.")
-    assert questions.assess(words, 0.5, member, questions.QuestionsConfig()) is None
+    words = claim_words("Statins reduced blood pressure in treated patients.")
+    assert assess(words, 0.5, member, questions.QuestionsConfig()) is None
 
 
 def test_abbreviations_defined_in_the_abstract_and_lexicon_synonyms(compiled):
@@ -372,18 +416,18 @@ def test_words_of_change_and_half_synonyms_do_not_make_an_outcome(tmp_path):
                                            'reduction?"}\n')["q"]
     config = questions.QuestionsConfig()
     # "reduction" is how the outcome moves; "BP" replacing "blood pressure" must itself be there
-    off = questions.claim_words("Simvastatin gave a 30% relative risk reduction in mortality.")
-    assert questions.assess(off, 0.5, q, config) is None
-    on = questions.claim_words("Simvastatin lowered BP by 4 mmHg.")
-    assert "BP (= blood pressure)" in questions.assess(on, 0.5, q, config)[1]
+    off = claim_words("Simvastatin gave a 30% relative risk reduction in mortality.")
+    assert assess(off, 0.5, q, config) is None
+    on = claim_words("Simvastatin lowered BP by 4 mmHg.")
+    assert "BP (= blood pressure)" in assess(on, 0.5, q, config)[1]
 
 
 def test_similarity_stands_in_for_the_outcome_only_when_configured_and_very_close(compiled):
-    words = questions.claim_words("Pravastatin was studied in 300 adults.")  # the drug, no outcome words
-    assert questions.assess(words, 1.0, compiled["statin_bp"], questions.QuestionsConfig()) is None  # off by default
+    words = claim_words("Pravastatin was studied in 300 adults.")  # the drug, no outcome words
+    assert assess(words, 1.0, compiled["statin_bp"], questions.QuestionsConfig()) is None  # off by default
     config = questions.QuestionsConfig(similarity_alone=0.8)
-    assert questions.assess(words, 0.75, compiled["statin_bp"], config) is None
-    _, why = questions.assess(words, 0.85, compiled["statin_bp"], config)
+    assert assess(words, 0.75, compiled["statin_bp"], config) is None
+    _, why = assess(words, 0.85, compiled["statin_bp"], config)
     assert "outcome: by similarity" in why
 
 
@@ -396,8 +440,8 @@ def test_a_sentence_about_the_groups_before_treatment_answers_no_question(compil
 
 
 def test_why_names_the_matched_words(compiled):
-    words = questions.claim_words("Healing at 8 weeks was 92% with lansoprazole and 89% with omeprazole.")
-    score, why = questions.assess(words, 0.6, compiled["ppi_heal"], questions.QuestionsConfig())
+    words = claim_words("Healing at 8 weeks was 92% with lansoprazole and 89% with omeprazole.")
+    score, why = assess(words, 0.6, compiled["ppi_heal"], questions.QuestionsConfig())
     assert "intervention: lansoprazole" in why and "comparator: omeprazole" in why and "outcome:" in why
     assert 0.0 < score <= 1.0
 
@@ -867,15 +911,20 @@ def test_a_claim_answers_only_a_question_with_its_comparison(comparisons, senten
     ("Non-fatal myocardial infarction was less frequent with ramipril, and mortality fell.", False),
 ])
 def test_one_causes_deaths_and_composites_are_told_from_deaths_of_any_cause(text, specific):
-    assert questions.cause_specific_death(text) is specific
+    assert cause_specific_death(text) is specific
 
 
-def test_a_claim_answers_a_question_about_a_population_its_article_studied(comparisons):
+def test_a_claim_answers_a_question_about_a_population_its_article_studied(comparisons, tmp_path):
     claim = "Ramipril reduced all-cause mortality by 27% compared with placebo."
     after_mi = "We randomised 2006 patients with acute myocardial infarction (MI) to ramipril or placebo."
-    # set in surgery, the claim answers no question asked after infarction, whatever history its abstract names
-    assert answered(comparisons, "After bypass grafting, ramipril did not reduce mortality versus placebo.",
-                    after_mi) == set()
+    # set in surgery, the claim answers no question asked after infarction, whatever history its abstract names:
+    # a setting distinction of the demo's domain pack, not of the general lexicon
+    in_surgery = "After bypass grafting, ramipril did not reduce mortality versus placebo."
+    with_cohen = compiled_pack(tmp_path / "p.yaml", "questions:\n  - {id: vs_placebo, text: \"After myocardial "
+                               "infarction, do ACE inhibitors reduce mortality compared with placebo?\"}\n",
+                               (str(COHEN_PACK),))
+    assert answered(with_cohen, in_surgery, after_mi) == set()
+    assert answered(comparisons, in_surgery, after_mi) == {"vs_placebo"}
     in_hf = "Patients with chronic heart failure were randomised to ramipril or placebo for two years."
     assert answered(comparisons, claim, after_mi) == {"vs_placebo"}  # "After myocardial infarction, ..."
     assert answered(comparisons, claim, in_hf) == set()
@@ -946,7 +995,7 @@ questions:
     assert answered(pack, recalled, both) == {"mi"}
     # the rival question need not be answered itself: a claim far from it (cosine 0) still names its population
     def far_from_mi(sentence, text):
-        found = questions.answers(sentence, text, [0.5, 0.0, 0.5], [pack["hf"], pack["mi"], pack["renal"]],
+        found = answers(sentence, text, [0.5, 0.0, 0.5], [pack["hf"], pack["mi"], pack["renal"]],
                                   questions.QuestionsConfig())
         return {q.question.question_id for q, _ in found}
 
@@ -955,8 +1004,8 @@ questions:
     # another outcome's population is no rival: diabetes does not take mortality in heart failure away
     assert answered(pack, "In diabetic patients with heart failure, captopril reduced mortality.", abstract
                     + " Many had diabetes.") == {"hf"}
-    assert questions.population_mentions("Four cardiac deaths; cardiac failure in 27%.", pack["hf"]) != []
-    assert [m.group() for m in questions.population_mentions("Four cardiac deaths occurred.", pack["hf"])] == []
+    assert population_mentions("Four cardiac deaths; cardiac failure in 27%.", pack["hf"]) != []
+    assert [m.group() for m in population_mentions("Four cardiac deaths occurred.", pack["hf"])] == []
 
 
 @pytest.mark.parametrize("sentence, correlation", [
@@ -971,7 +1020,7 @@ questions:
      True),
 ])
 def test_a_correlation_between_measures_is_told_from_a_comparison_of_arms(sentence, correlation):
-    assert questions.reports_correlation(sentence) is correlation
+    assert reports_correlation(sentence) is correlation
 
 
 def test_a_correlation_between_measures_answers_no_question(comparisons):
@@ -984,8 +1033,8 @@ def test_a_correlation_between_measures_answers_no_question(comparisons):
     ("tumours", "tumors"), ("centre", "center"), ("sulphonylureas", "sulfonylureas"), ("paediatric", "pediatric"),
 ])
 def test_a_british_spelling_is_read_as_the_american_one(british, american):
-    assert questions.stem(british) == questions.stem(american)
-    assert questions.terms(f"healing of {british}") == questions.terms(f"healing of {american}")
+    assert stem(british) == stem(american)
+    assert terms(f"healing of {british}") == terms(f"healing of {american}")
 
 
 def test_a_claim_in_british_spelling_answers_a_question_asked_in_american(tmp_path):
@@ -1020,7 +1069,7 @@ questions:
     ("Pain relief was 77% with rizatriptan compared with 37% of patients taking placebo.", False),
 ])
 def test_an_effect_compared_across_subgroups_is_told_from_a_comparison_of_arms(sentence, interaction):
-    assert questions.reports_interaction(sentence) is interaction
+    assert reports_interaction(sentence) is interaction
 
 
 def test_an_effect_compared_across_subgroups_answers_no_question(comparisons):
@@ -1057,7 +1106,7 @@ def test_a_drug_named_only_as_open_label_use_is_no_arm(comparisons, sentence, ex
      False),
 ])
 def test_arms_named_by_role_are_told_from_arms_named_by_treatment(sentence, by_role):
-    assert questions.names_arms_by_role(sentence) is by_role
+    assert names_arms_by_role(sentence) is by_role
 
 
 def test_a_claim_naming_its_arms_by_role_answers_the_question_its_abstract_names(comparisons):
@@ -1130,7 +1179,7 @@ questions:
      False),
 ])
 def test_a_claim_setting_two_active_arms_equal(comparisons, qid, sentence, equal):
-    assert questions.sets_arms_equal(sentence, comparisons[qid]) is equal
+    assert sets_arms_equal(sentence, comparisons[qid]) is equal
 
 
 def test_pain_alone_names_no_population(tmp_path):
@@ -1159,7 +1208,7 @@ def test_an_outcome_named_only_as_a_covariate_is_not_the_claims(comparisons):
     sentence = ("Dispersion of the QT interval fell more with nifedipine than with atenolol (P = 0.001); the same results "
                 "were found when changes in cardiovascular events and heart rate were also included in multivariate "
                 "analyses.")
-    assert "cardiovascular" not in questions.without_non_findings(sentence)
+    assert "cardiovascular" not in without_non_findings(sentence)
     assert answered(comparisons, sentence) == set()
     # an adjustment clause ends at its comma: the finding after it stays
     assert answered(comparisons, "After adjustment for age, cardiovascular events were more frequent with nifedipine "
@@ -1173,7 +1222,7 @@ def test_an_outcome_named_only_as_a_covariate_is_not_the_claims(comparisons):
     ("Ramipril reduced mortality.", 0),
 ])
 def test_doses_counted_in_words_are_several(sentence, n):
-    assert questions.doses(sentence) == n
+    assert doses(sentence) == n
 
 
 def test_an_aside_or_dose_in_an_arm_phrase_need_not_be_named(tmp_path):
@@ -1196,7 +1245,7 @@ questions:
     ("The evening peak group (n=108) had a higher BMI than the control group.", ("evening peak",)),
 ])
 def test_group_names_are_the_words_before_group_that_are_not_roles(sentence, names):
-    assert questions.group_names(sentence) == names
+    assert group_names(sentence) == names
 
 
 @pytest.fixture(scope="module")
@@ -1212,11 +1261,11 @@ questions:
 
 
 def test_an_arm_is_named_by_a_word_of_its_phrase_before_group(by_group):
-    names = questions.group_name_words("Access time was shorter in the ultrasound group than in the landmark group.")
-    assert questions.arms_named_by_group(names, by_group["cvc"])[1] == {"intervention", "comparator"}
+    names = group_name_words("Access time was shorter in the ultrasound group than in the landmark group.")
+    assert arms_named_by_group(names, by_group["cvc"])[1] == {"intervention", "comparator"}
     # a word of both arms' phrases names neither; "low dose" is the comparator's alone
-    assert questions.arms_named_by_group(questions.group_name_words("in the stent group"), by_group["stent"])[1] == set()
-    assert questions.arms_named_by_group(questions.group_name_words("in the low dose group"),
+    assert arms_named_by_group(group_name_words("in the stent group"), by_group["stent"])[1] == set()
+    assert arms_named_by_group(group_name_words("in the low dose group"),
                                          by_group["dose"])[1] == {"comparator"}
 
 
@@ -1254,7 +1303,7 @@ questions:
 
 def test_each_arm_is_named_by_a_word_only_its_phrase_has(apart):
     def named(sentence, q):
-        return questions.arms_named_apart(questions.sentence_stems(sentence), apart[q])[1]
+        return arms_named_apart(sentence_stems(sentence), apart[q])[1]
     assert named("Nausea occurred in 35% of intranasal and 38% of intramuscular visits.", "glucagon") == {
         "intervention", "comparator"}
     assert named("Weight fell faster on the low-carbohydrate than on the low-fat diet.", "diet") == {
@@ -1281,16 +1330,16 @@ def test_a_claim_naming_each_arm_by_a_word_only_its_phrase_has_answers_their_que
 
 
 @pytest.mark.parametrize("comparator, kind", [
-    ("placebo", questions.INACTIVE), ("the control group", questions.INACTIVE), ("usual care arm", questions.INACTIVE),
-    (None, questions.INACTIVE), ("other calcium channel blockers", questions.OTHER), ("omeprazole", questions.NAMED),
-    ("omeprazole group", questions.NAMED), ("saline (3 ml)", questions.INACTIVE), ("standard care", questions.INACTIVE),
-    ("hypertonic saline", questions.NAMED), ("no exercise", questions.INACTIVE),
-    ("without omega-3 fatty acids", questions.INACTIVE), ("nortriptyline", questions.NAMED),
-    ("placebo patch", questions.INACTIVE), ("sham acupuncture", questions.INACTIVE), ("vehicle cream", questions.INACTIVE),
-    ("matching placebo", questions.INACTIVE), ("shampoo", questions.NAMED),
+    ("placebo", INACTIVE), ("the control group", INACTIVE), ("usual care arm", INACTIVE),
+    (None, INACTIVE), ("other calcium channel blockers", OTHER), ("omeprazole", NAMED),
+    ("omeprazole group", NAMED), ("saline (3 ml)", INACTIVE), ("standard care", INACTIVE),
+    ("hypertonic saline", NAMED), ("no exercise", INACTIVE),
+    ("without omega-3 fatty acids", INACTIVE), ("nortriptyline", NAMED),
+    ("placebo patch", INACTIVE), ("sham acupuncture", INACTIVE), ("vehicle cream", INACTIVE),
+    ("matching placebo", INACTIVE), ("shampoo", NAMED),
 ])
 def test_a_placebo_like_comparator_is_no_active_arm_whatever_its_group_word(comparator, kind):
-    assert questions.comparison_kind(comparator) == kind
+    assert comparison_kind(comparator) == kind
 
 
 def test_an_arm_is_named_by_the_abbreviation_its_phrase_defines(tmp_path):
@@ -1357,10 +1406,10 @@ questions:
 
 
 def test_the_comparison_kinds_of_the_demo_pack():
-    kinds = {q.question_id: questions.comparison_kind(q.comparator) for q in questionpacks.load_questions(
+    kinds = {q.question_id: comparison_kind(q.comparator) for q in questionpacks.load_questions(
         questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml")}
-    assert kinds["acei_mi_mortality"] == kinds["acei_hf_mortality"] == questions.INACTIVE
-    assert kinds["ui_dry_mouth"] == questions.NAMED and kinds["ccb_cv_events"] == questions.OTHER
+    assert kinds["acei_mi_mortality"] == kinds["acei_hf_mortality"] == INACTIVE
+    assert kinds["ui_dry_mouth"] == NAMED and kinds["ccb_cv_events"] == OTHER
 
 
 @pytest.mark.parametrize("qid, sentence, first", [
@@ -1378,7 +1427,7 @@ def test_the_comparison_kinds_of_the_demo_pack():
 def test_the_arm_a_claim_names_first(comparisons, qid, sentence, first):
     """The reader reads a direction relative to the arm named first; a claim naming the comparator first has
     its reading reversed by the annotator."""
-    assert questions.comparator_first(sentence, comparisons[qid]) is first
+    assert comparator_first(sentence, comparisons[qid]) is first
 
 
 @pytest.mark.parametrize("qid, sentence, arms", [
@@ -1395,7 +1444,7 @@ def test_the_arm_a_claim_names_first(comparisons, qid, sentence, first):
     ("vs_placebo", "Mortality was lower with placebo.", None),
 ])
 def test_the_question_in_a_claims_own_arm_names(comparisons, qid, sentence, arms):
-    assert questions.claim_arms(sentence, comparisons[qid]) == arms
+    assert claim_arms(sentence, comparisons[qid]) == arms
 
 
 @pytest.mark.parametrize("qid, sentence, intervention, comparator", [
@@ -1416,7 +1465,7 @@ def test_the_question_in_a_claims_own_arm_names(comparisons, qid, sentence, arms
      ("tolterodine", "tolterodine", False, "tolterodine"), ("oxybutynin", "oxybutynin", False, "oxybutynin")),
 ])
 def test_the_drugs_a_claim_names_for_each_arm(comparisons, qid, sentence, intervention, comparator):
-    found = questions.arm_drugs(sentence, comparisons[qid])
+    found = arm_drugs(sentence, comparisons[qid])
     assert [(d.name, d.group, d.member, d.span.text) if d else None for d in found] == [intervention, comparator]
     assert all(sentence[d.span.start:d.span.end] == d.span.text for d in found if d)
 
@@ -1424,11 +1473,11 @@ def test_the_drugs_a_claim_names_for_each_arm(comparisons, qid, sentence, interv
 def test_drugs_differ_by_class_or_by_member(comparisons):
     q = comparisons["vs_others"]
     atenolol, metoprolol, beta_blockers, lisinopril = (
-        questions.arm_drugs(f"Events were fewer with nifedipine than with {drug}.", q)[1]
+        arm_drugs(f"Events were fewer with nifedipine than with {drug}.", q)[1]
         for drug in ("atenolol", "metoprolol", "beta blockers", "lisinopril"))
     assert atenolol.differs(lisinopril) and atenolol.differs(metoprolol)  # another class; another member
     assert not atenolol.differs(beta_blockers) and not beta_blockers.differs(metoprolol)  # a class and its member
-    ramipril, captopril, class_ = (questions.arm_drugs(f"{drug} reduced mortality.", comparisons["vs_placebo"])[0]
+    ramipril, captopril, class_ = (arm_drugs(f"{drug} reduced mortality.", comparisons["vs_placebo"])[0]
                                    for drug in ("Ramipril", "Captopril", "ACE inhibitors"))
     assert ramipril.differs(captopril) and not ramipril.differs(class_)
 
@@ -1507,9 +1556,9 @@ questions:
 """)
     both = "Postmenopausal women were randomised to estrogen, alendronate, both, or placebo for two years."
     alone = "Postmenopausal women were randomised to estrogen or placebo for two years."
-    assert not questions.abstract_names_arms(both, pack["bone"])
-    assert questions.abstract_names_arms(alone, pack["bone"])
-    assert questions.names_a_drug("Raloxifene preserved bone mineral density.", pack["bone"])
+    assert not abstract_names_arms(both, pack["bone"])
+    assert abstract_names_arms(alone, pack["bone"])
+    assert names_a_drug("Raloxifene preserved bone mineral density.", pack["bone"])
 
 
 def test_an_insulin_preparation_is_another_drug_insulin_levels_are_not(tmp_path):
@@ -1521,10 +1570,10 @@ questions:
   - {id: met_su, text: "Is metformin more effective than sulfonylureas for glycemic control?"}
 """)
     ukpds = "Patients were allocated to sulfonylurea, ultralente insulin, or metformin for 6 years."
-    assert not questions.abstract_names_arms(ukpds, pack["met_su"])
-    assert questions.abstract_names_arms(ukpds.replace("ultralente insulin, ", ""), pack["met_su"])
-    assert not questions.names_a_drug("Fasting insulin levels fell by 10%.", pack["met_su"])
-    assert questions.names_a_drug("Glargine lowered HbA1c.", pack["met_su"])
+    assert not abstract_names_arms(ukpds, pack["met_su"])
+    assert abstract_names_arms(ukpds.replace("ultralente insulin, ", ""), pack["met_su"])
+    assert not names_a_drug("Fasting insulin levels fell by 10%.", pack["met_su"])
+    assert names_a_drug("Glargine lowered HbA1c.", pack["met_su"])
 
 
 _THREE_ARMS = "Patients were randomised to lansoprazole 30 mg, omeprazole 40 mg or placebo for 8 weeks."
@@ -1542,8 +1591,8 @@ def test_an_untreated_arm_answers_no_question_of_two_active_drugs(trials, senten
 
 
 def test_an_untreated_arm_is_set_against_a_question_of_two_active_drugs_only(trials):
-    assert questions.untreated_against_active("Healing was faster than with placebo.", trials["heal"])
-    assert not questions.untreated_against_active("Healing was faster than with placebo.", trials["malaria"])
+    assert untreated_against_active("Healing was faster than with placebo.", trials["heal"])
+    assert not untreated_against_active("Healing was faster than with placebo.", trials["malaria"])
 
 
 def test_an_untreated_arm_is_the_comparator_when_the_comparator_names_one(tmp_path):
@@ -1553,8 +1602,8 @@ questions:
   - {id: h2h, text: "Is diastolic BP higher, lower, or the same when comparing lisinopril to pravastatin?"}
 """)
     sentence = "Diastolic BP fell more in the lisinopril group than in the placebo group (p = 0.05)."
-    assert not questions.untreated_against_active(sentence, pack["bp"])
-    assert questions.untreated_against_active(sentence, pack["h2h"])
+    assert not untreated_against_active(sentence, pack["bp"])
+    assert untreated_against_active(sentence, pack["h2h"])
 
 
 def test_an_article_answer_never_sets_an_untreated_arm_against_two_active_drugs(trials):
@@ -1564,7 +1613,7 @@ def test_an_article_answer_never_sets_an_untreated_arm_against_two_active_drugs(
     placebo_only = _claim("a1", "Healing was more frequent with the active drug than with placebo at 8 weeks.")
     both = _claim("a2", "Healing was seen in 90% of lansoprazole-treated, 80% of omeprazole-treated and 40% of "
                         "placebo patients at 8 weeks.")
-    found = list(questions.article_answers([placebo_only, both], {"a1": _THREE_ARMS, "a2": _THREE_ARMS}, set(),
+    found = list(article_answers([placebo_only, both], {"a1": _THREE_ARMS, "a2": _THREE_ARMS}, set(),
                                            heal, questions.QuestionsConfig(),
                                            lambda s: np.array([[1.0, 0.0]] * len(s)), np.array([[1.0, 0.0]])))
     assert [a.claim_id for a in found] == [both.claim_id]
@@ -1573,8 +1622,8 @@ def test_an_article_answer_never_sets_an_untreated_arm_against_two_active_drugs(
 def test_an_abstract_names_arms_inside_a_bracket_that_also_holds_doses(trials):
     """A bracket holding numbers is left out of a claim's words as statistics, but an abstract's arms are read in it."""
     abstract = "Patients were randomised to two groups (lansoprazole 30 mg or omeprazole 40 mg, respectively)."
-    assert questions.abstract_names_arms(abstract, trials["heal"])
-    assert "omeprazole" not in questions.claim_words(abstract)
+    assert abstract_names_arms(abstract, trials["heal"])
+    assert "omeprazole" not in claim_words(abstract)
     sentence = "There was no significant difference in healing rates between the two groups."
     assert answered(trials, sentence, abstract, whole_abstract=True) == {"heal"}
 
@@ -1596,13 +1645,13 @@ def test_a_comparator_naming_no_treatment_is_the_trials_untreated_arm(tmp_path, 
 questions:
   - {id: weight, text: "Is weight gain higher, lower, or the same when comparing exercise to no exercise?"}
 """)
-    assert pack["weight"].comparison == questions.INACTIVE
+    assert pack["weight"].comparison == INACTIVE
     assert answered(pack, sentence, abstract, whole_abstract=True) == expected
 
 
 def test_the_whole_abstract_reading_is_said_in_the_why_and_switched_by_the_command_line(trials):
     sentence = "There was no significant difference in healing rates after 4 weeks between the LAN30 and OME40 group."
-    [(_, (score, why))] = questions.answers(sentence, _LANSO, [0.5, 0.5], list(trials.values()),
+    [(_, (score, why))] = answers(sentence, _LANSO, [0.5, 0.5], list(trials.values()),
                                             questions.QuestionsConfig())
     assert "named in its abstract, which names no other drug" in why and 0 < score <= 1
     parser = argparse.ArgumentParser()
@@ -1630,13 +1679,13 @@ def test_evidence_inference_findings_answer_their_own_trials_question_through_th
     prompts = {f.prompt.prompt_id: f.prompt for f in chosen}
     pack = [Question(question_id=f"ei{p.prompt_id}", text=f"Is {p.outcome} higher, lower, or the same when "
                      f"comparing {p.intervention} to {p.comparator}?") for p in prompts.values()]
-    compiled = questions.compile_questions([questionpacks.question_from(q.model_dump()) for q in pack],
-                                           questions.load_lexicon())
+    compiled = compile_questions([questionpacks.question_from(q.model_dump()) for q in pack],
+                                           load_lexicon())
     article_of = {f"ei{p.prompt_id}": p.pmcid for p in prompts.values()}
 
     def assigned(whole_abstract: bool) -> set[tuple[str, str]]:
         config = questions.QuestionsConfig(whole_abstract=whole_abstract)
-        return {(f.prompt.pmcid, q.question.question_id) for f in chosen for q, _ in questions.answers(
+        return {(f.prompt.pmcid, q.question.question_id) for f in chosen for q, _ in answers(
             f.text, abstracts[f.prompt.pmcid], [0.5] * len(compiled), compiled, config)}
 
     def own(found: set[tuple[str, str]]) -> int:
@@ -1650,9 +1699,9 @@ def test_evidence_inference_findings_answer_their_own_trials_question_through_th
     # the outcome (real embeddings)
     from builder.embeddings import embed_texts, load_encoder
 
-    encoder = load_encoder(questions.DEFAULT_MODEL)
+    encoder = load_encoder(DEFAULT_MODEL)
     claims = [_claim(f.prompt.pmcid, f.text, 1000 * i) for i, f in enumerate(chosen)]
-    added = {(a.article_uid, a.question_id) for a in questions.article_answers(
+    added = {(a.article_uid, a.question_id) for a in article_answers(
         claims, abstracts, {(pmcid, qid) for pmcid, qid in on}, compiled, questions.QuestionsConfig(),
         lambda s: embed_texts(s, encoder), embed_texts([q.question.text for q in compiled], encoder))}
     assert added and not added & on
@@ -1680,7 +1729,7 @@ def test_an_article_whose_abstract_answers_a_question_answers_it_with_its_closes
     def embed(sentences):  # "8 weeks" is closest to the question
         return np.array([[1.0, 0.0] if "8 weeks" in s else [0.6, 0.8] for s in sentences])
 
-    found = list(questions.article_answers(claims, texts, {("a3", "heal")}, heal, questions.QuestionsConfig(),
+    found = list(article_answers(claims, texts, {("a3", "heal")}, heal, questions.QuestionsConfig(),
                                            embed, np.array([[1.0, 0.0]])))
     assert [(a.article_uid, a.claim_id, a.question_id) for a in found] == [("a1", claims[1].claim_id, "heal")]
     assert "answers the question as a whole" in found[0].why
@@ -1700,12 +1749,12 @@ def test_an_article_answers_with_a_claim_that_compares_before_a_closer_one_that_
     def embed(sentences):  # "8 weeks" is closest to the question
         return np.array([[1.0, 0.0] if "8 weeks" in s else [0.6, 0.8] for s in sentences])
 
-    found = list(questions.article_answers([plain, comparing, alone, own_start, later],
+    found = list(article_answers([plain, comparing, alone, own_start, later],
                                            {"a1": _LANSO, "a2": _LANSO, "a3": _LANSO}, set(), heal,
                                            questions.QuestionsConfig(), embed, np.array([[1.0, 0.0]])))
     assert {(a.article_uid, a.claim_id) for a in found} == {("a1", comparing.claim_id), ("a2", alone.claim_id),
                                                             ("a3", later.claim_id)}
-    assert not questions.sets_groups_against(own_start.sentence)
+    assert not sets_groups_against(own_start.sentence)
 
 
 def test_an_article_answers_with_no_combination_and_no_dose_comparison(comparisons, tmp_path):
@@ -1716,7 +1765,7 @@ def test_an_article_answers_with_no_combination_and_no_dose_comparison(compariso
     claims = [_claim("m1", "HbA1c improved significantly during combined treatment with glyburide plus metformin."),
               _claim("m2", "HbA1c fell more in patients receiving low doses than high doses of metformin."),
               _claim("m3", "HbA1c fell more with metformin than with glyburide.")]
-    found = list(questions.article_answers(claims, {"m1": abstract, "m2": abstract, "m3": abstract}, set(), met_vs_su,
+    found = list(article_answers(claims, {"m1": abstract, "m2": abstract, "m3": abstract}, set(), met_vs_su,
                                            questions.QuestionsConfig(), lambda s: np.ones((len(s), 1)),
                                            np.array([[1.0]])))
     assert {a.article_uid for a in found} == {"m3"}
@@ -1724,8 +1773,8 @@ def test_an_article_answers_with_no_combination_and_no_dose_comparison(compariso
 questions:
   - {id: add, text: "Is glyburide plus metformin more effective than metformin alone for glycemic control?"}
 """).values()))
-    assert questions.fixed_combination(claims[0].sentence, comparisons["met_vs_su"])
-    assert not questions.fixed_combination(claims[0].sentence, add_on)
+    assert fixed_combination(claims[0].sentence, comparisons["met_vs_su"])
+    assert not fixed_combination(claims[0].sentence, add_on)
 
 
 def test_an_article_answers_with_no_drug_added_and_no_groups_of_the_selection(comparisons):
@@ -1735,16 +1784,16 @@ def test_an_article_answers_with_no_drug_added_and_no_groups_of_the_selection(co
     claims = [_claim("m1", "After the addition of metformin, HbA1c fell, compared with a rise on sulfonylurea alone."),
               _claim("m2", "The excluded and included groups had a 1-year HbA1c of 8.1% and 7.2%, respectively."),
               _claim("m3", "HbA1c fell more with metformin than with sulfonylurea.")]
-    found = list(questions.article_answers(claims, {"m1": abstract, "m2": abstract, "m3": abstract}, set(),
+    found = list(article_answers(claims, {"m1": abstract, "m2": abstract, "m3": abstract}, set(),
                                            [comparisons["met_vs_su"]], questions.QuestionsConfig(),
                                            lambda s: np.ones((len(s), 1)), np.array([[1.0]])))
     assert {a.article_uid for a in found} == {"m3"}
     # words after "combined with" that name no drug add nothing
-    assert not questions.drug_add_on("Ulcer complications alone and combined with symptomatic ulcers were fewer "
+    assert not drug_add_on("Ulcer complications alone and combined with symptomatic ulcers were fewer "
                                       "with metformin than with sulfonylurea.", comparisons["met_vs_su"])
-    assert not questions.drug_add_on(claims[0].sentence, comparisons["vs_placebo"])  # no question of two drugs
-    assert questions.selection_groups("Mortality differed between eligible and ineligible patients.")
-    assert not questions.selection_groups("Mortality differed between the treated and untreated patients.")
+    assert not drug_add_on(claims[0].sentence, comparisons["vs_placebo"])  # no question of two drugs
+    assert selection_groups("Mortality differed between eligible and ineligible patients.")
+    assert not selection_groups("Mortality differed between the treated and untreated patients.")
 
 
 
@@ -1762,7 +1811,7 @@ questions:
              "t2": "Patients with heart failure after myocardial infarction were randomised to ramipril or placebo."}
     claims = [_claim("t1", "Mortality at 5 weeks was 7.2% in one group and 7.7% in the other (2p = 0.02)."),
               _claim("t2", "Mortality at 15 months was 17% in one group and 23% in the other (p = 0.002).")]
-    found = list(questions.article_answers(claims, texts, set(), pack, questions.QuestionsConfig(),
+    found = list(article_answers(claims, texts, set(), pack, questions.QuestionsConfig(),
                                            lambda s: np.ones((len(s), 1)), np.array([[1.0], [1.0]])))
     assert {(a.article_uid, a.question_id) for a in found} == {("t1", "mi"), ("t2", "hf"), ("t2", "mi")}
 
@@ -1775,9 +1824,9 @@ questions:
   - {id: eps, text: "Do atypical antipsychotics cause fewer extrapyramidal symptoms than haloperidol?"}
 """)["eps"]
     assert any("side" in alt.label for alt in eps.outcome)
-    assert not questions.names_part_of(questions.claim_words("Clozapine had fewer side effects than haloperidol."),
+    assert not names_part_of(claim_words("Clozapine had fewer side effects than haloperidol."),
                                        eps.outcome)
-    assert questions.names_part_of(questions.claim_words("Clozapine caused fewer extrapyramidal signs than "
+    assert names_part_of(claim_words("Clozapine caused fewer extrapyramidal signs than "
                                                          "haloperidol."), eps.outcome)
 
 
@@ -1794,7 +1843,7 @@ def test_a_mediation_analysis_answers_no_question(tmp_path, sentence):
 questions:
   - {id: eps, text: "Do atypical antipsychotics cause fewer extrapyramidal symptoms than haloperidol?"}
 """)
-    assert questions.reports_no_comparison(sentence)
+    assert reports_no_comparison(sentence)
     assert answered(pack, sentence) == set()
     assert answered(pack, "Extrapyramidal symptoms were fewer with quetiapine than with haloperidol (P < 0.01).") == {
         "eps"}
@@ -1815,19 +1864,19 @@ questions:
                              "symptoms than haloperidol-treated multiple-episode patients.")
     arms = _claim("s2", "Olanzapine-treated patients had significantly fewer extrapyramidal symptoms than "
                         "haloperidol-treated patients.")
-    found = list(questions.article_answers([subgroups, arms], {"s1": abstract, "s2": abstract}, set(), [pack["eps"]],
+    found = list(article_answers([subgroups, arms], {"s1": abstract, "s2": abstract}, set(), [pack["eps"]],
                                            questions.QuestionsConfig(), lambda s: np.ones((len(s), 1)),
                                            np.array([[1.0]])))
     assert {a.article_uid for a in found} == {"s2"}
-    assert questions.compares_itself(subgroups.sentence, pack["eps"])
-    assert not questions.compares_itself(arms.sentence, pack["eps"])
+    assert compares_itself(subgroups.sentence, pack["eps"])
+    assert not compares_itself(arms.sentence, pack["eps"])
     # the drug a word of its own before "-treated": the arms are compared
-    assert questions.compares_arms(arms.sentence, pack["eps"])
+    assert compares_arms(arms.sentence, pack["eps"])
     # two members of the asked class set against each other, under a question of the class against another drug
-    assert questions.compares_itself("Healing was faster with esomeprazole than with omeprazole.", pack["ppi"])
-    assert not questions.compares_itself("Healing was faster with esomeprazole than with ranitidine.", pack["ppi"])
+    assert compares_itself("Healing was faster with esomeprazole than with omeprazole.", pack["ppi"])
+    assert not compares_itself("Healing was faster with esomeprazole than with ranitidine.", pack["ppi"])
     # arms that share a treatment: the shared drug on both sides is the question's comparison
-    assert not questions.compares_itself("Pain relief was better with dexamethasone and diclofenac than with "
+    assert not compares_itself("Pain relief was better with dexamethasone and diclofenac than with "
                                          "diclofenac alone.", pack["add"])
 
 
@@ -1844,7 +1893,7 @@ def test_ulcers_of_another_site_are_another_endpoint(tmp_path, sentence, expecte
     pack = compiled_pack(tmp_path / "p.yaml", """
 questions:
   - {id: du, text: "Do proton pump inhibitors heal duodenal ulcers faster than H2 receptor antagonists?"}
-""")
+""", (str(COHEN_PACK),))
     assert answered(pack, sentence) == expected
 
 
@@ -1861,7 +1910,7 @@ def test_a_rhythm_of_the_outcome_is_another_endpoint(tmp_path, sentence, expecte
     pack = compiled_pack(tmp_path / "p.yaml", """
 questions:
   - {id: bp, text: "Is atenolol as effective as other antihypertensive drugs for blood pressure reduction?"}
-""")
+""", (str(COHEN_PACK),))
     assert answered(pack, sentence) == expected
 
 
@@ -1873,8 +1922,8 @@ questions:
   - {id: gi, text: "Do COX-2 inhibitors cause fewer gastrointestinal complications than nonselective NSAIDs?"}
   - {id: adhd, text: "In children with ADHD, does methylphenidate improve ADHD symptoms compared with placebo?"}
 """)
-    assert questions.names_a_drug("Bupropion SR was more effective than placebo in adults with ADHD.", pack["adhd"])
-    assert questions.names_a_drug("Desipramine reduced tics and ADHD symptoms.", pack["adhd"])
+    assert names_a_drug("Bupropion SR was more effective than placebo in adults with ADHD.", pack["adhd"])
+    assert names_a_drug("Desipramine reduced tics and ADHD symptoms.", pack["adhd"])
     assert answered(pack, "Gastrointestinal complications were fewer with meloxicam than with diclofenac "
                           "(P < 0.05).") == {"gi"}
 
@@ -1896,18 +1945,18 @@ questions:
     other_drug = "Union was faster with ibuprofen withdrawal than with sham treatment."
     claims = [_claim("t1", on_part), _claim("t1", head_only, 100), _claim("t2", other_drug)]
     texts = {"t1": _PEMF, "t2": _PEMF}
-    assert questions.names_part_of(questions.claim_words(on_part), pemf[0].outcome)
-    assert not questions.names_part_of(questions.claim_words(head_only), pemf[0].outcome)
+    assert names_part_of(claim_words(on_part), pemf[0].outcome)
+    assert not names_part_of(claim_words(head_only), pemf[0].outcome)
     stay = next(iter(compiled_pack(tmp_path / "d.yaml", """
 questions:
   - {id: stay, text: "Is the duration of hospital stay higher, lower, or the same when comparing PEMF to sham?"}
 """).values())).outcome  # the head of "duration of hospital stay" is "duration"
-    assert questions.names_part_of(questions.claim_words("Patients left hospital 2 days earlier with PEMF."), stay)
-    assert not questions.names_part_of(questions.claim_words("The duration of ventilation was shorter with PEMF."),
+    assert names_part_of(claim_words("Patients left hospital 2 days earlier with PEMF."), stay)
+    assert not names_part_of(claim_words("The duration of ventilation was shorter with PEMF."),
                                        stay)
 
     def taken(cosine: float) -> list[tuple[str, str]]:
-        found = questions.article_answers(claims, texts, set(), pemf, questions.QuestionsConfig(),
+        found = article_answers(claims, texts, set(), pemf, questions.QuestionsConfig(),
                                           lambda s: np.array([[cosine, (1 - cosine ** 2) ** 0.5]] * len(s)),
                                           np.array([[1.0, 0.0]]))
         return [(a.claim_id, a.question_id) for a in found]

@@ -12,7 +12,8 @@ from biodivergence_dataset.records import Question
 from builder.annotators.goldcheck import make_claim, make_pair
 from builder.annotators.reader_annotator import _asked_words, classify, conditions, differences
 from builder.questionpacks import question_from
-from builder.questions import compile_questions, load_lexicon
+from builder.questions.compiled import compile_questions
+from builder.questions.lexicon import load_lexicon
 
 DOMAIN = "clinical_trials_epidemiology"
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

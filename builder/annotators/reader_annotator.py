@@ -39,17 +39,9 @@ from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan, Qu
 
 from .. import frames as fr
 from ..questionpacks import asks_yes_or_no
-from ..questions import (
-    INACTIVE,
-    PLACEBO_WORDS,
-    CompiledQuestion,
-    arm_drugs,
-    claim_arms,
-    comparator_first,
-    compile_questions,
-    load_lexicon,
-    sets_arms_equal,
-)
+from ..questions.arms import arm_drugs, claim_arms, comparator_first, sets_arms_equal
+from ..questions.compiled import INACTIVE, PLACEBO_WORDS, CompiledQuestion, compile_questions
+from ..questions.lexicon import load_lexicon
 from ..reader import READER_VERSION, FindingReader, disagreement
 from ..reader.answerer import ANSWERER_VERSION, Answer, AnswererConfig, QuestionAnswerer
 from ..reader.answerer import SHIPPED as SHIPPED_ANSWERER

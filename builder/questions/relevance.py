@@ -5,8 +5,8 @@ Used by the questions stage when its config says ``assigner: learned``. Each cla
 first (``drop_reason``: a baseline description, a correlation, an interaction or a mediation analysis reports no
 comparison of the arms in any field), then is asked the ``candidates`` questions closest to it by embedding
 cosine (at least ``min_similarity``); it is assigned to each the answerer reads it as speaking to, and an article
-answers a question once, with its claim the answerer reads as speaking to it most (``best_per_article``: a
-results sentence and the conclusion restating it would otherwise make two rows of one finding). Why a claim
+answers a question once, with its claim the answerer reads as speaking to it most (``best_per_article``, over the
+whole stage: a results sentence and the conclusion restating it would otherwise make two rows of one finding). Why a claim
 answers no question is kept as a drop reason (``no_close_question``, ``not_relevant``, ``not_best_of_article``).
 """
 
@@ -48,18 +48,12 @@ def learned_assignments(sentences: list[str], similarities: np.ndarray, question
     return out
 
 
-def best_per_article(articles: list[str], found: Found) -> Found:
-    """``found`` (per claim, as ``learned_assignments`` gives it) with each (article, question) kept only for the
-    article's claim of highest relevance to it (the first on a tie); a claim left with none is
-    ``not_best_of_article``."""
-    best: dict[tuple[str, int], tuple[float, int]] = {}
-    for i, (answered, _) in enumerate(found):
-        for j, relevance, _ in answered:
-            key = (articles[i], j)
-            if key not in best or relevance > best[key][0]:
-                best[key] = (relevance, i)
-    out: Found = []
-    for i, (answered, why) in enumerate(found):
-        kept = [(j, r, c) for j, r, c in answered if best[(articles[i], j)][1] == i]
-        out.append((kept, why if kept or not answered else "not_best_of_article"))
-    return out
+def best_per_article(rows: Sequence[tuple[str, str, float]]) -> list[bool]:
+    """For assignment rows ``(article, question, relevance)`` in order: whether each is kept, one per (article,
+    question), the article's claim of highest relevance to it (the first on a tie). Run once over the whole stage,
+    since an article's claims may fall in two shards."""
+    best: dict[tuple[str, str], tuple[float, int]] = {}
+    for i, (article, question, relevance) in enumerate(rows):
+        if (article, question) not in best or relevance > best[(article, question)][0]:
+            best[(article, question)] = (relevance, i)
+    return [best[(article, question)][1] == i for i, (article, question, _) in enumerate(rows)]

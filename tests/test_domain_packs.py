@@ -1,0 +1,112 @@
+"""Domain packs: endpoint, site and setting distinctions read from YAML and merged onto the general lexicon, tested
+on questions and claims written here in fields outside the demo's drug classes (bone health, respiratory
+infection, asthma, psychiatry)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from builder import questionpacks
+from builder.build import BuildConfig, wire
+from builder.questions import QuestionsConfig
+from builder.questions.compiled import CompiledQuestion, compile_questions
+from builder.questions.lexicon import COHEN_PACK, LEXICON, load_lexicon
+from builder.questions.match import answers
+
+PACK = """
+distinctions:
+  - {name: fracture site, kind: site, pattern: '\\b(hip|vertebral|wrist|osteoporotic)\\s+fractures?',
+     covers: {osteoporotic: [hip, vertebral, wrist]}}
+  - {name: hospital-acquired, kind: setting, pattern: '\\b(?:hospital-acquired|nosocomial|ventilator-associated)\\b'}
+  - {name: peak flow variability, kind: endpoint, pattern: '\\bpeak (?:expiratory )?flow variability\\b',
+     unless_outcome_outside: true}
+"""
+
+QUESTIONS = """
+questions:
+  - {id: hip, text: "Does zoledronic acid reduce hip fracture incidence compared with placebo?"}
+  - {id: cap, text: "In adults with community-acquired pneumonia, does levofloxacin improve clinical cure compared with ceftriaxone?"}
+  - {id: pef, text: "Does budesonide improve peak expiratory flow compared with placebo?"}
+  - {id: dep, text: "Does lithium reduce depressive symptoms compared with placebo?"}
+"""
+
+
+def compiled(tmp_path: Path, packs: tuple[str, ...] = ()) -> list[CompiledQuestion]:
+    questions = questionpacks.load_questions(_write(tmp_path / "questions.yaml", QUESTIONS))
+    return compile_questions(questions, load_lexicon(LEXICON, packs))
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def answered(questions: list[CompiledQuestion], sentence: str) -> set[str]:
+    found = answers(sentence, "", [0.5] * len(questions), questions, QuestionsConfig())
+    return {q.question.question_id for q, _ in found}
+
+
+@pytest.mark.parametrize("sentence, without, with_pack", [
+    # a fracture of another site is another endpoint; "osteoporotic" spans the hip
+    ("Zoledronic acid reduced vertebral fracture incidence compared with placebo (P = 0.02).", {"hip"}, set()),
+    ("Zoledronic acid reduced wrist fracture incidence compared with placebo (P = 0.03).", {"hip"}, set()),
+    ("Zoledronic acid reduced the incidence of hip fractures compared with placebo (P = 0.02).", {"hip"}, {"hip"}),
+    ("Zoledronic acid reduced osteoporotic fracture incidence compared with placebo (P < 0.01).", {"hip"}, {"hip"}),
+    # a hospital setting answers no question asked in a community population
+    ("In hospital-acquired pneumonia, levofloxacin improved clinical cure compared with ceftriaxone (P = 0.02).",
+     {"cap"}, set()),
+    # a measure's variability is not its level, unless the level is named too
+    ("Budesonide reduced peak expiratory flow variability compared with placebo (P < 0.01).", {"pef"}, set()),
+    ("Budesonide improved peak expiratory flow and reduced peak expiratory flow variability compared with placebo.",
+     {"pef"}, {"pef"}),
+])
+def test_a_domain_pack_sets_endpoints_sites_and_settings_apart(tmp_path, sentence, without, with_pack):
+    pack = _write(tmp_path / "bone_and_lung.yaml", PACK)
+    assert answered(compiled(tmp_path), sentence) == without
+    assert answered(compiled(tmp_path, (str(pack),)), sentence) == with_pack
+
+
+def test_relapse_is_another_endpoint_in_the_general_lexicon(tmp_path):
+    """Preventing relapse is not treating the episode, in any field: the general lexicon says so, no pack needed."""
+    questions = compiled(tmp_path)
+    assert answered(questions, "Lithium reduced depressive symptoms compared with placebo (P = 0.01).") == {"dep"}
+    assert answered(questions, "Lithium reduced relapse of depressive symptoms compared with placebo (P < 0.01).") \
+        == set()
+
+
+def test_the_demo_pack_adds_distinctions_only_and_keeps_the_lexicon(tmp_path):
+    general, demo = load_lexicon(LEXICON), load_lexicon(LEXICON, (str(COHEN_PACK),))
+    assert demo.classes == general.classes and demo.synonyms == general.synonyms
+    assert {d.name for d in general.distinctions} == {"recurrence"}
+    assert {d.name for d in demo.distinctions} - {d.name for d in general.distinctions} == {
+        "ulcer site", "rhythm", "surgery"}
+    extra = _write(tmp_path / "extra.yaml", "drug_classes:\n  - {names: [bisphosphonates], members: [zoledronic acid]}\n"
+                                            "synonyms:\n  - [hip fracture, femoral neck fracture]\n")
+    merged = load_lexicon(LEXICON, (str(extra),))
+    assert merged.classes[-1] == (("bisphosphonates",), ("zoledronic acid",))
+    assert merged.synonyms[-1] == ("hip fracture", "femoral neck fracture")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("distinctions:\n  - {name: x, kind: endpoint, pattern: '(unclosed'}\n",
+     r"distinctions entry 1, pattern: .*not a regular expression"),
+    ("distinctions:\n  - {name: x, kind: region, pattern: 'a'}\n", r"distinctions entry 1, kind"),
+    ("synonyms:\n  - [alone]\n", r"synonyms: .*entry 1: a list of at least two phrases"),
+    ("drug_classes:\n  - {members: [a]}\n", r"drug_classes entry 1, names"),
+    ("- just a list\n", r"a lexicon is a mapping"),
+    ("distinctions: [\n", r"not a readable YAML lexicon"),
+])
+def test_a_bad_domain_pack_names_its_file_and_entry(tmp_path, text, message):
+    pack = _write(tmp_path / "bad.yaml", text)
+    with pytest.raises(ValueError, match=message) as error:
+        load_lexicon(LEXICON, (str(pack),))
+    assert str(error.value).startswith(str(pack))
+
+
+def test_a_build_hands_the_questions_lexicon_and_packs_to_gather(tmp_path):
+    config = BuildConfig(sources=[], questions={"pack": "p.yaml", "domain_packs": [str(COHEN_PACK)]})
+    section = wire("gather", {"top_n": 5}, config, tmp_path)
+    assert section["domain_packs"] == [str(COHEN_PACK)] and section["pack"] == "p.yaml"
+    assert QuestionsConfig(domain_packs=[str(COHEN_PACK)]).lexicon_texts()[1] == COHEN_PACK.read_text(encoding="utf-8")
