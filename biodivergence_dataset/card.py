@@ -28,6 +28,7 @@ from .provenance import read_sources, release_licence
 from .records import SCHEMA_VERSION
 from .redact import redact
 from .release import (
+    FILES_MANIFEST,
     README,
     config_names,
     configs_yaml,
@@ -410,9 +411,21 @@ def write_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
     """(Re-)write ``README.md`` and ``eval.yaml`` of a release (no ``eval.yaml`` when no headline metric has
     enough test support); ``meta`` (default: the stored one) is stored beside them, in the current field names, for
     later re-renders. The card is redacted: no credential reaches a published file."""
+    check_card_is_ours(release_dir)
     meta = meta or CardMeta.load(release_dir)
     meta.save(release_dir)
-    write_file_manifest(release_dir)  # what the card describes: validate fails when it changes
     rows = benchmark.test_rows(release_dir)
     benchmark.write_eval_yaml(release_dir, meta, benchmark.supports(release_dir, meta.min_support, rows))
-    return write_text_atomic(Path(release_dir) / README, redact(render_card(release_dir, meta, rows)))
+    card = write_text_atomic(Path(release_dir) / README, redact(render_card(release_dir, meta, rows)))
+    # the file list last: stopped before it, the card is newer than the list, and validate fails on the change
+    write_file_manifest(release_dir)  # what the card describes: validate fails when it changes
+    return card
+
+
+def check_card_is_ours(release_dir: str | Path) -> None:
+    """Refuse to replace a ``README.md`` that no card render wrote: a card is written with the release's file list
+    (``release_files.json``), so a README without one is someone's own file."""
+    readme = Path(release_dir) / README
+    if readme.exists() and not (Path(release_dir) / FILES_MANIFEST).exists():
+        raise ValueError(f"{readme} was not written by biodivergence card (the folder has no {FILES_MANIFEST}); "
+                         "move it away or render the card of a release folder")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .io import write_bytes_atomic, write_text_atomic
+from .redact import register_secret
 
 TAG_PATTERN = re.compile(r"^v\d+\.\d+(?:\.\d+)?$")
 REPO_PATTERN = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
@@ -408,6 +409,7 @@ def published(repo_id: str, tag: str, oid: str, args) -> str:
 
 
 def run(args) -> int:
+    register_secret(args.token)
     if args.dry_run:
         return print_plan(DATASET, args.release, args.repo, args.tag, args.private, commit_options(args))
     oid = push_release(args.release, args.repo, args.tag, private=args.private, token=args.token,
@@ -425,6 +427,7 @@ def add_metric_arguments(parser) -> None:
 def run_metric(args) -> int:
     from trainer.metric import metric_dir
 
+    register_secret(args.token)
     folder = metric_dir(args.metric_dir)
     if args.dry_run:
         return print_plan(METRIC, folder, args.space, args.tag, args.private, commit_options(args))

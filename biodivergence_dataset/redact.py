@@ -1,11 +1,13 @@
 """Secrets never leave the process: one redaction for every writer of cards, manifests, provenance, logs and
 error messages, and the credential check ``validate`` runs over a release.
 
-:func:`redact` replaces by ``***`` the user-info of URLs (``http://user:pass@host`` → ``http://***@host``),
-the values of secret query parameters (``api_key``, ``apikey``, ``token``, ``key``, ``access_token``) and
-the values of secrets in the environment (``NCBI_API_KEY``, ``OPENAI_API_KEY``, ``HF_TOKEN``,
-``HUGGING_FACE_HUB_TOKEN`` and any variable whose name ends in ``_KEY``, ``_TOKEN`` or ``_SECRET``, from
-:data:`MIN_SECRET_CHARS` characters on). :func:`find_credentials` names what still looks like a credential
+:func:`redact` replaces by ``***`` the whole user-info of URLs, whatever its characters (``http://user:p'w
+@x@host`` → ``http://***@host``), the values of secret query parameters (``api_key``, ``apikey``, ``token``,
+``key``, ``access_token``), the values of secrets in the environment (``NCBI_API_KEY``, ``OPENAI_API_KEY``,
+``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN`` and any variable whose name ends in ``_KEY``, ``_TOKEN`` or ``_SECRET``,
+from :data:`MIN_SECRET_CHARS` characters on) and the secrets registered while the process runs
+(:func:`register_secret`, :func:`register_url_secrets`: a key given on the command line, the user and password
+of a server's URL), wherever they appear — in a server's answer that echoes them too. :func:`find_credentials` names what still looks like a credential
 (a ``user:pass@`` URL, ``sk-…``, ``hf_…``, ``api_key=…``).
 """
 
@@ -28,22 +30,53 @@ SECRET_ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET")
 MIN_SECRET_CHARS = 8
 
 _PARAM_NAMES = "|".join(SECRET_PARAMS)
-_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?!\*\*\*@)[^/?#@\s'\"]+@")
+#: A URL's user-info: everything between ``scheme://`` and the last ``@`` before the host (quotes, spaces and
+#: further ``@`` included; not across a path, query, fragment or line).
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?!\*\*\*@)[^/?#\r\n]*@(?=[A-Za-z0-9\[])")
 _PARAM = re.compile(rf"(?P<name>[?&;](?:{_PARAM_NAMES})=)(?!\*\*\*)[^&#\s'\"]+", re.IGNORECASE)
 #: What a credential looks like in a release (checked by ``validate``).
 CREDENTIAL_PATTERNS: dict[str, re.Pattern[str]] = {
-    "URL with user:password": re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/?#@\s:'\"]+:[^/?#@\s'\"]+@"),
+    "URL with user:password": re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://(?!\*\*\*@)[^/?#@\s:]+:[^/?#\r\n]*@"
+                                         r"[A-Za-z0-9\[]"),
     "OpenAI-style key (sk-…)": re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{10,}"),
     "Hugging Face token (hf_…)": re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{10,}"),
     "secret query parameter": re.compile(rf"[?&;](?:{_PARAM_NAMES})=(?!\*\*\*)[^&#\s'\"]+", re.IGNORECASE),
 }
 
 
+#: Secrets registered while the process runs (:func:`register_secret`).
+_REGISTERED: set[str] = set()
+#: A registered value shorter than this is not masked (it would mask common words: a user named "ab").
+MIN_REGISTERED_CHARS = 4
+
+
+def register_secret(value: str | None) -> None:
+    """Mask ``value`` wherever it appears from now on (a key given on the command line, not in the environment)."""
+    if value and len(value.strip()) >= MIN_REGISTERED_CHARS:
+        _REGISTERED.add(value)
+
+
+def register_url_secrets(url: str) -> None:
+    """Register the user-info of ``url`` as secrets: whole, its password, and ``user:password``, each as written and
+    percent-decoded, so a server that echoes them (a 401 body) is masked too."""
+    from urllib.parse import unquote
+
+    rest = url.split("://", 1)[1] if "://" in url else ""
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" not in authority:
+        return
+    userinfo = authority.rsplit("@", 1)[0]
+    user, _, password = userinfo.partition(":")
+    for value in (userinfo, password, f"{unquote(user)}:{unquote(password)}", unquote(password)):
+        register_secret(value)
+
+
 def env_secrets() -> list[str]:
-    """Values of the secrets in the environment now, longest first (so a secret holding another is masked whole)."""
+    """Values of the secrets in the environment now and of those registered, longest first (so a secret holding
+    another is masked whole)."""
     values = {value for name, value in os.environ.items() if value.strip() and (
         name in SECRET_ENV or (name.upper().endswith(SECRET_ENV_SUFFIXES) and len(value) >= MIN_SECRET_CHARS))}
-    return sorted(values, key=len, reverse=True)
+    return sorted(values | _REGISTERED, key=len, reverse=True)
 
 
 def _env_pattern() -> re.Pattern[str] | None:

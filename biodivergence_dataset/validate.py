@@ -6,6 +6,7 @@ headline metric whose test support is below a minimum (its score would rest on a
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -56,16 +57,35 @@ def _card_header(release_dir: Path, report: ValidationReport) -> dict | None:
     if not readme.exists():
         report.problems.append(f"{readme}: missing (the card declares configs: and dataset_info:)")
         return None
-    text = readme.read_text(encoding="utf-8")
+    if readme.is_symlink() or not readme.is_file():  # a pipe would block the read for good
+        report.problems.append(f"{readme}: not a regular file")
+        return None
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        report.problems.append(f"{readme}: not UTF-8 text")
+        return None
     if not text.startswith("---\n") or "\n---" not in text[4:]:
         report.problems.append(f"{readme}: no YAML header")
         return None
-    return yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
+    try:
+        header = yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
+    except yaml.YAMLError as exc:
+        report.problems.append(f"{readme}: the YAML header does not parse ({type(exc).__name__})")
+        return None
+    if not isinstance(header, dict):
+        report.problems.append(f"{readme}: the YAML header is a {type(header).__name__}, not a mapping")
+        return None
+    return header
 
 
 def _card_configs(release_dir: Path, header: dict, report: ValidationReport) -> None:
     readme = release_dir / README
-    declared = {c["config_name"]: c for c in header.get("configs", [])}
+    entries = header.get("configs", [])
+    if not isinstance(entries, list) or not all(isinstance(c, dict) and "config_name" in c for c in entries):
+        report.problems.append(f"{readme}: configs: is not a list of mappings with config_name")
+        entries = []
+    declared = {c["config_name"]: c for c in entries}
     for config in ontology.CONFIGS:
         if config not in declared:
             report.problems.append(f"{readme}: config {config!r} is not declared under configs:")
@@ -219,12 +239,47 @@ def _eval_yaml(release_dir: Path, rows: list[dict], report: ValidationReport) ->
             report.problems.append(f"{path}: tasks are scored on {config}/{split}, which the release does not hold")
 
 
+#: File starts of the binary files a release holds (PNG plots): not text in any encoding.
+_BINARY_MAGIC = (b"\x89PNG", b"%PDF", b"GIF8", b"\xff\xd8\xff")
+
+
+def _strings(value) -> Iterator[str]:
+    """Every string inside a Parquet row (lists and structs walked)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _release_text(path: Path) -> str | None:
+    """What a release file says as text, whatever its encoding (UTF-8, UTF-16 with a BOM, else Latin-1, which
+    reads any byte), the string cells of a Parquet file included; None for a binary file or one not readable."""
+    try:
+        if path.suffix == ".parquet":
+            return "\n".join(_strings(pq.read_table(path).to_pylist()))
+        data = path.read_bytes()
+    except (pa.ArrowException, OSError):
+        return None
+    if data.startswith(_BINARY_MAGIC):
+        return None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
 def _credentials(release_dir: Path, report: ValidationReport) -> None:
-    """No text file of the release holds something that looks like a credential (it would be published)."""
-    for path in sorted(p for p in release_dir.rglob("*") if p.is_file() and p.suffix != ".parquet"):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):  # binary (plots) or unreadable: not a text file
+    """No file of the release holds something that looks like a credential (it would be published): text in any
+    encoding and the string cells of its Parquet files."""
+    for path in sorted(p for p in release_dir.rglob("*") if p.is_file() and not p.is_symlink()):
+        text = _release_text(path)
+        if text is None:
             continue
         kinds = find_credentials(text)
         if kinds:

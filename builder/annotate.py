@@ -26,6 +26,7 @@ The finished folder holds Parquet shards of Example records, ``stats.json``, ``a
 from __future__ import annotations
 
 import argparse
+import math
 import platform
 import sys
 import threading
@@ -74,9 +75,10 @@ from .annotators import (
     parse_json_lenient,
     parse_spec,
 )
+from .annotators.base import MAX_ANSWER_BYTES
 from .annotators.frames import compared_frames
 from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
-from .folders import add_force_argument, claim_output
+from .folders import add_force_argument, build_lock, claim_output
 from .http import Cancelled, RetryPolicy
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
 from .repair import InvalidAnswer, repair
@@ -115,6 +117,8 @@ class AnnotateConfig:
     #: Cap on any wait before another attempt, the server's ``Retry-After`` included.
     max_backoff_s: float = 60.0
     max_tokens: int = 512
+    #: The longest server answer read per request (longer: a failed attempt, then the fallback).
+    max_answer_bytes: int = MAX_ANSWER_BYTES
     temperature: float = 0.0
     max_abstract_chars: int = DEFAULT_MAX_ABSTRACT_CHARS
     limit: int | None = None
@@ -127,13 +131,25 @@ class AnnotateConfig:
 
     #: The smallest value of each count setting that makes sense (None, where allowed, means no limit).
     _MINIMUM: ClassVar[dict[str, int]] = {"limit": 1, "llm_budget": 0, "concurrency": 1, "max_tokens": 1,
-                                          "max_abstract_chars": 1, "shard_size": 1}
+                                          "max_abstract_chars": 1, "shard_size": 1, "max_answer_bytes": 1024,
+                                          "max_attempts": 1}
+    #: The range of each real-valued setting: (lowest, highest, whether the lowest is allowed); never NaN or inf.
+    _RANGE: ClassVar[dict[str, tuple[float, float, bool]]] = {
+        "timeout_s": (0.0, math.inf, False), "backoff_s": (0.0, math.inf, True),
+        "max_backoff_s": (0.0, math.inf, True), "temperature": (0.0, 2.0, True),
+        "max_fallback_share": (0.0, 1.0, True)}
 
     def __post_init__(self) -> None:
         for name, least in self._MINIMUM.items():
             value = getattr(self, name)
             if value is not None and value < least:
                 raise ValueError(f"annotate: {name} must be at least {least}, got {value}")
+        for name, (low, high, closed) in self._RANGE.items():
+            value = float(getattr(self, name))
+            if not (math.isfinite(value) and low <= value <= high and (closed or value > low)):
+                bound = f"{'at least' if closed else 'above'} {low:g}" + (f", at most {high:g}" if high < math.inf
+                                                                           else "")
+                raise ValueError(f"annotate: {name} must be a finite number {bound}, got {value}")
 
     @property
     def specs(self) -> list[AnnotatorSpec]:
@@ -513,6 +529,12 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     if not is_done(pairs_dir):
         raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
     out_dir = claim_output(out_dir, STAGE, [pairs_dir])
+    with build_lock(out_dir):  # a second annotate of this folder fails at once, naming the first's PID
+        return _annotate(pairs_dir, out_dir, config)
+
+
+def _annotate(pairs_dir: Path, out_dir: Path, config: AnnotateConfig) -> dict[str, Any]:
+    """``run_stage`` in its claimed and locked output folder."""
     params = {INPUT_KEY: done_fingerprint(pairs_dir), **config.identity()}
     if stage_is_current(out_dir, params) and not (config.retry_fallbacks and read_stats(out_dir).get("fallbacks")):
         return read_stats(out_dir)
@@ -522,7 +544,7 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
     stats = StageStats(STAGE, unit="pairs")
     pairs = _load_pairs(pairs_dir, config, stats)
     backend = spec and make_backend(spec, timeout_s=config.timeout_s, max_tokens=config.max_tokens,
-                                    temperature=config.temperature)
+                                    temperature=config.temperature, max_answer_bytes=config.max_answer_bytes)
     annotator = PairAnnotator(backend, config, out_dir)
     rows = _finished(out_dir, except_fallbacks=config.retry_fallbacks)
     resumed = len(rows)
@@ -556,7 +578,7 @@ def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig
                         pass
                 todo = [p for p in todo if p.pair_id not in rows]
                 if todo:
-                    backend.check()
+                    backend.check(config.max_attempts, RetryPolicy(config.backoff_s, config.max_backoff_s))
                     _run_concurrently(todo, annotator, record, config.concurrency)
     finally:
         if backend is not None:

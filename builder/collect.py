@@ -37,9 +37,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io
 from biodivergence_dataset.ontology import DOMAIN_NAMES
-from biodivergence_dataset.redact import redact
+from biodivergence_dataset.redact import redact, register_secret
 
 from .domains import QUERY_GROUPS, load_packs, to_europepmc
+from .folders import add_force_argument, claim_output
 from .http import Answer, BoundedClient, RequestFailed, RetryPolicy, http_error
 
 STAGE = "collect"
@@ -286,9 +287,11 @@ def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | d
     asked = question_queries(config)
     params = {"domains": list(domains), "config": config.model_dump(exclude={"api_key", "email"}),
               "questions": asked}
+    out_dir = claim_output(out_dir, STAGE)  # never into a folder of the user's: its files would be overwritten
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
     api_key = config.api_key or os.environ.get("NCBI_API_KEY")
+    register_secret(config.api_key)  # a key given on the command line is masked as one from the environment is
     rate = config.rate or (10.0 if config.api == "pubmed" and api_key else 3.0)
     client = HttpClient(config, rate)
     collector = (PubMedCollector if config.api == "pubmed" else EuropePMCCollector)(client, out_dir, config)
@@ -355,6 +358,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", metavar="PACK",
                         help="question pack YAML: one query per question (its query:, else its terms); with "
                              "--domain: the domain of questions that name none")
+    add_force_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -367,6 +371,8 @@ def run(args: argparse.Namespace) -> int:
         base_url=args.base_url, querypacks=args.querypacks, questions=args.questions,
     )
     domains = [] if args.query or args.questions else args.domain
+    if args.force:
+        claim_output(args.out, STAGE, force=True)
     stats = run_stage(domains, args.out, config)
     print(json.dumps({k: stats.get(k) for k in ("seen", "kept", "requests", "retries")}, indent=2))
     print(f"ingest with: biodivergence ingest --sources-file {Path(args.out) / SOURCES_FILE} --out DIR")

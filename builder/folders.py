@@ -105,8 +105,9 @@ def claim_output(out_dir: str | os.PathLike, stage: str, inputs: Iterable[str | 
 
 @contextlib.contextmanager
 def build_lock(work: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the work folder for the block: a second build of the same folder fails at once,
-    naming the first's PID (the lock goes with the process, so a killed build leaves no stale lock)."""
+    """Hold an exclusive lock on a work or stage folder for the block: a second build (or annotate) of the same
+    folder fails at once, naming the first's PID (the lock goes with the process, so a killed run leaves no stale
+    lock)."""
     path = Path(work) / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
@@ -116,7 +117,7 @@ def build_lock(work: Path) -> Iterator[None]:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES):
                 raise
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
-            raise FolderClaimError(f"{work} is in use by another build (PID {holder}); wait for it to finish "
+            raise FolderClaimError(f"{work} is in use by another run (PID {holder}); wait for it to finish "
                                    "or choose another --out folder") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -81,7 +81,7 @@ def rank(corpus: list[list[str]], queries: dict[str, list[str]], config: GatherC
     positive score, best first (ties: corpus order)."""
     from rank_bm25 import BM25Okapi
 
-    if not corpus:
+    if not any(corpus):  # no document holds a word this tokenizer reads (BM25 would divide by a length of 0)
         return {qid: [] for qid in queries}
     bm25 = BM25Okapi(corpus, k1=config.k1, b=config.b)
     out = {}

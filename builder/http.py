@@ -30,7 +30,7 @@ class Cancelled(Exception):
 
 
 class RequestFailed(Exception):
-    """One failed request: ``kind`` is unreachable | timeout | http_error; ``detail`` names the request and
+    """One failed request: ``kind`` is unreachable | timeout | http_error | bad_response; ``detail`` names the request and
     ``reason`` what went wrong; ``retry_after`` is the server's ``Retry-After`` in seconds when it sent one."""
 
     def __init__(self, kind: str, detail: str, status: int | None = None, retry_after: float | None = None,
@@ -101,10 +101,11 @@ class _Call:
 
 
 class BoundedClient:
-    """An httpx client whose requests each end within ``deadline_s`` seconds (connect, send and the whole body)."""
+    """An httpx client whose requests each end within ``deadline_s`` seconds (connect, send and the whole body)
+    and, with ``max_body_bytes``, read no longer answer than that (a failed request of kind ``bad_response``)."""
 
-    def __init__(self, deadline_s: float, **client_args: Any):
-        self.deadline_s = deadline_s
+    def __init__(self, deadline_s: float, max_body_bytes: int | None = None, **client_args: Any):
+        self.deadline_s, self.max_body_bytes = deadline_s, max_body_bytes
         self._client = httpx.Client(timeout=httpx.Timeout(deadline_s), **client_args)
         self._cancelled = threading.Event()
         self._lock = threading.Lock()
@@ -163,10 +164,15 @@ class BoundedClient:
     def _run(self, call: _Call, deadline: float, method: str, url: str, kwargs: dict[str, Any]) -> None:
         try:
             with self._client.stream(method, url, **kwargs) as response:
-                chunks = []
+                chunks, size = [], 0
                 for chunk in response.iter_bytes():
                     if time.monotonic() > deadline or self._cancelled.is_set():
                         return  # the caller has given up: stop reading
+                    size += len(chunk)
+                    if self.max_body_bytes is not None and size > self.max_body_bytes:
+                        reason = f"answer longer than {self.max_body_bytes} bytes"
+                        call.error = RequestFailed("bad_response", f"{method} {redact(url)}: {reason}", reason=reason)
+                        return
                     chunks.append(chunk)
                 call.answer = Answer(response.status_code, response.headers, b"".join(chunks), str(response.url))
         except Exception as exc:  # noqa: BLE001 (re-raised in the caller's thread)

@@ -384,41 +384,51 @@ def unread_message(question: Question, missing: list[str]) -> str:
             f"state {', '.join(f'{m}:' for m in missing)} in the entry")
 
 
+class PackError(ValueError):
+    """A question pack that cannot be read: the message names the file and the entry (never echoing its value)."""
+
+
 def load_questions(path: str | Path) -> list[Question]:
     """The questions of one pack file; a bad file or entry raises ValueError naming the file and the entry. A
     question whose intervention or outcome cannot be read from its text is kept, with a warning naming it: it
     answers no claim until the entry states them (one phrasing the rules miss does not stop a pack of hundreds),
     unless no question of the pack can be read."""
     path = Path(path)
+    if path.is_dir():
+        raise PackError(f"question pack {path} is a folder, not a YAML file")
     if not path.is_file():
         raise FileNotFoundError(f"question pack {path} does not exist")
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_PackLoader)  # a SafeLoader
+    except UnicodeDecodeError as exc:
+        raise PackError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML: {exc}") from None
+        raise PackError(f"{path}: not valid YAML: {exc}") from None
     entries = data.get("questions") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
-        raise ValueError(f"{path}: a question pack is a mapping with a non-empty 'questions:' list")
+        raise PackError(f"{path}: a question pack is a mapping with a non-empty 'questions:' list")
     questions: list[Question] = []
     unread: list[str] = []
     seen: set[str] = set()
     for i, raw in enumerate(entries, 1):
-        where = f"{path}: question {i}" + (f" ({raw.get('id')!r})" if isinstance(raw, dict) and raw.get("id") else "")
+        given = raw.get("id") if isinstance(raw, dict) else None
+        # the id is shown only when it is a short string: a huge value (an alias bomb) is never rendered
+        where = f"{path}: question {i}" + (f" ({given!r})" if isinstance(given, str) and 0 < len(given) <= 80 else "")
         if not isinstance(raw, dict):
-            raise TypeError(f"{where}: expected a mapping with id and text, got {type(raw).__name__}")
+            raise PackError(f"{where}: expected a mapping with id and text, got {type(raw).__name__}")
         try:
             question = question_from(raw, strict=False)
         except ValidationError as exc:
             problems = "; ".join(f"{_entry_key(e['loc'])}: {e['msg']}" for e in exc.errors())
-            raise ValueError(f"{where}: {problems}") from None
+            raise PackError(f"{where}: {problems}") from None
         if question.question_id in seen:
-            raise ValueError(f"{where}: duplicate id {question.question_id!r}")
+            raise PackError(f"{where}: duplicate id {question.question_id!r}")
         seen.add(question.question_id)
         questions.append(question)
         if missing := unread_fields(question):
             unread.append(f"{where}: {unread_message(question, missing)}")
     if len(unread) == len(questions):
-        raise ValueError("; ".join(unread))
+        raise PackError("; ".join(unread))
     for message in unread:
         if message not in _WARNED:  # gather, questions and the build each load the pack: say it once
             _WARNED.add(message)

@@ -236,13 +236,22 @@ def _confidence(value: Any, repairs: Counter) -> float:
     return float(value)
 
 
+#: The longest free text kept from an answer (a reconciliation or a note is a sentence or two); longer is cut
+#: and counted as a repair, so a runaway answer never reaches the release whole.
+MAX_TEXT_CHARS = 2000
+
+
 def _text(value: Any, key: str, repairs: Counter) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
         repairs[f"{key}_not_text"] += 1
-        return str(value)
-    return value.strip()
+        value = str(value)[:MAX_TEXT_CHARS + 1]
+    value = value.strip()
+    if len(value) > MAX_TEXT_CHARS:
+        repairs[f"{key}_cut"] += 1
+        value = value[:MAX_TEXT_CHARS].rstrip()
+    return value
 
 
 #: Repairs that drop one item of the answer (each lowers the share of the answer the label keeps).

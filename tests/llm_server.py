@@ -135,6 +135,8 @@ class FakeOllama:
         self.models, self.behaviour = list(models), behaviour
         self.port = port or free_port()
         self.requests: list[dict[str, Any]] = []
+        #: the first this many health checks are answered 503 with ``Retry-After: 1`` (a server still loading)
+        self.health_busy, self.health_checks = 0, 0
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._connections: list[socket.socket] = []
@@ -192,6 +194,11 @@ class FakeOllama:
                     return
                 if self.path != fake.health_path:
                     return self._send(404, {"error": "404 page not found"})
+                with fake._lock:
+                    fake.health_checks += 1
+                    busy = fake.health_checks <= fake.health_busy
+                if busy:
+                    return self._send(503, {"error": "loading model"}, reply=Reply(headers={"Retry-After": "1"}))
                 self._send(200, fake.listing())
 
             def do_POST(self) -> None:

@@ -10,6 +10,7 @@ import yaml
 from release_factory import make_example, make_splits, write_small_release
 
 from biodivergence_dataset import card, ontology
+from biodivergence_dataset import release as dataset_release
 from biodivergence_dataset.features import (
     COLUMN_DESCRIPTIONS,
     MISSING_INT,
@@ -289,3 +290,35 @@ def test_the_gold_table_shows_each_finding_readers_sets_with_their_n():
         assert f"| {label} | {ei[name]['accuracy']:.3f} | {ei[name]['macro_f1']:.3f} | {ei[name]['n']} |" in table
     assert f"κ {hv['kappa']:.3f} vs negation rule {hv['rule_kappa']:.3f}" in table and f"n = {hv['pairs']} pairs" in table
     assert reader_reports([parse_spec("frames")]) == {}
+
+
+def test_card_refuses_to_replace_a_readme_it_did_not_write(tmp_path):
+    """A folder holding the user's own README.md and no release file list is not a release card: the card is not
+    rendered over it, and the README is byte for byte what it was."""
+    root = write_small_release(tmp_path / "release")
+    (root / "release_files.json").unlink()
+    (root / "README.md").write_text("# my notes\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="was not written by biodivergence card"):
+        card.write_card(root)
+    assert (root / "README.md").read_text(encoding="utf-8") == "# my notes\n"
+
+
+def test_a_card_stopped_before_its_file_list_fails_validation(tmp_path, monkeypatch):
+    """The card is written before the file list: stopped between the two (Ctrl-C), the card describes data the
+    list does not, and validate says so instead of passing a card with stale numbers."""
+    from biodivergence_dataset.validate import validate_release
+
+    root = write_small_release(tmp_path / "release")
+    assert validate_release(root, min_support=1).ok
+    before = (root / "README.md").read_text(encoding="utf-8")
+    dataset_release.write_config(root, "primary", make_splits(offset=100))  # the data changes; the card is re-rendered
+
+    def interrupted(_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(card, "write_file_manifest", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        card.write_card(root)
+    assert (root / "README.md").read_text(encoding="utf-8") != before  # the card was written, the list not
+    report = validate_release(root, min_support=1)
+    assert not report.ok and any("changed" in p or "since" in p for p in report.problems), report.problems

@@ -23,6 +23,7 @@ import pytest
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract
 from builder.collect import CollectConfig, HttpClient, run_stage
+from builder.folders import claim_output
 from builder.ingest import IngestConfig, read_sources_file
 from builder.ingest import run_stage as ingest
 from builder.sources.base import open_binary
@@ -179,7 +180,7 @@ def test_pubmed_collect_retries_and_resumes(server, tmp_path):
 def test_pubmed_partial_batches_post_ids(server, tmp_path):
     state, url = server
     state.reset()
-    out = tmp_path / "raw"
+    out = claim_output(tmp_path / "raw", "collect")  # an earlier run of collect, stopped after one batch
     ledger = out / "pubmed" / "genomics" / "state" / "fetched.jsonl"
     ledger.parent.mkdir(parents=True)
     io.append_jsonl(ledger, {"file": "earlier.xml", "ids": state.ids[::2]})  # every other PMID already fetched
@@ -264,3 +265,27 @@ def test_collect_questions_gathers_each_question_with_its_own_query(server, tmp_
     stats = json.loads((out / "stats.json").read_text())
     assert stats["records_by_question"] == {"a": 4, "b": 4} and stats["questions"] == 2
     assert "clinical_trials_epidemiology" in (out / "sources.yaml").read_text()
+
+
+def test_collect_refuses_a_folder_of_the_users_and_force_moves_it_aside(server, tmp_path, capsys):
+    """A folder holding the user's own files (named as collect names its outputs) is refused, byte for byte
+    untouched; ``--force`` moves it aside whole and collects into a new one; a re-run resumes in collect's own."""
+    from biodivergence_dataset.cli import main
+
+    state, url = server
+    state.reset()
+    out = tmp_path / "mine"
+    out.mkdir()
+    theirs = {name: f"the user's {name}\n" for name in ("manifest.json", "stats.json", "sources.json",
+                                                        "questions.json")}
+    for name, text in theirs.items():
+        (out / name).write_text(text, encoding="utf-8")
+    argv = ["collect", "pubmed", "--out", str(out), "--query", "tuberculosis[tiab]", "--domain",
+            "infectious_disease", "--base-url", url, "--rate", "1000", "--max-per-query", "10"]
+    assert main(argv) != 0
+    assert f"{out} is not the output of any stage" in capsys.readouterr().err
+    assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == theirs
+    assert main([*argv, "--force"]) == 0
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("mine.aside")]
+    assert len(aside) == 1 and {p.name: p.read_text(encoding="utf-8") for p in aside[0].iterdir()} == theirs
+    assert (out / io.SUCCESS_MARKER).exists() and main(argv) == 0

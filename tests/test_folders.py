@@ -137,7 +137,7 @@ def test_a_second_build_of_a_locked_work_folder_fails_at_once_naming_the_first(t
         proc = subprocess.run([sys.executable, "-c", code], check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
                               env={**os.environ, "HF_HUB_OFFLINE": "1"})
         assert proc.returncode == 1, proc.stderr
-        assert f"in use by another build (PID {os.getpid()})" in proc.stderr
+        assert f"in use by another run (PID {os.getpid()})" in proc.stderr
     assert not (work / "abstracts").exists()  # the second build wrote nothing
 
 

@@ -25,7 +25,7 @@ from biodivergence_dataset.io import is_done, read_jsonl, read_records
 from biodivergence_dataset.records import Example
 from builder.annotate import RAW_FILE, AnnotateConfig, run_stage
 from builder.http import BoundedClient, RetryPolicy
-from builder.repair import InvalidAnswer, repair
+from builder.repair import MAX_TEXT_CHARS, InvalidAnswer, repair
 
 REPO = Path(__file__).resolve().parents[1]
 NONSENSE = {"conflict_type": "total_contradiction", "divergence_axes": ["moon_phase"], "confidence": 0.99}
@@ -95,7 +95,43 @@ def test_an_off_schema_axis_is_dropped_and_the_confidence_follows_what_is_left()
             repair(answer, pair)
 
 
+@pytest.mark.parametrize("content, status", [
+    ('{"conflict_type": ' + "[" * 200_000 + "]" * 200_000 + "}", "not_json"),
+    ("{" + " " * (5 * 1024 * 1024) + "}", "bad_response"),
+], ids=["nested_deeper_than_python_parses", "longer_than_the_answer_bound"])
+def test_a_pathological_answer_is_a_failed_attempt_that_falls_back(pairs_dir, tmp_path, capsys, content, status):
+    """JSON nested 200,000 deep (Python's parser recurses) and a 5 MB answer (read no further than 4 MB) are
+    failed attempts like any unusable answer: the pairs fall back to the local annotator and the run goes on."""
+    out = tmp_path / "labels"
+    with FakeOllama(behaviour=lambda n, body: Reply(content=content)) as server:
+        assert _annotate(pairs_dir, out, server.spec()) == 1  # every pair fell back: over the allowed share
+    assert "6 of 6 pairs (100.0%) fell back" in capsys.readouterr().err
+    assert set(statuses(out)) == {status} and len(server.requests) == 12
+    labelled = [json.loads(line)["example"] for line in (out / "annotations.jsonl").read_text().splitlines()]
+    assert len(labelled) == 6 and {e["annotator_kind"] for e in labelled} == {"reader"}
+
+
+def test_a_runaway_reconciliation_is_cut_and_counted():
+    labels, repairs = repair({"conflict_type": ontology.CONTEXTUAL, "confidence": 0.9,
+                              "reconciliation": "Different cohorts. " * 100_000}, real_pairs(1)[0])
+    assert len(labels.reconciliation) <= MAX_TEXT_CHARS and repairs["reconciliation_cut"] == 1
+
+
 # --------------------------------------------------------------------------- bounded time
+
+
+@pytest.mark.parametrize("busy, code", [(2, 0), (3, 1)], ids=["ready_within_the_attempts", "still_loading"])
+def test_the_start_up_check_waits_for_a_busy_server_as_it_asks(pairs_dir, tmp_path, capsys, busy, code):
+    """A server that answers its health check 503 with Retry-After (a model still loading) is asked again after
+    the time it asks for, up to --max-attempts; one still busy then stops the run with a one-line error."""
+    with FakeOllama() as server:
+        server.health_busy = busy
+        started = time.monotonic()
+        assert _annotate(pairs_dir, tmp_path / "labels", server.spec(), "--max-attempts", "3") == code
+        waited = time.monotonic() - started
+    assert server.health_checks == min(busy + 1, 3) and waited >= 1.9  # two waits of Retry-After: 1 s
+    if code:
+        assert "is not usable" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("reply", [Reply(trickle=6), Reply(delay_s=6)], ids=["trickling", "never_answering"])
@@ -166,3 +202,30 @@ def test_retry_policy_is_one_rule_for_annotate_and_collect():
     policy = RetryPolicy(backoff_s=1.0, max_backoff_s=10.0)
     assert [policy.delay(n) for n in (1, 2, 3, 4, 5)] == [1.0, 2.0, 4.0, 8.0, 10.0]
     assert policy.delay(1, retry_after=7.0) == 7.0 and policy.delay(1, retry_after=60.0) == 10.0
+
+
+@pytest.mark.parametrize("option, value, named", [
+    ("--timeout", "0", "timeout_s"), ("--timeout", "-5", "timeout_s"), ("--timeout", "nan", "timeout_s"),
+    ("--max-attempts", "0", "max_attempts"), ("--max-fallback-share", "nan", "max_fallback_share"),
+    ("--temperature", "nan", "temperature"),
+])
+def test_an_impossible_numeric_option_is_refused_before_any_work(pairs_dir, tmp_path, capsys, option, value, named):
+    out = tmp_path / "labels"
+    assert main(["annotate", str(pairs_dir), "--out", str(out), "--annotator", "heuristic", option, value]) != 0
+    assert f"annotate: {named} must be" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_second_annotate_of_a_folder_in_use_fails_at_once(pairs_dir, tmp_path, capsys):
+    """Two annotate runs on one --out would leave one annotator's labels under the other's manifest: the second
+    fails at once, naming the first's PID, and writes nothing."""
+    import os
+
+    from builder.annotate import STAGE
+    from builder.folders import build_lock, claim_output
+
+    out = claim_output(tmp_path / "labels", STAGE)
+    with build_lock(out):
+        assert main(["annotate", str(pairs_dir), "--out", str(out), "--annotator", "heuristic", "--no-progress"]) == 1
+    assert f"in use by another run (PID {os.getpid()})" in capsys.readouterr().err
+    assert not is_done(out) and not (out / "annotations.jsonl").exists()
+    assert main(["annotate", str(pairs_dir), "--out", str(out), "--annotator", "heuristic", "--no-progress"]) == 0

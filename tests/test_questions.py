@@ -255,6 +255,30 @@ def test_bad_packs_name_the_file_and_the_entry(tmp_path, body, message):
         questionpacks.load_questions(write_pack(tmp_path / "p.yaml", body))
 
 
+@pytest.mark.parametrize("body, message", [
+    ('questions:\n  - "Do statins reduce blood pressure?"\n', r"p\.yaml: question 1: expected a mapping .* got str"),
+    ('questions:\n  - [a, b]\n', r"p\.yaml: question 1: expected a mapping .* got list"),
+])
+def test_a_pack_entry_that_is_no_mapping_is_a_one_line_error(tmp_path, body, message):
+    with pytest.raises(questionpacks.PackError, match=message):
+        questionpacks.load_questions(write_pack(tmp_path / "p.yaml", body))
+
+
+def test_a_pack_error_never_renders_a_huge_value_and_names_odd_files(tmp_path):
+    """An id that is an alias bomb (nine levels of nine: 9**9 strings if rendered) is named by position only; a
+    non-UTF-8 pack and a folder given as the pack are named."""
+    levels = ['a: &l0 ["lol"]'] + [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
+    bomb = "\n".join(levels) + '\nquestions:\n  - {id: *l8, text: "Do statins reduce BP?"}\n'
+    with pytest.raises(questionpacks.PackError, match=r"p\.yaml: question 1: id: ") as error:
+        questionpacks.load_questions(write_pack(tmp_path / "p.yaml", bomb))
+    assert "lol" not in str(error.value) and len(str(error.value)) < 500
+    (tmp_path / "latin1.yaml").write_bytes("questions:\n  - {id: a, text: \"Caf\xe9?\"}\n".encode("latin-1"))
+    with pytest.raises(questionpacks.PackError, match=r"latin1\.yaml: not UTF-8 text"):
+        questionpacks.load_questions(tmp_path / "latin1.yaml")
+    with pytest.raises(questionpacks.PackError, match=r"is a folder, not a YAML file"):
+        questionpacks.load_questions(tmp_path)
+
+
 def test_an_id_is_read_as_written(tmp_path):
     """A pack of numbered questions loads with each id as its text: YAML alone would read `0123` as the octal 83,
     `1.10` as 1.1 and `yes` as true."""
@@ -714,6 +738,17 @@ questions:
     assert [r["rank"] for r in rows if r["question_id"] == "trp"] == [1, 2]
     # the class in the question is searched by its member drugs
     assert "omeprazole" in gather.query_tokens(questionpacks.load_questions(pack)[0])
+
+
+def test_gather_on_a_corpus_without_a_word_it_reads_keeps_nothing_and_says_so(tmp_path):
+    """Abstracts in a script the tokenizer does not read give empty documents: nothing is retrieved (BM25 over
+    documents of no length would divide by zero)."""
+    texts = {"pmid:1": "オメプラゾールは食道炎を治癒した。", "pmid:2": "Омепразол 20 мг."}
+    io.write_records(tmp_path / "abstracts", [Abstract(article_uid=uid, text=t, domain="clinical_trials_epidemiology")
+                                             for uid, t in texts.items()], io.StageStats("ingest"))
+    pack = write_pack(tmp_path / "p.yaml", "questions:\n  - {id: ppi, text: \"Does omeprazole heal esophagitis?\"}\n")
+    stats = gather.run_stage(tmp_path / "abstracts", tmp_path / "gathered", gather.GatherConfig(pack=str(pack)))
+    assert stats["kept"] == 0 and stats["dropped_not_retrieved"] == 2 and stats["abstracts_per_question"] == {"ppi": 0}
 
 
 def test_build_runs_gather_and_questions_only_with_a_pack(tmp_path):

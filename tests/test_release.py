@@ -303,3 +303,30 @@ def test_validate_warns_about_a_matched_test_identical_to_test(tmp_path):
     report = validate_release(tmp_path)
     assert report.ok, report.problems
     assert f"primary/{matched}: holds exactly the rows of primary/test" in "\n".join(report.warnings)
+
+
+@pytest.mark.parametrize("readme, problem", [
+    ("---\n- a list\n- not a mapping\n---\n# card\n", "the YAML header is a list, not a mapping"),
+    ("---\nconfigs: [unclosed\n---\n# card\n", "the YAML header does not parse"),
+    ("---\nconfigs: primary\n---\n# card\n", "configs: is not a list of mappings with config_name"),
+    (None, "not a regular file"),
+    (b"---\npretty_name: caf\xe9\n---\n", "not UTF-8 text"),
+])
+def test_validate_reports_a_broken_card_header_instead_of_crashing_or_hanging(tmp_path, capsys, readme, problem):
+    """A header that is a list, does not parse or holds configs of the wrong shape, a README that is a named pipe
+    (reading it would block for good) or not UTF-8: validate and push --dry-run name the problem and exit 1."""
+    import os
+
+    root = write_small_release(tmp_path / "release")
+    card = root / "README.md"
+    card.unlink()
+    if readme is None:
+        os.mkfifo(card)
+    elif isinstance(readme, bytes):
+        card.write_bytes(readme)
+    else:
+        card.write_text(readme, encoding="utf-8")
+    assert any(problem in p for p in validate_release(root).problems)
+    assert main(["validate", "--release", str(root)]) == 1
+    assert main(["push", "--release", str(root), "--repo", "org/biodivergence", "--tag", "v1.0", "--dry-run"]) == 1
+    assert problem in capsys.readouterr().out

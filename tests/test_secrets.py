@@ -124,3 +124,50 @@ def test_validate_fails_on_a_release_holding_a_credential(tmp_path, planted, cap
     out = capsys.readouterr().out
     assert "a real push would refuse" in out
     assert planted not in out  # the problem names the file and the kind, not the secret
+
+
+@pytest.mark.parametrize("userinfo", ["user:abc'PW9", "user:abc PW9", "user:sk-A@SECRET9", 'us"er:p@ss word'])
+def test_the_whole_user_info_of_a_url_is_masked_whatever_its_characters(userinfo):
+    """httpx accepts and sends a password holding a quote, a space or a further '@': none of it may be left."""
+    spec = f"openai:http://{userinfo}@127.0.0.1:8/v1?model=m"
+    cleaned = redact(f"annotator {spec} failed")
+    assert cleaned == "annotator openai:http://***@127.0.0.1:8/v1?model=m failed"
+    assert find_credentials(spec) and not find_credentials(cleaned)
+
+
+def test_a_server_body_echoing_the_urls_password_or_a_command_line_key_is_masked(tmp_path):
+    """Once an annotator URL is read, its user and password are secrets wherever they appear (a 401 body that
+    echoes them); a key given with --api-key is masked as one from the environment is."""
+    parse_spec("openai:http://alice:Pw%40echo-42@127.0.0.1:9/v1?model=m")
+    assert redact("401: bad credentials alice:Pw@echo-42") == "401: bad credentials ***"
+    assert redact("password Pw%40echo-42 refused") == "password *** refused"
+    key = "cmdline-key-7f3a9c"
+    with FakeOpenAI() as server, pytest.raises(RuntimeError) as err:
+        collect([], tmp_path / "raw", CollectConfig(queries=["x[tiab]"], base_url=server.url + "/eutils/", rate=100,
+                                                    retries=0, api_key=key))
+    assert key not in str(err.value)
+    assert redact(f"API key invalid: {key}") == "API key invalid: ***"
+
+
+@pytest.mark.parametrize("where", ["latin1_text", "utf16_text", "parquet_cell"])
+def test_validate_finds_a_credential_in_any_encoding_and_in_parquet_cells(tmp_path, where):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    release = cases.two_shard_release(tmp_path / "release")
+    token = "hf_abcdefghijklmnopqrstuvwxyz0123"
+    if where == "latin1_text":
+        target = release / "notes.txt"
+        target.write_bytes(f"Caf\xe9 token {token}\n".encode("latin-1"))
+    elif where == "utf16_text":
+        target = release / "notes.txt"
+        target.write_text(f"token {token}\n", encoding="utf-16")
+    else:
+        target = min((release / "primary").glob("test-*.parquet"))
+        table = pq.read_table(target)
+        column = table.column_names.index("reconciliation")
+        values = table.column(column).to_pylist()
+        values[0] = f"see {token}"
+        pq.write_table(table.set_column(column, "reconciliation", pa.array(values, pa.string())), target)
+    problems = [p for p in validate_release(release).problems if "looks like a credential" in p]
+    assert len(problems) == 1 and str(target) in problems[0] and token not in problems[0]

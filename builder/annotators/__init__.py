@@ -28,7 +28,7 @@ DEFAULT_ANNOTATOR = "reader"
 
 
 def make_backend(spec: AnnotatorSpec, **settings: Any) -> ChatBackend | None:
-    """The chat backend for an LLM spec (``settings``: timeout_s, max_tokens, temperature); None for local specs."""
+    """The chat backend for an LLM spec (``settings``: timeout_s, max_tokens, temperature, max_answer_bytes); None for local specs."""
     if not spec.is_llm:
         return None
     return _BACKENDS[spec.backend](spec, **settings)

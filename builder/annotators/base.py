@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from biodivergence_dataset.redact import redact
+from biodivergence_dataset.redact import redact, register_url_secrets
 
-from ..http import BoundedClient, RequestFailed, http_error
+from ..http import BoundedClient, RequestFailed, RetryPolicy, http_error
 
 #: Annotators that label pairs in-process (no server); ``judge`` takes the path of a saved judge.
 LOCAL_BACKENDS = ("reader", "frames", "heuristic", "judge")
@@ -56,6 +56,7 @@ def parse_spec(text: str) -> AnnotatorSpec:
     ``ollama:URL?model=NAME`` (ValueError otherwise)."""
     text = text.strip()
     backend, _, rest = text.partition(":")
+    register_url_secrets(rest)  # a server that echoes the URL's user and password is masked too
     shown = redact(text)
     if backend not in BACKENDS:
         raise ValueError(f"unknown annotator {shown!r}; expected one of: reader[:PATH], frames, heuristic, judge:PATH, "
@@ -109,6 +110,10 @@ class Completion:
     started: float
 
 
+#: The longest chat answer read (a chat answer is a few kB; a server that sends more is not read whole or kept).
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+
+
 class ChatBackend:
     """Base for HTTP chat backends: one POST per attempt, errors mapped to :class:`BackendError`."""
 
@@ -117,14 +122,14 @@ class ChatBackend:
     chat_path = ""
 
     def __init__(self, spec: AnnotatorSpec, timeout_s: float = 120.0, max_tokens: int = 512,
-                 temperature: float = 0.0):
+                 temperature: float = 0.0, max_answer_bytes: int = MAX_ANSWER_BYTES):
         self.spec = spec
         self.url, self.model = spec.url, spec.model
         self.temperature = float(spec.options.get("temperature", temperature))
         self.max_tokens = int(spec.options.get("max_tokens", max_tokens))
         self.seed = int(spec.options["seed"]) if "seed" in spec.options else None
         self.timeout_s = timeout_s
-        self._client = BoundedClient(timeout_s)
+        self._client = BoundedClient(timeout_s, max_body_bytes=max_answer_bytes)
 
     @property
     def annotator_id(self) -> str:
@@ -152,16 +157,23 @@ class ChatBackend:
             raise http_error(method, answer)
         try:
             return answer.json()
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than Python parses
             raise BackendError("bad_response", f"server answer is not JSON: {redact(answer.text[:300])!r}") from exc
 
-    def check(self) -> None:
-        """Preflight: the server answers; raises ServerUnreachable (or RuntimeError) otherwise."""
-        try:
-            listing = self._request("GET", self.health_path)
-        except BackendError as exc:
-            raise ServerUnreachable(f"{self.provider} server at {redact(self.url)} is not usable ({exc}); "
-                                    "start it, then re-run the same command to resume") from exc
+    def check(self, attempts: int = 1, policy: RetryPolicy | None = None) -> None:
+        """Preflight: the server answers; raises ServerUnreachable (or RuntimeError) otherwise. A busy server
+        (429 / 503, any retryable failure) is asked up to ``attempts`` times, waiting as ``policy`` says (its
+        ``Retry-After`` honoured up to the policy's cap)."""
+        policy = policy or RetryPolicy()
+        for attempt in range(1, attempts + 1):
+            try:
+                listing = self._request("GET", self.health_path)
+                break
+            except BackendError as exc:
+                if attempt == attempts or not exc.retryable:
+                    raise ServerUnreachable(f"{self.provider} server at {redact(self.url)} is not usable ({exc}); "
+                                            "start it, then re-run the same command to resume") from exc
+                self.sleep(policy.delay(attempt, exc.retry_after))
         self._check_model(listing)
 
     def _check_model(self, listing: Any) -> None:
@@ -198,7 +210,7 @@ def parse_json_lenient(text: str) -> dict[str, Any]:
         for attempt in (chunk, _TRAILING_COMMA.sub(r"\1", chunk)):
             try:
                 value = json.loads(attempt, strict=False)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # nested deeper than Python parses: no answer
                 continue
             if isinstance(value, dict):
                 return value
