@@ -111,6 +111,34 @@ def test_a_folder_without_an_answerer_is_named(tmp_path):
         AnswererConfig.load(tmp_path)
 
 
+@pytest.mark.parametrize("damage, message", [
+    ({"weights": b"\0" * 1024}, "sha256 differs"),
+    ({"config": {"stray": 1}}, r"stray: Unexpected keyword argument"),
+    ({"config": {"max_length": "long"}}, r"max_length: Input should be a valid integer"),
+    ({"config": ["not", "an", "object"]}, r"Input should be a dictionary"),
+    ({"config": {"base_model": "some-org/some-model"}}, r"neither a model folder nor an installed model"),
+    ({"weights": b"", "sha": None}, "not a readable safetensors file"),
+], ids=["zeroed_weights", "extra_key", "wrong_type", "a_list", "hub_id", "empty_weights_no_checksum"])
+def test_a_damaged_folder_is_a_one_line_error_naming_the_file(tmp_path, damage, message):
+    """Weights that are not the ones the config names, a config of the wrong shape, or a base model that would be
+    fetched from the network: each a ValueError naming the file, before anything is read with it."""
+    import shutil
+
+    folder = tmp_path / "answerer"
+    shutil.copytree(SHIPPED, folder)
+    config = json.loads((folder / "answerer_config.json").read_text())
+    if "config" in damage:
+        config = ({**config, **damage["config"]} if isinstance(damage["config"], dict) else damage["config"])
+    if "sha" in damage:
+        config["weights_sha256"] = damage["sha"]
+    (folder / "answerer_config.json").write_text(json.dumps(config))
+    if "weights" in damage:
+        (folder / WEIGHTS_FILE).write_bytes(damage["weights"])
+    with pytest.raises(ValueError, match=message) as error:
+        load_answerer(folder)
+    assert str(folder) in str(error.value) and "\n" not in str(error.value)
+
+
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "biodivergence_dataset.cli", "reader", *args], input=stdin, check=False,
                           capture_output=True, text=True, cwd=ROOT, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
@@ -157,3 +185,29 @@ def test_train_answerer_saves_a_folder_that_loads_and_reads(tmp_path):
     assert saved.training["steps"] == int(-(-n // 32) * 0.02)
     (got,) = load_answerer(tmp_path / "a").read([(SENTENCES[0][0], SENTENCES[0][1])])
     assert 0 <= got.relevance <= 1 and 0 <= got.yes <= 1
+    assert saved.weights_sha256 and AnswererConfig.load(tmp_path / "a").weights_sha256 == saved.weights_sha256
+
+
+def test_cross_trial_negatives_are_other_trials_results_on_a_like_outcome_with_another_treatment():
+    """``--cross-trial``: one more negative per Evidence Inference prompt, the evidence of another article's prompt
+    whose outcome shares a content word with this one and whose intervention shares none."""
+    from builder.frames import terms
+    from builder.reader.answer_data import ei_answer_examples, ei_findings, other_trials_on_like_outcomes
+    from builder.reader.data import source_path
+
+    folder = source_path("evidence_inference", SHARED_DATA)
+    plain = list(ei_answer_examples(folder, "development"))
+    extra = list(ei_answer_examples(folder, "development", cross_trial=True))
+    assert [e for e in extra if e.relevant] == [e for e in plain if e.relevant]
+    added = len(extra) - len(plain)
+    findings = [f for f in ei_findings(folder) if in_part("evidence_inference", f.prompt.pmcid, "development")]
+    prompts = {f.prompt for f in findings}
+    assert 0.5 * len(prompts) < added <= len(prompts)
+    checked = 0
+    for prompt in sorted(prompts, key=lambda p: int(p.prompt_id))[:30]:
+        for text in other_trials_on_like_outcomes(prompt, findings)[:5]:
+            checked += 1
+            assert any(f.prompt.pmcid != prompt.pmcid and terms(f.prompt.outcome) & terms(prompt.outcome)
+                       and not terms(f.prompt.intervention) & terms(prompt.intervention)
+                       for f in findings if f.text == text)
+    assert checked >= 30

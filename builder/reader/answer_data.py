@@ -8,7 +8,9 @@ Only the development part of each source is used (``data.in_part``; the check pa
   picked by a hash): relevant, answered when the phrasing asks a direction ("does I reduce O compared with C?" →
   yes iff decrease). Not relevant: a background / methods sentence of its own abstract, the evidence of another
   prompt of the same article whose outcome shares no content word with this one (a result on another outcome:
-  the hard negative a question stage meets most), and another article's evidence.
+  the hard negative a question stage meets most), and another article's evidence; with ``cross_trial``, also the
+  evidence of another article's prompt on an outcome that shares a content word with this one but an intervention
+  that shares none (another trial's result on a like outcome: what the learned assigner confuses most).
 - ``pubmedqa``: the question against its expert conclusion (relevant; yes / no, "maybe" unanswered) and against
   another question's conclusion (not relevant).
 - ``scifact`` / ``healthver``: a claim, standing as the question, against the texts experts judged on it:
@@ -23,6 +25,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ..frames import terms
@@ -57,9 +60,10 @@ class AnswerExample:
     key: str
 
 
-def ei_answer_examples(folder: Path, part: Part, phrasings: int = 2) -> Iterator[AnswerExample]:
+def ei_answer_examples(folder: Path, part: Part, phrasings: int = 2, cross_trial: bool = False
+                       ) -> Iterator[AnswerExample]:
     """Evidence Inference findings as relevant examples (answered in directional phrasings) and three kinds of
-    negatives per prompt (see the module docstring)."""
+    negatives per prompt, four with ``cross_trial`` (see the module docstring)."""
     findings = [f for f in ei_findings(folder) if in_part("evidence_inference", f.prompt.pmcid, part)]
     for f in findings:
         first = _pick(f"answer:{f.prompt.prompt_id}:{f.text}", len(QUESTION_TEMPLATES))
@@ -87,8 +91,22 @@ def ei_answer_examples(folder: Path, part: Part, phrasings: int = 2) -> Iterator
         other = rng.choice(findings)
         if other.prompt.pmcid != prompt.pmcid:
             negatives.append(other.text)
+        if cross_trial and (like := other_trials_on_like_outcomes(prompt, findings)):
+            negatives.append(like[_pick(f"cross:{prompt.prompt_id}", len(like))])
         for text in negatives:
             yield AnswerExample(question, text, False, None, "evidence_inference", prompt.pmcid)
+
+
+def other_trials_on_like_outcomes(prompt, findings: list) -> list[str]:
+    """The evidence texts of other articles' prompts whose outcome shares a content word with ``prompt``'s and
+    whose intervention shares none with its intervention (sorted, so a hash picks one reproducibly)."""
+    outcome, treatment = _terms(prompt.outcome), _terms(prompt.intervention)
+    return sorted({f.text for f in findings if f.prompt.pmcid != prompt.pmcid and _terms(f.prompt.outcome) & outcome
+                   and not _terms(f.prompt.intervention) & treatment})
+
+
+#: ``frames.terms`` read once per phrase (each prompt's phrases are compared with every other prompt's).
+_terms = lru_cache(maxsize=None)(terms)
 
 
 def pubmedqa_answer_examples(folder: Path, part: Part) -> Iterator[AnswerExample]:
@@ -113,14 +131,15 @@ def claim_relevance_examples(source: str, folder: Path, part: Part) -> Iterator[
 
 
 def answer_examples(data_dir: str | Path, sources: tuple[str, ...] = SOURCES, part: Part = "training",
-                    max_per_source: dict[str, int] | None = None, seed: int = 0) -> list[AnswerExample]:
+                    max_per_source: dict[str, int] | None = None, seed: int = 0, cross_trial: bool = False
+                    ) -> list[AnswerExample]:
     """The examples of ``sources`` in ``part`` (the development part, ``training``, by default), at most
-    ``max_per_source[source]`` of each (a seeded sample)."""
+    ``max_per_source[source]`` of each (a seeded sample); ``cross_trial``: see ``ei_answer_examples``."""
     out: list[AnswerExample] = []
     for source in sources:
         folder = source_path(source, data_dir)
         if source == "evidence_inference":
-            examples = list(ei_answer_examples(folder, part))
+            examples = list(ei_answer_examples(folder, part, cross_trial=cross_trial))
         elif source == "pubmedqa":
             examples = list(pubmedqa_answer_examples(folder, part))
         else:

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..goldparts import PART_NAMES
 from ..sentences import split
 from .answer_data import SOURCES, answer_examples
 from .answerer import NO, YES, QuestionAnswerer
@@ -29,6 +30,9 @@ from .data import ARM_PHRASING, Part, ei_abstract, ei_findings, in_part, source_
 #: What each part is scored against: a floor's threshold is fitted on the development part.
 CHECK: Part = "heldout"
 DEVELOPMENT: Part = "training"
+#: The development part's tuning part (an answerer trained with ``part: fit`` is scored there), and its name.
+TUNING_PART: Part = "development"
+TUNING = "tuning (of the development part)"
 
 
 def _r(x: float) -> float:
@@ -90,8 +94,8 @@ def holds(sentence: str, evidence: Iterable[str]) -> bool:
 
 
 def _precision_recall(gold: list[bool], predicted: list[bool]) -> dict[str, Any]:
-    tp = sum(g and p for g, p in zip(gold, predicted, strict=True))
-    n_pred, n_gold = sum(predicted), sum(gold)
+    tp = int(sum(bool(g and p) for g, p in zip(gold, predicted, strict=True)))
+    n_pred, n_gold = int(sum(map(bool, predicted))), int(sum(map(bool, gold)))  # plain ints: the report is JSON
     return {"precision": _r(tp / n_pred) if n_pred else None, "recall": _r(tp / n_gold) if n_gold else None,
             "predicted": n_pred, "gold": n_gold, "n": len(gold)}
 
@@ -147,11 +151,39 @@ def _best_of_article(items: list[tuple[str, str, bool, str]], scores: list[float
     return [i in chosen for i in range(len(items))]
 
 
+def other_trials(answerer: QuestionAnswerer, data_dir: str | Path, part: Part = CHECK, encoder=None,
+                 candidates: int = 3) -> dict[str, Any]:
+    """How often the answerer reads another trial's result as answering a prompt of ``part``: each prompt asked
+    against the ``candidates`` evidence texts of other articles closest to its question by cosine, as the learned
+    assigner asks a claim the questions closest to it. Some such trials test the same comparison, so the share
+    read relevant has a floor above 0; what it is for is comparing answerers on one part."""
+    import numpy as np
+
+    folder = source_path("evidence_inference", data_dir)
+    findings = [f for f in ei_findings(folder) if in_part("evidence_inference", f.prompt.pmcid, part)]
+    prompts = sorted({f.prompt for f in findings}, key=lambda p: int(p.prompt_id))
+    texts = sorted({(f.prompt.pmcid, f.text) for f in findings})
+    questions = [p.question(ARM_PHRASING) for p in prompts]
+    similarity = (encoder.encode(questions, normalize_embeddings=True, batch_size=64)
+                  @ encoder.encode([t for _, t in texts], normalize_embeddings=True, batch_size=64).T)
+    pairs = []
+    for i, prompt in enumerate(prompts):
+        nearest = [j for j in np.argsort(-similarity[i]) if texts[j][0] != prompt.pmcid][:candidates]
+        pairs += [(questions[i], texts[j][1]) for j in nearest]
+    relevant = sum(a.relevant for a in answerer.read(pairs))
+    return {"read_relevant": _r(relevant / len(pairs)) if pairs else None, "n": len(pairs), "prompts": len(prompts),
+            "candidates_per_prompt": candidates}
+
+
 def evaluate_answerer(answerer: QuestionAnswerer, data_dir: str | Path, part: Part = CHECK,
                       encoder=None) -> dict[str, Any]:
-    """The answerer's report on ``part``: per-source accuracies and sentence-level question assignment."""
-    return {"part": "check" if part == CHECK else part, "per_source": per_source(answerer, data_dir, part),
-            "sentence_assignment": sentence_assignment(answerer, data_dir, part, encoder)}
+    """The answerer's report on ``part``: per-source accuracies, sentence-level question assignment and (with an
+    ``encoder``) how often it reads other trials' results as answers."""
+    report = {"part": TUNING if part == TUNING_PART else PART_NAMES.get(part, part), "per_source": per_source(answerer, data_dir, part),
+              "sentence_assignment": sentence_assignment(answerer, data_dir, part, encoder)}
+    if encoder is not None:
+        report["other_trials"] = other_trials(answerer, data_dir, part, encoder)
+    return report
 
 
 def render_answerer_report(report: dict[str, Any]) -> str:
@@ -170,4 +202,8 @@ def render_answerer_report(report: dict[str, Any]) -> str:
         if name in sa:
             c = sa[name]
             lines.append(f"| {name} | {c['precision']} | {c['recall']} | {c['predicted']} | {c['gold']} | {c['n']} |")
+    if other := report.get("other_trials"):
+        lines += ["", (f"Other trials' results read as answering a prompt: {other['read_relevant']} of n = "
+                       f"{other['n']} ({other['candidates_per_prompt']} closest by cosine for each of "
+                       f"{other['prompts']} prompts)")]
     return "\n".join(lines)

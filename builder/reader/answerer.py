@@ -15,7 +15,6 @@ model's own (the embeddings stay frozen), so it ships as a delta and needs no do
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Iterable
@@ -23,11 +22,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict
+
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic
 
 from .answer_data import SOURCES, AnswerExample, answer_examples
-from .model import IGNORE, HeadedReader, build_network
+from .model import IGNORE, HeadedReader, build_network, read_config
 from .model import SHIPPED as SHIPPED_READER
 from .model import WEIGHTS_FILE as READER_WEIGHTS
 
@@ -51,17 +52,14 @@ class AnswererConfig:
     max_length: int = 192
     frozen: list[str] = field(default_factory=list)
     training: dict[str, Any] = field(default_factory=dict)
+    #: the sha256 of the weights file, written at save and checked at load
+    weights_sha256: str | None = None
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     @classmethod
     def load(cls, folder: Path) -> AnswererConfig:
-        path = folder / CONFIG_FILE
-        if not path.is_file():
-            raise FileNotFoundError(f"{folder}: not a question answerer folder (no {CONFIG_FILE}); "
-                                    "train one with `biodivergence reader train-answerer --out DIR`")
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(raw, dict) or set(raw) - set(cls.__dataclass_fields__):
-            raise ValueError(f"{path}: expected an object with keys {sorted(cls.__dataclass_fields__)}")
-        return cls(**raw)
+        return read_config(cls, folder, CONFIG_FILE, "question answerer",
+                           "biodivergence reader train-answerer --out DIR")
 
 
 @dataclass(frozen=True)
@@ -94,7 +92,8 @@ class QuestionAnswerer(HeadedReader):
     def __init__(self, folder: str | Path, device: str = "cpu"):
         self.folder = Path(folder)
         self.config = AnswererConfig.load(self.folder)
-        super().__init__(self.folder, self.config.base_model, HEADS, WEIGHTS_FILE, self.config.max_length, device)
+        super().__init__(self.folder, self.config.base_model, HEADS, WEIGHTS_FILE, self.config.max_length, device,
+                         self.config.weights_sha256)
 
     def read(self, pairs: Iterable[tuple[str, str]], batch_size: int = 64, progress: bool = False) -> list[Answer]:
         """One Answer per (question, text), in order."""
@@ -136,6 +135,9 @@ class AnswererTrainConfig:
     seed: int = 13
     #: ``training`` (the development part) or ``fit`` (its tuning part left out too, for comparing settings)
     part: str = "training"
+    #: another trial's evidence on a like outcome as a further negative per Evidence Inference prompt
+    #: (``answer_data.ei_answer_examples``)
+    cross_trial: bool = False
 
 
 def _targets(examples: list[AnswerExample]) -> tuple[list[int], list[int]]:
@@ -155,7 +157,8 @@ def train_answerer(out_dir: str | Path, config: AnswererTrainConfig, log_every: 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     rng = random.Random(config.seed)
-    examples = answer_examples(config.data_dir, config.sources, config.part, config.max_per_source, config.seed)
+    examples = answer_examples(config.data_dir, config.sources, config.part, config.max_per_source, config.seed,
+                               config.cross_trial)
     examples = [e for e in examples for _ in range(config.repeat.get(e.source, 1))]
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(config.base_model))
     enc = tokenizer([e.question for e in examples], [e.text for e in examples], truncation=True,
@@ -171,13 +174,14 @@ def train_answerer(out_dir: str | Path, config: AnswererTrainConfig, log_every: 
                               config.learning_rate, config.warmup_share, config.max_seconds, config.device, rng,
                               "training answerer", log_every)
     out = Path(out_dir)
-    save_delta(network, out / WEIGHTS_FILE)
+    sha256 = save_delta(network, out / WEIGHTS_FILE)
     settings = {k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")}
     settings["init_reader"] = Path(config.init_reader).name if config.init_reader else None
     saved = AnswererConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen, training={
         **settings, "sources": list(config.sources), "steps": step, "seconds": round(seconds, 1),
         "examples": len(examples), "examples_per_source": dict(Counter(e.source for e in examples)),
-        "check_part": "builder.goldparts.is_heldout (20% of each source's articles / questions / claims)"})
+        "check_part": "builder.goldparts.is_heldout (20% of each source's articles / questions / claims)"},
+        weights_sha256=sha256)
     write_json_atomic(out / CONFIG_FILE, asdict(saved))
     return saved
 

@@ -11,12 +11,15 @@ embeddings stay frozen), so the shipped reader is a 21 MB delta that needs no do
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from biodivergence_dataset import ontology
 
@@ -45,6 +48,22 @@ OPPOSITE_ANSWER = "opposite_answer"
 assert OPPOSITE_ANSWER in ontology.DISAGREEMENT_REASONS
 
 
+def read_config(cls, folder: Path, config_file: str, what: str, train_command: str):
+    """A saved network's config (a dataclass ``cls``), checked: a JSON object of ``cls``'s fields with their types
+    and no other key. Every error is one line naming the file (never a ``TypeError`` from the constructor)."""
+    path = folder / config_file
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder}: not a {what} folder (no {config_file}); train one with `{train_command}`")
+    try:
+        return TypeAdapter(cls).validate_python(json.loads(path.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(map(str, err["loc"])) or "the file"
+        raise ValueError(f"{path}: not a {what} config ({where}: {err['msg']})") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSON that does not parse
+        raise ValueError(f"{path}: not a {what} config (not JSON: {exc})") from None
+
+
 @dataclass
 class ReaderConfig:
     """What a saved reader is: its base encoder, heads and what it was trained on."""
@@ -59,14 +78,13 @@ class ReaderConfig:
     #: the marks existed read plain text
     arm_marks: bool = False
     training: dict[str, Any] = field(default_factory=dict)
+    #: the sha256 of the weights file, written at save and checked at load (None: a reader saved before it)
+    weights_sha256: str | None = None
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     @classmethod
     def load(cls, folder: Path) -> ReaderConfig:
-        path = folder / CONFIG_FILE
-        if not path.is_file():
-            raise FileNotFoundError(f"{folder}: not a finding reader folder (no {CONFIG_FILE}); "
-                                    "train one with `biodivergence reader train --out DIR`")
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
+        return read_config(cls, folder, CONFIG_FILE, "finding reader", "biodivergence reader train --out DIR")
 
     @property
     def trained_on(self) -> frozenset[str]:
@@ -254,19 +272,32 @@ class HeadedReader:
     desc = "reading"
 
     def __init__(self, folder: Path, base_model: str, heads: dict[str, int], weights_file: str, max_length: int,
-                 device: str = "cpu"):
+                 device: str = "cpu", weights_sha256: str | None = None):
         import torch
-        from safetensors.torch import load_file
+        from safetensors.torch import load
         from transformers import AutoTokenizer
 
         from ..embeddings import resolve_model
 
-        self.network = build_network(base_model, heads)
+        try:
+            local = Path(resolve_model(base_model)).is_dir()
+        except FileNotFoundError:
+            local = False
+        if not local:  # a Hub id would be fetched from the network
+            raise ValueError(f"{folder}: base_model {base_model!r} is neither a model folder nor an installed model "
+                             "(nothing is downloaded)")
         weights = folder / weights_file
         try:
-            delta = load_file(str(weights))
+            data = weights.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"{weights}: not readable ({exc.strerror})") from None
+        if weights_sha256 is not None and hashlib.sha256(data).hexdigest() != weights_sha256:
+            raise ValueError(f"{weights}: not the weights its config names (sha256 differs): changed or damaged")
+        try:
+            delta = load(data)
         except Exception as exc:  # safetensors raises its own error types for truncated or foreign files
             raise ValueError(f"{weights}: not a readable safetensors file ({exc})") from exc
+        self.network = build_network(base_model, heads)
         missing, unexpected = self.network.load_state_dict({k: v.float() for k, v in delta.items()}, strict=False)
         if unexpected or any(k.split(".")[0] in heads for k in missing):
             raise ValueError(f"{weights}: weights do not fit {base_model} "
@@ -314,7 +345,7 @@ class FindingReader(HeadedReader):
         self.config = ReaderConfig.load(self.folder)
         super().__init__(self.folder, self.config.base_model, {"finding": len(self.config.findings),
                                                                "stance": len(self.config.stances)},
-                         WEIGHTS_FILE, self.config.max_length, device)
+                         WEIGHTS_FILE, self.config.max_length, device, self.config.weights_sha256)
 
     @property
     def trained_on(self) -> frozenset[str]:

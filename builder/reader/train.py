@@ -142,16 +142,20 @@ def fit_heads(network, tokenizer, enc, targets: list[list[int]], total: int, bat
     return step, time.perf_counter() - started
 
 
-def save_delta(network, path: Path) -> None:
+def save_delta(network, path: Path) -> str:
     """Write the parameters training changed (the unfrozen ones) as float16 safetensors, atomically: the delta a
-    saved network is read back from over its base model."""
+    saved network is read back from over its base model. Returns the file's sha256 (its config records it)."""
+    import hashlib
+
     import torch
     from safetensors.torch import save
 
     path.parent.mkdir(parents=True, exist_ok=True)
     delta = {name: p.detach().cpu().to(torch.float16).contiguous() for name, p in network.named_parameters()
              if p.requires_grad}
-    write_bytes_atomic(path, save(delta))
+    data = save(delta)
+    write_bytes_atomic(path, data)
+    return hashlib.sha256(data).hexdigest()
 
 
 def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) -> ReaderConfig:
@@ -186,9 +190,9 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
                               config.learning_rate, config.warmup_share, config.max_seconds, device, rng,
                               "training reader", log_every)
     out = Path(out_dir)
-    save_delta(network, out / WEIGHTS_FILE)
+    sha256 = save_delta(network, out / WEIGHTS_FILE)
     saved = ReaderConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen,
-                         arm_marks=config.arm_marks, training={
+                         arm_marks=config.arm_marks, weights_sha256=sha256, training={
         **{k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")},
         "sources": list(config.sources), "steps": step, "scheduled_steps": scheduled, "seconds": round(seconds, 1),
         "examples": len(examples), "examples_per_source": dict(Counter(e.source for e in examples)),
@@ -259,6 +263,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     t.add_argument("--seed", type=int, default=a.seed)
     t.add_argument("--part", choices=list(SCORED_ON), default=a.part,
                    help="train on the development part (training), or on its fit part to compare settings")
+    t.add_argument("--cross-trial", action=argparse.BooleanOptionalAction, default=a.cross_trial,
+                   help="add another trial's result on a like outcome as a negative per Evidence Inference prompt")
     v = sub.add_parser("evaluate-answerer", help="score the question answerer on the check part",
                        formatter_class=parser.formatter_class)
     v.add_argument("--answerer", default=None, help="question answerer folder (default: the shipped one)")
@@ -307,7 +313,7 @@ ANSWERER_COMMANDS = ("read", "train-answerer", "evaluate-answerer")
 
 def run_answerer(args: argparse.Namespace) -> int:
     """``reader read``, ``reader train-answerer`` and ``reader evaluate-answerer``."""
-    from .answer_eval import evaluate_answerer, render_answerer_report
+    from .answer_eval import CHECK, TUNING_PART, evaluate_answerer, render_answerer_report
     from .answerer import load_answerer, train_answerer
     from .model import load_reader
 
@@ -318,7 +324,8 @@ def run_answerer(args: argparse.Namespace) -> int:
     if args.reader_command == "train-answerer":
         saved = train_answerer(args.out, AnswererTrainConfig(data_dir=args.data_dir, epochs=args.epochs,
                                                              max_seconds=args.max_seconds, device=args.device,
-                                                             seed=args.seed, part=args.part))
+                                                             seed=args.seed, part=args.part,
+                                                             cross_trial=args.cross_trial))
         print(f"answerer saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps")
         folder = Path(args.out)
     else:
@@ -326,7 +333,9 @@ def run_answerer(args: argparse.Namespace) -> int:
     from ..embeddings import DEFAULT_MODEL, load_encoder
 
     answerer = load_answerer(folder)
-    report = evaluate_answerer(answerer, args.data_dir, encoder=load_encoder(DEFAULT_MODEL))
+    # an answerer fitted without the tuning part is scored there, never on the check part
+    part = TUNING_PART if answerer.config.training.get("part") == "fit" else CHECK
+    report = evaluate_answerer(answerer, args.data_dir, part, encoder=load_encoder(DEFAULT_MODEL))
     print(render_answerer_report(report))
     if args.reader_command == "train-answerer" or args.write:
         write_json_atomic(answerer.folder / ANSWER_REPORT, report)
