@@ -141,6 +141,28 @@ def test_condition_phrases_cover_the_whole_condition():
     assert diffs and not any(d.two_sided for d in diffs)
 
 
+@pytest.mark.parametrize("sentence, question, recalled, own", [
+    # oncology: the earlier trials' women are not this trial's
+    (("Although adjuvant trastuzumab has been shown to improve survival in women with HER2-positive early breast "
+     "cancer, it did not improve survival in elderly women in this trial."),
+     "Does adjuvant trastuzumab improve survival?", "in women with HER2-positive", "in elderly women"),
+    # infection
+    (("While previous trials reported a benefit in children under two years, amoxicillin did not shorten symptoms "
+     "among adolescents with otitis media."),
+     "Does amoxicillin shorten symptoms of otitis media?", "in children under two", "among adolescents"),
+    # obstetrics, the recalled finding after a semicolon
+    (("Low-dose aspirin reduced pre-eclampsia among nulliparous women; earlier studies found no effect in women "
+     "with chronic hypertension."),
+     "Does low-dose aspirin reduce pre-eclampsia?", "in women with chronic hypertension", "among nulliparous women"),
+])
+def test_a_clause_that_recalls_other_research_states_no_condition_of_this_study(sentence, question, recalled, own):
+    """Conditions come from the claim's own finding, not from a clause reporting what other studies showed."""
+    p = pair(sentence, "The drug had no effect.", question)
+    found = [c.span.text for c in conditions(p.claim_a, _asked_words(p))]
+    assert not any(recalled in t for t in found), found
+    assert any(t.startswith(own) for t in found), found
+
+
 # The one-line rule "exactly one claim contains a negation word", written here independently of the project's cue
 # lexicon, so the bar below moves with the data, not with our code.
 #: How much κ the default annotator must gain over the rule on a check part (issue 58).

@@ -135,16 +135,41 @@ def _inside(found: list[Condition], start: int, end: int) -> bool:
     return any(c.span.start <= start and end <= c.span.end for c in found)
 
 
+#: A verb phrase by which a sentence reports other research ("has recently been shown to", "have been reported",
+#: "previous trials found", "earlier studies suggested"), in any field.
+_RECALL = re.compile(r"\b(?:ha(?:s|ve)\s+(?:\w+\s+){0,2}?been\s+(?:shown|reported|demonstrated|found|suggested|"
+                     r"described|observed)|(?:previous(?:ly)?|prior|earlier|other|past)\s+(?:\w+\s+)?(?:studies|"
+                     r"trials|reports|work|research|meta-analyses)\s+(?:have\s+)?(?:shown|reported|demonstrated|"
+                     r"found|suggested|observed))\b", re.IGNORECASE)
+
+
+def recalled_spans(text: str) -> list[tuple[int, int]]:
+    """The parts of a sentence that recall other research rather than state this study's finding: from the start
+    of the clause holding a recall verb phrase (``_RECALL``; the sentence start, or the last ';' or ':' before it)
+    to the first ',' or ';' after it (the end of the sentence when none). "Although enalapril has been shown to
+    reduce mortality in patients with heart failure, it had no effect after infarction": the heart-failure
+    patients are the earlier trials', not this one's."""
+    spans = []
+    for m in _RECALL.finditer(text):
+        start = max(text.rfind(";", 0, m.start()), text.rfind(":", 0, m.start())) + 1
+        ends = [i for i in (text.find(",", m.end()), text.find(";", m.end())) if i >= 0]
+        spans.append((start, min(ends) if ends else len(text)))
+    return spans
+
+
 def conditions(claim: Claim, asked: frozenset[str]) -> list[Condition]:
     """The condition phrases and context cues of a claim, less what the question asks about.
 
     A cue or phrase whose words all belong to what is asked (``asked``: the question's words, or the words both
     claims share when the pair has no question) is not a condition, nor is a phrase that only counts people ("of
-    301 patients")."""
+    301 patients"), nor one inside a clause that recalls other research (``recalled_spans``)."""
     text = claim.sentence
+    recalled = [Condition("", fr.Span("", start, end), frozenset()) for start, end in recalled_spans(text)]
     found: list[Condition] = []
     for axis, regex in _CONDITION_RES.items():
         for m in regex.finditer(text):
+            if _inside(recalled, m.start(), m.end()):
+                continue
             words = _words(m.group(0)) - asked - _FILLER
             if axis == POPULATION_AXIS and _names_placebo_arm(m.group(0)):
                 continue
@@ -152,11 +177,11 @@ def conditions(claim: Claim, asked: frozenset[str]) -> list[Condition]:
                 found.append(Condition(axis, fr.Span(m.group(0), m.start(), m.end()), words))
     for m in _FORMULATION.finditer(text):
         words = _words(m.group(0).replace("-", " ")) - asked
-        if words and not _inside(found, m.start(), m.end()):
+        if words and not _inside(found + recalled, m.start(), m.end()):
             found.append(Condition(DOSE_AXIS, fr.Span(m.group(0), m.start(), m.end()), words))
     for hit in cues.axis_cues(text):
         words = _words(text[hit.start:hit.end]) - asked
-        if words and not _inside(found, hit.start, hit.end):
+        if words and not _inside(found + recalled, hit.start, hit.end):
             found.append(Condition(hit.axis, fr.Span(text[hit.start:hit.end], hit.start, hit.end), words))
     return found
 
