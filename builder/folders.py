@@ -49,15 +49,17 @@ def _owner(folder: Path) -> str | None:
     return RELEASE_OWNER if (folder / STATE_DIR).is_dir() else None
 
 
-def _check_not_an_input(out: Path, inputs: Iterable[str | os.PathLike]) -> None:
+def _check_not_an_input(out: Path, inputs: Iterable[str | os.PathLike], moving: bool = False) -> None:
+    """Refuse an output folder that is an input or lies inside one; with ``moving`` (``--force`` would move the
+    folder aside) also one that holds an input, which would be moved away with it."""
     resolved = out.resolve()
     for source in inputs:
         given = Path(source).expanduser()
         if not given.exists():
             continue
         path = given.resolve()
-        if resolved == path or path in resolved.parents:
-            where = "is" if resolved == path else "is inside"
+        if resolved == path or path in resolved.parents or moving and resolved in path.parents:
+            where = "is" if resolved == path else "is inside" if path in resolved.parents else "holds"
             raise FolderClaimError(f"--out {out} {where} the input {given}; writing there would destroy the input: "
                                    "choose another output folder")
 
@@ -79,9 +81,11 @@ def claim_output(out_dir: str | os.PathLike, stage: str, inputs: Iterable[str | 
     A stage writes only into a folder it creates, an empty one, or one that carries its own marker from an
     earlier run of the same stage (so a re-run resumes). Anything else is refused, naming the folder and what
     it holds; with ``force`` the folder is moved aside (renamed, never deleted) and a new one made. An output
-    folder equal to or inside one of ``inputs`` is always refused. ``known_by``: files that mark a folder this
+    folder equal to or inside one of ``inputs`` is always refused, and one holding an input is never moved aside.
+    ``known_by``: files that mark a folder this
     stage wrote before it left markers."""
     out = Path(out_dir)
+    inputs = list(inputs)
     _check_not_an_input(out, inputs)
     if out.exists() and not out.is_dir():
         raise FolderClaimError(f"--out {out} is a file, not a folder")
@@ -96,6 +100,7 @@ def claim_output(out_dir: str | os.PathLike, stage: str, inputs: Iterable[str | 
                 shown = ", ".join(entries[:8]) + (f", … ({len(entries)} entries)" if len(entries) > 8 else "")
                 raise FolderClaimError(f"{out} is {what}, so {stage} will not write into it; it holds: {shown}. "
                                        "Choose another --out folder, or add --force to move it aside")
+            _check_not_an_input(out, inputs, moving=True)
             move_aside(out)
     out.mkdir(parents=True, exist_ok=True)
     if not (out / OWNER_FILE).exists():

@@ -173,3 +173,16 @@ def test_the_question_stages_refuse_a_folder_they_do_not_own(tmp_path, stage):
     with pytest.raises(FolderClaimError, match="not the output of any stage"):
         module.run_stage(inputs, out, config)
     assert held(out) == files
+
+
+def test_force_never_moves_aside_a_folder_that_holds_the_input(tmp_path, capsys):
+    """`split ANNOTATIONS --out PARENT --force`, PARENT holding ANNOTATIONS: moving PARENT aside would take the
+    input with it, so it is refused and nothing moves."""
+    parent = tmp_path / "mine"
+    annotations = parent / "annotations"
+    io.write_records(annotations, [])
+    (parent / "notes.txt").write_text("the user's\n")
+    before = held(parent)
+    assert main(["split", str(annotations), "--out", str(parent), "--force"]) == 1
+    assert "holds the input" in capsys.readouterr().err
+    assert held(parent) == before and not list(tmp_path.glob("mine.aside*"))
