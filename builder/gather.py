@@ -29,7 +29,7 @@ from biodivergence_dataset.records import Abstract, Question
 from .folders import claim_output
 from .frames import GENERIC_WORDS
 from .questionpacks import load_questions
-from .questions.lexicon import LEXICON, alternatives, load_lexicon, stem
+from .questions.lexicon import LEXICON, alternatives, lexicon_texts, load_lexicon, stem
 from .runtime import RuntimeConfig, check_stage_input
 
 STAGE = "gather"
@@ -108,7 +108,7 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConf
     out_dir = claim_output(out_dir, STAGE, [abstracts_dir])
     params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir),
               "pack": [q.model_dump() for q in questions],
-              "lexicon": [Path(p).read_text(encoding="utf-8") for p in (config.lexicon, *config.domain_packs)]}
+              "lexicon": lexicon_texts(config.lexicon, config.domain_packs)}
     if io.stage_is_current(out_dir, params):
         return io.read_stats(out_dir)
     io.begin_stage(out_dir, STAGE, [str(abstracts_dir)], params)

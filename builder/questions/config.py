@@ -4,7 +4,6 @@ that the rule and learned assigners can read the configuration without importing
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,7 +12,7 @@ from biodivergence_dataset import io
 from biodivergence_dataset.records import _Record
 
 from ..embeddings import DEFAULT_MODEL, PRECISIONS
-from .lexicon import LEXICON, Lexicon, load_lexicon
+from .lexicon import LEXICON, Lexicon, lexicon_texts, load_lexicon
 
 STAGE = "questions"
 
@@ -87,7 +86,7 @@ class QuestionsConfig(BaseModel):
 
     def lexicon_texts(self) -> list[str]:
         """The texts of the lexicon and its domain packs, for the stage's fingerprint."""
-        return [Path(p).read_text(encoding="utf-8") for p in (self.lexicon, *self.domain_packs)]
+        return lexicon_texts(self.lexicon, self.domain_packs)
 
 
 class Assignment(_Record):

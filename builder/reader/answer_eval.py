@@ -143,12 +143,10 @@ def sentence_assignment(answerer: QuestionAnswerer, data_dir: str | Path, part: 
 def _best_of_article(items: list[tuple[str, str, bool, str]], scores: list[float], floor: float) -> list[bool]:
     """For each prompt (its question against its own abstract's sentences), its best-scoring sentence if that
     reaches ``floor``: how ``questions --assigner learned`` keeps one claim per article and question."""
-    best: dict[str, int] = {}
-    for i, (_, _, _, prompt) in enumerate(items):
-        if prompt not in best or scores[i] > scores[best[prompt]]:
-            best[prompt] = i
-    chosen = {i for i in best.values() if scores[i] >= floor}
-    return [i in chosen for i in range(len(items))]
+    from ..questions.relevance import best_per_article
+
+    best = best_per_article([(prompt, "", score) for (_, _, _, prompt), score in zip(items, scores, strict=True)])
+    return [kept and score >= floor for kept, score in zip(best, scores, strict=True)]
 
 
 def other_trials(answerer: QuestionAnswerer, data_dir: str | Path, part: Part = CHECK, encoder=None,
