@@ -23,13 +23,18 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from . import __version__, benchmark, ontology
 from .features import COLUMN_DESCRIPTIONS, release_features
-from .io import write_json_atomic, write_text_atomic
+from .io import STATS_FILE, write_json_atomic, write_text_atomic
 from .provenance import read_sources, release_licence
 from .records import SCHEMA_VERSION
 from .redact import redact
 from .release import (
+    ANNOTATION_MANIFEST,
+    AUDIT_FILE,
     FILES_MANIFEST,
+    GOLDCHECK_FILE,
     README,
+    ROBUSTNESS_FILE,
+    SPLIT_MANIFEST,
     config_names,
     configs_yaml,
     dataset_info_yaml,
@@ -42,8 +47,6 @@ from .tasks import label_counts, load_tasks
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "dataset_card.md"
 META_FILE = "card_meta.json"
-#: A short robustness section (``biodivergence analyze --card``), included in the card when the release has it.
-ROBUSTNESS_FILE = "robustness.md"
 
 #: Hub vocabularies for the values this card uses (huggingface.js tasks/pipelines + dataset-card spec).
 SIZE_CATEGORIES: tuple[tuple[int, str], ...] = (
@@ -335,17 +338,17 @@ def render_body(release_dir: str | Path, meta: CardMeta, rows: list[dict[str, An
     rows = benchmark.test_rows(release_dir) if rows is None else rows
     supported = benchmark.supports(release_dir, meta.min_support, rows)
     sizes = split_sizes(release_dir)
-    audit_file = _read_json(release_dir / "audit.json")
+    audit_file = _read_json(release_dir / AUDIT_FILE)
     audit = audit_file.get("leakage", {})
-    stats = _read_json(release_dir / "stats.json")
-    split_manifest = _read_json(release_dir / "split_manifest.json")
+    stats = _read_json(release_dir / STATS_FILE)
+    split_manifest = _read_json(release_dir / SPLIT_MANIFEST)
     audit_variants = [v for v in ontology.CONFIGS if v in audit]
     audit_stats = list(dict.fromkeys(k for v in audit_variants for k in audit[v]))
     funnel = stats.get("per_domain", {})
-    annotation = _read_json(release_dir / "annotation_manifest.json")
+    annotation = _read_json(release_dir / ANNOTATION_MANIFEST)
     kinds = annotator_kinds(release_dir)
     matched_split = ontology.EXTRA_TEST_SPLITS[0]
-    goldcheck = _read_json(release_dir / "goldcheck.json")
+    goldcheck = _read_json(release_dir / GOLDCHECK_FILE)
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return template.render(

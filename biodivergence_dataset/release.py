@@ -29,7 +29,8 @@ import pyarrow.parquet as pq
 
 from . import ontology
 from .features import decode_row, encode_example, release_features
-from .io import write_table_atomic
+from .io import STATS_FILE, write_table_atomic
+from .provenance import SOURCES_FILE
 from .records import Example
 
 README = "README.md"
@@ -44,6 +45,15 @@ DEFAULT_SHARD_ROWS = 20_000
 FILES_MANIFEST = "release_files.json"
 #: Where a release holds files besides its top level and its config folders' data.
 PLOTS_DIR = "plots"
+#: The annotation runs' manifests, the audit's findings, the gold check's scores and the robustness section.
+ANNOTATION_MANIFEST = "annotation_manifest.json"
+AUDIT_FILE = "audit.json"
+GOLDCHECK_FILE = "goldcheck.json"
+ROBUSTNESS_FILE = "robustness.md"
+#: The files the release format declares at a release's top level, besides the card's own: nothing else there
+#: is the release's, so a stray file is never fingerprinted, listed or pushed (``validate`` names it).
+TOP_LEVEL_FILES = (SPLIT_MANIFEST, ANNOTATION_MANIFEST, STATS_FILE, AUDIT_FILE, SOURCES_FILE, GOLDCHECK_FILE,
+                   ROBUSTNESS_FILE)
 
 HUB_ID = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
 
@@ -252,17 +262,17 @@ def _visible(release_dir: Path) -> Iterator[Path]:
 
 
 def owned_files(release_dir: str | Path) -> list[str]:
-    """The files the release's writers put there (paths relative to it): regular files at its top level and in
-    ``plots/``, and the data files of its configs; never a symbolic link, never the card's own files."""
+    """The files the release's writers put there (paths relative to it): the declared top-level files
+    (:data:`TOP_LEVEL_FILES`), the files in ``plots/`` and the data files of its configs; never a symbolic link,
+    never the card's own files."""
     release_dir = Path(release_dir)
     data = {p for c in config_names(release_dir) for p in (release_dir / c).glob("*.parquet")}
-    card = set(card_files())
     out = []
     for path in _visible(release_dir):
         rel = path.relative_to(release_dir)
-        if path.is_symlink() or not path.is_file() or (len(rel.parts) == 1 and rel.name in card):
+        if path.is_symlink() or not path.is_file():
             continue
-        if len(rel.parts) == 1 or rel.parts[0] == PLOTS_DIR or path in data:
+        if (len(rel.parts) == 1 and rel.name in TOP_LEVEL_FILES) or rel.parts[0] == PLOTS_DIR or path in data:
             out.append(rel.as_posix())
     return sorted(out)
 

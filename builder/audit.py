@@ -24,8 +24,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.features import decode_row
-from biodivergence_dataset.io import content_fingerprint, mark_done, stage_is_current, write_json_atomic, write_manifest
+from biodivergence_dataset.io import (
+    STATS_FILE,
+    content_fingerprint,
+    mark_done,
+    stage_is_current,
+    write_json_atomic,
+    write_manifest,
+)
 from biodivergence_dataset.release import (
+    AUDIT_FILE,
+    PLOTS_DIR,
     SPLIT_MANIFEST,
     SPLIT_REPORT,
     config_names,
@@ -41,9 +50,6 @@ if TYPE_CHECKING:
     from .runtime import RuntimeConfig
 
 STAGE = "audit"
-AUDIT_FILE = "audit.json"
-STATS_FILE = "stats.json"
-PLOTS_DIR = "plots"
 PLOTS_FILE = "plots.json"  # title, caption and alt text of each plot, for the card
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 TEST_FAMILY = frozenset({TEST, *ontology.EXTRA_TEST_SPLITS})

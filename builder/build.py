@@ -52,6 +52,7 @@ from biodivergence_dataset.io import (
     write_text_atomic,
 )
 from biodivergence_dataset.redact import redact
+from biodivergence_dataset.release import GOLDCHECK_FILE
 
 from .folders import add_force_argument, build_lock, claim_output
 from .questionpacks import load_questions, pack_domain
@@ -346,7 +347,7 @@ def merged_stats(steps: list[StepResult]) -> dict[str, Any]:
 
 def goldcheck_section(release: Path) -> list[str]:
     """The "How good are these labels?" section of the report (from ``release/goldcheck.json``)."""
-    from .annotators.goldcheck import GOLDCHECK_FILE, render_table, warnings_for
+    from .annotators.goldcheck import render_table, warnings_for
 
     path = release / GOLDCHECK_FILE
     lines = ["## How good are these labels?", ""]
@@ -472,7 +473,7 @@ def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
     from biodivergence_dataset.io import write_json_atomic
 
     from .annotate import AnnotateConfig
-    from .annotators.goldcheck import GOLDCHECK_FILE, available_sources, goldcheck, render_table, warnings_for
+    from .annotators.goldcheck import available_sources, goldcheck, render_table, warnings_for
 
     section = config.goldcheck
     data_dir = Path(section.data_dir)

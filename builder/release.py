@@ -50,7 +50,16 @@ from biodivergence_dataset.provenance import (
     parse_source_md,
     write_sources,
 )
-from biodivergence_dataset.release import SPLIT_MANIFEST, SPLIT_REPORT, state_dir
+from biodivergence_dataset.release import (
+    ANNOTATION_MANIFEST,
+    AUDIT_FILE,
+    GOLDCHECK_FILE,
+    PLOTS_DIR,
+    ROBUSTNESS_FILE,
+    SPLIT_MANIFEST,
+    SPLIT_REPORT,
+    state_dir,
+)
 
 from .sources import SourceSpec
 
@@ -58,9 +67,8 @@ if TYPE_CHECKING:
     from .runtime import RuntimeConfig
 
 STAGE = "release"
-ANNOTATION_MANIFEST = "annotation_manifest.json"
 #: Files beside the data that the card shows and that other commands (goldcheck, analyze) write.
-_CARD_INPUTS = ("audit.json", "goldcheck.json", "robustness.md", "plots/plots.json")
+_CARD_INPUTS = (AUDIT_FILE, GOLDCHECK_FILE, ROBUSTNESS_FILE, f"{PLOTS_DIR}/plots.json")
 
 
 class ReleaseConfig(BaseModel):

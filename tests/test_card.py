@@ -322,3 +322,30 @@ def test_a_card_stopped_before_its_file_list_fails_validation(tmp_path, monkeypa
     assert (root / "README.md").read_text(encoding="utf-8") != before  # the card was written, the list not
     report = validate_release(root, min_support=1)
     assert not report.ok and any("changed" in p or "since" in p for p in report.problems), report.problems
+
+
+def test_the_card_lists_only_the_files_the_release_format_declares(tmp_path, capsys):
+    """A stray file at a release's top level (the user's notes, a key file) is never adopted into the file list,
+    so push never uploads it; validate names it."""
+    from biodivergence_dataset.cli import main
+    from biodivergence_dataset.hub import release_files
+    from biodivergence_dataset.validate import validate_release
+
+    root = write_small_release(tmp_path / "release")
+    (root / "notes.txt").write_text("my notes\n", encoding="utf-8")
+    (root / "provenance.json").write_text("{}\n", encoding="utf-8")
+    assert main(["card", "--release", str(root)]) == 0
+    listed = json.loads((root / dataset_release.FILES_MANIFEST).read_text(encoding="utf-8"))["files"]
+    assert "notes.txt" not in listed and "provenance.json" not in listed
+    assert any(name.endswith(".parquet") for name in listed)
+    uploaded = {path for path, _ in release_files(root)}
+    assert "notes.txt" not in uploaded and "provenance.json" not in uploaded and "README.md" in uploaded
+    problems = validate_release(root, min_support=1).problems
+    assert [p for p in problems if "not part of the release" in p] == [
+        f"{root / 'notes.txt'}: not part of the release (not in release_files.json): it would not be published; "
+        "remove it, or move it out of the release folder",
+        f"{root / 'provenance.json'}: not part of the release (not in release_files.json): it would not be "
+        "published; remove it, or move it out of the release folder"]
+    (root / "notes.txt").unlink()
+    (root / "provenance.json").unlink()
+    assert validate_release(root, min_support=1).ok

@@ -279,7 +279,6 @@ GOLD_SOURCES: dict[str, tuple[str, Callable[[Path], list[GoldPair]]]] = {
 }
 #: A gold set made from another source's items (what "trained on" means for it).
 ITEMS_OF: dict[str, str] = {"healthver_question": "healthver", "pubmedqa_question": "pubmedqa"}
-GOLDCHECK_FILE = "goldcheck.json"
 #: A panel member must beat the negation rule by this much κ on every source (issue 12's bar).
 MIN_KAPPA_GAIN = 0.15
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.release import ANNOTATION_MANIFEST
 
 from ..metric import score
 from ..predict import reference_record
 
 Row = Mapping[str, Any]
 Record = dict[str, Any]
-ANNOTATION_MANIFEST = "annotation_manifest.json"
 
 
 class Predictor(Protocol):

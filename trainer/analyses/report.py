@@ -13,6 +13,7 @@ from typing import Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
+from biodivergence_dataset.release import ROBUSTNESS_FILE as ROBUSTNESS
 
 from .annotators import AnnotatorAuditResult
 from .confidence import ConfidenceSlicesResult
@@ -26,7 +27,6 @@ from .plots import Figure, bar_chart, heatmap
 REPORT = "report.md"
 FIGURES = "figures.json"
 RECORDS = "analysis.json"
-ROBUSTNESS = "robustness.md"
 #: below this many pairs of a conflict class in the evaluated split, its scores are flagged as not readable
 FEW = 10
 
