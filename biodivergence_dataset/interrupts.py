@@ -121,3 +121,43 @@ def stop_signals() -> Iterator[None]:
         _received = None
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+#: Seconds between two checks of a pool worker's watchdog that the command that started it is still there.
+WATCH_S = 1.0
+
+
+def end_with(pid: int, started: float, every_s: float = WATCH_S) -> None:
+    """Start a thread that ends this process (exit code 1) once the process ``pid`` (started at ``started``, its
+    ``psutil`` create time, so a reused PID does not count) is gone or a zombie: SIGKILL included, which no handler
+    sees.
+
+    For a pool worker: its parent is the forkserver, and the pool's queues keep it blocked for good on a pipe the
+    dead command held. Once the workers end, the forkserver and the resource tracker end too (no client holds their
+    pipes any more)."""
+    import os
+
+    import psutil
+
+    def alive() -> bool:
+        try:
+            process = psutil.Process(pid)
+            return process.create_time() == started and process.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    def watch() -> None:
+        while alive():
+            time.sleep(every_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name=f"end-with-{pid}", daemon=True).start()
+
+
+def this_process() -> tuple[int, float]:
+    """``(pid, create time)`` of this process, the arguments of :func:`end_with` for the processes it starts."""
+    import os
+
+    import psutil
+
+    return os.getpid(), psutil.Process().create_time()

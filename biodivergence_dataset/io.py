@@ -62,6 +62,18 @@ def is_partial_write(name: str) -> bool:
 
 
 @contextmanager
+def naming(path: str | os.PathLike):
+    """Raise an OSError without a path (a full disk while writing or syncing) again naming ``path``, so the
+    one-line error a user sees says which file could not be written."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        raise
+
+
+@contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside ``path``; rename it over ``path`` only if the block succeeds.
 
@@ -71,16 +83,13 @@ def atomic_path(path: str | os.PathLike):
     path = Path(path)
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PARTIAL_SUFFIX, dir=path.parent)
-        os.fchmod(fd, 0o666 & ~current_umask())
-        os.close(fd)
-        yield Path(tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if exc.filename is None:
-            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-        raise
+        with naming(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=PARTIAL_SUFFIX, dir=path.parent)
+            os.fchmod(fd, 0o666 & ~current_umask())
+            os.close(fd)
+            yield Path(tmp)
+            os.replace(tmp, path)
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
@@ -383,7 +392,7 @@ def _mend_torn_tail(fh) -> None:
 def append_jsonl_rows(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> None:
     """Append JSON lines durably (one flush + fsync) for logs that must survive a kill; mend a torn last line first."""
     data = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows).encode("utf-8")
-    with open(path, "a+b") as fh:
+    with naming(path), open(path, "a+b") as fh:
         _mend_torn_tail(fh)
         fh.write(data)
         fh.flush()

@@ -1,6 +1,7 @@
-"""Check a release folder: card YAML, ``eval.yaml``, configs, shards and row counts against ``dataset_info``,
-schema, labels, leakage between splits of ``primary``, and that its files are the ones its card describes
-(no link, nothing outside ``release_files.json``, nothing changed since the card was written); warn about every
+"""Check a release folder: card YAML, the card's text (what a render from the data gives), ``eval.yaml``, configs,
+shards and row counts against ``dataset_info``, schema, labels, leakage between splits of ``primary``, and that its
+files are the ones its card describes (no link, nothing outside ``release_files.json``, nothing changed since the
+card was written); warn about every
 headline metric whose test support is below a minimum (its score would rest on a handful of examples)."""
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import yaml
 
 from . import ontology
 from .benchmark import DEFAULT_MIN_SUPPORT, EVAL_FILE, TEST_SPLIT, Support, supports, test_rows
-from .card import CardMeta
+from .card import CardMeta, render_card
 from .features import release_features
 from .records import RecordError
-from .redact import find_credentials
+from .redact import find_credentials, redact
 from .release import (
     README,
     config_names,
@@ -77,6 +78,26 @@ def _card_header(release_dir: Path, report: ValidationReport) -> dict | None:
         report.problems.append(f"{readme}: the YAML header is a {type(header).__name__}, not a mapping")
         return None
     return header
+
+
+def _card_text(release_dir: Path, rows: list[dict], report: ValidationReport) -> None:
+    """The card must say what a render from the release's data and ``card_meta.json`` says: a number changed by
+    hand in its prose ("59 test conflicts" where the data holds 39) is a card that lies. Not checked when the card
+    cannot be rendered (the data's own problems are reported elsewhere)."""
+    readme = release_dir / README
+    try:
+        want = redact(render_card(release_dir, CardMeta.load(release_dir), rows)).splitlines()
+    except Exception:  # noqa: BLE001 (a release too broken to render: its problems are the other checks')
+        return
+    have = readme.read_text(encoding="utf-8").splitlines()
+    body = want.index("---", 1) + 1 if "---" in want[1:] else 0  # the header's fields are checked one by one
+    if have[body:] == want[body:]:
+        return
+    n = next((i for i, (a, b) in enumerate(zip(have, want)) if i >= body and a != b), min(len(have), len(want)))
+    shown = [repr(lines[n][:100]) if n < len(lines) else "(the end)" for lines in (have, want)]
+    report.problems.append(f"{readme}: line {n + 1} reads {shown[0]} where the release's data gives {shown[1]}; "
+                           "a card edited by hand or stale: re-run `biodivergence card` (it renders the card from the "
+                           "data and card_meta.json)")
 
 
 def _card_configs(release_dir: Path, header: dict, report: ValidationReport) -> None:
@@ -314,6 +335,8 @@ def validate_release(release_dir: str | Path, min_support: int = DEFAULT_MIN_SUP
     if header is not None:
         _card_configs(release_dir, header, report)
     rows = _scored_rows(release_dir, report)
+    if header is not None:
+        _card_text(release_dir, rows, report)
     _eval_yaml(release_dir, rows, report)
     for config in config_names(release_dir):
         splits = split_names(release_dir, config)

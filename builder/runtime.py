@@ -39,6 +39,7 @@ from datatrove.pipeline.base import PipelineStep
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from biodivergence_dataset import io
+from biodivergence_dataset.interrupts import end_with, this_process
 
 log = logging.getLogger(__name__)
 
@@ -253,8 +254,8 @@ def _run_local_ranks(executor) -> None:
     outlives a build killed with SIGKILL), and its ``multiprocess.Pool`` starts a new worker (and forkserver) in
     place of one an interrupt stopped, and can wait forever in its teardown on a queue lock the stopped worker
     held. A ``ProcessPoolExecutor`` never restarts a worker and fails its futures when one dies, so a signalled
-    build leaves nothing behind. forkserver, as datatrove's default: a forked torch process hangs in its thread
-    pool.
+    build leaves nothing behind, and each worker ends by itself when the build is killed outright (SIGKILL,
+    which no handler sees). forkserver, as datatrove's default: a forked torch process hangs in its thread pool.
     """
     ranks = executor.get_incomplete_ranks()
     if executor.workers == 1:
@@ -263,7 +264,8 @@ def _run_local_ranks(executor) -> None:
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(executor.workers, mp_context=multiprocessing.get_context("forkserver"))
+    pool = ProcessPoolExecutor(executor.workers, mp_context=multiprocessing.get_context("forkserver"),
+                               initializer=end_with, initargs=this_process())
     try:
         for _ in pool.map(executor._run_for_rank, ranks):
             pass

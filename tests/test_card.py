@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow.parquet as pq
 import pytest
@@ -342,10 +343,32 @@ def test_the_card_lists_only_the_files_the_release_format_declares(tmp_path, cap
     assert "notes.txt" not in uploaded and "provenance.json" not in uploaded and "README.md" in uploaded
     problems = validate_release(root, min_support=1).problems
     assert [p for p in problems if "not part of the release" in p] == [
-        f"{root / 'notes.txt'}: not part of the release (not in release_files.json): it would not be published; "
-        "remove it, or move it out of the release folder",
-        f"{root / 'provenance.json'}: not part of the release (not in release_files.json): it would not be "
-        "published; remove it, or move it out of the release folder"]
+        (f"{root / 'notes.txt'}: not part of the release (not in release_files.json): it would not be published; "
+        "remove it, or move it out of the release folder"),
+        (f"{root / 'provenance.json'}: not part of the release (not in release_files.json): it would not be "
+        "published; remove it, or move it out of the release folder")]
     (root / "notes.txt").unlink()
     (root / "provenance.json").unlink()
+    assert validate_release(root, min_support=1).ok
+
+
+def test_a_number_changed_by_hand_in_the_cards_prose_fails_validation(tmp_path):
+    """The header may be right while the prose lies: validate renders the card from the data and names the first
+    line that differs."""
+    from biodivergence_dataset.validate import validate_release
+
+    root = write_small_release(tmp_path / "release")
+    assert validate_release(root, min_support=1).ok
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    body = lines.index("---", 1) + 1
+    n, line = next((i, line) for i, line in enumerate(lines) if i > body and re.search(r"\b\d+\b", line))
+    lines[n] = re.sub(r"\b(\d+)\b", lambda m: str(int(m.group(1)) + 20), line, count=1)
+    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    problems = [p for p in validate_release(root, min_support=1).problems if "the release's data gives" in p]
+    assert problems == [(f"{readme}: line {n + 1} reads {lines[n][:100]!r} where the release's data gives "
+                        f"{line[:100]!r}; a card edited by hand or stale: re-run `biodivergence card` (it renders the "
+                        "card from the data and card_meta.json)")]
+    readme.write_text(text, encoding="utf-8")
     assert validate_release(root, min_support=1).ok

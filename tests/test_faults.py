@@ -324,3 +324,21 @@ def test_fallbacks_below_the_threshold_warn_and_retry_exactly_those_pairs(pairs_
         asked = {r["claims"] for r in server.requests[before:]}
     assert asked == failing and len(server.requests) - before == 2
     assert {e.annotator_kind for e in io.read_records(out, Example)} == {"llm"}
+
+
+def test_disk_full_while_annotate_appends_its_log_names_the_file(tmp_path, monkeypatch, capsys):
+    """A full disk surfaces at write or fsync with no path in the error; the one-line error still names the log
+    being appended to, and nothing is written past it."""
+    from llm_server import real_pairs, write_pairs
+
+    folder = write_pairs(tmp_path / "pairs", real_pairs(6))
+
+    def full(_fd):
+        raise OSError(28, os.strerror(28))
+
+    monkeypatch.setattr(io.os, "fsync", full)
+    assert cli_main(["annotate", str(folder), "--out", str(tmp_path / "labels"), "--annotator", "heuristic",
+                     "--no-progress"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"biodivergence annotate: error: No space left on device: {tmp_path / 'labels' / 'annotations.jsonl'}"
+    assert not io.is_done(tmp_path / "labels")

@@ -154,3 +154,17 @@ def test_a_signalled_build_stops_every_worker_and_the_next_run_resumes(tmp_path,
     outcome = build.build(config, work)
     assert outcome.ok, (outcome.problems, outcome.audit)
     assert [s.status for s in outcome.steps][:2] == ["up to date", "ran"]
+
+
+def test_a_build_killed_outright_leaves_no_worker_and_the_next_run_resumes(tmp_path):
+    """SIGKILL reaches no handler: the pool workers end by themselves (they watch the build's PID), then the
+    forkserver and the resource tracker, which they held open; the next run resumes."""
+    config = tmp_path / "build.yaml"
+    config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    work = tmp_path / "work"
+    rc, _, started = _interrupted_build(config, work, signal.SIGKILL, ignore_sigint=False)  # asserts no survivor
+    assert rc == -signal.SIGKILL and started >= 3
+    assert not (work / "claims" / "_SUCCESS").exists()
+    outcome = build.build(config, work)
+    assert outcome.ok, (outcome.problems, outcome.audit)
+    assert [s.status for s in outcome.steps][:2] == ["up to date", "ran"]
