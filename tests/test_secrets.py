@@ -8,6 +8,7 @@ import json
 
 import fault_cases as cases
 import pytest
+from faults_61_servers import TOKEN_PLACES, plant_token
 from llm_server import FakeOpenAI, real_pairs, write_pairs
 
 from biodivergence_dataset.cli import main
@@ -149,25 +150,62 @@ def test_a_server_body_echoing_the_urls_password_or_a_command_line_key_is_masked
     assert redact(f"API key invalid: {key}") == "API key invalid: ***"
 
 
-@pytest.mark.parametrize("where", ["latin1_text", "utf16_text", "parquet_cell"])
+@pytest.mark.parametrize("where", TOKEN_PLACES)
 def test_validate_finds_a_credential_in_any_encoding_and_in_parquet_cells(tmp_path, where):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     release = cases.two_shard_release(tmp_path / "release")
     token = "hf_abcdefghijklmnopqrstuvwxyz0123"
-    if where == "latin1_text":
-        target = release / "notes.txt"
-        target.write_bytes(f"Caf\xe9 token {token}\n".encode("latin-1"))
-    elif where == "utf16_text":
-        target = release / "notes.txt"
-        target.write_text(f"token {token}\n", encoding="utf-16")
-    else:
-        target = min((release / "primary").glob("test-*.parquet"))
-        table = pq.read_table(target)
-        column = table.column_names.index("reconciliation")
-        values = table.column(column).to_pylist()
-        values[0] = f"see {token}"
-        pq.write_table(table.set_column(column, "reconciliation", pa.array(values, pa.string())), target)
+    target = plant_token(release, where, token)
     problems = [p for p in validate_release(release).problems if "looks like a credential" in p]
     assert len(problems) == 1 and str(target) in problems[0] and token not in problems[0]
+
+
+def test_no_secret_in_any_form_reaches_a_file_or_the_terminal(tmp_path, secret_env, capfd):
+    """Issue 61: every way a user or a server hands the process a secret, at once: URL passwords holding a quote,
+    a second '@', a space or a percent-encoded '@' (annotate, then split, card, validate, push --dry-run), a 401 body
+    quoting the credentials it was sent, NCBI quoting a key given with --api-key, a key in an annotator spec's
+    query, push --token, and the environment's secrets; then every file written and every line printed is grepped
+    for each secret and for the tail a partial mask would leave."""
+    from faults_61_servers import ScriptedServer, json_answer, openai
+
+    forms = {"user:abc'PW-planted-61q": "PW-planted-61q", "user:sk-A@SECRET-planted-61a": "SECRET-planted-61a",
+             "user:abc PW-planted-61s": "PW-planted-61s", "user:Pw%40planted-61p": "planted-61p"}
+    key, query_key, token = "cmdline0ncbi0key0f3a9c61", "sk-queryPlanted61abcdef0123", "hf_planted61TokenGiven0123"
+    planted = [*PLANTED, *forms, *(u.split(":", 1)[1] for u in forms), *forms.values(), "Pw@planted-61p",
+               "Pw@echo-61x", "echo-61x", key, query_key, token]
+    work = tmp_path / "work"
+    pairs = write_pairs(work / "pairs", real_pairs(40))
+    codes = []
+    for n, userinfo in enumerate(forms):
+        with FakeOpenAI(models=("m",), userinfo=userinfo) as server:
+            codes.append(main(["annotate", str(pairs), "--out", str(work / f"labels{n}"), "--annotator",
+                               server.spec("m"), "--no-progress"]))
+    release = work / "release"
+    split(work / "labels0", release, SplitConfig(oversized_components="carve"))
+    release_stage(None, release)
+    codes += [main(["card", "--release", str(release)]), main(["validate", "--release", str(release)]),
+              main(["push", "--release", str(release), "--repo", "org/biodivergence", "--tag", "v1.0", "--dry-run",
+                    "--token", token])]
+
+    def quote_credentials(request, n=0):
+        return json_answer(401, {"error": f"Incorrect credentials '{request.basic_auth}' for alice:Pw%40echo-61x"})
+
+    def quote_key(request, n=0):
+        return json_answer(400, {"error": "API key invalid", "api-key": request.query.get("api_key", [""])[0]})
+
+    with ScriptedServer(openai(chat=quote_credentials)) as server:
+        codes.append(main(["annotate", str(pairs), "--out", str(work / "echo"), "--annotator",
+                           server.spec("alice:Pw%40echo-61x"), "--limit", "2", "--max-attempts", "1",
+                           "--no-progress"]))
+        codes.append(main(["annotate", str(pairs), "--out", str(work / "query"), "--annotator",
+                           f"openai:{server.url}/v1?model=m&api_key={query_key}", "--no-progress"]))
+    with ScriptedServer(quote_key) as server:
+        codes.append(main(["collect", "pubmed", "--out", str(work / "raw"), "--query", "x[tiab]", "--api-key", key,
+                           "--base-url", server.url + "/eutils/", "--rate", "100"]))
+        assert server.requests[0].query["api_key"] == [key]  # the key was sent, and echoed back
+    assert codes == [0, 0, 0, 0, 0, 0, 0, 1, 1, 1]
+    out, err = capfd.readouterr()
+    assert "***@127.0.0.1" in err and "api_key=***" in err  # the errors still name the server
+    files = {s: [str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file() and s.encode() in
+                 p.read_bytes()] for s in planted}
+    assert {s: f for s, f in files.items() if f} == {}
+    assert [s for s in planted if s in out + err] == []
