@@ -18,12 +18,16 @@ from pathlib import Path
 
 import faults_14
 import faults_29
+import faults_61_inputs
+import faults_61_inputs2
 import faults_61_llm
+import faults_61_runs
 import faults_61_secrets
 from faultlib import ROOT, Case
 
 RESULTS = ROOT / "benchmarks" / "results" / "faults.md"
-CASES: list[Case] = [*faults_14.CASES, *faults_29.CASES, *faults_61_secrets.CASES, *faults_61_llm.CASES]
+CASES: list[Case] = [*faults_14.CASES, *faults_29.CASES, *faults_61_secrets.CASES, *faults_61_llm.CASES,
+                     *faults_61_inputs.CASES, *faults_61_inputs2.CASES, *faults_61_runs.CASES]
 VERDICTS = {True: "good", False: "BAD"}
 
 

@@ -315,7 +315,7 @@ CASES: list[Case] = [
          r"credential \(Hugging Face token.*token printed: False$"),
     Case("61.6", "an hf_ token in a Parquet string cell (primary/test reconciliation)",
          "validate exit 1 naming the shard, not the token", token_beside_release("Parquet"),
-         REFUSED + r"error: release/primary/test-\S+\.parquet: holds what looks like a credential \(Hugging Face "
+         REFUSED + r".*error: release/primary/test-\S+\.parquet: holds what looks like a credential \(Hugging Face "
          r"token.*token printed: False$"),
     Case("61.6", "a stray top-level notes.txt (holding a token) in a release, then card and push --dry-run",
          "card does not list it; push --dry-run does not list it; the token is not printed", stray_top_level_file,

@@ -187,11 +187,54 @@ def main(argv: list[str] | None = None) -> int:
         print(f"interrupted; {ON_INTERRUPT.get(name, 'nothing was kept; re-run to start over')}", file=sys.stderr)
         return getattr(exc, "exit_code", 130)
     except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        print(redact(f"biodivergence {name}: error: {exc}"), file=sys.stderr)
+        line = option_errors(exc, argv, option_flags(parser)) or exc
+        print(redact(f"biodivergence {name}: error: {line}"), file=sys.stderr)
         return 1
     except OSError as exc:  # read-only file system, disk full, permissions: one line naming the path
         print(f"biodivergence {name}: error: {os_error_line(exc)}", file=sys.stderr)
         return 1
+
+
+class OptionError(ValueError):
+    """A setting refused by a command's config (``field``: its name there; ``message``: what is wrong with it),
+    shown on the command line as the option the user typed."""
+
+    def __init__(self, command: str, field: str, message: str):
+        super().__init__(f"{command}: {field} {message}")
+        self.field, self.message = field, message
+
+
+def option_errors(exc: Exception, argv: list[str], flags: dict[str, str] | None = None) -> str | None:
+    """A pydantic ValidationError of a command's config, or an :class:`OptionError`, as one line, each field named
+    as the option the user gave (``--top-k: Input should be greater than or equal to 1, got 0``); ``flags``: each
+    field's option (the parser's ``dest`` → its long option string; default ``--`` and the field's name). None for
+    any other error."""
+    flags = flags or {}
+
+    def named(field: str) -> str | None:
+        flag = flags.get(field, "--" + field.replace("_", "-"))
+        return flag if any(a == flag or a.startswith(flag + "=") for a in argv) else None
+
+    if isinstance(exc, OptionError):
+        flag = named(exc.field)
+        return f"{flag}: {exc.message}" if flag else None
+    errors = getattr(exc, "errors", None)
+    if type(exc).__name__ != "ValidationError" or not callable(errors):
+        return None
+    parts = []
+    for error in errors():
+        loc = [str(part) for part in error["loc"]]
+        flag = named(loc[0]) if loc else None
+        where = flag if flag and len(loc) == 1 else ".".join(loc) or "value"
+        value = error.get("input")
+        shown = f", got {value!r}" if isinstance(value, int | float | str) and len(repr(value)) <= 40 else ""
+        parts.append(f"{where}: {error['msg']}{shown}")
+    return "; ".join(parts)
+
+
+def option_flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Each option's destination → its longest option string (``timeout_s`` → ``--timeout``)."""
+    return {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
 
 
 def os_error_line(exc: OSError) -> str:

@@ -28,6 +28,19 @@ class RecordError(ValueError):
         super().__init__(f"{where}: invalid {kind}: {detail}")
 
 
+def validation_problems(exc: ValidationError, whole: str = "the value") -> list[tuple[str, str]]:
+    """Each error of a pydantic ValidationError as ``(where, what)``: its location dotted (``whole`` for the value
+    itself) and its message without pydantic's "Value error, " prefix; never the value, which may be huge or a
+    secret."""
+    return [(".".join(str(p) for p in err["loc"]) or whole, err["msg"].removeprefix("Value error, "))
+            for err in exc.errors()]
+
+
+def one_line(exc: ValidationError, whole: str = "the value") -> str:
+    """A pydantic ValidationError as one line: ``where: what`` of each error, joined by "; "."""
+    return "; ".join(f"{where}: {what}" for where, what in validation_problems(exc, whole))
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False, frozen=False)
 
@@ -37,11 +50,7 @@ class _Record(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            problems = [
-                (".".join(str(p) for p in err["loc"]) or "<record>", err["msg"].removeprefix("Value error, "))
-                for err in exc.errors()
-            ]
-            raise RecordError(cls.__name__, where, problems) from None
+            raise RecordError(cls.__name__, where, validation_problems(exc, "<record>")) from None
 
 
 def _label(field_name: str):

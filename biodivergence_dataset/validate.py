@@ -94,7 +94,8 @@ def _card_text(release_dir: Path, rows: list[dict], report: ValidationReport) ->
     if have[body:] == want[body:]:
         return
     n = next((i for i, (a, b) in enumerate(zip(have, want)) if i >= body and a != b), min(len(have), len(want)))
-    shown = [repr(lines[n][:100]) if n < len(lines) else "(the end)" for lines in (have, want)]
+    shown = [("(the end)" if n >= len(lines) else "a line not shown (it seems to hold a secret)"
+              if find_credentials(lines[n]) else repr(lines[n][:100])) for lines in (have, want)]  # never echo one
     report.problems.append(f"{readme}: line {n + 1} reads {shown[0]} where the release's data gives {shown[1]}; "
                            "a card edited by hand or stale: re-run `biodivergence card` (it renders the card from the "
                            "data and card_meta.json)")

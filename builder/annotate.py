@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.cli import OptionError
 from biodivergence_dataset.io import (
     BY_DOMAIN,
     DEFAULT_SHARD_SIZE,
@@ -143,13 +144,13 @@ class AnnotateConfig:
         for name, least in self._MINIMUM.items():
             value = getattr(self, name)
             if value is not None and value < least:
-                raise ValueError(f"annotate: {name} must be at least {least}, got {value}")
+                raise OptionError("annotate", name, f"must be at least {least}, got {value}")
         for name, (low, high, closed) in self._RANGE.items():
             value = float(getattr(self, name))
             if not (math.isfinite(value) and low <= value <= high and (closed or value > low)):
                 bound = f"{'at least' if closed else 'above'} {low:g}" + (f", at most {high:g}" if high < math.inf
                                                                            else "")
-                raise ValueError(f"annotate: {name} must be a finite number {bound}, got {value}")
+                raise OptionError("annotate", name, f"must be a finite number {bound}, got {value}")
 
     @property
     def specs(self) -> list[AnnotatorSpec]:

@@ -51,6 +51,7 @@ from biodivergence_dataset.io import (
     write_json_atomic,
     write_text_atomic,
 )
+from biodivergence_dataset.records import one_line
 from biodivergence_dataset.redact import redact
 from biodivergence_dataset.release import GOLDCHECK_FILE
 
@@ -117,7 +118,7 @@ def load_config(path: str | Path, runtime: str | Path | None = None) -> BuildCon
     try:
         return BuildConfig.model_validate(data)
     except ValidationError as exc:
-        raise ValueError(f"{path}{f' with {runtime}' if runtime else ''}: {exc}") from None
+        raise ValueError(f"{path}{f' with {runtime}' if runtime else ''}: {one_line(exc, 'the file')}") from None
 
 
 def resolve_source(source: str | dict[str, Any], base: Path | None) -> str:
@@ -178,7 +179,8 @@ class Step:
         try:
             return cls(**{self.section: section}) if self.section else cls(**section)
         except (ValidationError, TypeError) as exc:
-            raise ValueError(f"build config section {self.section or self.name!r}: {exc}") from None
+            problem = one_line(exc, "the section") if isinstance(exc, ValidationError) else exc
+            raise ValueError(f"build config section {self.section or self.name!r}: {problem}") from None
 
     def config_section(self, config: BuildConfig, work: Path | None = None) -> dict[str, Any]:
         """Its section of the build config, wired to the steps around it (see :func:`wire`)."""

@@ -46,7 +46,7 @@ def section_category(label: str | None) -> str | None:
 class ClaimsConfig(BaseModel):
     """Parameters of claim extraction (a YAML ``claims:`` section maps onto this)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # nan / inf: no score or bound
 
     min_score: float = 2.0
     min_words: int = Field(5, ge=1)

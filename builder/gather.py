@@ -16,6 +16,7 @@ skips it and claims reads every ingested abstract.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,6 +34,7 @@ from .questions.lexicon import LEXICON, alternatives, lexicon_texts, load_lexico
 from .runtime import RuntimeConfig, check_stage_input
 
 STAGE = "gather"
+log = logging.getLogger(__name__)
 RETRIEVED_FILE = "retrieved.jsonl"
 _TOKEN = re.compile(r"[a-z][a-z0-9\-]*|\d+[a-z][a-z0-9\-]*")
 _QUERY_SYNTAX = re.compile(r"\[[^\]]*\]|\b(?:AND|OR|NOT)\b|[()\"*]")
@@ -41,7 +43,7 @@ _QUERY_SYNTAX = re.compile(r"\[[^\]]*\]|\b(?:AND|OR|NOT)\b|[()\"*]")
 class GatherConfig(BaseModel):
     """Parameters of gathering (a YAML ``gather:`` section maps onto this)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # nan / inf: no BM25 parameter
 
     #: The question pack (the build fills it from the ``questions:`` section when left out).
     pack: str | None = None
@@ -124,6 +126,9 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConf
                               "score": score})
             kept.add(i)
     stats.seen, stats.kept = len(abstracts), len(kept)
+    if abstracts and not kept:
+        log.warning("gather: no question retrieved any of the %d abstracts (none holds a word of the questions' "
+                    "search words); the gathered corpus is empty", len(abstracts))
     stats.drop("not_retrieved", len(abstracts) - len(kept))
     stats.figures.update({"questions": len(questions), "top_n": config.top_n,
                           "retrievals": len(retrieved)})

@@ -66,7 +66,7 @@ class IngestError(ValueError):
 class IngestConfig(BaseModel):
     """Parameters of the ingest stage (the ``ingest:`` section of a build config)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # nan / inf: no threshold
 
     min_chars: int = Field(50, ge=0, description="drop abstracts shorter than this after normalisation")
     max_chars: int = Field(50_000, gt=0, description="a longer abstract is a fault (too_long)")

@@ -52,7 +52,7 @@ EXACT_SEARCH_MAX_ROWS = 50_000
 class MineConfig(BaseModel):
     """Parameters of pair mining (a YAML ``mine:`` section maps onto this)."""
 
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+    model_config = ConfigDict(extra="forbid", protected_namespaces=(), allow_inf_nan=False)  # nan / inf: no bound
 
     model: str = DEFAULT_MODEL
     device: str = "cpu"

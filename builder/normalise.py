@@ -36,7 +36,11 @@ _MOJIBAKE = re.compile(
     "\u017d\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u017e\u0178]"
 )
 _ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u200b-\u200d\u2060\ufeff]")
+#: Characters that print nothing: controls, soft hyphens, zero-width characters, the BOM, and the bidirectional
+#: marks, embeddings, overrides and isolates (U+200E-F, U+202A-E, U+2066-9), which reorder how the text around
+#: them is shown, so a sentence can read differently from what it holds.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069"
+                        "\ufeff]")
 _SUP_AFTER_DIGIT = re.compile(r"(?<=\d)\s*<sup>", re.IGNORECASE)
 _BLOCK_TAG = re.compile(r"</?(?:p|br|div|h[1-6]|li|ul|ol|table|tr|td|th)\b[^<>]*>", re.IGNORECASE)
 _INLINE_TAG = re.compile(

@@ -403,7 +403,7 @@ def load_questions(path: str | Path) -> list[Question]:
     except UnicodeDecodeError as exc:
         raise PackError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise PackError(f"{path}: not valid YAML: {exc}") from None
+        raise PackError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
     entries = data.get("questions") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise PackError(f"{path}: a question pack is a mapping with a non-empty 'questions:' list")
@@ -434,6 +434,13 @@ def load_questions(path: str | Path) -> list[Question]:
             _WARNED.add(message)
             log.warning("%s; it answers no claim", message)
     return questions
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: what the parser found and where (PyYAML's own message spans several lines and quotes the file)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}" if mark else problem
 
 
 def pack_domain(questions: list[Question]) -> str | None:

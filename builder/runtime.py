@@ -36,12 +36,27 @@ from typing import Any, Literal, Protocol
 
 import pyarrow.parquet as pq
 from datatrove.pipeline.base import PipelineStep
+from datatrove.utils.logging import logger as datatrove_logger
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from biodivergence_dataset import io
 from biodivergence_dataset.interrupts import end_with, this_process
 
 log = logging.getLogger(__name__)
+
+
+def _plain_os_errors(record: dict) -> None:
+    """A loguru patcher: a rank that fails on an OSError (a full disk, a read-only file system, a permission) is
+    logged as its one-line message, without the traceback and local variables datatrove's ``logger.exception``
+    would print on the terminal (and in which a value read by the rank could show); the command's own error line
+    names the file. Any other exception keeps its traceback: that is a bug to report."""
+    exception = record["exception"]
+    if exception is not None and isinstance(exception.value, OSError):
+        record["exception"] = None
+
+
+# datatrove logs through loguru; the patcher holds for every rank this process or its workers run
+datatrove_logger.configure(patcher=_plain_os_errors)
 
 TASKS_DIR = ".tasks"
 RANK_PREFIX = "rank-"

@@ -101,3 +101,41 @@ def test_a_tampered_judge_folder_is_one_line_naming_it(tmp_path, capsys):
     (folder / "judge_config.json").write_text("{not json")
     with pytest.raises(ValueError, match="judge_config.json: not valid judge settings"):
         make_local(f"judge:{folder}")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["claims", "{work}/abstracts", "--out", "{work}/out", "--min-score", "nan"],
+     r"^biodivergence claims: error: --min-score: Input should be a finite number, got nan$"),
+    (["mine", "{work}/claims", "--out", "{work}/out", "--min-combined", "inf"],
+     r"^biodivergence mine: error: --min-combined: Input should be a finite number, got inf$"),
+    (["mine", "{work}/claims", "--out", "{work}/out", "--top-k", "0"],
+     r"^biodivergence mine: error: --top-k: Input should be greater than or equal to 1, got 0$"),
+    (["ingest", "jsonl:{work}/x.jsonl", "--out", "{work}/out", "--min-chars", "-1"],
+     r"^biodivergence ingest: error: --min-chars: Input should be greater than or equal to 0, got -1$"),
+    (["annotate", "{work}/pairs", "--out", "{work}/out", "--annotator", "heuristic", "--timeout", "nan"],
+     r"^biodivergence annotate: error: --timeout: must be a finite number above 0, got nan$"),
+    (["annotate", "{work}/pairs", "--out", "{work}/out", "--annotator", "heuristic", "--max-fallback-share", "2"],
+     r"^biodivergence annotate: error: --max-fallback-share: must be a finite number at least 0, at most 1, got 2.0$"),
+])
+def test_an_impossible_option_value_is_one_line_naming_the_option(tmp_path, capsys, argv, message):
+    """NaN and infinity are no threshold (issue 61); a config model's refusal names the option as it was typed."""
+    import re
+
+    assert main([a.format(work=tmp_path) for a in argv]) == 1
+    assert re.match(message, capsys.readouterr().err.strip())
+    assert not (tmp_path / "out").exists()
+
+
+def test_gather_on_a_corpus_without_a_word_it_reads_retrieves_nothing_and_warns(tmp_path, caplog):
+    from builder import gather
+
+    greek = str.maketrans("abcdefghijklmnopqrstuvwxyz", "αβψδεφγηιξκλμνοπϙρστθωςχυζ")
+    rows = [{"pmid": str(i + 1), "title": "Μελέτη", "text": cases.ABSTRACT.format(n=i).lower().translate(greek)}
+            for i in range(3)]
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    run_stage([f"jsonl:{tmp_path / 'g.jsonl'}"], tmp_path / "abstracts", IngestConfig(domain="amr", progress=False))
+    pack = tmp_path / "pack.yaml"
+    pack.write_text('questions:\n  - {id: q, text: "Does colistin reduce mortality compared with placebo?"}\n')
+    stats = gather.run_stage(tmp_path / "abstracts", tmp_path / "out", gather.GatherConfig(pack=str(pack)))
+    assert (stats["seen"], stats["kept"]) == (3, 0)
+    assert "no question retrieved any of the 3 abstracts" in caplog.text

@@ -342,3 +342,23 @@ def test_disk_full_while_annotate_appends_its_log_names_the_file(tmp_path, monke
     err = capsys.readouterr().err.strip()
     assert err == f"biodivergence annotate: error: No space left on device: {tmp_path / 'labels' / 'annotations.jsonl'}"
     assert not io.is_done(tmp_path / "labels")
+
+
+def test_disk_full_in_a_sharded_stage_is_one_line_without_a_traceback(tmp_path, monkeypatch, capfd):
+    """A rank that fails on a full disk: datatrove's log of it carries no traceback (nor the local variables loguru
+    would print); the command's error line names the file; the stage is not marked finished."""
+    import pyarrow.parquet as pq
+
+    source = cases.wrong_type_jsonl(tmp_path)
+    assert cli_main(["ingest", f"jsonl:{source}", "--out", str(tmp_path / "in"), "--domain", "amr"]) == 0
+    capfd.readouterr()
+
+    def full(*args, **kwargs):
+        raise OSError(28, os.strerror(28))
+
+    monkeypatch.setattr(pq, "write_table", full)
+    assert cli_main(["claims", str(tmp_path / "in"), "--out", str(tmp_path / "out")]) == 1
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "No space left on device" in err
+    assert err.strip().splitlines()[-1].startswith("biodivergence claims: error: No space left on device: ")
+    assert not io.is_done(tmp_path / "out")

@@ -33,6 +33,8 @@ SHARED_SOURCES = REPO / "builder" / "configs" / "shared_sources.yaml"
     ("Caf\u00c3\u00a9 au lait spots", "Café au lait spots", "encoding_repair"),
     ("x &lt; 3 and &#946;-cells", "x < 3 and β-cells", "html_entities"),
     ("\ufb01brosis of 5 \u00b5g/m\u00b2", "fibrosis of 5 μg/m2", "unicode_nfkc"),
+    ("dose \u202e01 mg\u202c with \u2067isolate\u2069 and \u200fmark", "dose 01 mg with isolate and mark",
+     "unicode_nfkc"),
     ("P = 1.5\u00d710 <sup>-5</sup> for <i>ESR1</i>", "P = 1.5\u00d710^-5 for ESR1", "inline_tags"),
     ("@GENE$ binds @CHEMICAL$ tightly", "binds tightly", "entity_markers"),
     ("as shown [1, 3-5] and (Smith et al., 2010; Lee and Park 2012).", "as shown and.", "citations"),

@@ -279,6 +279,16 @@ def test_a_pack_error_never_renders_a_huge_value_and_names_odd_files(tmp_path):
         questionpacks.load_questions(tmp_path)
 
 
+@pytest.mark.parametrize("body, message", [
+    ('questions:\n\t- {id: a, text: "Do statins reduce BP?"}\n', r"p\.yaml: not valid YAML: found character .* at line 2, column 1$"),
+    ('questions:\n  - {id: a, text: "Do statins reduce BP?"\n', r"p\.yaml: not valid YAML: expected ',' or '}'.* at line 3"),
+])
+def test_a_pack_that_does_not_parse_is_a_one_line_error_with_its_position(tmp_path, body, message):
+    with pytest.raises(questionpacks.PackError, match=message) as error:
+        questionpacks.load_questions(write_pack(tmp_path / "p.yaml", body))
+    assert "\n" not in str(error.value)
+
+
 def test_an_id_is_read_as_written(tmp_path):
     """A pack of numbered questions loads with each id as its text: YAML alone would read `0123` as the octal 83,
     `1.10` as 1.1 and `yes` as true."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from biodivergence_dataset.records import Question
@@ -60,6 +60,9 @@ class CompiledQuestion:
     arm_kin: frozenset[frozenset[str]] = frozenset()
     #: the lexicon's endpoint and setting distinctions (``endpoints.other_endpoint``, ``endpoints.other_setting``)
     distinctions: tuple[Distinction, ...] = ()
+    #: the ids of the pack's questions that ask the same comparison in another population (``rival_population``;
+    #: found once when the pack is compiled, so a claim is never set against every question of a large pack)
+    rivals: frozenset[str] = frozenset()
 
     @cached_property
     def population_stems(self) -> frozenset[str]:
@@ -224,10 +227,18 @@ def arm_alternatives(phrase: str, lexicon: Lexicon) -> tuple[Alternative, ...]:
     return with_alternatives_of(alternatives(phrase, lexicon), extra + own_abbreviations(phrase), lexicon)
 
 
+#: Packs at least this large show a progress bar while they compile (about 2 ms a question).
+PROGRESS_FROM = 1000
+
+
 def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[CompiledQuestion]:
+    """Each question read against the lexicon, with its rivals in the pack (``with_rivals``)."""
+    from tqdm import tqdm
+
     drugs = lexicon_drugs(lexicon)
     out = []
-    for q in questions:
+    for q in tqdm(questions, desc="compiling questions", unit=" questions", mininterval=2.0, leave=False,
+                  disable=len(questions) < PROGRESS_FROM):
         intervention = arm_alternatives(q.intervention or "", lexicon)
         asked = {a.stems for a in intervention}
         # a comparator is matched by what the intervention is not ("COX-2 inhibitors" vs "NSAIDs")
@@ -237,7 +248,26 @@ def compile_questions(questions: list[Question], lexicon: Lexicon) -> list[Compi
         out.append(CompiledQuestion(q, intervention, comparator, outcome, comparison_kind(q.comparator), drugs,
                                     alternatives(q.population or "", lexicon, PERSON_STEMS),
                                     arm_kin(q, (*intervention, *comparator), lexicon), lexicon.distinctions))
-    return out
+    return with_rivals(out)
+
+
+def _stem_sets(alts: tuple[Alternative, ...]) -> frozenset[frozenset[str]]:
+    return frozenset(alt.stems for alt in alts)
+
+
+def with_rivals(compiled: list[CompiledQuestion]) -> list[CompiledQuestion]:
+    """Each question with ``rivals``: the questions asking its comparison (the same ways of naming the intervention
+    and the outcome) in another population (other ways of naming it); grouped by comparison, so a pack of
+    thousands of questions costs one pass."""
+    by_comparison: dict[tuple, list[CompiledQuestion]] = {}
+    for q in compiled:
+        if q.population:
+            by_comparison.setdefault((_stem_sets(q.intervention), _stem_sets(q.outcome)), []).append(q)
+    rivals = {q.question.question_id: frozenset(o.question.question_id for o in group
+                                                if _stem_sets(o.population) != _stem_sets(q.population))
+              for group in by_comparison.values() for q in group}
+    return [replace(q, rivals=rivals[q.question.question_id]) if rivals.get(q.question.question_id) else q
+            for q in compiled]
 
 
 def arm_kin(q: Question, arms: tuple[Alternative, ...], lexicon: Lexicon) -> frozenset[frozenset[str]]:

@@ -69,7 +69,16 @@ def stem_sequence(text: str) -> list[str]:
 
 def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
     """``frames.terms`` (content stems, abbreviations expanded) in American spelling."""
+    if abbrevs is None:
+        return _plain_terms(text)
     return frozenset(american(s) for s in frames.terms(text, abbrevs))
+
+
+@lru_cache(maxsize=1 << 16)
+def _plain_terms(text: str) -> frozenset[str]:
+    """``terms`` without abbreviations, kept: compiling each question reads the stems of every lexicon name, so a
+    pack of thousands of questions would read the same few hundred names thousands of times."""
+    return frozenset(american(s) for s in frames.terms(text))
 
 
 #: Words of change ("reduction", "improve", "gain"): how an outcome moves, not which outcome it is.

@@ -1,12 +1,13 @@
-"""The rule assigner: whether a claim may answer a question from its words (:func:`may_answer`), how well
-it does (:func:`assess`), which questions a claim sentence answers (:func:`answers`) and, for an article whose
-abstract answers a question as a whole, which of its claims answers it (:func:`article_answers`).
+"""The rule assigner: which questions a claim could answer at all (:class:`QuestionIndex`), whether it may answer
+one from its words (:func:`may_answer`), how well it does (:func:`assess`), which questions a claim sentence answers
+(:func:`answers`) and, for an article whose abstract answers a question as a whole, which of its claims answers it
+(:func:`article_answers`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 import numpy as np
 
@@ -38,6 +39,40 @@ from .groups import (
 )
 from .lexicon import Alternative, best_match, stem, stem_sequence
 from .population import excluded_population, rival_population, studied_population
+
+
+class QuestionIndex:
+    """Which questions of a pack a claim could answer at all, found by its stems, so the rules run on those
+    alone and a claim's cost grows with the questions that share its words, not with the pack.
+
+    Every way a claim answers a question matches the question's intervention (``assess``) in stems drawn from the
+    claim, its abstract, its group names ("the HIP group") or its words for each arm, all of which are stems of the
+    claim and its abstract (``claim_stems``), and a name or word counts for an arm only when it is one of the arm's
+    words (``CompiledQuestion.arm_words``). So a question is reachable only when those stems meet its intervention's
+    arm words, or its comparator's when the comparator's own stems can stand for the intervention (a comparison of
+    two doses of one drug). The index is a necessary condition, never a rule: it leaves out no question the rules
+    would take (a test runs the rules on every question beside it)."""
+
+    def __init__(self, compiled: list[CompiledQuestion]):
+        self.by_stem: dict[str, list[int]] = {}
+        for i, q in enumerate(compiled):
+            intervention = frozenset().union(*(alt.stems for alt in q.intervention))
+            keys = q.arm_words["intervention"]
+            if any(alt.stems & intervention for alt in q.comparator):
+                keys = keys | q.arm_words["comparator"]
+            for key in keys:
+                self.by_stem.setdefault(key, []).append(i)
+
+    def reachable(self, stems: frozenset[str]) -> set[int]:
+        """The indices of the questions that a claim or abstract with these stems could answer."""
+        return {i for key in stems for i in self.by_stem.get(key, ())}
+
+
+def claim_stems(sentence: str, abstract: str, words: frozenset[str]) -> frozenset[str]:
+    """Every stem by which a claim (its ``claim_words``, sentence and group names) or its abstract can name a
+    question's arms: the key of :meth:`QuestionIndex.reachable`."""
+    named = frozenset().union(*group_name_words(sentence, abstract))
+    return words | sentence_stems(sentence) | named | (abstract_words(abstract) if abstract else frozenset())
 
 
 def may_answer(words: frozenset[str], compiled: list[CompiledQuestion], config: QuestionsConfig,
@@ -108,7 +143,7 @@ def assess(words: frozenset[str], similarity: float, q: CompiledQuestion, config
 
 
 def answers(sentence: str, abstract: str, similarities: list[float], compiled: list[CompiledQuestion],
-            config: QuestionsConfig, words: frozenset[str] | None = None
+            config: QuestionsConfig, words: frozenset[str] | None = None, only: Collection[int] | None = None
             ) -> list[tuple[CompiledQuestion, tuple[float, str]]]:
     """The questions a claim sentence answers, each with ``(score, why)``, given its abstract (abbreviation
     definitions, the population studied), its cosine to each compiled question and (when already read) its
@@ -118,12 +153,15 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
     ("no difference between the two groups") answers a question whose intervention (and comparator) its abstract
     names and whose outcome it names itself; so, under ``QuestionsConfig.whole_abstract``, does one that names no
     drug and sets groups against each other in an abstract that names the question's arms and no other drug
-    (``abstract_answers``)."""
+    (``abstract_answers``). ``only``: the indices of the questions it may answer (``QuestionIndex.reachable``);
+    the others are not tried, and still count as rivals for its population."""
     adds_on = add_on(sentence)
     if reports_no_comparison(sentence) or adds_on and not any(q.asks_add_on for q in compiled):
         return []
+    tried = range(len(compiled)) if only is None else only
     if adds_on:
         keep = [i for i, q in enumerate(compiled) if q.asks_add_on]
+        tried = [j for j, i in enumerate(keep) if i in tried]
         compiled, similarities = [compiled[i] for i in keep], [similarities[i] for i in keep]
     words, n_doses = claim_words(sentence, abstract) if words is None else words, doses(sentence)
     # the arms by role, read in the abstract, for a claim that names no drug (every question carries the lexicon's)
@@ -136,7 +174,8 @@ def answers(sentence: str, abstract: str, similarities: list[float], compiled: l
     all_named = frozenset().union(*names)
     stems = frozenset() if drugs_named else sentence_stems(sentence)  # for arms named apart
     found = []
-    for q, sim in zip(compiled, similarities, strict=True):
+    for k in sorted(tried):
+        q, sim = compiled[k], similarities[k]
         verdict = assess(words, sim, q, config, n_doses)
         if verdict is not None:
             if background_only(sentence, q) or open_label_only(sentence, q):
@@ -222,11 +261,13 @@ def article_answers(claims: list[Claim], texts: dict[str, str], taken: set[tuple
     for claim in claims:
         by_article.setdefault(claim.article_uid, []).append(claim)
     candidates: list[tuple[Claim, int, frozenset[str], bool]] = []  # the last: taken by similarity alone
+    index = QuestionIndex(compiled)  # an abstract names the arms of a question only when it names its intervention
     for uid, group in by_article.items():
         if not (abstract := texts.get(uid, "")):
             continue
         stems = abstract_words(abstract)
-        for k, q in enumerate(compiled):
+        for k in sorted(index.reachable(stems)):
+            q = compiled[k]
             if ((uid, q.question.question_id) in taken or not abstract_names_arms(abstract, q)
                     or not studied_population(q, stems)):
                 continue

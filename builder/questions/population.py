@@ -102,16 +102,6 @@ def names_population(sentence: str, words: frozenset[str], q: CompiledQuestion) 
                             and not _AS_SUBGROUP.search(before) for m in heads)
 
 
-def same_comparison(a: CompiledQuestion, b: CompiledQuestion) -> bool:
-    """Whether two questions ask the same comparison (intervention and outcome) in different populations:
-    ACE inhibitors and mortality in heart failure, and after myocardial infarction."""
-    def names(alts):
-        return {alt.stems for alt in alts}
-
-    return (names(a.intervention) == names(b.intervention) and names(a.outcome) == names(b.outcome)
-            and bool(a.population) and bool(b.population) and names(a.population) != names(b.population))
-
-
 def rival_population(sentence: str, words: frozenset[str], q: CompiledQuestion, others: list[CompiledQuestion],
                      abstract: str = "", article: frozenset[str] = frozenset()) -> bool:
     """Whether a claim names as who was studied the population of another question of the same comparison
@@ -119,9 +109,13 @@ def rival_population(sentence: str, words: frozenset[str], q: CompiledQuestion, 
     "early captopril during acute myocardial infarction reduced mortality" answers the question asked after
     infarction, not the one asked in heart failure (an endpoint of that trial). The claim is read first; when it
     names neither population, its abstract (``article``: its content stems). A text naming both populations
-    (heart failure after infarction) answers both."""
-    rivals = [o for o in others if same_comparison(q, o)]
-    if not q.population or not rivals:
+    (heart failure after infarction) answers both. The rivals are the questions of ``others`` that the pack's
+    compilation found to ask the same comparison in another population (``CompiledQuestion.rivals``: ACE
+    inhibitors and mortality in heart failure, and after myocardial infarction)."""
+    if not q.population or not q.rivals:
+        return False
+    rivals = [o for o in others if o.question.question_id in q.rivals]
+    if not rivals:
         return False
     for text, stems in ((sentence, words), (abstract, article)):
         own, rival = names_population(text, stems, q), any(names_population(text, stems, o) for o in rivals)

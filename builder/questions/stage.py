@@ -28,7 +28,7 @@ from .filters import (
     reports_interaction,
     reports_mediation,
 )
-from .match import answers, article_answers, claim_may_answer
+from .match import QuestionIndex, answers, article_answers, claim_may_answer, claim_stems
 
 
 def abstract_texts(abstracts_dir: str | Path | None, needed: set[str]) -> dict[str, str]:
@@ -47,6 +47,7 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
 
     claims = list(claims)
     compiled = compile_questions(load_questions(config.pack), config.read_lexicon())
+    index = QuestionIndex(compiled)
     encoder = load_encoder(config.model, config.device, config.precision)
     cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
     q_emb = embed_texts([c.question.text for c in compiled], encoder, cache, config.batch_size)
@@ -55,15 +56,16 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
                             lambda s: embed_texts(s, encoder, cache, config.batch_size))
         return
     texts = abstract_texts(config.abstracts_dir, {c.article_uid for c in claims})
-    words = [claim_words(c.sentence, texts.get(c.article_uid, "")) for c in claims]
-    possible = [i for i, (c, w) in enumerate(zip(claims, words, strict=True))
-                if claim_may_answer(c.sentence, texts.get(c.article_uid, ""), w, compiled, config)]
+    reading = tqdm(claims, desc=f"{STAGE}: reading claims", unit=" claims", mininterval=2.0, leave=False)
+    read = [_may_answer(c, texts.get(c.article_uid, ""), compiled, index, config) for c in reading]
+    words = [w for w, _ in read]
+    possible = [i for i, (_, reach) in enumerate(read) if reach]
     similarities = dict(zip(possible, embed_texts([claims[i].sentence for i in possible], encoder, cache,
                                                   config.batch_size) @ q_emb.T, strict=True))
     for i, claim in enumerate(tqdm(claims, desc=STAGE, unit=" claims", mininterval=2.0, leave=False)):
         stats.seen += 1
         found = (answers(claim.sentence, texts.get(claim.article_uid, ""), similarities[i].tolist(), compiled, config,
-                         words[i]) if i in similarities else [])
+                         words[i], only=read[i][1]) if i in similarities else [])
         for q, (score, why) in found:
             stats.count("assignments_per_question", q.question.question_id)
             yield Assignment(claim_id=claim.claim_id, question_id=q.question.question_id,
@@ -77,6 +79,17 @@ def assign_claims(claims: Iterable[Claim], config: QuestionsConfig, stats: io.St
                        else "interaction" if i in similarities and reports_interaction(claim.sentence)
                        else "mediation" if i in similarities and reports_mediation(claim.sentence)
                        else "no_question")
+
+
+def _may_answer(claim: Claim, abstract: str, compiled: list[CompiledQuestion], index: QuestionIndex,
+                config: QuestionsConfig) -> tuple[frozenset[str], set[int]]:
+    """A claim's ``claim_words`` and the questions it may answer (``claim_may_answer``, tried on the questions
+    the index reaches from its stems): none when it may answer no question."""
+    words = claim_words(claim.sentence, abstract)
+    reach = index.reachable(claim_stems(claim.sentence, abstract, words))
+    if not claim_may_answer(claim.sentence, abstract, words, [compiled[k] for k in sorted(reach)], config):
+        return words, set()
+    return words, reach
 
 
 def _learned(claims: list[Claim], compiled: list[CompiledQuestion], q_emb, config: QuestionsConfig,
@@ -148,11 +161,13 @@ def _possible_sentences(claims: list[Claim], texts: dict[str, str], compiled: li
                         config: QuestionsConfig) -> list[str]:
     """The sentences of the claims that ``may_answer`` a question: the only ones the stage embeds (every claim's
     under ``assigner: learned``, which reads no lexicon)."""
+    from tqdm import tqdm
+
     if config.assigner == "learned":
         return [c.sentence for c in claims]
-    return [c.sentence for c in claims
-            if claim_may_answer(c.sentence, text := texts.get(c.article_uid, ""), claim_words(c.sentence, text),
-                                compiled, config)]
+    index = QuestionIndex(compiled)
+    reading = tqdm(claims, desc=f"{STAGE}: claims to embed", unit=" claims", mininterval=2.0, leave=False)
+    return [c.sentence for c in reading if _may_answer(c, texts.get(c.article_uid, ""), compiled, index, config)[1]]
 
 
 def _abstracts_dir(claims_dir: Path, config: QuestionsConfig) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.records import validation_problems
 
 from ..frames import _WORD_RE as WORD_RE
 from ..frames import _significance as stated_significance
@@ -57,9 +58,8 @@ def read_config(cls, folder: Path, config_file: str, what: str, train_command: s
     try:
         return TypeAdapter(cls).validate_python(json.loads(path.read_text(encoding="utf-8")))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"])) or "the file"
-        raise ValueError(f"{path}: not a {what} config ({where}: {err['msg']})") from None
+        where, problem = validation_problems(exc, "the file")[0]
+        raise ValueError(f"{path}: not a {what} config ({where}: {problem})") from None
     except (ValueError, UnicodeDecodeError) as exc:  # JSON that does not parse
         raise ValueError(f"{path}: not a {what} config (not JSON: {exc})") from None
 
