@@ -82,6 +82,7 @@ from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_
 from .folders import add_force_argument, build_lock, claim_output
 from .http import Cancelled, RetryPolicy
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
+from .questions.lexicon import LEXICON, Lexicon, lexicon_texts, load_lexicon
 from .repair import InvalidAnswer, repair
 
 if TYPE_CHECKING:
@@ -129,6 +130,10 @@ class AnnotateConfig:
     retry_fallbacks: bool = False
     max_fallback_share: float = 0.05
     progress: bool = True
+    #: The clinical lexicon and the domain packs merged onto it, with which the reader annotator reads a pair's
+    #: question (a build passes its questions section's: a pack's drug classes name the arms there too).
+    lexicon: str = str(LEXICON)
+    domain_packs: list[str] = field(default_factory=list)
 
     #: The smallest value of each count setting that makes sense (None, where allowed, means no limit).
     _MINIMUM: ClassVar[dict[str, int]] = {"limit": 1, "llm_budget": 0, "concurrency": 1, "max_tokens": 1,
@@ -171,7 +176,19 @@ class AnnotateConfig:
         return {"annotator": [str(s) for s in self.specs], "llm_budget": self.llm_budget,
                 "prompt_version": PROMPT_VERSION,
                 "prompt_fingerprint": prompt_fingerprint(), "max_tokens": self.max_tokens,
-                "temperature": self.temperature, "max_abstract_chars": self.max_abstract_chars, "limit": self.limit}
+                "temperature": self.temperature, "max_abstract_chars": self.max_abstract_chars, "limit": self.limit,
+                **({"lexicon": lexicon_texts(self.lexicon, self.domain_packs)} if self.reads_questions else {})}
+
+    @property
+    def reads_questions(self) -> bool:
+        """Whether the panel reads a pair's question with a lexicon other than the shipped one alone (a reader
+        member and a lexicon or domain packs given): then the lexicon decides labels too."""
+        return (any(s.backend == "reader" for s in self.specs)
+                and (bool(self.domain_packs) or self.lexicon != str(LEXICON)))
+
+    def read_lexicon(self) -> Lexicon:
+        """The lexicon with the domain packs merged onto it (errors name the file and entry)."""
+        return load_lexicon(self.lexicon, tuple(self.domain_packs))
 
 
 @dataclass
@@ -226,7 +243,9 @@ class PairAnnotator:
 
     def __init__(self, backend: ChatBackend | None, config: AnnotateConfig, out_dir: Path):
         self.backend, self.config = backend, config
-        self.members = [make_local(s) for s in config.specs if not s.is_llm] or [make_local(DEFAULT_ANNOTATOR)]
+        lexicon = config.read_lexicon()
+        self.members = ([make_local(s, lexicon=lexicon) for s in config.specs if not s.is_llm]
+                        or [make_local(DEFAULT_ANNOTATOR, lexicon=lexicon)])
         self.schema = response_schema()
         self.raw = _Log(out_dir / RAW_FILE)
         self.failures = _Log(out_dir / FAILURES_FILE)
@@ -680,6 +699,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fail (and leave the stage unfinished, good answers kept for the resume) when a "
                              "larger share of pairs got no usable LLM answer (errors, timeouts, labels outside "
                              "the ontology, empty answers) and fell back")
+    parser.add_argument("--lexicon", default=d.lexicon, help="clinical lexicon YAML the reader reads a pair's "
+                                                             "question with (drug classes, synonyms, distinctions)")
+    parser.add_argument("--domain-pack", action="append", default=[], dest="domain_packs", metavar="FILE",
+                        help="domain pack YAML merged onto the lexicon (repeatable; as given to `questions`)")
     parser.add_argument("--no-progress", action="store_true")
     add_force_argument(parser)
 
@@ -692,7 +715,8 @@ def run(args: argparse.Namespace) -> int:
         max_attempts=args.max_attempts, max_tokens=args.max_tokens, temperature=args.temperature,
         max_abstract_chars=args.max_abstract_chars, limit=args.limit, overwrite=args.overwrite,
         forget_cache=args.forget_cache, retry_fallbacks=args.retry_fallbacks,
-        max_fallback_share=args.max_fallback_share, progress=not args.no_progress,
+        max_fallback_share=args.max_fallback_share, progress=not args.no_progress, lexicon=args.lexicon,
+        domain_packs=args.domain_packs,
     )
     if args.force:
         claim_output(args.out, STAGE, [args.pairs_dir], force=True)

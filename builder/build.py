@@ -190,9 +190,17 @@ class Step:
         return not self.needs or bool(self.config_section(config).get(self.needs))
 
 
+def inherit_lexicon(section: dict[str, Any], config: BuildConfig) -> None:
+    """The questions section's lexicon and domain packs, unless the section names its own: every stage that reads
+    a question reads it with the same words."""
+    for key in ("lexicon", "domain_packs"):
+        if key in config.questions:
+            section.setdefault(key, config.questions[key])
+
+
 def wire(name: str, section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
-    """A step's section with what it takes from the others: gather's pack, lexicon and domain packs default to the
-    questions section's; with a question pack, ingest keeps a record no query pack places in a domain in the
+    """A step's section with what it takes from the others: gather's pack, and gather's and annotate's lexicon and
+    domain packs, default to the questions section's; with a question pack, ingest keeps a record no query pack places in a domain in the
     questions' domain (the builder declared what the corpus is about; gather picks each question's abstracts), the
     questions stage and mine share one embedding cache (``work/embedding_cache``, a folder of the build, not of
     either stage) and mine reads the questions stage's assignments."""
@@ -202,9 +210,9 @@ def wire(name: str, section: dict[str, Any], config: BuildConfig, work: Path) ->
         section.setdefault("fallback_domain", pack_domain(load_questions(pack)))
     elif name == "gather" and section and pack:
         section.setdefault("pack", pack)
-        for key in ("lexicon", "domain_packs"):
-            if key in config.questions:
-                section.setdefault(key, config.questions[key])
+        inherit_lexicon(section, config)
+    elif name == "annotate":
+        inherit_lexicon(section, config)
     elif name == "questions" and pack:
         section.setdefault("cache_dir", shared_cache)
         for key in ("model", "precision", "device", "batch_size"):

@@ -110,3 +110,36 @@ def test_a_build_hands_the_questions_lexicon_and_packs_to_gather(tmp_path):
     section = wire("gather", {"top_n": 5}, config, tmp_path)
     assert section["domain_packs"] == [str(COHEN_PACK)] and section["pack"] == "p.yaml"
     assert QuestionsConfig(domain_packs=[str(COHEN_PACK)]).lexicon_texts()[1] == COHEN_PACK.read_text(encoding="utf-8")
+
+
+ONCOLOGY_PACK = """
+drug_classes:
+  - {names: [EGFR tyrosine kinase inhibitors, EGFR inhibitors, EGFR-TKIs], members: [gefitinib, erlotinib, osimertinib]}
+"""
+
+
+def test_the_reader_annotator_reads_a_question_with_the_builds_domain_packs(tmp_path):
+    """A pack's drug class names the arms for the annotator as for the questions stage: asked about "EGFR
+    inhibitors", a claim naming gefitinib is read in its own arm names only when the annotator has the pack, and
+    a build hands the annotate step the questions section's packs."""
+    from biodivergence_dataset.records import Question
+    from builder.annotate import AnnotateConfig
+    from builder.annotators import make_local
+    from builder.questions.arms import claim_arms
+
+    pack = str(_write(tmp_path / "oncology.yaml", ONCOLOGY_PACK))
+    question = questionpacks.question_from({"id": "egfr", "text": "In non-small cell lung cancer, do EGFR "
+                                            "inhibitors prolong progression-free survival compared with chemotherapy?"})
+    assert isinstance(question, Question)
+    sentence = "Gefitinib prolonged progression-free survival compared with carboplatin-paclitaxel chemotherapy."
+    plain = make_local("reader")
+    with_pack = make_local("reader", lexicon=AnnotateConfig(domain_packs=[pack]).read_lexicon())
+    assert claim_arms(sentence, plain.compiled(question)) is None
+    arms = claim_arms(sentence, with_pack.compiled(question))
+    assert arms is not None and arms[0].lower() == "gefitinib"
+    config = BuildConfig(sources=["jsonl:x.jsonl"], questions={"pack": "p.yaml", "domain_packs": [pack]})
+    assert wire("annotate", {}, config, tmp_path)["domain_packs"] == [pack]
+    assert wire("annotate", {"domain_packs": []}, config, tmp_path)["domain_packs"] == []
+    assert AnnotateConfig(domain_packs=[pack]).identity() != AnnotateConfig().identity()
+    assert (AnnotateConfig(annotator="heuristic", domain_packs=[pack]).identity()
+            == AnnotateConfig(annotator="heuristic").identity())  # a panel that reads no question

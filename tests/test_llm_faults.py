@@ -210,9 +210,12 @@ def test_retry_policy_is_one_rule_for_annotate_and_collect():
     ("--temperature", "nan", "temperature"),
 ])
 def test_an_impossible_numeric_option_is_refused_before_any_work(pairs_dir, tmp_path, capsys, option, value, named):
+    """Named as typed on the command line, as the config's field elsewhere (a build config's annotate section)."""
     out = tmp_path / "labels"
-    assert main(["annotate", str(pairs_dir), "--out", str(out), "--annotator", "heuristic", option, value]) != 0
-    assert f"annotate: {named} must be" in capsys.readouterr().err and not out.exists()
+    assert main(["annotate", str(pairs_dir), "--out", str(out), "--annotator", "heuristic", option, value]) == 1
+    assert capsys.readouterr().err.startswith(f"biodivergence annotate: error: {option}: must be ") and not out.exists()
+    with pytest.raises(ValueError, match=f"^annotate: {named} must be "):
+        AnnotateConfig(**{named: float(value)})
 
 
 def test_a_second_annotate_of_a_folder_in_use_fails_at_once(pairs_dir, tmp_path, capsys):

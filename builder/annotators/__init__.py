@@ -7,7 +7,7 @@ object whose ``annotate(pair)`` returns labels directly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import (
     AnnotatorSpec,
@@ -22,6 +22,9 @@ from .heuristic import HEURISTIC_ID, HeuristicAnnotator
 from .ollama_backend import OllamaBackend
 from .openai_backend import OpenAIBackend
 
+if TYPE_CHECKING:
+    from ..questions.lexicon import Lexicon
+
 _BACKENDS: dict[str, type[ChatBackend]] = {"openai": OpenAIBackend, "ollama": OllamaBackend}
 #: The annotator of a stage or panel that names none: the learned finding reader shipped with the package.
 DEFAULT_ANNOTATOR = "reader"
@@ -34,14 +37,15 @@ def make_backend(spec: AnnotatorSpec, **settings: Any) -> ChatBackend | None:
     return _BACKENDS[spec.backend](spec, **settings)
 
 
-def make_local(spec: AnnotatorSpec | str, heldout: str | None = None):
+def make_local(spec: AnnotatorSpec | str, heldout: str | None = None, lexicon: Lexicon | None = None):
     """The in-process annotator of a local spec; for ``judge:PATH`` the fold trained without ``heldout``
-    (``PATH/heldout-<source>``) when it exists."""
+    (``PATH/heldout-<source>``) when it exists; ``lexicon``: what the reader reads a pair's question with (the
+    build's lexicon and domain packs; default the shipped lexicon)."""
     spec = parse_spec(spec) if isinstance(spec, str) else spec
     if spec.backend == "reader":
         from .reader_annotator import ReaderAnnotator
 
-        return ReaderAnnotator(spec.url or None)
+        return ReaderAnnotator(spec.url or None, lexicon=lexicon)
     if spec.backend == "frames":
         return FramesAnnotator()
     if spec.backend == "heuristic":

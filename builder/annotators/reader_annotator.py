@@ -41,7 +41,7 @@ from .. import frames as fr
 from ..questionpacks import asks_yes_or_no
 from ..questions.arms import arm_drugs, claim_arms, comparator_first, sets_arms_equal
 from ..questions.compiled import INACTIVE, PLACEBO_WORDS, CompiledQuestion, compile_questions
-from ..questions.lexicon import load_lexicon
+from ..questions.lexicon import Lexicon, load_lexicon
 from ..reader import READER_VERSION, FindingReader, disagreement
 from ..reader.answerer import ANSWERER_VERSION, Answer, AnswererConfig, QuestionAnswerer
 from ..reader.answerer import SHIPPED as SHIPPED_ANSWERER
@@ -386,7 +386,9 @@ class ReaderAnnotator(LocalAnnotator):
     #: Whether a gold pair is made only of items the reader never trained on (goldcheck scores it on those).
     heldout_gold = staticmethod(heldout_gold)
 
-    def __init__(self, path: str | None = None, answerer: str | None = None):
+    def __init__(self, path: str | None = None, answerer: str | None = None, lexicon: Lexicon | None = None):
+        #: what a pair's question is read with: the build's lexicon and domain packs (default: the shipped lexicon)
+        self.lexicon = lexicon
         self.folder = reader_folder(path)
         self.config = ReaderConfig.load(self.folder)  # a folder that holds no reader fails here, before any pair
         self.answerer_folder = reader_folder(answerer) if answerer else SHIPPED_ANSWERER
@@ -427,7 +429,7 @@ class ReaderAnnotator(LocalAnnotator):
         """A pair's question compiled against the lexicon (once per question)."""
         key = (question.question_id, question.text)
         if key not in self._compiled:
-            self._compiled[key] = compile_questions([question], load_lexicon())[0]
+            self._compiled[key] = compile_questions([question], self.lexicon or load_lexicon())[0]
         return self._compiled[key]
 
     def ask(self, sentence: str, question: Question) -> tuple[str, str]:
