@@ -159,7 +159,7 @@ def test_a_panel_with_an_llm_asks_it_only_about_disputed_pairs_within_budget(tmp
 
     real_make_local = annotate_stage.make_local
     monkeypatch.setattr(annotate_stage, "make_local",
-                        lambda spec: _Counting() if spec.backend == "heuristic" else real_make_local(spec))
+                        lambda spec, **kw: _Counting() if spec.backend == "heuristic" else real_make_local(spec, **kw))
     pairs = real_pairs(6)
     folder = write_pairs(tmp_path / "pairs", pairs)
     with FakeOllama() as server:

@@ -382,12 +382,13 @@ class ReaderAnnotator(LocalAnnotator):
     """The default annotator: a learned finding reader decides conflict vs not; boundary rules give the type."""
 
     kind = KIND
+    #: what a pair's question is read with: the build's lexicon and domain packs (None: the shipped lexicon)
+    lexicon: Lexicon | None = None
 
     #: Whether a gold pair is made only of items the reader never trained on (goldcheck scores it on those).
     heldout_gold = staticmethod(heldout_gold)
 
     def __init__(self, path: str | None = None, answerer: str | None = None, lexicon: Lexicon | None = None):
-        #: what a pair's question is read with: the build's lexicon and domain packs (default: the shipped lexicon)
         self.lexicon = lexicon
         self.folder = reader_folder(path)
         self.config = ReaderConfig.load(self.folder)  # a folder that holds no reader fails here, before any pair
