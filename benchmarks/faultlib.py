@@ -27,11 +27,14 @@ from release_factory import write_small_release
 from biodivergence_dataset import io
 from biodivergence_dataset.cli import main as cli_main
 
-__all__ = ["FAST_LLM", "ROOT", "Case", "FakeOllama", "FakeOpenAI", "Reply", "cases", "claims_in", "first_error",
+__all__ = ["FAST_LLM", "FINISHED", "REFUSED", "ROOT", "Case", "FakeOllama", "FakeOpenAI", "Reply", "cases", "claims_in", "first_error",
            "ingest_summary", "interruptible_cli", "last_line", "pairs", "real_pairs", "run_cli", "write_pairs",
            "write_small_release"]
 
 FAST_LLM = ("--max-attempts", "2", "--timeout", "5", "--no-progress")
+#: How a case's observation starts when the command refused (exit 1) or finished (exit 0): the patterns share them.
+REFUSED = r"^exit 1[:;] "
+FINISHED = r"^exit 0; "
 
 
 class Case(NamedTuple):

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from faultlib import (
     FAST_LLM,
+    FINISHED,
+    REFUSED,
     Case,
     FakeOllama,
     Reply,
@@ -175,9 +177,6 @@ def unknown_label(work: Path) -> str:
 
 
 
-#: Expected shapes of an ingest that finishes with nothing lost silently, and of a refusal.
-FINISHED = r"^exit 0; "
-REFUSED = r"^exit 1[:;] "
 
 CASES: list[Case] = [
     Case("1", "ingest an empty JSONL file", "finished stage, 0 records, the fault listed; no traceback",

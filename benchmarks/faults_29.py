@@ -13,6 +13,7 @@ from pathlib import Path
 
 from faultlib import (
     FAST_LLM,
+    REFUSED,
     ROOT,
     Case,
     FakeOllama,
@@ -309,7 +310,6 @@ def evaluate_split(work: Path) -> str:
 
 
 
-REFUSED = r"^exit 1[:;] "
 TIMED_OUT = "the attempt ends at 2 s as a timeout (the command within 6 s, the server holds 30 s)"
 
 CASES: list[Case] = [

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
-from faultlib import ROOT, Case, cases, first_error, run_cli, write_small_release
+from faultlib import REFUSED, ROOT, Case, cases, first_error, run_cli, write_small_release
 
 from biodivergence_dataset import io
 
@@ -208,7 +208,6 @@ def symlinked(kind: str) -> Callable[[Path], str]:
     return run
 
 
-REFUSED = r"^exit 1[:;] "
 
 CASES: list[Case] = [
     *[Case("61.14", f"{command} with a question pack {what}", "exit 1, one short line naming the file and entry",

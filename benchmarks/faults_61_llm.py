@@ -12,6 +12,7 @@ from pathlib import Path
 
 from faultlib import (
     FAST_LLM,
+    REFUSED,
     Case,
     FakeOllama,
     FakeOpenAI,
@@ -309,7 +310,6 @@ def option(name: str, value: str) -> Callable[[Path], str]:
     return run
 
 
-REFUSED = r"^exit 1[:;] "
 READER_REFUSED = REFUSED + r".*reader/reader.safetensors: {}.*stderr lines 1; traceback: False$"
 CONFIG_REFUSED = REFUSED + r".*reader/reader_config.json: not a finding reader config \({}.*stderr lines 1; traceback: False$"
 FALLS_BACK = r"^exit 0; 12 requests; attempts \['{}'\]; fallbacks 6; labels by \['reader'\];"

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from faultlib import (
+    REFUSED,
     Case,
     FakeOpenAI,
     cases,
@@ -262,7 +263,6 @@ def annotate_in_use(work: Path) -> str:
             f"{wrote}; once the first ends: exit {again}")
 
 
-REFUSED = r"^exit 1[:;] "
 PIPELINE_OK = (r"^exit codes \[0, 0, [01], 0\]; server got the URL's credentials: True; files holding the password or "
                r"its tail: \[\]; on stdout/stderr: False; the release names the annotator "
                r"\['openai:http://\*\*\*@127\.0\.0\.1:PORT/v1\?model=m'\]; validate credential problems: 0$")

@@ -388,3 +388,18 @@ def tampered_judge(root: Path) -> Path:
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:200])
     return folder
+
+
+def change_a_number_in_the_card(release_dir: Path) -> tuple[int, str, str]:
+    """Add 20 to the first number of the card's body (after the YAML header), as a hand edit would; returns the
+    1-based line number, the line as the card had it and as it reads now."""
+    import re
+
+    readme = release_dir / "README.md"
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    body = lines.index("---", 1) + 1
+    n = next(i for i, line in enumerate(lines) if i > body and re.search(r"\b\d+\b", line))
+    before = lines[n]
+    lines[n] = re.sub(r"\b(\d+)\b", lambda m: str(int(m.group(1)) + 20), before, count=1)
+    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return n + 1, before, lines[n]

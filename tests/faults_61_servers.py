@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from llm_server import valid_answer
+from llm_server import QuietServer, valid_answer
 
 
 @dataclass
@@ -66,14 +65,6 @@ def openai(chat: Callable[[Request, int], Any] | None = None,
             return chat_completion(json.dumps(valid_answer(request.json()["messages"])))
         return json_answer(404, {"error": "not found"})
     return answer
-
-
-class _Quiet(ThreadingHTTPServer):
-    """Ignores clients that hang up (a request past its deadline)."""
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 class ScriptedServer:
@@ -126,7 +117,7 @@ class ScriptedServer:
 
             do_GET = do_POST = _answer
 
-        self._server = _Quiet(("127.0.0.1", 0), Handler)
+        self._server = QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, daemon=True).start()

@@ -87,7 +87,7 @@ def _hang_up(conn: socket.socket) -> None:
         pass
 
 
-class _QuietServer(ThreadingHTTPServer):
+class QuietServer(ThreadingHTTPServer):
     """Reuses its port at once and ignores clients that hang up (timeouts, killed clients)."""
 
     allow_reuse_address = True
@@ -227,7 +227,7 @@ class FakeOllama:
                 payload, ndjson = fake.chat(body, content)
                 self._send(200, payload, ndjson=ndjson, reply=reply)
 
-        self._server = _QuietServer(("127.0.0.1", self.port), Handler)
+        self._server = QuietServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

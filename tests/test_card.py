@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 
+import fault_cases as cases
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -361,13 +361,10 @@ def test_a_number_changed_by_hand_in_the_cards_prose_fails_validation(tmp_path):
     assert validate_release(root, min_support=1).ok
     readme = root / "README.md"
     text = readme.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    body = lines.index("---", 1) + 1
-    n, line = next((i, line) for i, line in enumerate(lines) if i > body and re.search(r"\b\d+\b", line))
-    lines[n] = re.sub(r"\b(\d+)\b", lambda m: str(int(m.group(1)) + 20), line, count=1)
-    readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    n, line, edited = cases.change_a_number_in_the_card(root)
+    assert edited != line
     problems = [p for p in validate_release(root, min_support=1).problems if "the release's data gives" in p]
-    assert problems == [(f"{readme}: line {n + 1} reads {lines[n][:100]!r} where the release's data gives "
+    assert problems == [(f"{readme}: line {n} reads {edited[:100]!r} where the release's data gives "
                         f"{line[:100]!r}; a card edited by hand or stale: re-run `biodivergence card` (it renders the "
                         "card from the data and card_meta.json)")]
     readme.write_text(text, encoding="utf-8")
