@@ -31,7 +31,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT))
 
-from biodivergence_dataset import cues, io
+from biodivergence_dataset import io
+from biodivergence_text import cues
 from builder import frames as fr
 from builder.agreement import cohen_kappa
 from builder.annotators import goldcheck, judge_data

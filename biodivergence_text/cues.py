@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from . import ontology
+from biodivergence_dataset import ontology
 
 NEGATION_WORDS = (
     "no", "not", "neither", "nor", "never", "none", "without", "absence", "absent", "lack", "lacked",

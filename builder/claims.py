@@ -23,8 +23,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from biodivergence_dataset import cues, io, ontology
+from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Abstract, Claim, ClaimFrame, ClaimSlots, claim_id_for
+from biodivergence_text import cues
 
 from . import sentences
 from .folders import add_force_argument, claim_output

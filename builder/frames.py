@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
+from biodivergence_text import cues
 
 from .sentences import pieces_between, split_spans
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Claim, MiningScores
+from biodivergence_text import cues
 
 _WORD_RE = re.compile(r"[a-z][a-z\-']*|n't")
 #: Words too common to carry meaning when comparing the wording of two claims.

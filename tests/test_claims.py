@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biodivergence_dataset import cli, cues, io, ontology
+from biodivergence_dataset import cli, io, ontology
 from biodivergence_dataset.records import Abstract, Claim, Section, claim_id_for
+from biodivergence_text import cues
 from builder import checks, claims, sentences
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -266,7 +266,7 @@ def test_prefix_antonyms_match_their_definition():
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from biodivergence_dataset.cues import NEGATING_PREFIXES, opposite_words, prefix_negates
+    from biodivergence_text.cues import NEGATING_PREFIXES, opposite_words, prefix_negates
 
     def by_definition(a: frozenset[str], b: frozenset[str]) -> bool:
         return any(p + w in other for side, other in ((a, b), (b, a)) for w in side if len(w) >= 4

@@ -3,10 +3,11 @@ import re
 import pytest
 from datasets import ClassLabel, List
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
 from biodivergence_dataset.features import release_features
 from biodivergence_dataset.records import Example
 from biodivergence_dataset.tasks import load_tasks
+from biodivergence_text import cues
 
 
 def test_conflict_types_in_paper_order():

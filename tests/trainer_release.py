@@ -14,8 +14,9 @@ import hashlib
 import re
 from pathlib import Path
 
-from biodivergence_dataset import card, cues, ontology, release
+from biodivergence_dataset import card, ontology, release
 from biodivergence_dataset.records import CandidatePair, EvidenceSpan, Example
+from biodivergence_text import cues
 from builder.annotators.goldcheck import scifact_pairs
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
+from biodivergence_text import cues
 
 COMPARISON = "comparison"
 DISAGREEMENT = "disagreement"

@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
 from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Question, claim_id_for, pair_id_for
+from biodivergence_text import cues
 
 from ..agreement import cohen_kappa, is_conflict
 from ..frames import finding_cue_starts

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from biodivergence_dataset import cues, ontology
-from biodivergence_dataset.cues import canonical_value
+from biodivergence_dataset import ontology
 from biodivergence_dataset.records import CandidatePair, EvidenceSpan
+from biodivergence_text import cues
+from biodivergence_text.cues import canonical_value
 
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator

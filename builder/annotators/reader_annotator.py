@@ -34,8 +34,9 @@ import re
 import threading
 from dataclasses import dataclass
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
 from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan, Question
+from biodivergence_text import cues
 
 from .. import frames as fr
 from ..questionpacks import asks_yes_or_no

@@ -18,7 +18,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from biodivergence_dataset import cues
+from biodivergence_text import cues
 
 from .. import frames
 

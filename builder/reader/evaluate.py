@@ -24,7 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
+from biodivergence_text import cues
 
 from .data import (
     ARM_PHRASING,

@@ -4,7 +4,7 @@ An edit returns a new decoded release row whose claim texts are changed and whos
 (``conflict_type``, ``divergence_axes``, ``dominant_confounder``) say what the edited pair should be
 labelled, or ``None`` when the edit does not apply to the pair. Context slots come from the row's claim
 frames (``frame_a`` / ``frame_b``; offsets into the claim text) and, for rows without frames, from the
-ontology's axis cues (``biodivergence_dataset.cues``).
+ontology's axis cues (``biodivergence_text.cues``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
+from biodivergence_text import cues
 
 Row = Mapping[str, Any]
 Edit = Callable[[Row], "dict[str, Any] | None"]

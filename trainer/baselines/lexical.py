@@ -14,7 +14,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from biodivergence_dataset import cues, ontology
+from biodivergence_dataset import ontology
+from biodivergence_text import cues
 
 from ..features import feature_vector
 from .common import Record, Row, words
