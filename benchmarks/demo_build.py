@@ -46,7 +46,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out).resolve() if args.out else Path(tmp) / "demo"
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "biodivergence_dataset.cli", "build", "--config-file", args.config,
+        subprocess.run([sys.executable, "-m", "biodivergence_cli", "build", "--config-file", args.config,
                         "--out", str(out)], cwd=ROOT, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         wall = time.perf_counter() - started
         stats = json.loads((out / "build_stats.json").read_text(encoding="utf-8"))

@@ -24,8 +24,8 @@ import fault_cases as cases
 from llm_server import FakeOllama, FakeOpenAI, Reply, claims_in, interruptible_cli, real_pairs, write_pairs
 from release_factory import write_small_release
 
+from biodivergence_cli.main import main as cli_main
 from biodivergence_dataset import io
-from biodivergence_dataset.cli import main as cli_main
 
 __all__ = ["FAST_LLM", "FINISHED", "REFUSED", "ROOT", "Case", "FakeOllama", "FakeOpenAI", "Reply", "cases", "claims_in", "first_error",
            "ingest_summary", "interruptible_cli", "last_line", "pairs", "real_pairs", "run_cli", "write_pairs",

@@ -4,8 +4,8 @@ Each subcommand lives in the module that does the work; that module exposes
 ``add_arguments(parser)`` and ``run(args) -> int`` and imports heavy libraries lazily
 (``MODULE:NAME`` picks ``add_NAME_arguments`` and ``run_NAME`` of a module serving several subcommands).
 Only the chosen subcommand's module is imported, so ``biodivergence info`` stays fast.
-Every command names its release with ``--release`` (:func:`add_release_argument`) and shows its
-defaults in ``--help``.
+Every command names its release with ``--release`` (``biodivergence_dataset.arguments.add_release_argument``) and
+shows its defaults in ``--help``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from .interrupts import stop_signals
-from .redact import install_redaction, redact
-from .threads import cap_threads
+from biodivergence_dataset.arguments import OptionError, take_legacy_release
+from biodivergence_dataset.interrupts import stop_signals
+from biodivergence_dataset.redact import install_redaction, redact
+from biodivergence_dataset.threads import cap_threads
 
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -41,7 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("biodivergence_dataset.validate", "check a release folder (schema, labels, configs, leakage)"),
     "card": ("builder.release:card", "re-render a release's dataset card (re-running a stale audit first)"),
     "push": ("biodivergence_dataset.hub", "publish a release to the Hugging Face Hub with a version tag"),
-    "push-metric": ("biodivergence_dataset.hub:metric", "publish the metric as a Hub Space with a version tag"),
+    "push-metric": ("biodivergence_cli.push_metric", "publish the metric as a Hub Space with a version tag"),
     "push-model": ("trainer.hub_model", "publish a model trained by `train` to the Hub with a version tag"),
     "train": ("trainer.train", "train the reference multi-task model"),
     "predict": ("trainer.predict", "write predictions of a trained model"),
@@ -57,34 +58,6 @@ ON_INTERRUPT: dict[str, str] = {
     "train": "re-run it with --resume-from-checkpoint true to continue from each seed's last saved checkpoint",
     "baselines": "the finished systems are kept in --out; re-run the same command to run the others",
 }
-
-RELEASE_FOLDER_HELP = "release folder"
-RELEASE_HELP = "release: a local folder or a Hub dataset id ORG/NAME[@REVISION] (read offline from the HF cache)"
-_LEGACY_RELEASE = "legacy_release_dir"
-
-
-def add_release_argument(parser: argparse.ArgumentParser, help_text: str = RELEASE_HELP, *, required: bool = True,
-                         legacy_positional: bool = False) -> None:
-    """``--release`` (the one way to name a release); ``legacy_positional`` also accepts the old positional form."""
-    action = parser.add_argument("--release", required=required and not legacy_positional, help=help_text)
-    if legacy_positional:
-        action.shown_required = True  # usage shows it as required; _take_legacy_release enforces it
-        parser.add_argument(_LEGACY_RELEASE, nargs="?", metavar="RELEASE_DIR", help=argparse.SUPPRESS)
-
-
-def _take_legacy_release(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Move a positional release folder to ``args.release`` with a deprecation note; insist on one release."""
-    if not hasattr(args, _LEGACY_RELEASE):
-        return
-    legacy = vars(args).pop(_LEGACY_RELEASE)
-    if legacy is not None and args.release is not None:
-        parser.error("give the release once, as --release")
-    if legacy is not None:
-        print(f"{parser.prog}: the positional release folder is deprecated; use --release {legacy}", file=sys.stderr)
-        args.release = legacy
-    if args.release is None:
-        parser.error("the following arguments are required: --release")
-
 
 def _has_default(action: argparse.Action) -> bool:
     """A default worth showing: not absent, off or empty (0 is a value: ``--bootstrap 0`` means no intervals)."""
@@ -178,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     install_redaction()
     module, parser = command_parser(name)
     args = parser.parse_args(argv[1:])
-    _take_legacy_release(parser, args)
+    take_legacy_release(parser, args)
     args.command_line = redact(shlex.join(["biodivergence", *argv]))  # for result files that record how they were made
     try:
         with stop_signals():
@@ -193,15 +166,6 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # read-only file system, disk full, permissions: one line naming the path
         print(f"biodivergence {name}: error: {os_error_line(exc)}", file=sys.stderr)
         return 1
-
-
-class OptionError(ValueError):
-    """A setting refused by a command's config (``field``: its name there; ``message``: what is wrong with it),
-    shown on the command line as the option the user typed."""
-
-    def __init__(self, command: str, field: str, message: str):
-        super().__init__(f"{command}: {field} {message}")
-        self.field, self.message = field, message
 
 
 def option_errors(exc: Exception, argv: list[str], flags: dict[str, str] | None = None) -> str | None:
@@ -242,6 +206,3 @@ def os_error_line(exc: OSError) -> str:
     paths = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
     return f"{exc.strerror or exc}{f': {paths}' if paths else ''}"
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -380,7 +380,7 @@ def push_metric(
 
 
 def add_arguments(parser) -> None:
-    from .cli import add_release_argument
+    from .arguments import add_release_argument
 
     add_release_argument(parser, "release folder (written by `biodivergence build` or `split`)", legacy_positional=True)
     parser.add_argument("--repo", required=True, help="dataset repo ORG/NAME on the Hub")
@@ -424,11 +424,10 @@ def add_metric_arguments(parser) -> None:
     add_push_arguments(parser)
 
 
-def run_metric(args) -> int:
-    from trainer.metric import metric_dir
-
+def run_metric(args, folder: str | Path) -> int:
+    """Publish the metric ``folder`` as ``args`` say; the caller finds the folder (``--metric-dir`` or its
+    default), as where the metric lives is no business of the contract."""
     register_secret(args.token)
-    folder = metric_dir(args.metric_dir)
     if args.dry_run:
         return print_plan(METRIC, folder, args.space, args.tag, args.private, commit_options(args))
     oid = push_metric(folder, args.space, args.tag, private=args.private, token=args.token, commit=commit_options(args))

@@ -142,7 +142,7 @@ def format_sample(sample: dict[str, list[dict]]) -> str:
 
 def add_arguments(parser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="how to print")
-    from .cli import RELEASE_HELP, add_release_argument
+    from .arguments import RELEASE_HELP, add_release_argument
 
     add_release_argument(parser, f"with --sample: {RELEASE_HELP}", required=False)
     parser.add_argument("--sample", type=int, default=0, metavar="N",

@@ -359,7 +359,7 @@ def validate_release(release_dir: str | Path, min_support: int = DEFAULT_MIN_SUP
 
 
 def add_arguments(parser) -> None:
-    from .cli import RELEASE_HELP, add_release_argument
+    from .arguments import RELEASE_HELP, add_release_argument
 
     add_release_argument(parser, RELEASE_HELP, legacy_positional=True)
     parser.add_argument("--min-support", type=int, default=DEFAULT_MIN_SUPPORT, metavar="N",

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.cli import OptionError
+from biodivergence_dataset.arguments import OptionError
 from biodivergence_dataset.io import (
     BY_DOMAIN,
     DEFAULT_SHARD_SIZE,

@@ -531,7 +531,7 @@ def format_audit(audit: Mapping[str, Any]) -> str:
 
 
 def add_arguments(parser) -> None:
-    from biodivergence_dataset.cli import add_release_argument
+    from biodivergence_dataset.arguments import add_release_argument
 
     add_release_argument(parser, "release folder written by `biodivergence split`", legacy_positional=True)
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")

@@ -313,9 +313,9 @@ def refresh_card(release_dir: str | Path) -> Path:
 
 
 def add_card_arguments(parser) -> None:
+    from biodivergence_dataset.arguments import add_release_argument
     from biodivergence_dataset.benchmark import DEFAULT_MIN_SUPPORT
     from biodivergence_dataset.card import META_FILE
-    from biodivergence_dataset.cli import add_release_argument
 
     add_release_argument(parser, "release folder to (re-)render README.md for (the audit re-runs if the data "
                                  "changed since it ran)", legacy_positional=True)

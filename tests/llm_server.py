@@ -101,7 +101,7 @@ class QuietServer(ThreadingHTTPServer):
 #: The CLI with Python's SIGINT handler installed first: a test run started with SIGINT ignored (a background
 #: job of a non-interactive shell) passes SIG_IGN on to its children, and Python keeps an ignored SIGINT.
 _INTERRUPTIBLE_CLI = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-                      "from biodivergence_dataset.cli import main; sys.exit(main(sys.argv[1:]))")
+                      "from biodivergence_cli.main import main; sys.exit(main(sys.argv[1:]))")
 
 
 def interruptible_cli(args: list[str], cwd: Path) -> subprocess.Popen:

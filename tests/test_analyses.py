@@ -7,8 +7,8 @@ import tempfile
 import pytest
 from release_factory import make_example
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import card, ontology, release
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.records import AnnotatorLabel, ClaimFrame, FrameSlot
 from biodivergence_text import cues
 from trainer.analyses import annotators, common, confidence, counterfactual, domains, edits, errors, perturbation

@@ -292,7 +292,7 @@ def test_killed_or_interrupted_run_resumes_without_loss_or_resending(pairs_dir, 
 
 
 def test_cli_annotate_and_agreement(pairs_dir, tmp_path, capsys):
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
 
     assert main(["annotate", str(pairs_dir), "--out", str(tmp_path / "h"), "--no-progress"]) == 0
     with FakeOllama() as server:

@@ -140,7 +140,7 @@ def test_a_damaged_folder_is_a_one_line_error_naming_the_file(tmp_path, damage, 
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "biodivergence_dataset.cli", "reader", *args], input=stdin, check=False,
+    return subprocess.run([sys.executable, "-m", "biodivergence_cli", "reader", *args], input=stdin, check=False,
                           capture_output=True, text=True, cwd=ROOT, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
 
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from test_split import disjoint_pairs, example
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import ontology
 from biodivergence_dataset.card import write_card
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.release import write_config
 from builder import audit, release
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from release_factory import write_small_release
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import io
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.records import Abstract
 from builder import build
 from builder.annotate import AnnotateConfig

@@ -10,8 +10,8 @@ import torch
 from trainer_release import write_scifact_release
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import ontology, release, templating
-from biodivergence_dataset.cli import main
 from trainer import metric
 from trainer.baselines import frequency, reconciliation, spans, transfer
 from trainer.baselines.common import clauses

@@ -8,8 +8,8 @@ import pytest
 from llm_server import FakeOllama, Reply, llama_server
 from trainer_release import write_scifact_release
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import ontology, release
-from biodivergence_dataset.cli import main
 from trainer.baselines.suite import RESULTS_JSON, SuiteOptions, run_suite, standard_systems
 from trainer.baselines.transfer import ZeroShotLLM
 from trainer.predict import read_jsonl

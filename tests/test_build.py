@@ -16,8 +16,8 @@ import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import card, io, ontology
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.io import read_records
 from biodivergence_dataset.records import CandidatePair
 from biodivergence_dataset.release import FILES_MANIFEST
@@ -223,7 +223,7 @@ KILL_POINTS = (
     ("annotations/_SUCCESS", 0.0), ("release/.stages/split/report.json", 0.0), ("release/.stages/split/_SUCCESS", 0.0),
     ("release/.stages/audit/_SUCCESS", 0.0), ("release/split_manifest.json", 0.0),
 )
-_BUILD_CLI = "import sys; from biodivergence_dataset.cli import main; sys.exit(main(sys.argv[1:]))"
+_BUILD_CLI = "import sys; from biodivergence_cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def _build_until(config: Path, work: Path, point: str, delay: float, hash_seed: int) -> None:

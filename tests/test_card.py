@@ -328,7 +328,7 @@ def test_a_card_stopped_before_its_file_list_fails_validation(tmp_path, monkeypa
 def test_the_card_lists_only_the_files_the_release_format_declares(tmp_path, capsys):
     """A stray file at a release's top level (the user's notes, a key file) is never adopted into the file list,
     so push never uploads it; validate names it."""
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
     from biodivergence_dataset.hub import release_files
     from biodivergence_dataset.validate import validate_release
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biodivergence_dataset import cli, io, ontology
+from biodivergence_cli import main as cli
+from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Abstract, Claim, Section, claim_id_for
 from biodivergence_text import cues
 from builder import checks, claims, sentences

@@ -8,8 +8,8 @@ import sys
 import pytest
 from release_factory import write_small_release
 
+from biodivergence_cli.main import COMMANDS, command_parser, main
 from biodivergence_dataset import ontology
-from biodivergence_dataset.cli import COMMANDS, command_parser, main
 from biodivergence_dataset.threads import cap_threads, default_threads
 
 
@@ -28,7 +28,7 @@ def test_info_json(capsys):
 
 
 def test_console_script_runs():
-    out = subprocess.run([sys.executable, "-m", "biodivergence_dataset.cli", "info"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "biodivergence_cli", "info"], capture_output=True, text=True,
                          check=False)
     assert out.returncode == 0 and "contextual_contradiction" in out.stdout
 
@@ -137,7 +137,7 @@ def _shown_options(help_text: str) -> list[str]:
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_every_commands_help_follows_the_conventions(name):
     """Dashes only, every non-empty default shown, required options without brackets in the usage."""
-    from biodivergence_dataset.cli import HelpFormatter
+    from biodivergence_cli.main import HelpFormatter
 
     _, parser = command_parser(name)
     text = parser.format_help()

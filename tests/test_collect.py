@@ -235,7 +235,7 @@ def test_http_client_rate_limit_and_retry_after(server):
 
 
 def test_collect_cli_and_query_plan_errors(server, tmp_path, capsys):
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
 
     state, url = server
     state.reset()
@@ -247,7 +247,7 @@ def test_collect_cli_and_query_plan_errors(server, tmp_path, capsys):
 
 
 def test_collect_questions_gathers_each_question_with_its_own_query(server, tmp_path, capsys):
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
 
     state, url = server
     state.reset()
@@ -270,7 +270,7 @@ def test_collect_questions_gathers_each_question_with_its_own_query(server, tmp_
 def test_collect_refuses_a_folder_of_the_users_and_force_moves_it_aside(server, tmp_path, capsys):
     """A folder holding the user's own files (named as collect names its outputs) is refused, byte for byte
     untouched; ``--force`` moves it aside whole and collects into a new one; a re-run resumes in collect's own."""
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
 
     state, url = server
     state.reset()

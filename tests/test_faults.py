@@ -14,8 +14,8 @@ import stat
 import fault_cases as cases
 import pytest
 
+from biodivergence_cli.main import main as cli_main
 from biodivergence_dataset import io
-from biodivergence_dataset.cli import main as cli_main
 from biodivergence_dataset.records import Abstract, Example
 from builder.ingest import CONFLICTS_FILE, IngestConfig, run_stage
 from builder.sources import Fault, RawRecord, SourceSpec

@@ -13,8 +13,8 @@ import fault_cases as cases
 import pytest
 import yaml
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import io
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.records import Abstract
 from builder import build
 from builder.folders import LOCK_FILE, OWNER_FILE, FolderClaimError, build_lock, claim_output
@@ -132,7 +132,7 @@ def test_a_second_build_of_a_locked_work_folder_fails_at_once_naming_the_first(t
     with build_lock(work):
         assert (work / LOCK_FILE).read_text().strip() == str(os.getpid())
         # a second process, as a second `biodivergence build` would be
-        code = ("import sys; from biodivergence_dataset.cli import main; "
+        code = ("import sys; from biodivergence_cli.main import main; "
                 f"sys.exit(main(['build', '--config-file', {str(config)!r}, '--out', {str(work)!r}]))")
         proc = subprocess.run([sys.executable, "-c", code], check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
                               env={**os.environ, "HF_HUB_OFFLINE": "1"})

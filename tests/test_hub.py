@@ -13,8 +13,8 @@ from huggingface_hub.errors import RepositoryNotFoundError
 from huggingface_hub.hf_api import CommitInfo, GitRefInfo, GitRefs
 from release_factory import write_small_release
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import hub
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.hub import PushError, push_release
 
 REPO, TAG = "biodiv-org/biodivergence", "v1.0"

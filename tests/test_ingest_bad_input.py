@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from biodivergence_cli.main import main as cli_main
 from biodivergence_dataset import io
-from biodivergence_dataset.cli import main as cli_main
 from builder.ingest import IngestConfig, IngestError, run_stage
 from builder.sources import Fault, RawRecord, SourceSpec
 

@@ -33,7 +33,7 @@ CONFIG = {
     "audit": {"plots": False},
     "goldcheck": {"enabled": False},
 }
-_BUILD_CLI = "import sys; from biodivergence_dataset.cli import main; sys.exit(main(sys.argv[1:]))"
+_BUILD_CLI = "import sys; from biodivergence_cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 _SLEEPER = ("import subprocess, sys, time; "

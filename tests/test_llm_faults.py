@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from llm_server import FakeOllama, FakeOpenAI, Reply, claims_in, interruptible_cli, real_pairs, write_pairs
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import ontology
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.io import is_done, read_jsonl, read_records
 from biodivergence_dataset.records import Example
 from builder.annotate import RAW_FILE, AnnotateConfig, run_stage

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from biodivergence_dataset.cli import main
+from biodivergence_cli.main import main
 from biodivergence_dataset.records import Example
 from biodivergence_dataset.release import write_config
 

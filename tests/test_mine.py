@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biodivergence_dataset import cli, io
+from biodivergence_cli import main as cli
+from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim, pair_id_for
 from builder import checks, claims, embeddings, mine, scoring
 

@@ -523,7 +523,7 @@ questions:
 
 
 def test_questions_command_finds_the_stage_current(staged, capsys):
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
 
     root, stats = staged
     assert main(["questions", str(root / "claims"), "--pack", str(root / "pack.yaml"), "--out",

@@ -217,7 +217,7 @@ def test_a_finding_asked_with_its_arms_exchanged_flips_its_direction_only_when_i
 
 
 def test_exchanged_arms_without_arm_marks_is_refused_not_a_silent_no_op(tmp_path, capsys):
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
     from builder.reader.train import TrainConfig
 
     with pytest.raises(ValueError, match="needs arm_marks"):
@@ -412,7 +412,7 @@ def test_reader_train_saves_a_delta_over_the_base_model_that_loads_and_records_i
 
     from safetensors.torch import load_file
 
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
 
     out = tmp_path / "reader"
     assert main(["reader", "train", "--out", str(out), "--source", "pubmedqa", "--max-steps", "2",
@@ -431,7 +431,7 @@ def test_reader_train_saves_a_delta_over_the_base_model_that_loads_and_records_i
 def test_a_reader_trained_on_the_fit_part_never_saw_the_development_part_and_is_scored_there(tmp_path):
     import json
 
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
 
     out = tmp_path / "dev-reader"
     assert main(["reader", "train", "--out", str(out), "--source", "pubmedqa", "--max-steps", "1",
@@ -446,7 +446,7 @@ def test_a_reader_trained_on_the_fit_part_never_saw_the_development_part_and_is_
 def test_reader_train_names_a_device_torch_cannot_see(tmp_path, monkeypatch, capsys):
     import torch
 
-    from biodivergence_dataset.cli import main
+    from biodivergence_cli.main import main
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert main(["reader", "train", "--out", str(tmp_path / "r"), "--source", "pubmedqa", "--max-steps", "1",

@@ -14,8 +14,8 @@ from huggingface_hub import constants
 from release_factory import write_small_release
 from test_split import example, write_annotations
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import hub, ontology
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.release import card_files, read_file_manifest, state_dir
 from biodivergence_dataset.validate import validate_release
 from builder import audit, release, split

@@ -9,7 +9,7 @@ import pytest
 from huggingface_hub import constants
 from release_factory import seed_hub_cache, write_small_release
 
-from biodivergence_dataset.cli import main
+from biodivergence_cli.main import main
 from biodivergence_dataset.release import iter_rows, resolve_release
 
 

@@ -11,7 +11,7 @@ import pytest
 from faults_61_servers import TOKEN_PLACES, plant_token
 from llm_server import FakeOpenAI, real_pairs, write_pairs
 
-from biodivergence_dataset.cli import main
+from biodivergence_cli.main import main
 from biodivergence_dataset.redact import MASK, find_credentials, redact, redact_data
 from biodivergence_dataset.validate import validate_release
 from builder.annotators import parse_spec

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import ontology
-from biodivergence_dataset.cli import main
 from biodivergence_dataset.io import StageStats, write_records
 from biodivergence_dataset.records import Example, claim_id_for, pair_id_for
 from biodivergence_dataset.release import iter_examples, load_release, split_sizes

@@ -15,8 +15,8 @@ import torch
 from trainer_release import write_scifact_release
 from transformers import EvalPrediction, Trainer
 
+from biodivergence_cli.main import main
 from biodivergence_dataset import ontology, release
-from biodivergence_dataset.cli import main
 from trainer import metric
 from trainer.features import DISAGREEMENT, METADATA
 from trainer.predict import AXIS_THRESHOLD_GRID, read_jsonl, reference_record, tune_axis_threshold

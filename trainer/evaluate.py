@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.cli import add_release_argument
+from biodivergence_dataset.arguments import add_release_argument
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import load_tasks
 

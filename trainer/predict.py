@@ -218,7 +218,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
 
 
 def add_arguments(parser) -> None:
-    from biodivergence_dataset.cli import add_release_argument
+    from biodivergence_dataset.arguments import add_release_argument
 
     parser.add_argument("--model", required=True,
                         help="folder written by `biodivergence train`, or the Hub id ORG/NAME[@REVISION] of a pushed one")

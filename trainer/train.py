@@ -22,7 +22,7 @@ A model folder holds what Trainer writes (the model with its code and ``auto_map
 test predictions, a model card (``README.md``) and our summary :data:`RESULTS_FILE`. One seed writes the
 model to ``--out``; several seeds (the paper's 42 123 7) write ``--out/seed-<n>/`` each and report mean
 ± sample std in ``--out/`` :data:`RESULTS_FILE`. Accelerate runs underneath Trainer, so the same code runs
-under ``accelerate launch -m trainer.train --release … --out …``; saving goes through
+under ``accelerate launch -m biodivergence_cli train --release … --out …``; saving goes through
 ``Trainer.save_model`` on every process (it gathers FSDP / DeepSpeed weights) and our files are written
 by the main process only.
 """
@@ -45,7 +45,7 @@ from typing import Any, Literal
 from transformers import HfArgumentParser, TrainingArguments
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.cli import RELEASE_HELP
+from biodivergence_dataset.arguments import RELEASE_HELP
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import task
 
@@ -687,8 +687,3 @@ def _interrupted_message(out: Path, seeds: list[int]) -> str:
     return (f"interrupted; last checkpoint: {', '.join(checkpoints)}. Re-run the same command with "
             "--resume-from-checkpoint true to continue from there" + (" (finished seeds are kept)" if len(seeds) > 1 else ""))
 
-
-if __name__ == "__main__":  # `accelerate launch -m trainer.train --release … --out …`
-    from biodivergence_dataset.cli import main
-
-    sys.exit(main(["train", *sys.argv[1:]]))

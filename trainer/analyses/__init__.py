@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from biodivergence_dataset.cli import add_release_argument
+    from biodivergence_dataset.arguments import add_release_argument
 
     add_release_argument(parser)
     source = parser.add_mutually_exclusive_group()

@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.cli import add_release_argument
+from biodivergence_dataset.arguments import add_release_argument
 
 from .suite import RESULTS_JSON, RESULTS_MD, SuiteOptions, run_suite, standard_systems
 
