@@ -22,13 +22,12 @@ import yaml
 from . import ontology
 from .features import decode_row
 from .io import write_text_atomic
-from .release import split_files
+from .release import EVAL_FILE, split_files
 from .tasks import SupportRule, TaskSpec, load_tasks
 
 if TYPE_CHECKING:
     from .card import CardMeta
 
-EVAL_FILE = "eval.yaml"
 #: The harness that runs the tasks (``metrics/lm_eval``). The Hub accepts the identifiers listed in
 #: huggingface.js ``packages/tasks/src/eval.ts``; one not (yet) listed there is flagged on the dataset page
 #: until a pull request adds it, as the eval-results docs describe.
@@ -36,7 +35,6 @@ EVALUATION_FRAMEWORK = "lm-evaluation-harness"
 #: ``lm_eval --include_path``: the task group's folder, relative to a checkout of this repository.
 LM_EVAL_INCLUDE = "metrics/lm_eval"
 LM_EVAL_PREFIX = "biodivergence"
-_LM_EVAL_DIR = Path(__file__).resolve().parent.parent / LM_EVAL_INCLUDE / LM_EVAL_PREFIX
 #: The file name a model repo uses under ``.eval_results/`` in the card's example.
 RESULTS_FILE = f".eval_results/{LM_EVAL_PREFIX}.yaml"
 _, _, TEST_SPLIT = ontology.SPLITS
@@ -101,10 +99,9 @@ def lm_eval_task(task_name: str, config: str = ontology.DEFAULT_CONFIG) -> str:
 
 
 def lm_eval_tasks(config: str = ontology.DEFAULT_CONFIG) -> dict[str, str]:
-    """``{tasks.yaml name: lm-eval task}`` for the tasks the group of ``config`` declares (empty without it)."""
-    path = _LM_EVAL_DIR / f"_{lm_eval_group(config)}.yaml"
-    declared = set(yaml.safe_load(path.read_text(encoding="utf-8")).get("task", [])) if path.exists() else set()
-    return {t.name: lm_eval_task(t.name, config) for t in load_tasks() if lm_eval_task(t.name, config) in declared}
+    """``{tasks.yaml name: lm-eval task}`` for the tasks ``tasks.yaml`` gives a harness form (``lm_eval: true``),
+    on ``config`` (the harness's group files in ``metrics/lm_eval`` declare the same; a test keeps them equal)."""
+    return {t.name: lm_eval_task(t.name, config) for t in load_tasks() if t.lm_eval}
 
 
 def eval_yaml(meta: CardMeta, supported: list[Support]) -> dict[str, Any]:

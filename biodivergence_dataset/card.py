@@ -6,7 +6,9 @@ The YAML header (a ``huggingface_hub.DatasetCardData``) carries ``configs:`` and
 (``license: other`` with ``license_name`` / ``license_link`` when they differ) from ``sources.json``.
 ``card_meta.json`` holds only what the build cannot measure (:class:`CardMeta`); everything else the card says,
 header and body, is read from the release, so the two never disagree. The leaderboard (``eval.yaml``), the
-support of each headline metric and the Limitations come from the measured test split.
+support of each headline metric and the Limitations come from the measured test split. What other commands
+measured comes as their Markdown: the gold check's tables (``goldcheck.md``, rendered by the builder) and the
+robustness summary (``robustness.md``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from .release import (
     AUDIT_FILE,
     FILES_MANIFEST,
     GOLDCHECK_FILE,
+    GOLDCHECK_SUMMARY,
+    META_FILE,
     README,
     ROBUSTNESS_FILE,
     SPLIT_MANIFEST,
@@ -46,7 +50,6 @@ from .release import (
 from .tasks import label_counts, load_tasks
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "dataset_card.md"
-META_FILE = "card_meta.json"
 
 #: Hub vocabularies for the values this card uses (huggingface.js tasks/pipelines + dataset-card spec).
 SIZE_CATEGORIES: tuple[tuple[int, str], ...] = (
@@ -190,97 +193,13 @@ def plot_entries(release_dir: Path) -> list[dict[str, str]]:
     return [p for p in described if (release_dir / p["file"]).exists()]
 
 
+def _read_text(path: Path) -> str:
+    """A Markdown part of the card another command wrote into the release ("" when it is not there)."""
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
 def _read_json_list(path: Path) -> list[Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
-
-
-def goldcheck_table(result: dict[str, Any]) -> str:
-    """The gold-agreement table (same layout as ``biodivergence goldcheck``; empty without a result)."""
-    if not result:
-        return ""
-    lines = [("| annotator | gold source | pairs | κ [95% CI] | negation rule κ [95% CI] | gain | beats rule by "
-              f"≥ {result['min_kappa_gain']} |"), "|---|---|---|---|---|---|---|"]
-    for name, cells in result["scores"].items():
-        for source, c in cells.items():
-            if c["in_fold"]:
-                lines.append(f"| `{name}` | {source} | {c['pairs']} | trained on this source: not scored | | | |")
-                continue
-            lo, hi = c["kappa_ci"]
-            rlo, rhi = c["rule_kappa_ci"]
-            lines.append(f"| `{name}` | {source} | {c['pairs']} | {c['kappa']:.3f} [{lo:.2f}, {hi:.2f}] | "
-                         f"{c['rule_kappa']:.3f} [{rlo:.2f}, {rhi:.2f}] | {c['gain']:+.3f} | "
-                         f"{'yes' if c['beats_rule'] else '**no**'} |")
-    if result.get("parts"):
-        lines += ["", goldcheck_parts_table(result)]
-    for name, report in result.get("readers", {}).items():
-        lines += ["", (f"The finding reader of `{name}`, out of fold (its own held-out items; the report shipped "
-                       "with its weights):"), "", reader_sets_table(report)]
-    return "\n".join(lines)
-
-
-def goldcheck_parts_table(result: dict[str, Any]) -> str:
-    """Each annotator's κ on the development and the check part of every gold source, beside the negation rule's,
-    with n: the check part is what to read (nothing was tuned there); a development cell of an annotator that
-    learned from it is marked, its score being no estimate."""
-    lines = ["By part (development: where rules are read and models trained; check: never tuned on):", "",
-             "| annotator | gold source | part | pairs | κ | negation rule κ | gain |", "|---|---|---|---|---|---|---|"]
-    for name, sources in result.get("parts", {}).items():
-        for source, cells in sources.items():
-            for part, c in cells.items():
-                label = f"{part} (trained on)" if c.get("trained_on") else f"**{part}**" if part == "check" else part
-                lines.append(f"| `{name}` | {source} | {label} | {c['pairs']} | {c['kappa']:.3f} | "
-                             f"{c['rule_kappa']:.3f} | {c['gain']:+.3f} |")
-    return "\n".join(lines)
-
-
-def reader_scope(report: dict[str, Any]) -> str:
-    """What a reader report scored: "held-out" items, or "development" ones for a reader trained without them
-    (a report without ``part`` is a held-out one)."""
-    return "development" if report.get("part") == "development" else "held-out"
-
-
-#: The rows of a reader report's Evidence Inference table: its cell, and what the row says.
-READER_ROWS = {"reader": "reader, each finding asked in one of its training phrasings",
-               "reader_as_annotated": "reader, asked as the annotator asks a claim",
-               "tfidf_floor": "TF-IDF floor"}
-
-
-def reader_sets_table(report: dict[str, Any]) -> str:
-    """A finding reader's two gold sets (Evidence Inference findings beside the TF-IDF floor, HealthVer
-    same-claim pairs beside the negation rule), every number with its n; and, where the report has it, how the
-    reader reads those findings with the question's two arms exchanged (``arm_exchange_line``)."""
-    ei, hv, scope = report["evidence_inference_findings"], report["healthver_same_claim"], reader_scope(report)
-    lines = [f"Evidence Inference findings of {ei['articles']} {scope} articles (three-way):", "",
-             "| reader | accuracy | macro-F1 | n |", "|---|---|---|---|"]
-    for name, label in READER_ROWS.items():
-        if name in ei:
-            lines.append(f"| {label} | {ei[name]['accuracy']:.3f} | {ei[name]['macro_f1']:.3f} | {ei[name]['n']} |")
-    lines += ["", (f"HealthVer same-claim pairs of {hv['claims']} {scope} claims: κ {hv['kappa']:.3f} vs negation "
-                   f"rule {hv['rule_kappa']:.3f} (gain {hv['gain']:+.3f}; n = {hv['pairs']} pairs, "
-                   f"{hv['gold_conflict']} conflicts)"), *arm_exchange_line(report.get("arm_exchange"))]
-    return "\n".join(lines)
-
-
-def arm_exchange_line(cell: dict[str, Any] | None) -> list[str]:
-    """A reader report's arms-exchanged diagnostic as Markdown lines (none for a report without it): the
-    Evidence Inference findings whose text marks an arm, read as asked and with intervention and comparator
-    exchanged (direction swapped back), and how many effects the reader reads in the same direction both ways."""
-    if not cell:
-        return []
-    asked, exchanged = cell["as_asked"], cell["exchanged"]
-    return ["", (f"Arms exchanged (findings whose text marks an arm, n = {asked['n']}): three-way macro-F1 "
-                 f"{asked['macro_f1']:.3f} as asked, {exchanged['macro_f1']:.3f} with intervention and comparator "
-                 f"exchanged and the direction swapped back; {cell['effects_same_both_ways']} of {cell['effects']} "
-                 "effects read as asked are read in the same direction both ways.")]
-
-
-def goldcheck_warnings(result: dict[str, Any]) -> list[str]:
-    """One line per annotator and source where the annotator does not beat the negation rule."""
-    return [f"**Warning:** `{name}` does not beat the negation rule on {source} (κ {c['kappa']:.3f} vs "
-            f"{c['rule_kappa']:.3f}, needs +{result['min_kappa_gain']}): its labels there are no better than a "
-            "word rule."
-            for name, cells in result.get("scores", {}).items() for source, c in cells.items()
-            if not c["in_fold"] and not c["beats_rule"]]
 
 
 #: Characters of each abstract shown in the card's Data Instance.
@@ -377,9 +296,8 @@ def render_body(release_dir: str | Path, meta: CardMeta, rows: list[dict[str, An
         else list(annotation.get("annotator") or []),
         label_source=split_manifest.get("label_source", {}),
         goldcheck=goldcheck,
-        goldcheck_table=goldcheck_table(goldcheck),
-        goldcheck_warnings=goldcheck_warnings(goldcheck),
-        robustness=(release_dir / ROBUSTNESS_FILE).read_text(encoding="utf-8") if (release_dir / ROBUSTNESS_FILE).exists() else "",
+        goldcheck_summary=_read_text(release_dir / GOLDCHECK_SUMMARY),
+        robustness=_read_text(release_dir / ROBUSTNESS_FILE),
         split_manifest=_flatten({k: v for k, v in split_manifest.items() if k not in _MANIFEST_TABLES}),
         per_domain_counts=split_manifest.get("per_domain_counts", {}),
         core_splits=ontology.SPLITS,

@@ -62,6 +62,8 @@ class TaskSpec:
     scope: str
     version: str
     support: tuple[SupportRule, ...] = ()
+    #: The task has an lm-evaluation-harness form (``metrics/lm_eval``).
+    lm_eval: bool = False
 
     def metric_keys(self) -> list[str]:
         """The flat metric keys this task reports, e.g. ``conflict_type/macro_f1``."""
@@ -117,6 +119,7 @@ def load_tasks() -> tuple[TaskSpec, ...]:
                 scope=raw["scope"],
                 version=version,
                 support=_support_rules(raw),
+                lm_eval=bool(raw.get("lm_eval", False)),
             )
         )
     return tuple(specs)

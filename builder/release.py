@@ -61,6 +61,7 @@ from biodivergence_dataset.release import (
     state_dir,
 )
 
+from .goldreport import write_goldcheck_summary
 from .sources import SourceSpec
 
 if TYPE_CHECKING:
@@ -278,12 +279,19 @@ def run_stage(annotation_dirs: str | Path | Sequence[str | Path] | None, release
     manifest = assemble_manifests(release_dir, dirs)
     add_funnel(release_dir, manifest)
     record_sources(release_dir, manifest)
-    write_card(release_dir, meta if config.card is not None else None)
+    write_release_card(release_dir, meta if config.card is not None else None)
     stats = {"stage": STAGE, "files": sorted(p.name for p in release_dir.iterdir() if p.is_file())}
     write_json_atomic(marker / STATS_FILE, stats)
     write_manifest(marker, STAGE, [str(d) for d in dirs], params)
     mark_done(marker)
     return stats
+
+
+def write_release_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:
+    """Write the card (``README.md``, ``eval.yaml``) with what the builder renders for it: the gold check's
+    Markdown first (``goldcheck.md``), then the card that shows it."""
+    write_goldcheck_summary(release_dir)
+    return write_card(release_dir, meta)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,7 +317,7 @@ def refresh_card(release_dir: str | Path) -> Path:
         audit(release_dir, release_dir, AuditConfig(**settings))
         if all(d.is_dir() for d in split_inputs(release_dir)):
             run_stage(None, release_dir)
-    return write_card(release_dir)
+    return write_release_card(release_dir)
 
 
 def add_card_arguments(parser) -> None:

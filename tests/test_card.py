@@ -279,9 +279,9 @@ def test_a_matched_test_that_was_not_written_is_explained(small_release, tmp_pat
 def test_the_gold_table_shows_each_finding_readers_sets_with_their_n():
     """A build that labels with the finding reader shows its out-of-fold Evidence Inference and same-claim
     scores (from the report shipped with its weights) under the gold table of the report and the card."""
-    from biodivergence_dataset.card import READER_ROWS, goldcheck_table
     from builder.annotators import parse_spec
     from builder.build import reader_reports
+    from builder.goldreport import READER_ROWS, goldcheck_table
 
     readers = reader_reports([parse_spec("reader")])
     report = readers["reader"]

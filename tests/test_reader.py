@@ -243,7 +243,7 @@ class _ArmsReader:
 
 
 def test_the_arms_exchanged_diagnostic_tells_a_reader_of_the_arms_from_a_reader_of_the_subject():
-    from biodivergence_dataset.card import arm_exchange_line
+    from builder.goldreport import arm_exchange_line
     from builder.reader.evaluate import arm_exchange
 
     arms = arm_exchange(_ArmsReader(), DATA, max_items=60)

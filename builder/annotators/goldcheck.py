@@ -451,15 +451,15 @@ def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None 
 
 
 def render_table(result: dict[str, Any]) -> str:
-    """The markdown table of ``build_report.md``, the card and the CLI (rendered by the card module)."""
-    from biodivergence_dataset.card import goldcheck_table
+    """The markdown table of ``build_report.md``, the card and the CLI (rendered by ``builder.goldreport``)."""
+    from ..goldreport import goldcheck_table
 
     return goldcheck_table(result)
 
 
 def warnings_for(result: dict[str, Any]) -> list[str]:
     """One loud line per annotator and source where it does not beat the negation rule."""
-    from biodivergence_dataset.card import goldcheck_warnings
+    from ..goldreport import goldcheck_warnings
 
     return [f"WARNING: {w.removeprefix('**Warning:** ')}" for w in goldcheck_warnings(result)]
 

@@ -209,7 +209,7 @@ def evaluate_reader(reader: FindingReader, data_dir: str | Path) -> dict[str, An
 
 def render_report(report: dict[str, Any]) -> str:
     """Markdown tables of a reader report (every number with its n)."""
-    from biodivergence_dataset.card import reader_scope
+    from ..goldreport import reader_scope
 
     lines = [f"| source ({reader_scope(report)}) | finding accuracy (n) | stance accuracy (n) |", "|---|---|---|"]
     for source, cell in report["per_source"].items():
@@ -221,6 +221,6 @@ def render_report(report: dict[str, Any]) -> str:
 
 def render_sets(report: dict[str, Any]) -> str:
     """Markdown of the two goldcheck sets of a reader (every number with its n; the card renders them alike)."""
-    from biodivergence_dataset.card import reader_sets_table
+    from ..goldreport import reader_sets_table
 
     return reader_sets_table(report)
