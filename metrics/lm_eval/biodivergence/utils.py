@@ -1,24 +1,48 @@
 """Prompts, answer parsing and scoring of the ``biodivergence`` lm-evaluation-harness task group.
 
-Prompts carry the ontology's definitions; generated answers are parsed into labels and scored by
-the BioDivergence metric's ``scoring.py``, reached through ``trainer.metric`` (the one door), so
-the harness reports the numbers ``evaluate.load("metrics/biodivergence")`` would.
+The task group imports nothing of the BioDivergence packages: it needs lm-eval and the metric folder only.
+Prompts carry the ontology's definitions, read from ``labels.yaml`` beside this file (generated from the ontology;
+a test keeps them equal). Generated answers are parsed into labels and scored by the BioDivergence metric's own
+scorer, ``scoring.py`` of the metric folder (``$BIODIVERGENCE_METRIC``, e.g. a clone of the Hub Space, else
+``metrics/biodivergence`` beside this task folder), loaded by path as lm-eval loads this file, so the harness
+reports the numbers ``evaluate.load("metrics/biodivergence")`` would.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from biodivergence_dataset import ontology
-from biodivergence_dataset.features import MISSING_INT
-from trainer.metric import scoring_module
+import yaml
 
-scoring = scoring_module()
+_HERE = Path(__file__).resolve().parent
+#: The folder of the metric whose scorer the harness reports.
+METRIC_DIR = Path(os.environ.get("BIODIVERGENCE_METRIC") or _HERE.parents[1] / "biodivergence")
+_SCORING_MODULE = "biodivergence_lm_eval_scoring"
 
-_CLASSES = "\n".join(f"- {c.name}: {c.definition}" for c in ontology.CONFLICT_TYPES)
-_AXES = "\n".join(f"- {a.name}: {a.description}" for a in ontology.AXES)
+
+def _load_scoring(folder: Path) -> ModuleType:
+    """The metric folder's ``scoring.py`` as a module (registered first: its dataclasses look themselves up)."""
+    spec = importlib.util.spec_from_file_location(_SCORING_MODULE, folder / "scoring.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_SCORING_MODULE] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+scoring = _load_scoring(METRIC_DIR)
+LABELS = yaml.safe_load((_HERE / "labels.yaml").read_text(encoding="utf-8"))
+CONFLICT_TYPES = [c["name"] for c in LABELS["conflict_types"]]
+AXES = [a["name"] for a in LABELS["axes"]]
+
+_CLASSES = "\n".join(f"- {c['name']}: {c['definition']}" for c in LABELS["conflict_types"])
+_AXES = "\n".join(f"- {a['name']}: {a['description']}" for a in LABELS["axes"])
 _NONE = re.compile(r"^\W*none\b", re.IGNORECASE)
 
 
@@ -54,20 +78,20 @@ def confounder_prompt(doc: dict[str, Any]) -> str:
 
 def conflict_type_choices(doc: dict[str, Any]) -> list[str]:
     """The six class names in ClassLabel order, so a row's ``conflict_type`` id is the answer index."""
-    return list(scoring.CONFLICT_TYPES)
+    return list(CONFLICT_TYPES)
 
 
 def axes_target(doc: dict[str, Any]) -> str:
-    return ", ".join(scoring.AXES[i] for i in doc["divergence_axes"]) or "none"
+    return ", ".join(AXES[i] for i in doc["divergence_axes"]) or "none"
 
 
 def confounder_target(doc: dict[str, Any]) -> str:
-    return scoring.AXES[doc["dominant_confounder"]]
+    return AXES[doc["dominant_confounder"]]
 
 
 def with_confounder(dataset):
     """Task 3 is scored on the examples whose reference names a confounder (stored -1, or null before 1.2, if none)."""
-    return dataset.filter(lambda doc: doc["dominant_confounder"] not in (None, MISSING_INT))
+    return dataset.filter(lambda doc: doc["dominant_confounder"] not in (None, LABELS["missing_int"]))
 
 
 def parse_axes(text: str) -> list[str]:
@@ -78,8 +102,8 @@ def parse_axes(text: str) -> list[str]:
     >>> parse_axes("none"), parse_axes("")
     ([], [])
     """
-    named = scoring.named_slots(text, set(scoring.AXES))
-    return [] if _NONE.match(text) else [a for a in scoring.AXES if a in named]
+    named = scoring.named_slots(text, set(AXES))
+    return [] if _NONE.match(text) else [a for a in AXES if a in named]
 
 
 def parse_confounder(text: str) -> str:
