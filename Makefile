@@ -41,8 +41,10 @@ test: $(VENV)/.dev $(VENV)/.llama
 	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$rc
 
+# ruff, then the import contracts of pyproject.toml (the metric folder is importable as `biodivergence` from metrics/).
 lint: $(VENV)/.dev
-	$(VENV)/bin/ruff check biodivergence_dataset builder trainer metrics tests benchmarks
+	$(VENV)/bin/ruff check biodivergence_dataset biodivergence_text biodivergence_cli builder trainer metrics tests benchmarks
+	PYTHONPATH=.:metrics $(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) build
