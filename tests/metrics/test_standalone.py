@@ -1,0 +1,85 @@
+"""The metric folder and the lm-eval task folder stand alone (ARCHITECTURE.md §2): they import nothing of the
+BioDivergence packages, so the Hub Space and the harness task run where only their libraries are installed; the
+task's label file is the ontology."""
+
+from __future__ import annotations
+
+import ast
+import json
+import site
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from biodivergence_dataset import ontology
+from trainer import harness_labels
+
+ROOT = Path(__file__).resolve().parents[2]
+METRICS = ROOT / "metrics"
+TASK_DIR = METRICS / "lm_eval" / "biodivergence"
+OURS = {"biodivergence_cli", "trainer", "builder", "biodivergence_text", "biodivergence_dataset", "biodivergence"}
+
+
+def test_the_label_file_is_the_ontology():
+    """``labels.yaml`` is what the generator writes from the ontology today (re-run it after an ontology change)."""
+    text = (TASK_DIR / harness_labels.LABELS_FILE).read_text(encoding="utf-8")
+    assert text == harness_labels.render(), "run `python -m trainer.harness_labels`"
+    labels = yaml.safe_load(text)
+    assert [c["name"] for c in labels["conflict_types"]] == list(ontology.CONFLICT_TYPE_NAMES)
+    assert [a["name"] for a in labels["axes"]] == list(ontology.AXIS_NAMES)
+    assert [c["definition"] for c in labels["conflict_types"]] == [c.definition for c in ontology.CONFLICT_TYPES]
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The top-level packages ``path`` imports by name (relative imports stay in its own folder)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_task_folder_imports_no_package_of_ours():
+    """The lm-eval task folder is no package, so no import contract covers it: its imports are read here."""
+    modules = sorted(TASK_DIR.glob("*.py"))
+    assert modules and all(not imported_packages(m) & OURS for m in modules), {m.name: imported_packages(m) for m in modules}
+
+
+#: Run with ``python -I -S``: no checkout on the path and no .pth file processed (the editable install's finder is
+#: one), only the interpreter's site-packages directories, appended as plain folders, and the metrics folder.
+_ISOLATED = """
+import importlib.util, json, sys
+sys.path += json.loads(sys.argv[1])
+try:
+    import builder
+except ModuleNotFoundError:
+    pass
+else:
+    raise SystemExit("not isolated: builder imports from " + builder.__file__)
+sys.path.append(sys.argv[2])
+from biodivergence import biodivergence, scoring
+spec = importlib.util.spec_from_file_location("task_utils", sys.argv[3])
+utils = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(utils)
+ours = sorted({name.split(".")[0] for name in sys.modules} & set(json.loads(sys.argv[4])) - {"biodivergence"})
+print(json.dumps({"ours": ours, "metric": biodivergence.__file__, "choices": utils.conflict_type_choices({}),
+                  "macro_f1": utils.conflict_type_macro_f1([(0, 0), (2, 2)]),
+                  "axes": utils.parse_axes("Geography and disease subtype")}))
+"""
+
+
+def test_the_metric_and_the_task_import_with_only_their_libraries():
+    """In a fresh interpreter that cannot import our packages (``import builder`` fails there), the metric package
+    and the task's utils.py import from the metrics folder alone and score."""
+    paths = json.dumps(site.getsitepackages())
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", _ISOLATED, paths, str(METRICS), str(TASK_DIR / "utils.py"),
+                          json.dumps(sorted(OURS))], capture_output=True, text=True, check=False, cwd=METRICS)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["ours"] == [] and Path(result["metric"]).parent == METRICS / "biodivergence"
+    assert result["choices"] == list(ontology.CONFLICT_TYPE_NAMES)
+    assert result["macro_f1"] == 1.0 and result["axes"] == ["geography", "disease_subtype"]
