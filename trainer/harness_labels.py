@@ -21,7 +21,7 @@ from biodivergence_dataset.io import write_text_atomic
 
 LABELS_FILE = "labels.yaml"
 #: The task group's folder in a checkout (the harness's ``--include_path`` is its parent).
-TASK_DIR = Path(__file__).resolve().parents[1] / "metrics" / "lm_eval" / "biodivergence"
+TASK_DIR = Path(__file__).resolve().parents[1] / "metrics/lm_eval/biodivergence"
 _HEADER = ("# Generated from biodivergence_dataset.ontology by `python -m trainer.harness_labels`; do not edit.\n"
            "# utils.py reads the labels (and their definitions, which the prompts show) from here.\n")
 
