@@ -16,7 +16,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = ("pyproject.toml", "README.md", "biodivergence_dataset", "builder", "trainer", "metrics")
+SOURCES = ("pyproject.toml", "README.md", "biodivergence_dataset", "biodivergence_text", "biodivergence_cli", "builder",
+           "trainer", "metrics")
 METRIC_FILES = ("biodivergence.py", "scoring.py", "README.md", "requirements.txt")
 
 
@@ -41,6 +42,7 @@ def test_the_wheel_ships_the_metric_and_the_card_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"biodivergence/{f}" for f in METRIC_FILES} <= names
     assert "biodivergence_dataset/templates/dataset_card.md" in names
+    assert {"biodivergence_cli/main.py", "biodivergence_text/cues.py"} <= names  # the command line, the text rules
     assert {"builder/models/finding_reader/reader.safetensors", "builder/models/finding_reader/reader_config.json",
             "builder/models/finding_reader/README.md"} <= names
     assert {"builder/models/question_answerer/answerer.safetensors",
