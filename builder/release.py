@@ -287,6 +287,31 @@ def run_stage(annotation_dirs: str | Path | Sequence[str | Path] | None, release
 
 
 # ---------------------------------------------------------------------------------------------
+# `biodivergence audit`: the audit stage, then this one (the audit's tables go into the card)
+
+
+def add_audit_arguments(parser) -> None:
+    from biodivergence_dataset.cli import add_release_argument
+
+    add_release_argument(parser, "release folder written by `biodivergence split`", legacy_positional=True)
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
+def run_audit(args) -> int:
+    from .audit import AuditConfig, format_audit
+    from .audit import run_stage as audit_stage
+
+    audit = audit_stage(args.release, args.release, AuditConfig(plots=not args.no_plots))
+    run_stage(None, args.release)
+    print(format_audit(audit))
+    if not audit["ok"]:
+        print(f"error: {ontology.DEFAULT_CONFIG} leaks across splits (see {Path(args.release) / AUDIT_FILE})")
+        return 1
+    print(f"{ontology.DEFAULT_CONFIG}: zero article / claim / pair overlap across splits")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
 # `biodivergence card`
 
 
