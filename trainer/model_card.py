@@ -18,7 +18,7 @@ from typing import Any
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_text_atomic
 
-from .train import RESULTS_FILE
+from .constants import PAPER_EPOCHS, RESULTS_FILE
 
 CARD = "README.md"
 #: (column, metric key, key of its support n) of the results tables.
@@ -41,7 +41,6 @@ MODEL_INDEX = (
 #: The example pair of the card's usage snippet (the test runs that snippet verbatim).
 EXAMPLE_PAIR = ("Colistin reduced 30-day mortality in ICU patients in Greece.",
                 "Colistin did not reduce 30-day mortality in outpatients in Thailand.")
-PAPER_EPOCHS = 8
 _PLACEHOLDER = re.compile(r"^<[^>]*>/")
 
 
