@@ -22,13 +22,12 @@ import yaml
 from . import ontology
 from .features import decode_row
 from .io import write_text_atomic
-from .release import split_files
+from .release import EVAL_FILE, split_files
 from .tasks import SupportRule, TaskSpec, load_tasks
 
 if TYPE_CHECKING:
-    from .card import CardMeta
+    from .cardmeta import CardMeta
 
-EVAL_FILE = "eval.yaml"
 #: The harness that runs the tasks (``metrics/lm_eval``). The Hub accepts the identifiers listed in
 #: huggingface.js ``packages/tasks/src/eval.ts``; one not (yet) listed there is flagged on the dataset page
 #: until a pull request adds it, as the eval-results docs describe.
@@ -40,8 +39,6 @@ _LM_EVAL_DIR = Path(__file__).resolve().parent.parent / LM_EVAL_INCLUDE / LM_EVA
 #: The file name a model repo uses under ``.eval_results/`` in the card's example.
 RESULTS_FILE = f".eval_results/{LM_EVAL_PREFIX}.yaml"
 _, _, TEST_SPLIT = ontology.SPLITS
-#: Headline metrics resting on fewer test examples are left off the leaderboard and warned about by ``validate``.
-DEFAULT_MIN_SUPPORT = 30
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,10 @@ ANNOTATION_MANIFEST = "annotation_manifest.json"
 AUDIT_FILE = "audit.json"
 GOLDCHECK_FILE = "goldcheck.json"
 ROBUSTNESS_FILE = "robustness.md"
+#: The card's own files besides the README: the Hub's benchmark registration (``benchmark``) and what the card says
+#: beyond the data (``cardmeta.CardMeta``).
+EVAL_FILE = "eval.yaml"
+META_FILE = "card_meta.json"
 #: The files the release format declares at a release's top level, besides the card's own: nothing else there
 #: is the release's, so a stray file is never fingerprinted, listed or pushed (``validate`` names it).
 TOP_LEVEL_FILES = (SPLIT_MANIFEST, ANNOTATION_MANIFEST, STATS_FILE, AUDIT_FILE, SOURCES_FILE, GOLDCHECK_FILE,
@@ -244,9 +248,6 @@ def load_release(release_dir: str | Path, config: str = ontology.DEFAULT_CONFIG,
 
 def card_files() -> tuple[str, ...]:
     """The card's own files, written with (or after) the file manifest, so not fingerprinted by it."""
-    from .benchmark import EVAL_FILE
-    from .card import META_FILE
-
     return README, EVAL_FILE, META_FILE, FILES_MANIFEST
 
 

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from biodivergence_dataset import __version__, ontology
-from biodivergence_dataset.card import CardMeta, write_card
+from biodivergence_dataset.card import write_card
+from biodivergence_dataset.cardmeta import CardMeta
 from biodivergence_dataset.io import (
     BY_DOMAIN,
     STATS_FILE,
@@ -338,9 +339,9 @@ def refresh_card(release_dir: str | Path) -> Path:
 
 
 def add_card_arguments(parser) -> None:
-    from biodivergence_dataset.benchmark import DEFAULT_MIN_SUPPORT
-    from biodivergence_dataset.card import META_FILE
+    from biodivergence_dataset.cardmeta import DEFAULT_MIN_SUPPORT
     from biodivergence_dataset.cli import add_release_argument
+    from biodivergence_dataset.release import META_FILE
 
     add_release_argument(parser, "release folder to (re-)render README.md for (the audit re-runs if the data "
                                  "changed since it ran)", legacy_positional=True)
@@ -352,7 +353,7 @@ def add_card_arguments(parser) -> None:
 def run_card(args) -> int:
     from dataclasses import replace
 
-    from biodivergence_dataset.card import CardMeta
+    from biodivergence_dataset.cardmeta import CardMeta
 
     if args.min_support is not None:
         if args.min_support < 1:

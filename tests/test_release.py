@@ -8,7 +8,8 @@ from datasets import ClassLabel, get_dataset_config_names, load_dataset
 from release_factory import make_example, make_splits, write_small_release
 
 from biodivergence_dataset import ontology, release
-from biodivergence_dataset.card import CardMeta, card_yaml, size_category
+from biodivergence_dataset.card import card_yaml, size_category
+from biodivergence_dataset.cardmeta import CardMeta
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.features import MISSING_INT
 from biodivergence_dataset.io import write_text_atomic
