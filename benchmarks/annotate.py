@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from llm_server import HEALTHVER, SCIFACT, chat_requests_served, llama_server, write_pairs
 
 from builder.annotate import AnnotateConfig, run_stage
-from builder.annotators.goldcheck import gold_check, healthver_pairs, scifact_pairs
+from builder.annotators.goldcheck import gold_check
 from builder.annotators.heuristic import HeuristicAnnotator
+from builder.goldsources import healthver_pairs, scifact_pairs
 
 RESULTS = ROOT / "benchmarks" / "results" / "annotate.json"
 

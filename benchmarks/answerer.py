@@ -26,9 +26,9 @@ import torch
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
-from builder.annotators.goldcheck import make_claim, make_pair
 from builder.annotators.reader_annotator import ReaderAnnotator
 from builder.embeddings import load_encoder
+from builder.goldsources import make_claim, make_pair
 from builder.reader.answer_eval import evaluate_answerer, render_answerer_report
 from builder.reader.data import ei_findings, in_part
 from builder.reader.model import NO

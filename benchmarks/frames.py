@@ -18,8 +18,8 @@ from pathlib import Path
 from builder import frames
 from builder.annotators import heuristic
 from builder.annotators.frames import FramesAnnotator
-from builder.annotators.goldcheck import available_sources, load_gold
 from builder.annotators.heuristic import HeuristicAnnotator
+from builder.goldsources import available_sources, load_gold
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
+from builder import goldsources
 from builder.annotators import goldcheck as gc
 from builder.annotators.judge import HELDOUT_PREFIX, JUDGE_CONFIG, JudgeSettings, TrainConfig, train_judge
 
@@ -51,7 +52,7 @@ def score_fold(folder: Path, source: str, n_boot: int) -> dict:
     judge = gc.make_local_annotator(f"judge:{folder}", heldout=source)
     if source in judge.trained_on:
         raise SystemExit(f"{judge.path} was trained on {source}: train the folds with --loso (or without --reuse)")
-    gold = gc.load_gold(source, DATA)
+    gold = goldsources.load_gold(source, DATA)
     pairs = [g.pair for g in gold]
     probs = judge.probabilities(pairs)
     labels = [judge.label_for(p, prob).conflict_type for p, prob in zip(pairs, probs, strict=True)]
@@ -96,10 +97,10 @@ def main() -> None:
     parser.add_argument("--learning-rate", type=float, default=d.learning_rate)
     parser.add_argument("--batch-size", type=int, default=d.batch_size)
     parser.add_argument("--bootstrap", type=int, default=1000)
-    parser.add_argument("--source", action="append", choices=sorted(gc.GOLD_SOURCES), dest="sources",
+    parser.add_argument("--source", action="append", choices=sorted(goldsources.GOLD_SOURCES), dest="sources",
                         help="only these gold sources (repeat; default: all)")
     args = parser.parse_args()
-    sources = args.sources or list(gc.GOLD_SOURCES)
+    sources = args.sources or list(goldsources.GOLD_SOURCES)
     out = Path(args.out)
     config = TrainConfig(data_dir=str(DATA), max_per_source=args.max_per_source, epochs=args.epochs,
                          learning_rate=args.learning_rate, batch_size=args.batch_size)

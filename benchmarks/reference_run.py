@@ -41,10 +41,11 @@ sys.path.insert(0, str(ROOT))
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from trainer.baselines import run_baselines
 from trainer.baselines.suite import RESULTS_JSON
+from trainer.constants import PAPER_SEEDS, RESULTS_FILE
 from trainer.data import decoded_rows, load_splits
 from trainer.metric import load_metric
 from trainer.predict import head_outputs, load_model, reference_record, write_jsonl
-from trainer.train import PAPER_DEFAULTS, PAPER_SEEDS, RESULTS_FILE, TrainSettings, train
+from trainer.train import PAPER_DEFAULTS, TrainSettings, train
 
 RESULTS = ROOT / "benchmarks" / "results" / "reference_run"
 #: (column header, metric key) of the comparison table: Tasks 1–3.

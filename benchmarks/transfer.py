@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT))
 from biodivergence_dataset import io
 from biodivergence_text import cues
 from builder import frames as fr
+from builder import goldsources
 from builder.agreement import cohen_kappa
-from builder.annotators import goldcheck, judge_data
+from builder.annotators import judge_data
 from builder.embeddings import embed_texts, load_encoder
 
 FEATURES = ("negation_rule", "both_negated", "gate_comparable", "exposure_overlap", "outcome_overlap",
@@ -92,7 +93,7 @@ def main() -> dict:
     from sklearn.metrics import roc_auc_score
 
     encoder = load_encoder()
-    scored = goldcheck.available_sources(DATA)
+    scored = goldsources.available_sources(DATA)
     sources = [*scored, *(s for s in judge_data.TRAINING_ONLY if (DATA / judge_data.TRAINING_SOURCES[s][0]).is_dir())]
     train, gold = {}, {}
     for source in sources:

@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reader": ("builder.reader.train", "train or evaluate the learned finding reader (claim vs clinical question)"),
     "agreement": ("builder.agreement", "agreement between two annotation runs"),
     "split": ("builder.split", "build the primary (article-disjoint) and pairlevel splits into a release"),
-    "audit": ("builder.audit", "leakage audit, statistics and plots of a release"),
+    "audit": ("builder.release:audit", "leakage audit, statistics and plots of a release"),
     "build": ("builder.build", "run the whole pipeline from a config file"),
     "validate": ("biodivergence_dataset.validate", "check a release folder (schema, labels, configs, leakage)"),
     "card": ("builder.release:card", "re-render a release's dataset card (re-running a stale audit first)"),

@@ -26,7 +26,7 @@ from .release import EVAL_FILE, split_files
 from .tasks import SupportRule, TaskSpec, load_tasks
 
 if TYPE_CHECKING:
-    from .card import CardMeta
+    from .cardmeta import CardMeta
 
 #: The harness that runs the tasks (``metrics/lm_eval``). The Hub accepts the identifiers listed in
 #: huggingface.js ``packages/tasks/src/eval.ts``; one not (yet) listed there is flagged on the dataset page
@@ -38,8 +38,6 @@ LM_EVAL_PREFIX = "biodivergence"
 #: The file name a model repo uses under ``.eval_results/`` in the card's example.
 RESULTS_FILE = f".eval_results/{LM_EVAL_PREFIX}.yaml"
 _, _, TEST_SPLIT = ontology.SPLITS
-#: Headline metrics resting on fewer test examples are left off the leaderboard and warned about by ``validate``.
-DEFAULT_MIN_SUPPORT = 30
 
 
 @dataclass(frozen=True)

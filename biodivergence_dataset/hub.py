@@ -268,7 +268,8 @@ def print_plan(target: Target, folder: str | Path, repo_id: str, tag: str, priva
 
 def _stamp_card(release_dir: Path, repo_id: str, tag: str) -> None:
     """Point the card's quick start at the repo and the version being published."""
-    from .card import CardMeta, write_card
+    from .card import write_card
+    from .cardmeta import CardMeta
 
     meta = CardMeta.load(release_dir)
     write_card(release_dir, replace(meta, repo_id=repo_id, version=tag.removeprefix("v")))

@@ -53,7 +53,7 @@ GOLDCHECK_FILE = "goldcheck.json"
 GOLDCHECK_SUMMARY = "goldcheck.md"
 ROBUSTNESS_FILE = "robustness.md"
 #: The card's own files besides the README: the Hub's benchmark registration (``benchmark``) and what the card says
-#: beyond the data (``card.CardMeta``).
+#: beyond the data (``cardmeta.CardMeta``).
 EVAL_FILE = "eval.yaml"
 META_FILE = "card_meta.json"
 #: The files the release format declares at a release's top level, besides the card's own: nothing else there

@@ -17,12 +17,14 @@ import pyarrow.parquet as pq
 import yaml
 
 from . import ontology
-from .benchmark import DEFAULT_MIN_SUPPORT, EVAL_FILE, TEST_SPLIT, Support, supports, test_rows
-from .card import CardMeta, render_card
+from .benchmark import TEST_SPLIT, Support, supports, test_rows
+from .card import render_card
+from .cardmeta import DEFAULT_MIN_SUPPORT, CardMeta
 from .features import release_features
 from .records import RecordError
 from .redact import find_credentials, redact
 from .release import (
+    EVAL_FILE,
     README,
     config_names,
     configs_yaml,

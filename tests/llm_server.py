@@ -28,7 +28,7 @@ from typing_extensions import Self
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_records
 from biodivergence_dataset.records import CandidatePair
-from builder.annotators.goldcheck import scifact_pairs
+from builder.goldsources import scifact_pairs
 
 #: shared/ sits beside the repository checkout.
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"

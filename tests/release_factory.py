@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biodivergence_dataset import card, ontology, release
+from biodivergence_dataset import card, cardmeta, ontology, release
 from biodivergence_dataset.records import EvidenceSpan, Example, claim_id_for, pair_id_for
 
 CLAIM_A = "Colistin remained effective against Acinetobacter isolates in Greek ICUs."
@@ -46,7 +46,7 @@ def write_small_release(root: Path, min_support: int = 1) -> Path:
     splits = make_splits()
     release.write_config(root, "primary", splits)
     release.write_config(root, "pairlevel", splits)
-    card.write_card(root, card.CardMeta(min_support=min_support))
+    card.write_card(root, cardmeta.CardMeta(min_support=min_support))
     return root
 
 

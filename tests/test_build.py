@@ -20,7 +20,7 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import card, io, ontology
 from biodivergence_dataset.io import read_records
 from biodivergence_dataset.records import CandidatePair
-from biodivergence_dataset.release import FILES_MANIFEST
+from biodivergence_dataset.release import FILES_MANIFEST, META_FILE
 from biodivergence_dataset.validate import validate_release
 from builder import build
 from builder.audit import read_config
@@ -91,7 +91,7 @@ def test_a_build_writes_the_card_once_in_its_last_step(small_build):
     root, _, outcome = small_build
     assert CARD_RENDERS == [root / "work" / "release"]
     assert outcome.steps[-1].name == "release" and outcome.steps[-1].status == "ran"
-    meta = json.loads((root / "work" / "release" / card.META_FILE).read_text())
+    meta = json.loads((root / "work" / "release" / META_FILE).read_text())
     assert meta["pretty_name"] == SMALL_CONFIG["card"]["pretty_name"]
 
 
@@ -250,7 +250,7 @@ def _data_files(work: Path) -> dict[str, object]:
         for path in sorted((work / folder).glob("*.parquet")):
             out[str(path.relative_to(work))] = pq.read_table(path).to_pylist()
     for path in sorted((work / "release").glob("*.json")):
-        if path.name not in ("goldcheck.json", card.META_FILE, FILES_MANIFEST):  # the card's files
+        if path.name not in ("goldcheck.json", META_FILE, FILES_MANIFEST):  # the card's files
             out[str(path.relative_to(work))] = json.loads(path.read_text())
     return out
 

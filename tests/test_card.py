@@ -10,7 +10,7 @@ import pytest
 import yaml
 from release_factory import make_example, make_splits, write_small_release
 
-from biodivergence_dataset import card, ontology
+from biodivergence_dataset import card, cardmeta, ontology
 from biodivergence_dataset import release as dataset_release
 from biodivergence_dataset.features import (
     COLUMN_DESCRIPTIONS,
@@ -88,7 +88,7 @@ def test_one_shared_licence_is_declared_as_is(sourced_release):
     for name in ("tiny", "unlicensed"):
         (sourced_release.parent / "data" / name / "SOURCE.md").write_text(MIT_SOURCE.replace("# Tiny", f"# {name}"))
     release.record_sources(sourced_release, json.loads((sourced_release / "split_manifest.json").read_text()))
-    card.write_card(sourced_release, card.CardMeta(labels_license="mit"))
+    card.write_card(sourced_release, cardmeta.CardMeta(labels_license="mit"))
     header = _header(sourced_release)
     assert header["license"] == "mit" and "license_name" not in header and "license_link" not in header
 
@@ -174,7 +174,7 @@ def test_plots_have_titles_captions_and_alt_text_that_describe_them(sourced_rele
 
 
 def test_card_meta_and_the_card_agree(sourced_release):
-    meta = json.loads((sourced_release / card.META_FILE).read_text())
+    meta = json.loads((sourced_release / dataset_release.META_FILE).read_text())
     header = _header(sourced_release)
     shared = set(meta) & set(header)
     assert shared >= {"pretty_name", "language", "multilinguality", "task_categories", "task_ids",
@@ -194,12 +194,12 @@ def test_an_older_card_meta_reads_its_licence_as_the_labels_licence(small_releas
     import shutil
 
     rel = shutil.copytree(small_release, tmp_path / "old")
-    old = {**json.loads((rel / card.META_FILE).read_text()), "license": "mit", "source_datasets": ["original"]}
+    old = {**json.loads((rel / dataset_release.META_FILE).read_text()), "license": "mit", "source_datasets": ["original"]}
     del old["labels_license"]
-    (rel / card.META_FILE).write_text(json.dumps(old))
-    assert card.CardMeta.load(rel).labels_license == "mit"
+    (rel / dataset_release.META_FILE).write_text(json.dumps(old))
+    assert cardmeta.CardMeta.load(rel).labels_license == "mit"
     card.write_card(rel)
-    stored = json.loads((rel / card.META_FILE).read_text())
+    stored = json.loads((rel / dataset_release.META_FILE).read_text())
     assert stored["labels_license"] == "mit" and "license" not in stored and _header(rel)["license"] == "mit"
 
 
@@ -251,13 +251,13 @@ def test_limitations_are_generated_from_the_measured_test_counts(small_release, 
     import shutil
 
     rel = shutil.copytree(small_release, tmp_path / "rel")
-    card.write_card(rel, card.CardMeta(min_support=30))
+    card.write_card(rel, cardmeta.CardMeta(min_support=30))
     limits = (rel / "README.md").read_text().split("## Limitations")[1].split("\n## ")[0]
     assert "No conflict type has 30 or more test examples (the test split has 3)" in limits
     assert f"`{ontology.CONTEXTUAL}` 2, " in limits and f"`{ontology.NO_CONFLICT}` 1, " in limits
     assert "`conflict_type/ctx_f1` (2 rows of contextual_contradiction)" in limits
     assert "`geography` 2" in limits and "`study_design` 0" in limits
-    card.write_card(rel, card.CardMeta(min_support=2))
+    card.write_card(rel, cardmeta.CardMeta(min_support=2))
     limits = (rel / "README.md").read_text().split("## Limitations")[1].split("\n## ")[0]
     assert f"only `{ontology.CONTEXTUAL}` have at least 2 of the 3 test examples" in limits
     assert "`conflict_type/macro_f1` (1 rows of the rarest of" in limits and "ctx_f1" not in limits

@@ -209,7 +209,7 @@ def test_a_change_without_an_object_has_no_exposure_and_reporting_clauses_are_no
 
 def test_the_frames_a_row_shows_are_the_clauses_the_gate_compared():
     from builder.annotators.frames import compared_frames
-    from builder.annotators.goldcheck import make_claim, make_pair
+    from builder.goldsources import make_claim, make_pair
 
     a = "Statins did not change triglycerides in the trial, whereas statins lowered LDL cholesterol."
     b = "Statins did not lower LDL cholesterol."

@@ -8,8 +8,9 @@ import pytest
 
 from biodivergence_dataset import ontology
 from builder import goldparts
-from builder.annotators.goldcheck import gold_part, goldcheck, load_gold, score_parts
+from builder.annotators.goldcheck import goldcheck, score_parts
 from builder.goldreport import goldcheck_parts_table
+from builder.goldsources import gold_part, load_gold
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

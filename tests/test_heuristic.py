@@ -8,8 +8,9 @@ from llm_server import HEALTHVER, SCIFACT
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Example
-from builder.annotators.goldcheck import gold_check, healthver_pairs, make_claim, make_pair, scifact_pairs
+from builder.annotators.goldcheck import gold_check
 from builder.annotators.heuristic import DIRECT, INSUFFICIENT, UNDERSPECIFIED, HeuristicAnnotator, canonical_value
+from builder.goldsources import healthver_pairs, make_claim, make_pair, scifact_pairs
 
 DOMAIN = ontology.DOMAIN_NAMES[0]
 H = HeuristicAnnotator()

@@ -13,11 +13,12 @@ import pytest
 from llm_server import SCIFACT
 
 from biodivergence_dataset import ontology
+from builder import goldsources
 from builder.annotators import goldcheck as gc
 from builder.annotators import judge, make_local
-from builder.annotators.goldcheck import make_claim, make_pair
 from builder.annotators.judge import JUDGE_CONFIG, JudgeAnnotator, judge_folder
 from builder.annotators.judge_data import TRAINING_ONLY, TRAINING_SOURCES, fold_sources, load_source, training_pairs
+from builder.goldsources import make_claim, make_pair
 
 DATA = SCIFACT.parent
 TINY_SOURCES = ("scifact", "pubmedqa", "nli4ct")
@@ -48,7 +49,7 @@ def _find(pairs, text_a, text_b_part=""):
 
 def test_scifact_claims_meet_their_rationales_support_or_contradict(by_source):
     pairs = by_source["scifact"]
-    assert len(pairs) > len(gc.load_gold("scifact", DATA)) and {p.source for p in pairs} == {"scifact"}
+    assert len(pairs) > len(goldsources.load_gold("scifact", DATA)) and {p.source for p in pairs} == {"scifact"}
     rows = [json.loads(line) for name in ("claims_train.jsonl", "claims_dev.jsonl")
             for line in (SCIFACT / name).read_text(encoding="utf-8").splitlines()]
     claims = {" ".join(r["claim"].split()) for r in rows}
@@ -101,20 +102,20 @@ def test_citation_integrity_citing_sentences_meet_the_cited_evidence(by_source):
 
 
 def test_scored_sources_start_with_their_gold_pairs(by_source):
-    for source in (s for s in gc.GOLD_SOURCES if s not in gc.ITEMS_OF):  # sets made of another's items aside
-        gold = gc.load_gold(source, DATA)
+    for source in (s for s in goldsources.GOLD_SOURCES if s not in goldsources.ITEMS_OF):  # sets made of another's items aside
+        gold = goldsources.load_gold(source, DATA)
         head = by_source[source][: len(gold)]
         assert [(p.text_a, p.text_b, p.conflict) for p in head] == \
             [(g.pair.claim_a.sentence, g.pair.claim_b.sentence, g.conflict) for g in gold]
 
 
 def test_loso_folds_never_hold_the_held_out_source(by_source):
-    for held in (s for s in gc.GOLD_SOURCES if s not in gc.ITEMS_OF):
+    for held in (s for s in goldsources.GOLD_SOURCES if s not in goldsources.ITEMS_OF):
         sources = fold_sources((), held)
         assert held not in sources and set(TRAINING_ONLY) <= set(sources)
         fold = training_pairs(DATA, sources)
         assert {p.source for p in fold} == set(sources)
-        gold_texts = {t for g in gc.load_gold(held, DATA) for t in (g.pair.claim_a.sentence, g.pair.claim_b.sentence)}
+        gold_texts = {t for g in goldsources.load_gold(held, DATA) for t in (g.pair.claim_a.sentence, g.pair.claim_b.sentence)}
         held_texts = gold_texts | {t for p in by_source[held] for t in (p.text_a, p.text_b)}
         assert not held_texts & {t for p in fold for t in (p.text_a, p.text_b)}
 

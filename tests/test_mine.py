@@ -214,8 +214,12 @@ def _pairs_and_scores(folder: Path) -> list:
 
 def test_cache_is_filled_a_shard_at_a_time_with_the_same_vectors(stage_dirs, mined, tmp_path, monkeypatch):
     """The ranks' vectors enter the cache in bounded chunks (never all at once), and nothing changes."""
-    monkeypatch.setattr(mine, "CACHE_SHARD_ROWS", 7)
+    monkeypatch.setattr(embeddings, "CACHE_SHARD_ROWS", 7)
+    handed, add = [], embeddings.EmbeddingCache.add
+    monkeypatch.setattr(embeddings.EmbeddingCache, "add",
+                        lambda cache, keys, vectors: (handed.append(len(keys)), add(cache, keys, vectors))[1])
     stats = mine.run_stage(stage_dirs / "claims", tmp_path / "chunked")
+    assert len(handed) > 1 and max(handed) == 7  # fill_cache hands the cache one shard's rows at a time
     shards = sorted((tmp_path / "chunked" / "embedding_cache").rglob("emb-*.npz"))
     embedded = stats["embedding_cache"]["embedded"]
     assert embedded == mined[1]["embedding_cache"]["embedded"] and len(shards) == -(-embedded // 7) > 1

@@ -41,7 +41,7 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_ships_the_metric_and_the_card_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"biodivergence/{f}" for f in METRIC_FILES} <= names
-    assert "biodivergence_dataset/templates/dataset_card.md" in names
+    assert {"biodivergence_dataset/templates/dataset_card.md", "trainer/templates/model_card.md"} <= names
     assert {"biodivergence_cli/main.py", "biodivergence_text/cues.py"} <= names  # the command line, the text rules
     assert {"builder/models/finding_reader/reader.safetensors", "builder/models/finding_reader/reader_config.json",
             "builder/models/finding_reader/README.md"} <= names

@@ -12,11 +12,12 @@ from llm_server import SCIFACT
 
 from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Example
+from builder import goldsources
 from builder.annotate import AnnotateConfig, run_stage
 from builder.annotators import goldcheck as gc
 from builder.annotators.base import LocalAnnotator
-from builder.annotators.goldcheck import make_claim, make_pair
 from builder.annotators.panel import Vote, consensus, disagree, panel_agreement
+from builder.goldsources import make_claim, make_pair
 from builder.repair import Labels
 
 DOMAIN = ontology.DOMAIN_NAMES[0]
@@ -98,8 +99,8 @@ class _TrainedOn(LocalAnnotator):
 
 def test_goldcheck_never_scores_a_member_on_a_source_it_was_trained_on(monkeypatch):
     monkeypatch.setattr(gc, "make_local_annotator", lambda spec, heldout=None: _TrainedOn())
-    monkeypatch.setattr(gc, "GOLD_SOURCES", {"scifact": gc.GOLD_SOURCES["scifact"],
-                                             "pubmedqa": gc.GOLD_SOURCES["pubmedqa"]})
+    monkeypatch.setattr(goldsources, "GOLD_SOURCES", {"scifact": goldsources.GOLD_SOURCES["scifact"],
+                                                      "pubmedqa": goldsources.GOLD_SOURCES["pubmedqa"]})
     result = gc.goldcheck(["judge:fake"], SCIFACT.parent, n_boot=50)
     assert result["scores"]["judge:fake"]["scifact"] == {"in_fold": True, "pairs": 519}
     assert not result["scores"]["judge:fake"]["pubmedqa"]["in_fold"]
@@ -118,8 +119,8 @@ def test_goldcheck_reports_intervals_and_warns_when_the_rule_is_not_beaten():
 
 
 def test_pubmedqa_questions_read_as_claims():
-    assert gc.question_as_claim("Do statins reduce stroke risk in women?") == "Statins reduce stroke risk in women."
-    assert (gc.question_as_claim("Night shifts: is there a link with obesity?")
+    assert goldsources.question_as_claim("Do statins reduce stroke risk in women?") == "Statins reduce stroke risk in women."
+    assert (goldsources.question_as_claim("Night shifts: is there a link with obesity?")
             == "Night shifts: there is a link with obesity.")
     # the auxiliary goes back after the subject, before the predicate that states the finding
     written = {
@@ -136,8 +137,8 @@ def test_pubmedqa_questions_read_as_claims():
             "A reduction of sodium intake in hospital wards achievable.",
         "Is the wound-adapted dressing preferable?": "The wound-adapted dressing preferable.",
     }
-    assert {q: gc.question_as_claim(q) for q in written} == written
-    pairs = gc.load_gold("pubmedqa", SCIFACT.parent)
+    assert {q: goldsources.question_as_claim(q) for q in written} == written
+    pairs = goldsources.load_gold("pubmedqa", SCIFACT.parent)
     assert len(pairs) == 890 and sum(p.conflict for p in pairs) == 338  # decisions no / yes; maybe left out
 
 

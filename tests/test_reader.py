@@ -13,7 +13,7 @@ from llm_server import SCIFACT
 
 from biodivergence_dataset import ontology
 from builder import goldparts
-from builder.annotators.goldcheck import healthver_pairs
+from builder.goldsources import healthver_pairs
 from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
 from builder.reader import data as reader_data
 from builder.reader.evaluate import evidence_inference_findings, goldcheck_sets, scored_part

@@ -9,8 +9,8 @@ import pytest
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Question
-from builder.annotators.goldcheck import make_claim, make_pair
 from builder.annotators.reader_annotator import _asked_words, classify, conditions, differences
+from builder.goldsources import make_claim, make_pair
 from builder.questionpacks import question_from
 from builder.questions.compiled import compile_questions
 from builder.questions.lexicon import load_lexicon
@@ -184,7 +184,7 @@ def held_out_kappas(source: str) -> tuple[int, float, float]:
     from sklearn.metrics import cohen_kappa_score
 
     from builder.annotators import DEFAULT_ANNOTATOR, make_local
-    from builder.annotators.goldcheck import load_gold
+    from builder.goldsources import load_gold
 
     annotator = make_local(DEFAULT_ANNOTATOR)
     gold = [g for g in load_gold(source, SHARED_DATA) if annotator.heldout_gold(g)]
@@ -507,7 +507,7 @@ def test_conclusions_are_asked_a_yes_or_no_question_as_written_whatever_arms_the
 
 
 def test_pubmedqa_pairs_with_their_question_are_conclusions_without_abstracts():
-    from builder.annotators.goldcheck import load_gold
+    from builder.goldsources import load_gold
 
     plain, asked = load_gold("pubmedqa", SHARED_DATA), load_gold("pubmedqa_question", SHARED_DATA)
     assert len(plain) == len(asked) > 400

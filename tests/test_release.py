@@ -9,7 +9,8 @@ from release_factory import make_example, make_splits, write_small_release
 
 from biodivergence_cli.main import main
 from biodivergence_dataset import ontology, release
-from biodivergence_dataset.card import CardMeta, card_yaml, size_category
+from biodivergence_dataset.card import card_yaml, size_category
+from biodivergence_dataset.cardmeta import CardMeta
 from biodivergence_dataset.features import MISSING_INT
 from biodivergence_dataset.io import write_text_atomic
 from biodivergence_dataset.validate import validate_release

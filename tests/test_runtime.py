@@ -205,7 +205,7 @@ def test_mining_embeds_on_ranks_with_the_vectors_of_one_encode_call(tmp_path):
                                RuntimeConfig(tasks=tasks, workers=1))
         runs[tasks] = [(p.pair_id, p.scores) for p in io.read_records(out, CandidatePair)]
         assert stats["embedding_cache"]["embedded"] == stats["embedding_cache"]["unique_texts"] > 16 * tasks
-        assert not (out / mine.BATCHES_DIR).exists() and not (out / runtime.TASKS_DIR).exists()
+        assert not (out / embeddings.BATCHES_DIR).exists() and not (out / runtime.TASKS_DIR).exists()
     assert runs[1] == runs[3] and runs[1]
     # the cached vectors are those of one encode call over the distinct sentences (the pre-runtime miner)
     sentences = list(dict.fromkeys(c.sentence for c in io.read_records(root / "claims", Claim)))

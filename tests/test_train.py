@@ -18,13 +18,14 @@ from transformers import EvalPrediction, Trainer
 from biodivergence_cli.main import main
 from biodivergence_dataset import ontology, release
 from trainer import metric
+from trainer.constants import RESULTS_FILE
+from trainer.data import subsample
 from trainer.features import DISAGREEMENT, METADATA
 from trainer.predict import AXIS_THRESHOLD_GRID, read_jsonl, reference_record, tune_axis_threshold
 from trainer.train import (
     ABLATIONS,
     BEST_METRIC,
     PAPER_DEFAULTS,
-    RESULTS_FILE,
     TUNED_THRESHOLD,
     TrainSettings,
     _interrupted_message,
@@ -33,7 +34,6 @@ from trainer.train import (
     model_config_kwargs,
     parse_namespace,
     parser,
-    subsample,
     summarise,
     training_arguments,
 )

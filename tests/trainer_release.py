@@ -1,6 +1,6 @@
 """Small releases built from real SciFact claim pairs, for the trainer and baseline tests.
 
-The pairs are the annotator gold check's (``builder.annotators.goldcheck.scifact_pairs``): two
+The pairs are the annotator gold check's (``builder.goldsources.scifact_pairs``): two
 SciFact claims judged against one evidence abstract (``/work/shared/data/scifact/SOURCE.md``,
 "Derived claim pairs"). Opposite SciFact labels → a contradiction (contextual with the axes whose
 cues differ between the claims, every fifth one direct), equal labels → no conflict. The labels
@@ -17,7 +17,7 @@ from pathlib import Path
 from biodivergence_dataset import card, ontology, release
 from biodivergence_dataset.records import CandidatePair, EvidenceSpan, Example
 from biodivergence_text import cues
-from builder.annotators.goldcheck import scifact_pairs
+from builder.goldsources import scifact_pairs
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 _WORDS = re.compile(r"[a-z0-9]+")

@@ -12,6 +12,7 @@ folder, ClassLabel features from its README). Each row becomes
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -137,3 +138,19 @@ def axis_pos_weight(rows: Iterable[Mapping[str, Any]]) -> list[float]:
     counts = Counter(a for r in rows for a in r["divergence_axes"])
     n = len(rows)
     return [min((n - counts[a]) / counts[a], MAX_LOSS_WEIGHT) if counts[a] else 1.0 for a in ontology.AXIS_NAMES]
+
+
+def subsample(rows: list[Any], n: int | None, seed: int = 0) -> list[Any]:
+    """``n`` rows drawn without replacement (the same rows for every training seed), or all rows."""
+    if n is None or n >= len(rows):
+        return rows
+    return random.Random(seed).sample(rows, n)
+
+
+def sampled_rows(ds, n: int | None, keep_order: bool = True) -> list[dict[str, Any]]:
+    """Decoded rows of a fixed random sample of ``n`` rows of a split (all rows when ``n`` is None), in the split's
+    order with ``keep_order``; only the rows used are decoded."""
+    indices = subsample(list(range(len(ds))), n)
+    if keep_order:
+        indices = sorted(indices)
+    return decoded_rows(ds if len(indices) == len(ds) else ds.select(indices))

@@ -1,8 +1,9 @@
 """The model card (``README.md``) of a model folder written by ``biodivergence train``.
 
-Rendered from what the folder holds: ``config.json`` (encoder, variant, threshold, vocabularies) and the
-run summary ``biodivergence_results.json`` (release, schedule, validation and test scores with their 95%
-bootstrap intervals, label counts). The YAML header is ``huggingface_hub.ModelCardData`` (with a
+The words are the Jinja file ``templates/model_card.md``, filled through ``huggingface_hub.ModelCard.from_template``;
+this module computes what goes in from what the folder holds: ``config.json`` (encoder, variant, threshold,
+vocabularies) and the run summary ``biodivergence_results.json`` (release, schedule, validation and test scores with
+their 95% bootstrap intervals, label counts). The YAML header is ``huggingface_hub.ModelCardData`` (with a
 ``model-index`` of the test scores), so the Hub shows the scores. ``repo_id`` / ``revision`` are stamped by
 the push (``trainer.hub_model``) into the loading instructions. No local path of this machine appears.
 """
@@ -13,14 +14,18 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_text_atomic
 
-from .train import RESULTS_FILE
+from .constants import PAPER_EPOCHS, RESULTS_FILE
+
+if TYPE_CHECKING:
+    from huggingface_hub import ModelCardData
 
 CARD = "README.md"
+TEMPLATE = Path(__file__).resolve().parent / "templates" / "model_card.md"
 #: (column, metric key, key of its support n) of the results tables.
 SCORES = (
     ("Accuracy", "conflict_type/accuracy", "conflict_type/n"),
@@ -41,7 +46,6 @@ MODEL_INDEX = (
 #: The example pair of the card's usage snippet (the test runs that snippet verbatim).
 EXAMPLE_PAIR = ("Colistin reduced 30-day mortality in ICU patients in Greece.",
                 "Colistin did not reduce 30-day mortality in outpatients in Thailand.")
-PAPER_EPOCHS = 8
 _PLACEHOLDER = re.compile(r"^<[^>]*>/")
 
 
@@ -81,17 +85,13 @@ def _cell(scores: dict[str, Any], key: str, n_key: str) -> str:
     return f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
 
 
-def _per_class(scores: dict[str, Any]) -> list[str]:
-    """The test F1 of each conflict type with its support n (reference count); n/a where undefined."""
+def _per_class(scores: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """The test F1 of each conflict type with its support n (reference count); none when the run has no per-class
+    scores."""
     if not any(f"conflict_type/f1/{c}" in scores for c in ontology.CONFLICT_TYPE_NAMES):
         return []
-    lines = ["", ("Test F1 per conflict type, with its support n (test pairs of that class). n/a: neither the "
-                  "references nor the predictions hold the class, so its F1 is undefined (0 / 0), not perfect."),
-             "", "| Conflict type | F1 | n |", "|---|---|---|"]
-    for name in ontology.CONFLICT_TYPE_NAMES:
-        n_key = f"conflict_type/support/{name}"
-        lines.append(f"| {name} | {_cell(scores, f'conflict_type/f1/{name}', n_key)} | {scores.get(n_key, '')} |")
-    return lines
+    return [(name, _cell(scores, f"conflict_type/f1/{name}", f"conflict_type/support/{name}"),
+             scores.get(f"conflict_type/support/{name}", "")) for name in ontology.CONFLICT_TYPE_NAMES]
 
 
 def _data_line(release: dict[str, Any], config: str) -> str:
@@ -102,21 +102,10 @@ def _data_line(release: dict[str, Any], config: str) -> str:
     return f"a local BioDivergence release{version} (not published on the Hub), config `{config}`"
 
 
-def render(folder: str | Path, repo_id: str | None = None, revision: str | None = None) -> str:
-    """The card text of a model folder."""
-    from huggingface_hub import EvalResult, ModelCard, ModelCardData
-
-    folder = Path(folder)
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    results = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8")) if (folder / RESULTS_FILE).exists() else {}
-    run = (results.get("runs") or [{}])[0]
-    settings = results.get("settings") or {}
-    schedule = run.get("schedule") or {}
-    release = results.get("release_reference") or {}
-    data_config = results.get("config", ontology.DEFAULT_CONFIG)
-    encoder = config.get("encoder_name_or_path") or ""
-    name = repo_id.split("/")[-1] if repo_id else "biodivergence-reference"
-    test = run.get("test") or {}
+def card_data(release: dict[str, Any], data_config: str, encoder: str, name: str,
+              test: dict[str, Any]) -> ModelCardData:
+    """The YAML header: Hub metadata, with a ``model-index`` of the test scores when the release is on the Hub."""
+    from huggingface_hub import EvalResult, ModelCardData
 
     eval_results = []
     if test and release.get("repo_id"):
@@ -130,7 +119,7 @@ def render(folder: str | Path, repo_id: str | None = None, revision: str | None 
                     metric_name=metric_name + (f" (n={support:.0f})" if support is not None else ""),
                     metric_value=round(float(test[key]), 4),
                     metric_args={"n": int(support)} if support is not None else None))
-    data = ModelCardData(
+    return ModelCardData(
         library_name="transformers", pipeline_tag="text-classification", language=["en"], license="other",
         license_name="see-training-data-and-base-model",
         base_model=encoder or None, datasets=[release["repo_id"]] if release.get("repo_id") else None,
@@ -139,44 +128,37 @@ def render(folder: str | Path, repo_id: str | None = None, revision: str | None 
         model_name=name, eval_results=eval_results or None,
     )
 
-    load_id = repo_id or "PATH/TO/THIS/FOLDER"
-    pin = f', revision="{revision}"' if revision else ""
-    n_train, full = results.get("split_sizes", {}), results.get("release_split_sizes", {})
-    counts = results.get("label_counts", {})
-    lines = [
-        f"# {name}",
-        "",
-        "The reference multi-task model of the BioDivergence benchmark (hidden contextual contradictions between "
-        "claims of biomedical abstracts). For a pair of claims it predicts the **conflict type** (6 classes, Task 1), "
-        "the **divergence axes** that explain the tension (13 labels, Task 2) and the **dominant confounder** "
-        "(Task 3). Architecture: `[CLS] claim_a [SEP] claim_b [SEP]` → encoder"
-        + (f" (`{encoder}`)" if encoder else "")
-        + " → cross-attention between the two claims' tokens → fused with claim-type embeddings and "
-        f"{len(config.get('feature_names') or [])} comparison features → three heads.",
-        "",
-        "## Training data",
-        "",
-        f"- Release: {_data_line(release, data_config)}; labels of BioDivergence ontology {ontology.ONTOLOGY_VERSION}.",
-    ]
+
+def _sizes(results: dict[str, Any]) -> tuple[dict[str, int], dict[str, int], dict[str, dict[str, int]]]:
+    """The pairs of each split the run used, of each split of the release, and the label counts of the first."""
+    return results.get("split_sizes", {}), results.get("release_split_sizes", {}), results.get("label_counts", {})
+
+
+def _split_lines(results: dict[str, Any]) -> list[str]:
+    """Each split's pairs, the sample it is of the release's split, and its label counts."""
+    n_train, full, counts = _sizes(results)
+    lines = []
     for split in ("train", "validation", "test"):
         if split in n_train:
-            sampled = f" (a fixed random sample of the release's {full[split]:,})" if full.get(split, n_train[split]) != n_train[split] else ""
+            sampled = (f" (a fixed random sample of the release's {full[split]:,})"
+                       if full.get(split, n_train[split]) != n_train[split] else "")
             label_counts = counts.get(split) or {}
             shown = ", ".join(f"{k} {v}" for k, v in sorted(label_counts.items(), key=lambda kv: -kv[1]))
-            lines.append(f"- {split}: {n_train[split]:,} pairs{sampled}" + (f"; {shown}" if shown else ""))
-    lines += [
-        "",
-        "## Training",
-        "",
-        "| Setting | Value |",
-        "|---|---|",
-    ]
+            lines.append(f"{split}: {n_train[split]:,} pairs{sampled}" + (f"; {shown}" if shown else ""))
+    return lines
+
+
+def _training_rows(config: dict[str, Any], results: dict[str, Any], encoder: str) -> list[tuple[str, Any]]:
+    """The settings table: the model's, the schedule's and the run's (rows without a value left out)."""
+    run, settings = (results.get("runs") or [{}])[0], results.get("settings") or {}
+    schedule = run.get("schedule") or {}
     rows = [
         ("encoder", f"`{encoder}`" if encoder else "a local encoder folder"),
         ("variant (paper Table 12)", settings.get("ablation", "full")),
         ("confounder constraint", config.get("constraint_mode")),
         ("loss weights CT / AX / DC", " / ".join(str(w) for w in settings.get("loss_weights", []))),
-        ("class weights, axis pos_weight", "train-split balanced, capped at 20" if settings.get("class_weights", True) else "off"),
+        ("class weights, axis pos_weight",
+         "train-split balanced, capped at 20" if settings.get("class_weights", True) else "off"),
         ("max length", config.get("max_length")),
     ]
     rows += [(k, schedule[k]) for k in ("num_train_epochs", "learning_rate", "weight_decay", "warmup_steps",
@@ -189,105 +171,65 @@ def render(folder: str | Path, repo_id: str | None = None, revision: str | None 
         ("axis threshold (tuned on validation)", config.get("axis_threshold")),
         ("training time", f"{run['train_runtime_s']:.0f} s" if run.get("train_runtime_s") is not None else None),
     ]
-    lines += [f"| {k} | {v} |" for k, v in rows if v not in (None, "")]
-    lines += ["", "## Results", ""]
-    if run:
-        lines += [
-            ("Scores of the BioDivergence metric. Validation: the kept checkpoint's evaluation during training "
-            "(axes at threshold 0.5). Test: the kept model at the tuned axis threshold, with 95% bootstrap intervals "
-            f"over {settings.get('bootstrap', 0)} resamples of the test pairs where shown."),
-            "",
-            "| Split | n | " + " | ".join(h for h, _, _ in SCORES) + " |",
-            "|---|---|" + "---|" * len(SCORES),
-        ]
-        for split in ("validation", "test"):
-            if run.get(split):
-                lines.append(f"| {split} | {run[split].get('conflict_type/n', '')} | "
-                             + " | ".join(_cell(run[split], k, n) for _, k, n in SCORES) + " |")
-        lines += _per_class(run.get("test") or {})
-        if run.get("validation_axes_micro_f1_at_threshold") is not None:
-            lines += ["", (f"Validation axes micro-F1 at the tuned threshold {config.get('axis_threshold')}: "
-                          f"{run['validation_axes_micro_f1_at_threshold']:.3f}.")]
-    else:
-        lines.append("No scores were recorded with this model.")
-    lines += [
-        "",
-        "## How to use",
-        "",
-        ("The model code is in this repository (`modeling.py`, torch and transformers only), so it runs without "
-        "the BioDivergence packages. The conflict type of a claim pair:"),
-        "",
-        "```python",
-        "from transformers import pipeline",
-        "",
-        f'classify = pipeline("text-classification", model="{load_id}"{pin}, trust_remote_code=True)',
-        f'result = classify({{"text": "{EXAMPLE_PAIR[0]}", "text_pair": "{EXAMPLE_PAIR[1]}"}})',
-        "print(result)  # {'label': <one of config.id2label>, 'score': <its probability>}",
-        "```",
-        "",
-        "All three heads (conflict type, divergence axes, dominant confounder):",
-        "",
-        "```python",
-        "from transformers import AutoModel, AutoTokenizer",
-        "",
-        f'model = AutoModel.from_pretrained("{load_id}"{pin}, trust_remote_code=True)',
-        f'tokenizer = AutoTokenizer.from_pretrained("{load_id}"{pin})',
-        'out = model(**tokenizer("claim A", "claim B", return_tensors="pt"))',
-        "# out.conflict_logits, out.axis_logits (config.axis_names), out.confounder_logits",
-        "```",
-        "",
-        ("From text alone the model reads the comparison features as unknown (0) and both claim types as "
-        "`factual`. It was trained with them: `forward` also takes `pair_segments` (1 on claim-a tokens, 2 on "
-        "claim-b tokens), `features` (the comparison features named in `config.feature_names`) and `claim_types` "
-        "(two ids of `config.claim_type_names`), which the BioDivergence toolkit computes from claim pairs or "
-        "release rows (its predictions, and the scores above, use them):"),
-        "",
-        "```python",
-        "from trainer.pipeline import conflict_pipeline",
-        "",
-        f'classify = conflict_pipeline("{load_id}")',
-        'classify({"claim_a_text": "...", "claim_b_text": "...", "claim_a_type": "efficacy", "domain": "amr"})',
-        "# {'conflict_type': ..., 'divergence_axes': [...], 'dominant_confounder': ...}",
-        "```",
-        "",
-        (f"or `biodivergence predict --model {load_id} --release RELEASE --split test --out preds.jsonl` for a "
-        "whole split in the metric's input format."),
-        "",
-        "## Limitations",
-        "",
-        ("- The labels are silver: machine-made by the BioDivergence annotators and checked against expert-labelled "
-        "sets (see the dataset card). Scores measure agreement with those labels, not clinical truth; do not use "
-        "the predictions for medical decisions."),
-        ("- English claims from biomedical abstracts of five domains; claims outside them, or pairs without the "
-        "release's metadata (claim types, domain, years, mining scores), get features the model saw rarely."),
-        ("- Rare classes and axes have few training examples; their F1 is unstable, and a class that neither a "
-        "split nor the predictions hold has an undefined F1 (n/a, n = 0), never a perfect one (see the label counts "
-        "above)."),
-    ]
+    return [(k, v) for k, v in rows if v not in (None, "")]
+
+
+def _score_rows(run: dict[str, Any]) -> list[list[Any]]:
+    """The results table: split, n and each score of ``SCORES`` with its interval."""
+    return [[split, run[split].get("conflict_type/n", ""), *(_cell(run[split], k, n) for _, k, n in SCORES)]
+            for split in ("validation", "test") if run.get(split)]
+
+
+def _run_limitations(results: dict[str, Any], encoder: str) -> list[str]:
+    """The limitations this run has beyond every model's: one-class splits, a short schedule, a small encoder."""
+    n_train, full, counts = _sizes(results)
+    lines = []
     for split in ("train", "validation", "test"):
         classes = [c for c, n in (counts.get(split) or {}).items() if n]
         if len(classes) == 1:
-            lines.append(f"- The {n_train.get(split, 0):,} {split} pairs are all `{classes[0]}`: "
+            lines.append(f"The {n_train.get(split, 0):,} {split} pairs are all `{classes[0]}`: "
                          + ("the model never saw another class." if split == "train" else
                             "its scores say nothing about telling the classes apart."))
     short = []
     if full.get("train") and n_train.get("train") and n_train["train"] < full["train"]:
         short.append(f"{n_train['train']:,} of the {full['train']:,} training pairs")
-    epochs = schedule.get("num_train_epochs")
+    epochs = ((results.get("runs") or [{}])[0].get("schedule") or {}).get("num_train_epochs")
     if epochs is not None and epochs < PAPER_EPOCHS:
         short.append(f"{epochs:g} epoch(s) instead of the paper's {PAPER_EPOCHS}")
     if short:
-        lines.append(f"- A short schedule ({'; '.join(short)}): a budget run, not the paper's reference model.")
+        lines.append(f"A short schedule ({'; '.join(short)}): a budget run, not the paper's reference model.")
     if "minilm" in encoder.lower():
-        lines.append("- The encoder is all-MiniLM-L6-v2, a small general-domain encoder (the paper uses "
+        lines.append("The encoder is all-MiniLM-L6-v2, a small general-domain encoder (the paper uses "
                      "BiomedBERT); expect lower scores than the paper's reference model.")
-    lines += [
-        ("- Licence: the weights derive from the base model (its own licence) and from the release's source "
-        "abstracts, whose licences differ (see the dataset card); check both before reuse."),
-        "",
-    ]
-    header = data.to_yaml()
-    return str(ModelCard(f"---\n{header}\n---\n\n" + "\n".join(lines)))
+    return lines
+
+
+def render(folder: str | Path, repo_id: str | None = None, revision: str | None = None) -> str:
+    """The card text of a model folder: ``templates/model_card.md`` filled through ``ModelCard.from_template``."""
+    from huggingface_hub import ModelCard
+
+    folder = Path(folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    results = json.loads((folder / RESULTS_FILE).read_text(encoding="utf-8")) if (folder / RESULTS_FILE).exists() else {}
+    run = (results.get("runs") or [{}])[0]
+    release = results.get("release_reference") or {}
+    data_config = results.get("config", ontology.DEFAULT_CONFIG)
+    encoder = config.get("encoder_name_or_path") or ""
+    name = repo_id.split("/")[-1] if repo_id else "biodivergence-reference"
+    tuned = run.get("validation_axes_micro_f1_at_threshold")
+    card = ModelCard.from_template(
+        card_data(release, data_config, encoder, name, run.get("test") or {}), template_path=str(TEMPLATE),
+        name=name, encoder=encoder, n_features=len(config.get("feature_names") or []),
+        release_line=_data_line(release, data_config), ontology_version=ontology.ONTOLOGY_VERSION,
+        split_lines=_split_lines(results), training_rows=_training_rows(config, results, encoder),
+        scored=bool(run), bootstrap=(results.get("settings") or {}).get("bootstrap", 0),
+        score_names=[h for h, _, _ in SCORES], score_rows=_score_rows(run),
+        per_class=_per_class(run.get("test") or {}),
+        tuned_axes_line=(None if tuned is None else f"Validation axes micro-F1 at the tuned threshold "
+                                                    f"{config.get('axis_threshold')}: {tuned:.3f}."),
+        load_id=repo_id or "PATH/TO/THIS/FOLDER", pin=f', revision="{revision}"' if revision else "",
+        example_pair=EXAMPLE_PAIR, run_limitations=_run_limitations(results, encoder))
+    return str(card)
 
 
 def write_model_card(folder: str | Path, repo_id: str | None = None, revision: str | None = None) -> Path:

@@ -245,7 +245,7 @@ def run(args) -> int:
         raise ValueError(f"split {args.split!r} is not in {args.release} ({args.config}); it has {list(splits)}")
     if args.max_examples is not None and args.max_examples < 1:
         raise ValueError(f"--max-examples must be at least 1, got {args.max_examples}")
-    from .train import sampled_rows
+    from .data import sampled_rows
 
     model, tokenizer = load_model(args.model, args.constraint_mode, args.axis_threshold)
     records = predict_rows(model, tokenizer, sampled_rows(splits[args.split], args.max_examples), args.batch_size)

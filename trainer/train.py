@@ -33,7 +33,6 @@ import argparse
 import dataclasses
 import json
 import logging
-import random
 import statistics
 import sys
 import time
@@ -49,14 +48,11 @@ from biodivergence_dataset.arguments import RELEASE_HELP
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import task
 
+from .constants import PAPER_EPOCHS, PAPER_SEEDS, PREDICTIONS_FILE, RESULTS_FILE
 from .features import DISAGREEMENT, METADATA
 
 log = logging.getLogger(__name__)
 
-#: Our summary of a run (Trainer's own ``train_results.json`` / ``all_results.json`` are Trainer's).
-RESULTS_FILE = "biodivergence_results.json"
-PREDICTIONS_FILE = "test_predictions.jsonl"
-PAPER_SEEDS = (42, 123, 7)
 BEST_METRIC = "conflict_type/macro_f1"
 TUNED_THRESHOLD = "axis_threshold_tuned"
 TUNED_AXES_F1 = "axes/micro_f1_at_tuned_threshold"
@@ -72,7 +68,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 SUMMARY_TASKS = ("conflict_type", "axes", "confounder")
 #: TrainingArguments that differ from transformers' defaults: the paper's schedule (Table 32).
 PAPER_DEFAULTS: dict[str, Any] = {
-    "num_train_epochs": 8.0,
+    "num_train_epochs": float(PAPER_EPOCHS),
     "learning_rate": 2e-5,
     "weight_decay": 0.01,
     "warmup_steps": 0.1,  # a float below 1 is a ratio of the training steps
@@ -309,13 +305,6 @@ def kept_evaluation(state, load_best_model_at_end: bool) -> dict[str, Any]:
     return next((h for h in evaluations if h.get("step") == step), {})
 
 
-def subsample(rows: list[Any], n: int | None, seed: int = 0) -> list[Any]:
-    """``n`` rows drawn without replacement (the same rows for every training seed), or all rows."""
-    if n is None or n >= len(rows):
-        return rows
-    return random.Random(seed).sample(rows, n)
-
-
 def summarise(runs: list[dict[str, Any]], split: str) -> dict[str, dict[str, float | None]]:
     """Mean and sample std over seeds of the task metrics on one split (std None for a single seed); over the
     seeds where the metric is defined, None where it is undefined on every seed."""
@@ -459,7 +448,7 @@ def load_training_splits(
     ``max_eval_examples``); only the rows used are decoded. Also returns the full split sizes."""
     from biodivergence_dataset.release import resolve_release
 
-    from .data import load_splits
+    from .data import load_splits, sampled_rows
 
     datasets = load_splits(resolve_release(release_dir), config)
     missing = {"train", "validation"} - set(datasets)
@@ -474,17 +463,6 @@ def load_training_splits(
         cap = settings.max_train_examples if name == "train" else settings.max_eval_examples
         splits[name] = sampled_rows(ds, cap, keep_order=name != "train")
     return splits, sizes
-
-
-def sampled_rows(ds, n: int | None, keep_order: bool = True) -> list[dict[str, Any]]:
-    """Decoded rows of a fixed random sample of ``n`` rows of a split (all rows when ``n`` is None), in the split's
-    order with ``keep_order``; only the rows used are decoded."""
-    from .data import decoded_rows
-
-    indices = subsample(list(range(len(ds))), n)
-    if keep_order:
-        indices = sorted(indices)
-    return decoded_rows(ds if len(indices) == len(ds) else ds.select(indices))
 
 
 def _resume_point(seed_dir: Path, resume: str | bool | None, n_seeds: int) -> str | bool | None:

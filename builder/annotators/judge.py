@@ -289,7 +289,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .goldcheck import GOLD_SOURCES
+    from ..goldsources import GOLD_SOURCES
 
     config = TrainConfig(data_dir=args.data_dir, sources=tuple(args.sources or ()), base_model=args.base_model,
                          epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..checks import scifact_claims, scifact_corpus
-from .goldcheck import GOLD_SOURCES, ITEMS_OF, healthver_rows, load_gold, source_folder
+from ..goldsources import GOLD_SOURCES, ITEMS_OF, healthver_rows, load_gold, source_folder
 
 #: Sources that are only trained on (goldcheck never scores them).
 TRAINING_ONLY = ("nli4ct", "citation_integrity")

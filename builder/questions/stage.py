@@ -183,8 +183,7 @@ def _abstracts_dir(claims_dir: Path, config: QuestionsConfig) -> str | None:
 def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConfig | None = None,
               runtime: RuntimeConfig | None = None) -> dict:
     """Assign the claims of a finished Claim stage folder to the pack's questions (resumable)."""
-    from ..embeddings import embedding_dimension, load_encoder, open_cache
-    from ..mine import MineConfig, fill_cache
+    from ..embeddings import EmbedConfig, embedding_dimension, fill_cache, load_encoder, open_cache
 
     config = config or QuestionsConfig()
     if not config.pack:
@@ -206,9 +205,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     encoder = load_encoder(config.model, config.device, config.precision)
     cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
     to_embed = _possible_sentences(*_read_claims(claims_dir, questions, config), config) + [q.text for q in questions]
-    embedder = MineConfig(model=config.model, device=config.device, precision=config.precision,
-                          batch_size=config.batch_size)
-    embedded = fill_cache(to_embed, cache, out_dir, embedder, runtime)
+    embedded = fill_cache(to_embed, cache, out_dir, EmbedConfig.of(config), runtime)
     job = ShardJob(STAGE, assign_claims, config, claims_dir, Claim, Assignment, "claims", config.shard_size)
     assignments, stats = run_sharded(job, out_dir, runtime)
     if config.assigner == "learned":

@@ -28,6 +28,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic
 
 from .answer_data import SOURCES, AnswerExample, answer_examples
+from .fitting import fit_heads, freeze, save_delta
 from .model import IGNORE, HeadedReader, build_network, read_config
 from .model import SHIPPED as SHIPPED_READER
 from .model import WEIGHTS_FILE as READER_WEIGHTS
@@ -152,7 +153,6 @@ def train_answerer(out_dir: str | Path, config: AnswererTrainConfig, log_every: 
     from transformers import AutoTokenizer
 
     from ..embeddings import resolve_model
-    from .train import fit_heads, freeze, save_delta
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)

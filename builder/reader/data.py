@@ -34,10 +34,10 @@ from pathlib import Path
 
 from biodivergence_dataset import ontology
 
-from ..annotators.goldcheck import GoldPair, claim_key, gold_in_part, healthver_rows, pubmedqa_records
 from ..annotators.judge_data import scifact_rationale_pairs
 from ..checks import scifact_claims, scifact_corpus
 from ..goldparts import Part, in_part
+from ..goldsources import GoldPair, claim_key, gold_in_part, healthver_rows, pubmedqa_records
 from ..sentences import split
 from .model import EXCHANGED, mark_arms
 

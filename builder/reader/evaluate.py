@@ -130,8 +130,8 @@ def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items:
     default; the first ``max_items``), beside the negation rule's."""
     from sklearn.metrics import cohen_kappa_score
 
-    from ..annotators.goldcheck import healthver_pairs
     from ..annotators.reader_annotator import by_answers
+    from ..goldsources import healthver_pairs
     from .data import gold_in_part
 
     gold = [g for g in healthver_pairs(source_path("healthver", data_dir), with_question=True)

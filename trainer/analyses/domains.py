@@ -61,8 +61,9 @@ class ReferenceFitter:
         return f"short (1 epoch, ≤ {SHORT_TRAIN_ROWS} training and ≤ {SHORT_VALIDATION_ROWS} validation rows, max length 128)"
 
     def __call__(self, train: Sequence[Row], validation: Sequence[Row], fold: str) -> Predictor:
+        from ..data import subsample
         from ..encoders import resolve_encoder
-        from ..train import TrainSettings, subsample, train_seed, training_arguments
+        from ..train import TrainSettings, train_seed, training_arguments
 
         settings = TrainSettings() if self.full_schedule else TrainSettings(
             patience=1, max_length=128, max_train_examples=SHORT_TRAIN_ROWS)
