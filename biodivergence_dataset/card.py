@@ -35,7 +35,6 @@ from .release import (
     FILES_MANIFEST,
     GOLDCHECK_FILE,
     GOLDCHECK_SUMMARY,
-    META_FILE,
     README,
     ROBUSTNESS_FILE,
     SPLIT_MANIFEST,
