@@ -5,7 +5,7 @@ data files it reads besides them (lexicons, packs, model weights), and two funct
 
 - ``open(inputs, out, config) -> Opened``: check the inputs, claim the output folder and state what decides the
   output (the stage's *identity*: its settings and the fingerprints of the folders it reads);
-- ``run(opened, runtime) -> stats``: do the work, writing the output's files (the shards without a success marker).
+- ``work(opened, runtime) -> stats``: do the work, writing the output's files (the shards without a success marker).
 
 :func:`execute` does the bookkeeping for every stage: it adds to the identity the fingerprint of the stage's code and
 of its data files, skips a stage whose folder finished with the same identity, else opens the folder (marker removed,
@@ -45,7 +45,7 @@ CODE, DATA = "code", "data"
 class Opened:
     """A stage's run as its ``open`` sets it up: the config it runs with, the input paths its manifest names, its
     output folder, its state folder (manifest, stats, marker; the output folder unless the stage shares it) and its
-    identity; ``extra``: what ``open`` found that ``run`` needs (e.g. an upstream folder named by a manifest)."""
+    identity; ``extra``: what ``open`` found that ``work`` needs (e.g. an upstream folder named by a manifest)."""
 
     name: str
     config: Any
@@ -90,17 +90,17 @@ class Stage:
     ``reads``: the work folders it reads, the first being its input (:data:`SOURCES`: the build's sources; none: it
     reads no folder); ``writes``: the work folder it writes; ``state``: its state folder under ``writes`` when it
     shares that folder with other stages (``.stages/split``); ``section``: its section of the build config when not
-    named after it; ``needs``: a key its (wired) section must set for the build to run it; ``wire``: its section with
+    named after it, which is then its config's one field of that name; ``needs``: a key its (wired) section must set for the build to run it; ``wire``: its section with
     what it takes from the others' (``wire(section, build_config, work)``); ``data_files``: the files it reads
     besides its inputs, from its config; ``redo``: whether a finished, current run is redone anyway; ``result``: what
     it returns (its stats by default); ``locks``: whether it holds the output folder's lock while it runs;
-    ``begins_itself``: its ``run`` calls ``opened.begin()`` itself, at the moment it replaces its output (so a
+    ``begins_itself``: its ``work`` calls ``opened.begin()`` itself, at the moment it replaces its output (so a
     failed run leaves a previous output whole)."""
 
     name: str
     Config: type[BaseModel]
     open: Callable[[Any, Path, Any], Opened]
-    run: Callable[[Opened, RuntimeConfig], Any]
+    work: Callable[[Opened, RuntimeConfig], Any]
     reads: tuple[str, ...]
     writes: str
     module: str
@@ -128,6 +128,16 @@ class Stage:
         except ValidationError as exc:
             raise ValueError(f"build config section {self.section or self.name!r}: "
                              f"{one_line(exc, 'the section')}") from None
+
+    def config_section(self, build: Any, work: Path | None = None) -> dict[str, Any]:
+        """Its section of a build config, wired to the stages around it (as its config's one field ``section`` when
+        it has one)."""
+        wired = self.wire(dict(getattr(build, self.section or self.name)), build, work or Path("."))
+        return {self.section: wired} if self.section else wired
+
+    def active(self, build: Any) -> bool:
+        """Whether a build with this config runs it (its wired section sets what it needs)."""
+        return not self.needs or bool(self.config_section(build).get(self.needs))
 
     def identity(self, opened: Opened) -> dict[str, Any]:
         """What decides its output: what ``open`` stated, its code and its data files."""
@@ -173,5 +183,5 @@ def execute(stage: Stage, inputs: Any, out: str | Path, config: Any = None,
             return stage.result(opened)
         if not stage.begins_itself:
             opened.begin()
-        finish(opened, stage.run(opened, runtime or RuntimeConfig()))
+        finish(opened, stage.work(opened, runtime or RuntimeConfig()))
         return stage.result(opened)
