@@ -16,13 +16,13 @@ import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
 
-from biodivergence_dataset import card, io, ontology
+from biodivergence_dataset import card, ontology
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.io import read_records
 from biodivergence_dataset.records import CandidatePair
 from biodivergence_dataset.release import FILES_MANIFEST
 from biodivergence_dataset.validate import validate_release
-from builder import build
+from builder import build, stage
 from builder.audit import read_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,6 +85,14 @@ def test_small_build_produces_a_valid_loadable_release(small_build, tmp_path):
     audit = json.loads((release / "audit.json").read_text())
     assert audit["ok"] and not audit["leaks"]["primary"]
     assert audit["leakage"]["primary"]["test rows with either article in train"] == "0 (0.0%)"
+
+
+def test_the_build_runs_its_list_of_stages_and_each_leaves_its_declared_marker(small_build):
+    root, config, outcome = small_build
+    assert [s.name for s in outcome.steps] == [s.name for s in build.active_steps(build.load_config(config))]
+    assert [s.name for s in outcome.steps] == [s.name for s in RUN_STEPS]
+    for step in RUN_STEPS:
+        assert (root / "work" / step.marker).is_file(), step.marker
 
 
 def test_a_build_writes_the_card_once_in_its_last_step(small_build):
@@ -208,7 +216,7 @@ def test_output_of_other_code_is_never_current(small_build, tmp_path, monkeypatc
     root, _, _ = small_build
     work = tmp_path / "work"
     shutil.copytree(root / "work", work)
-    monkeypatch.setattr(io, "code_version", lambda: "0.0.0+edited")
+    monkeypatch.setattr(stage, "code_fingerprint", lambda module: "edited")
     config = write_config(tmp_path / "same.yaml", SMALL_CONFIG)
     assert [s.status for s in build.build(config, work).steps] == ["ran"] * len(RUN_STEPS)
     assert _data_files(work) == _data_files(root / "work")
@@ -321,7 +329,7 @@ def test_shipped_shared_sources_config_names_every_shared_source_and_valid_secti
             for s in sources} == abstract_folders
     for step in build.STEPS:
         step.make_config(step.config_section(config))
-    assert config.annotate["annotator"] == "frames" and config.goldcheck.data_dir == "../shared/data"
+    assert config.annotate["annotator"] == "frames" and config.goldcheck["data_dir"] == "../shared/data"
 
 
 def test_info_prints_random_rows_of_each_class_with_their_frames(small_build, capsys):

@@ -281,7 +281,7 @@ def test_the_gold_table_shows_each_finding_readers_sets_with_their_n():
     scores (from the report shipped with its weights) under the gold table of the report and the card."""
     from biodivergence_dataset.card import READER_ROWS, goldcheck_table
     from builder.annotators import parse_spec
-    from builder.build import reader_reports
+    from builder.goldcheck_stage import reader_reports
 
     readers = reader_reports([parse_spec("reader")])
     report = readers["reader"]
