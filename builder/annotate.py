@@ -146,8 +146,13 @@ class AnnotateConfig(BaseModel):
         "max_backoff_s": (0.0, math.inf, True), "temperature": (0.0, 2.0, True),
         "max_fallback_share": (0.0, 1.0, True)}
 
-    def model_post_init(self, context: Any) -> None:
-        """Each count and real-valued setting in its range (an :class:`OptionError` naming it, as the CLI shows)."""
+    def __init__(self, **settings: Any) -> None:
+        """Validated, then each count and real-valued setting checked to be in its range: an :class:`OptionError`
+        naming it, which the CLI shows as the option typed."""
+        super().__init__(**settings)
+        self._check_ranges()
+
+    def _check_ranges(self) -> None:
         for name, least in self._MINIMUM.items():
             value = getattr(self, name)
             if value is not None and value < least:

@@ -108,9 +108,13 @@ def load_config(path: str | Path, runtime: str | Path | None = None) -> BuildCon
         extra = _read_mapping(Path(runtime), "runtime config")
         data["runtime"] = extra.get("runtime", extra)
     try:
-        return BuildConfig.model_validate(data)
+        config = BuildConfig.model_validate(data)
     except ValidationError as exc:
         raise ValueError(f"{path}{f' with {runtime}' if runtime else ''}: {one_line(exc, 'the file')}") from None
+    for step in STEPS:  # each section as written is a valid config of its stage
+        section = dict(getattr(config, step.section or step.name))
+        step.make_config({step.section: section} if step.section else section)
+    return config
 
 
 def resolve_source(source: str | dict[str, Any], base: Path | None) -> str:

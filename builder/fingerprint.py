@@ -30,8 +30,11 @@ def import_graph():
 
 def code_modules(module: str) -> list[str]:
     """``module`` and every module of ours it imports, directly or not, with the packages that hold them (importing
-    a module runs its packages' ``__init__``, and what they import), sorted."""
+    a module runs its packages' ``__init__``, and what they import), sorted. A module outside our packages (a
+    test's stage) stands for itself alone."""
     graph = import_graph()
+    if module not in graph.modules:
+        return [module]
     found, todo = set(), [module]
     while todo:
         name = todo.pop()

@@ -124,7 +124,7 @@ class Stage:
         if isinstance(section, self.Config):
             return section
         try:
-            return self.Config.model_validate(section or {})
+            return self.Config(**(section or {}))  # through __init__: a config may check more there
         except ValidationError as exc:
             raise ValueError(f"build config section {self.section or self.name!r}: "
                              f"{one_line(exc, 'the section')}") from None
