@@ -20,7 +20,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -289,13 +288,12 @@ def read_records(stage_dir: str | os.PathLike, model: type[R], prefix: str = "pa
         yield model.parse(row, where=where)
 
 
-def write_records(
+def write_shards(
     out_dir: str | os.PathLike,
     records: Iterable[_Record],
-    stats: StageStats | None = None,
     shard_size: int = DEFAULT_SHARD_SIZE,
 ) -> int:
-    """Write ``records`` as a finished stage folder (shards, stats, success marker); returns the count."""
+    """Replace a stage folder's shards with ``records`` (its success marker removed first); returns the count."""
     out_dir = Path(out_dir)
     for old in shard_paths(out_dir):
         old.unlink()
@@ -303,10 +301,21 @@ def write_records(
     with ShardWriter(out_dir, shard_size) as writer:
         for record in records:
             writer.add(record)
+    return writer.written
+
+
+def write_records(
+    out_dir: str | os.PathLike,
+    records: Iterable[_Record],
+    stats: StageStats | None = None,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+) -> int:
+    """Write ``records`` as a finished stage folder (shards, stats, success marker); returns the count."""
+    written = write_shards(out_dir, records, shard_size)
     if stats is not None:
         stats.write(out_dir)
     mark_done(out_dir)
-    return writer.written
+    return written
 
 
 def as_dirs(folders: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
@@ -424,47 +433,16 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
 MANIFEST_FILE = "manifest.json"
 
 
-#: Manifest key of the code that wrote a stage folder (see :func:`code_version`).
-CODE_VERSION = "code_version"
-#: What the code version hashes besides the version number: the pipeline's code and the data it ships.
-_CODE_PACKAGES = ("biodivergence_dataset", "builder")
-_CODE_FILES = ("*.py", "querypacks/*")
-
-
-@lru_cache(maxsize=1)
-def code_version() -> str:
-    """The version of the code that writes stage folders: the package version and a hash of the source files
-    of ``biodivergence_dataset`` and ``builder`` (names relative to the packages, so any checkout or install of
-    the same code agrees), so output written by other code is never taken as current."""
-    from . import __version__
-
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for package in _CODE_PACKAGES:
-        for path in sorted(p for pattern in _CODE_FILES for p in (root / package).rglob(pattern) if p.is_file()):
-            h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return f"{__version__}+{h.hexdigest()[:16]}"
-
-
 def write_manifest(out_dir: str | os.PathLike, stage: str, inputs: list[str], params: dict[str, Any]) -> Path:
-    """Record what produced a stage folder: its inputs (so the next stage can find them), parameters and the
-    code version."""
+    """Record what produced a stage folder: its inputs (so the next stage can find them) and its parameters (what
+    decided its output, the builder's fingerprint of its code among them)."""
     from . import __version__
 
     return write_json_atomic(
         Path(out_dir) / MANIFEST_FILE,
         {"stage": stage, "inputs": [str(Path(p).resolve()) for p in inputs], "params": params,
-         "biodivergence_version": __version__, CODE_VERSION: code_version()},
+         "biodivergence_version": __version__},
     )
-
-
-def begin_stage(out_dir: str | os.PathLike, stage: str, inputs: list[str], params: dict[str, Any]) -> Path:
-    """Open a stage folder for a run that is not current: created, its success marker removed (so a killed run
-    is never taken for a finished one) and its manifest written; returns the manifest's path."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / SUCCESS_MARKER).unlink(missing_ok=True)
-    return write_manifest(out_dir, stage, inputs, params)
 
 
 def read_manifest(stage_dir: str | os.PathLike) -> dict[str, Any]:
@@ -472,20 +450,3 @@ def read_manifest(stage_dir: str | os.PathLike) -> dict[str, Any]:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no manifest; is {stage_dir} a stage output folder?")
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def stage_is_current(stage_dir: str | os.PathLike, params: dict[str, Any]) -> bool:
-    """True when the stage finished (success marker) with the same parameters and the same code version: a
-    re-run can skip it."""
-    if not is_done(stage_dir):
-        return False
-    try:
-        manifest = read_manifest(stage_dir)
-    except (FileNotFoundError, json.JSONDecodeError):
-        return False
-    return manifest.get("params") == as_stored(params) and written_by_this_code(manifest)
-
-
-def written_by_this_code(manifest: dict[str, Any]) -> bool:
-    """Whether a stage manifest was written by this code version."""
-    return manifest.get(CODE_VERSION) == code_version()

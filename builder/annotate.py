@@ -34,9 +34,11 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.arguments import OptionError
@@ -56,11 +58,8 @@ from biodivergence_dataset.io import (
     read_records,
     read_stats,
     shard_paths,
-    stage_is_current,
     write_json_atomic,
-    write_manifest,
-    write_records,
-    written_by_this_code,
+    write_shards,
 )
 from biodivergence_dataset.records import CandidatePair, ClaimFrame, Example
 from biodivergence_dataset.redact import redact
@@ -79,11 +78,12 @@ from .annotators import (
 from .annotators.base import MAX_ANSWER_BYTES
 from .annotators.frames import compared_frames
 from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
-from .folders import add_force_argument, build_lock, claim_output
+from .folders import add_force_argument, claim_output
 from .http import Cancelled, RetryPolicy
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
-from .questions.lexicon import LEXICON, Lexicon, lexicon_texts, load_lexicon
+from .questions.lexicon import LEXICON, Lexicon, load_lexicon
 from .repair import InvalidAnswer, repair
+from .stage import CODE, DATA, Opened, Stage, execute
 
 if TYPE_CHECKING:
     from .runtime import RuntimeConfig
@@ -104,9 +104,10 @@ HEURISTIC_BATCH = 256
 SOURCE_LLM, SOURCE_FALLBACK, SOURCE_LOCAL = "llm", "local_fallback", "local"
 
 
-@dataclass
-class AnnotateConfig:
+class AnnotateConfig(BaseModel):
     """Parameters of the annotate stage (the ``annotate`` section of a build config)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     #: One spec or a list of specs (a panel): reader[:PATH] | frames | heuristic | judge:PATH | openai:… | ollama:….
     annotator: str | list[str] = DEFAULT_ANNOTATOR
@@ -133,7 +134,7 @@ class AnnotateConfig:
     #: The clinical lexicon and the domain packs merged onto it, with which the reader annotator reads a pair's
     #: question (a build passes its questions section's: a pack's drug classes name the arms there too).
     lexicon: str = str(LEXICON)
-    domain_packs: list[str] = field(default_factory=list)
+    domain_packs: list[str] = []
 
     #: The smallest value of each count setting that makes sense (None, where allowed, means no limit).
     _MINIMUM: ClassVar[dict[str, int]] = {"limit": 1, "llm_budget": 0, "concurrency": 1, "max_tokens": 1,
@@ -145,7 +146,13 @@ class AnnotateConfig:
         "max_backoff_s": (0.0, math.inf, True), "temperature": (0.0, 2.0, True),
         "max_fallback_share": (0.0, 1.0, True)}
 
-    def __post_init__(self) -> None:
+    def __init__(self, **settings: Any) -> None:
+        """Validated, then each count and real-valued setting checked to be in its range: an :class:`OptionError`
+        naming it, which the CLI shows as the option typed."""
+        super().__init__(**settings)
+        self._check_ranges()
+
+    def _check_ranges(self) -> None:
         for name, least in self._MINIMUM.items():
             value = getattr(self, name)
             if value is not None and value < least:
@@ -176,15 +183,17 @@ class AnnotateConfig:
         return {"annotator": [str(s) for s in self.specs], "llm_budget": self.llm_budget,
                 "prompt_version": PROMPT_VERSION,
                 "prompt_fingerprint": prompt_fingerprint(), "max_tokens": self.max_tokens,
-                "temperature": self.temperature, "max_abstract_chars": self.max_abstract_chars, "limit": self.limit,
-                **({"lexicon": lexicon_texts(self.lexicon, self.domain_packs)} if self.reads_questions else {})}
+                "temperature": self.temperature, "max_abstract_chars": self.max_abstract_chars, "limit": self.limit}
 
-    @property
-    def reads_questions(self) -> bool:
-        """Whether the panel reads a pair's question with a lexicon other than the shipped one alone (a reader
-        member and a lexicon or domain packs given): then the lexicon decides labels too."""
-        return (any(s.backend == "reader" for s in self.specs)
-                and (bool(self.domain_packs) or self.lexicon != str(LEXICON)))
+    def data_files(self) -> list[Path]:
+        """The files its local members read: with a reader, the reader's weights and the lexicon with its domain
+        packs (with which it reads a pair's question); a judge's folder."""
+        from .reader.model import reader_folder
+
+        readers = [s for s in self.specs if s.backend == "reader"]
+        words = [Path(p) for p in (self.lexicon, *self.domain_packs)] if readers else []
+        return ([reader_folder(s.url or None) for s in readers] + words
+                + [Path(s.url) for s in self.specs if s.backend == "judge"])
 
     def read_lexicon(self) -> Lexicon:
         """The lexicon with the domain packs merged onto it (errors name the file and entry)."""
@@ -349,7 +358,7 @@ def _load_pairs(pairs_dir: Path, config: AnnotateConfig, stats: StageStats) -> l
 def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConfig) -> None:
     """Keep a partial run with the same parameters; refuse (or, with overwrite, clear) a different one.
 
-    New candidate pairs (another input fingerprint, same settings) or another code version restart the labels
+    New candidate pairs (another input fingerprint, same settings), other code or other data files restart the labels
     but keep the stored LLM answers, so no question answered before is asked again and no label of a vanished
     pair or of other code survives."""
     has_state = any((out_dir / f).exists() for f in STATE_FILES)
@@ -357,7 +366,7 @@ def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConf
         manifest = read_manifest(out_dir)
         previous = manifest.get("params") or {}
         # new pairs, or labels of other code: relabel, keeping the answers
-        relabel = previous.get(INPUT_KEY) != params[INPUT_KEY] or not written_by_this_code(manifest)
+        relabel = any(previous.get(k) != params[k] for k in (INPUT_KEY, CODE, DATA))
         if relabel and _settings(previous) == _settings(as_stored(params)):
             _remove_stage_files(out_dir, forget_cache=False)
         elif previous != as_stored(params):
@@ -372,8 +381,9 @@ def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConf
 
 
 def _settings(params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters without the input (``pairs_dir`` held the input's path before fingerprints)."""
-    return {k: v for k, v in params.items() if k not in (INPUT_KEY, "pairs_dir")}
+    """The parameters without the input, the code and the data files (``pairs_dir`` held the input's path before
+    fingerprints)."""
+    return {k: v for k, v in params.items() if k not in (INPUT_KEY, CODE, DATA, "pairs_dir")}
 
 
 def _remove_stage_files(out_dir: Path, forget_cache: bool) -> None:
@@ -540,27 +550,27 @@ def _stats(pairs: list[CandidatePair], rows: dict[str, dict[str, Any]], stats: S
     return examples, repairs
 
 
-def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig | None = None,
-              runtime: RuntimeConfig | None = None) -> dict[str, Any]:
-    """Annotate the CandidatePair folder ``pairs_dir`` into ``out_dir``; returns the stats dict. Requests run
-    ``config.concurrency`` at a time in this process, so ``runtime`` is not used (the Stage shape)."""
-    config = config or AnnotateConfig()
+def open_stage(pairs_dir: str | Path, out_dir: Path, config: AnnotateConfig) -> Opened:
     pairs_dir = Path(pairs_dir)
     if not is_done(pairs_dir):
         raise ValueError(f"{pairs_dir}: not a finished stage folder (no _SUCCESS); run `biodivergence mine` first")
     out_dir = claim_output(out_dir, STAGE, [pairs_dir])
-    with build_lock(out_dir):  # a second annotate of this folder fails at once, naming the first's PID
-        return _annotate(pairs_dir, out_dir, config)
-
-
-def _annotate(pairs_dir: Path, out_dir: Path, config: AnnotateConfig) -> dict[str, Any]:
-    """``run_stage`` in its claimed and locked output folder."""
     params = {INPUT_KEY: done_fingerprint(pairs_dir), **config.identity()}
-    if stage_is_current(out_dir, params) and not (config.retry_fallbacks and read_stats(out_dir).get("fallbacks")):
-        return read_stats(out_dir)
+    return Opened(STAGE, config, [str(pairs_dir)], out_dir, params)
+
+
+def retries_fallbacks(opened: Opened) -> bool:
+    """A finished run is redone when asked to retry the pairs that fell back to the local annotators."""
+    return opened.config.retry_fallbacks and bool(read_stats(opened.out).get("fallbacks"))
+
+
+def work(opened: Opened, runtime: RuntimeConfig) -> StageStats:
+    """Annotate the pairs, resuming a killed run's labels. Requests run ``config.concurrency`` at a time in this
+    process, so ``runtime`` is not used."""
+    config, out_dir, pairs_dir = opened.config, opened.out, Path(opened.inputs[0])
     spec = config.llm_spec
-    _prepare_out_dir(out_dir, params, config)
-    write_manifest(out_dir, STAGE, [str(pairs_dir)], params)
+    _prepare_out_dir(out_dir, opened.params, config)
+    opened.begin()
     stats = StageStats(STAGE, unit="pairs")
     pairs = _load_pairs(pairs_dir, config, stats)
     backend = spec and make_backend(spec, timeout_s=config.timeout_s, max_tokens=config.max_tokens,
@@ -618,8 +628,19 @@ def _annotate(pairs_dir: Path, out_dir: Path, config: AnnotateConfig) -> dict[st
     examples, repairs = _stats(pairs, rows, stats, figures)
     _write_run_files(out_dir, pairs_dir, annotator, examples, config, stats, repairs, started)
     _check_fallbacks(stats, config, out_dir)
-    write_records(out_dir, examples, stats, shard_size=config.shard_size)
-    return stats.to_dict()
+    write_shards(out_dir, examples, shard_size=config.shard_size)
+    return stats
+
+
+stage = Stage(STAGE, AnnotateConfig, open_stage, work, reads=("pairs",), writes="annotations", module=__name__,
+              data_files=AnnotateConfig.data_files, redo=retries_fallbacks, locks=True, begins_itself=True)
+
+
+def run_stage(pairs_dir: str | Path, out_dir: str | Path, config: AnnotateConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict[str, Any]:
+    """Annotate the CandidatePair folder ``pairs_dir`` into ``out_dir``; returns the stats dict. A second annotate
+    of the same folder fails at once, naming the first's PID."""
+    return execute(stage, pairs_dir, out_dir, config, runtime)
 
 
 def _write_run_files(out_dir: Path, pairs_dir: Path, annotator: PairAnnotator, examples: list[Example],
@@ -651,7 +672,7 @@ def _write_run_files(out_dir: Path, pairs_dir: Path, annotator: PairAnnotator, e
         "members": members,
         "prompt_version": PROMPT_VERSION,
         "prompt_fingerprint": prompt_fingerprint(),
-        "execution": {k: v for k, v in asdict(config).items() if k in ("concurrency", "timeout_s", "max_attempts",
+        "execution": {k: v for k, v in config.model_dump().items() if k in ("concurrency", "timeout_s", "max_attempts",
                                                                         "backoff_s", "max_backoff_s")},
         "started": started,
         "finished": time.time(),

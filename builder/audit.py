@@ -27,16 +27,14 @@ from biodivergence_dataset.features import decode_row
 from biodivergence_dataset.io import (
     STATS_FILE,
     content_fingerprint,
-    mark_done,
-    stage_is_current,
     write_json_atomic,
-    write_manifest,
 )
 from biodivergence_dataset.release import (
     AUDIT_FILE,
     PLOTS_DIR,
     SPLIT_MANIFEST,
     SPLIT_REPORT,
+    STATE_DIR,
     config_names,
     split_files,
     split_names,
@@ -45,6 +43,7 @@ from biodivergence_dataset.release import (
 )
 
 from .grouping import UnionFind
+from .stage import Opened, Stage, execute
 
 if TYPE_CHECKING:
     from .runtime import RuntimeConfig
@@ -474,23 +473,17 @@ def write_plots(release_dir: Path, result: Mapping[str, Any], dpi: int) -> list[
     ]
 
 
-def run_stage(release_dir: str | Path, out_dir: str | Path, config: AuditConfig | None = None,
-              runtime: RuntimeConfig | None = None) -> dict[str, Any]:
-    """Audit the release in ``release_dir`` and write audit.json, stats.json and plots into ``out_dir`` (in a
-    build, the release itself); resumable (the card is the release stage's; a global step: ``runtime`` is
-    not used).
-
-    Returns the audit dict (``leakage``, ``counts``, ``leaks``, ``ok``, …).
-    """
-    config = config or AuditConfig()
-    release_dir, out_dir = Path(release_dir), Path(out_dir)
+def open_stage(release_dir: str | Path, out_dir: Path, config: AuditConfig) -> Opened:
+    release_dir = Path(release_dir)
     params = {**config.model_dump(), "release": release_fingerprint(release_dir)}
-    marker = state_dir(out_dir, STAGE)
-    if stage_is_current(marker, params):
-        return _read_json(out_dir / AUDIT_FILE)
-    (marker / "_SUCCESS").unlink(missing_ok=True)
+    return Opened(STAGE, config, [str(release_dir)], out_dir, params, state=state_dir(out_dir, STAGE))
+
+
+def work(opened: Opened, runtime: RuntimeConfig) -> dict[str, Any]:
+    """Audit the release (a global step: ``runtime`` is not used); the state folder's stats say whether it leaks."""
+    config, out_dir = opened.config, opened.out
     with _progress(2 if config.plots else 1) as bar:
-        result = audit_release(release_dir)
+        result = audit_release(Path(opened.inputs[0]))
         write_json_atomic(out_dir / AUDIT_FILE, result["audit"])
         write_json_atomic(out_dir / STATS_FILE, result["stats"])
         bar.update()
@@ -498,11 +491,23 @@ def run_stage(release_dir: str | Path, out_dir: str | Path, config: AuditConfig 
             plots = write_plots(out_dir, result, config.dpi)
             write_json_atomic(out_dir / PLOTS_DIR / PLOTS_FILE, [asdict(p) for p in plots])
             bar.update()
-    write_json_atomic(marker / "stats.json", {"stage": STAGE, "ok": result["audit"]["ok"],
-                                              "leaks": result["audit"]["leaks"]})
-    write_manifest(marker, STAGE, [str(release_dir)], params)
-    mark_done(marker)
-    return result["audit"]
+    return {"stage": STAGE, "ok": result["audit"]["ok"], "leaks": result["audit"]["leaks"]}
+
+
+def audit_result(opened: Opened) -> dict[str, Any]:
+    """The audit dict (``leakage``, ``counts``, ``leaks``, ``ok``, …) of ``audit.json``."""
+    return _read_json(opened.out / AUDIT_FILE)
+
+
+stage = Stage(STAGE, AuditConfig, open_stage, work, reads=("release",), writes="release",
+              state=f"{STATE_DIR}/{STAGE}", module=__name__, result=audit_result)
+
+
+def run_stage(release_dir: str | Path, out_dir: str | Path, config: AuditConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict[str, Any]:
+    """Audit the release in ``release_dir`` and write audit.json, stats.json and plots into ``out_dir`` (in a
+    build, the release itself); resumable (the card is the release stage's). Returns the audit dict."""
+    return execute(stage, release_dir, out_dir, config, runtime)
 
 
 def _progress(steps: int):

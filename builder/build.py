@@ -1,9 +1,10 @@
 """The main job: ``biodivergence build --config-file FILE --out DIR`` runs the whole pipeline.
 
-ingest → [gather] → claims → [questions] → mine → annotate → split → audit → release, each through its stage's
-``run_stage`` (gather and questions run when the config names a question pack: ``questions: {pack: FILE}``)
-(the gold check of the annotators runs before the release, whose card shows it),
-so a re-run after success does nothing and a re-run after a kill continues where it stopped. The
+ingest → [gather] → claims → [questions] → mine → annotate → split → audit → goldcheck → release: :data:`STEPS`, a
+list of :class:`~builder.stage.Stage` objects, each run by :func:`~builder.stage.execute` (gather and questions run
+when the config names a question pack: ``questions: {pack: FILE}``; the gold check of the annotators runs before the
+release, whose card shows it), so a re-run after success does nothing and a re-run after a kill continues where it
+stopped. The
 work directory holds one folder per stage (``abstracts/``, ``claims/``, ``pairs/``, ``annotations/``)
 and the release (``release/``); ``build_report.md`` summarises every stage's stats. The build ends by
 loading both configs with ``load_dataset``, validating the release and printing the split sizes and
@@ -16,6 +17,7 @@ The config file is YAML with one section per stage whose keys go to that stage's
     sources_from: [builder/configs/shared_sources.yaml]  # YAML lists of sources
     ingest: {…}   claims: {…}   mine: {…}   annotate: {…}   split: {…}   audit: {…}
     questions: {pack: builder/questionpacks/….yaml}   gather: {top_n: 80}   # optional: a question pack
+    goldcheck: {data_dir: ../shared/data}   # the gold sources the annotators are scored on
     card: {pretty_name: …, version: "1.0", repo_id: ORG/NAME}   # the release stage's config
     runtime: {executor: local, tasks: 4}   # who runs the sharded stages (builder/runtime.py)
 
@@ -28,12 +30,11 @@ The card is written once, by the last stage (``builder/release.py``).
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,6 @@ from biodivergence_dataset.io import (
     DROPPED_TOTAL,
     MANIFEST_FILE,
     STATS_FILE,
-    SUCCESS_MARKER,
     dropped_counts,
     write_json_atomic,
     write_text_atomic,
@@ -55,9 +55,12 @@ from biodivergence_dataset.records import one_line
 from biodivergence_dataset.redact import redact
 from biodivergence_dataset.release import GOLDCHECK_FILE
 
+from . import annotate, audit, claims, gather, goldcheck_stage, ingest, mine, release, split
 from .folders import add_force_argument, build_lock, claim_output
 from .questionpacks import load_questions, pack_domain
-from .runtime import RuntimeConfig, Stage
+from .questions import stage as questions
+from .runtime import RuntimeConfig
+from .stage import SOURCES, Stage, execute
 
 STAGE = "build"
 REPORT_FILE = "build_report.md"
@@ -66,17 +69,6 @@ STATS_REPORT_FILE = "build_stats.json"
 RELEASE = "release"
 #: The embedding cache the questions stage fills and mine reads, in a build with a question pack.
 SHARED_CACHE = "embedding_cache"
-
-
-class GoldcheckSection(BaseModel):
-    """Gold agreement of the build's annotators (``biodivergence goldcheck``), run by every build."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = True
-    data_dir: str = "../shared/data"
-    sources: list[str] | None = None
-    bootstrap: int = Field(1000, ge=0)
 
 
 class BuildConfig(BaseModel):
@@ -94,7 +86,7 @@ class BuildConfig(BaseModel):
     annotate: dict[str, Any] = Field(default_factory=dict)
     split: dict[str, Any] = Field(default_factory=dict)
     audit: dict[str, Any] = Field(default_factory=dict)
-    goldcheck: GoldcheckSection = Field(default_factory=lambda: GoldcheckSection())
+    goldcheck: dict[str, Any] = Field(default_factory=dict)
     card: dict[str, Any] = Field(default_factory=dict)
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
 
@@ -116,9 +108,13 @@ def load_config(path: str | Path, runtime: str | Path | None = None) -> BuildCon
         extra = _read_mapping(Path(runtime), "runtime config")
         data["runtime"] = extra.get("runtime", extra)
     try:
-        return BuildConfig.model_validate(data)
+        config = BuildConfig.model_validate(data)
     except ValidationError as exc:
         raise ValueError(f"{path}{f' with {runtime}' if runtime else ''}: {one_line(exc, 'the file')}") from None
+    for step in STEPS:  # each section as written is a valid config of its stage
+        section = dict(getattr(config, step.section or step.name))
+        step.make_config({step.section: section} if step.section else section)
+    return config
 
 
 def resolve_source(source: str | dict[str, Any], base: Path | None) -> str:
@@ -158,36 +154,7 @@ def resolve_sources(config: BuildConfig, base: Path | None = None) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# steps
-
-
-@dataclass(frozen=True)
-class Step:
-    """One pipeline stage as the build runs it."""
-
-    name: str
-    config_class: str
-    input: str | None  # folder under the work directory it reads (None: the build's sources)
-    output: str  # folder under the work directory
-    marker: str  # its success marker, relative to the work directory
-    section: str = ""  # its section of the build config when not named after it, given as one keyword
-    needs: str = ""  # a key its (wired) section must set for it to run; without it the build skips the step
-
-    def make_config(self, section: dict[str, Any]):
-        module = importlib.import_module(f"builder.{self.name}")
-        cls = getattr(module, self.config_class)
-        try:
-            return cls(**{self.section: section}) if self.section else cls(**section)
-        except (ValidationError, TypeError) as exc:
-            problem = one_line(exc, "the section") if isinstance(exc, ValidationError) else exc
-            raise ValueError(f"build config section {self.section or self.name!r}: {problem}") from None
-
-    def config_section(self, config: BuildConfig, work: Path | None = None) -> dict[str, Any]:
-        """Its section of the build config, wired to the steps around it (see :func:`wire`)."""
-        return wire(self.name, dict(getattr(config, self.section or self.name)), config, work or Path("."))
-
-    def active(self, config: BuildConfig) -> bool:
-        return not self.needs or bool(self.config_section(config).get(self.needs))
+# steps: the stages in the order the build runs them, each wired to the others
 
 
 def inherit_lexicon(section: dict[str, Any], config: BuildConfig) -> None:
@@ -198,44 +165,74 @@ def inherit_lexicon(section: dict[str, Any], config: BuildConfig) -> None:
             section.setdefault(key, config.questions[key])
 
 
-def wire(name: str, section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
-    """A step's section with what it takes from the others: gather's pack, and gather's and annotate's lexicon and
-    domain packs, default to the questions section's; with a question pack, ingest keeps a record no query pack places in a domain in the
-    questions' domain (the builder declared what the corpus is about; gather picks each question's abstracts), the
-    questions stage and mine share one embedding cache (``work/embedding_cache``, a folder of the build, not of
-    either stage) and mine reads the questions stage's assignments."""
-    pack = config.questions.get("pack")
-    shared_cache = config.mine.get("cache_dir") or str(work / SHARED_CACHE)
-    if name == "ingest" and pack:
+def shared_cache(config: BuildConfig, work: Path) -> str:
+    """The embedding cache the questions stage fills and mine reads: a folder of the build, not of either stage."""
+    return config.mine.get("cache_dir") or str(work / SHARED_CACHE)
+
+
+def ingest_wiring(section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    """With a question pack, ingest keeps a record no query pack places in a domain in the questions' domain (the
+    builder declared what the corpus is about; gather picks each question's abstracts)."""
+    if pack := config.questions.get("pack"):
         section.setdefault("fallback_domain", pack_domain(load_questions(pack)))
-    elif name == "gather" and section and pack:
-        section.setdefault("pack", pack)
-        inherit_lexicon(section, config)
-    elif name == "annotate":
-        inherit_lexicon(section, config)
-    elif name == "questions" and pack:
-        section.setdefault("cache_dir", shared_cache)
-        for key in ("model", "precision", "device", "batch_size"):
-            if key in config.mine:
-                section.setdefault(key, config.mine[key])
-    elif name == "mine" and pack:
-        section.setdefault("questions_dir", str(work / "questions"))
-        section.setdefault("cache_dir", shared_cache)
     return section
 
 
-STEPS: tuple[Step, ...] = (
-    Step("ingest", "IngestConfig", None, "abstracts", f"abstracts/{SUCCESS_MARKER}"),
-    Step("gather", "GatherConfig", "abstracts", "gathered", f"gathered/{SUCCESS_MARKER}", needs="pack"),
-    Step("claims", "ClaimsConfig", "gathered", "claims", f"claims/{SUCCESS_MARKER}"),
-    Step("questions", "QuestionsConfig", "claims", "questions", f"questions/{SUCCESS_MARKER}", needs="pack"),
-    Step("mine", "MineConfig", "claims", "pairs", f"pairs/{SUCCESS_MARKER}"),
-    Step("annotate", "AnnotateConfig", "pairs", "annotations", f"annotations/{SUCCESS_MARKER}"),
-    Step("split", "SplitConfig", "annotations", RELEASE, f"{RELEASE}/.stages/split/{SUCCESS_MARKER}"),
-    Step("audit", "AuditConfig", RELEASE, RELEASE, f"{RELEASE}/.stages/audit/{SUCCESS_MARKER}"),
-    Step("release", "ReleaseConfig", "annotations", RELEASE, f"{RELEASE}/.stages/release/{SUCCESS_MARKER}",
-         section="card"),
+def gather_wiring(section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    """A gather section's pack, lexicon and domain packs default to the questions section's."""
+    if section and (pack := config.questions.get("pack")):
+        section.setdefault("pack", pack)
+        inherit_lexicon(section, config)
+    return section
+
+
+def questions_wiring(section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    """The questions stage embeds with the miner's encoder, into the shared cache."""
+    if config.questions.get("pack"):
+        section.setdefault("cache_dir", shared_cache(config, work))
+        for key in ("model", "precision", "device", "batch_size"):
+            if key in config.mine:
+                section.setdefault(key, config.mine[key])
+    return section
+
+
+def mine_wiring(section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    """With a question pack, mine reads the questions stage's assignments and the shared cache."""
+    if config.questions.get("pack"):
+        section.setdefault("questions_dir", str(work / "questions"))
+        section.setdefault("cache_dir", shared_cache(config, work))
+    return section
+
+
+def annotate_wiring(section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    inherit_lexicon(section, config)
+    return section
+
+
+def goldcheck_wiring(section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    """The gold check scores the build's annotators, on pairs as its miner makes them."""
+    section.setdefault("annotate", dict(config.annotate))
+    section.setdefault("mine", dict(config.mine))
+    return section
+
+
+STEPS: tuple[Stage, ...] = (
+    replace(ingest.stage, wire=ingest_wiring),
+    replace(gather.stage, wire=gather_wiring),
+    claims.stage,
+    replace(questions.stage, wire=questions_wiring),
+    replace(mine.stage, wire=mine_wiring),
+    replace(annotate.stage, wire=annotate_wiring),
+    split.stage,
+    audit.stage,
+    replace(goldcheck_stage.stage, wire=goldcheck_wiring),  # before the release: the card shows it
+    release.stage,
 )
+
+
+def wire(name: str, section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    """The section of the step ``name`` with what it takes from the others."""
+    return next(s for s in STEPS if s.name == name).wire(section, config, work)
 
 
 @dataclass
@@ -251,41 +248,34 @@ def _marker_time(path: Path) -> int | None:
     return path.stat().st_mtime_ns if path.exists() else None
 
 
-def step_input(step: Step, config: BuildConfig) -> str | None:
-    """The folder a step reads: its input, or, when the step writing that folder is skipped, what that step reads."""
-    folder = step.input
+def step_input(step: Stage, config: BuildConfig) -> str | None:
+    """The folder a step reads: its input, or, when the step writing that folder is skipped, what that step reads
+    (None: it reads no folder)."""
+    folder = step.reads[0] if step.reads else None
     while folder is not None:
-        writer = next((s for s in STEPS if s.output == folder and s.input != folder), None)
+        writer = next((s for s in STEPS if s.writes == folder and folder not in s.reads), None)
         if writer is None or writer.active(config):
             return folder
-        folder = writer.input
+        folder = writer.reads[0] if writer.reads else None
     return None
 
 
-def active_steps(config: BuildConfig) -> list[Step]:
+def active_steps(config: BuildConfig) -> list[Stage]:
     return [s for s in STEPS if s.active(config)]
 
 
-def _call(step: Step, work: Path, config: BuildConfig, sources: list[str]) -> dict[str, Any]:
-    run_stage: Stage = importlib.import_module(f"builder.{step.name}").run_stage
-    folder = step_input(step, config)
-    inputs = sources if folder is None else work / folder
-    section = step.config_section(config, work)
-    return run_stage(inputs, work / step.output, step.make_config(section), config.runtime) or {}
-
-
-def run_step(step: Step, index: int, work: Path, config: BuildConfig, sources: list[str]) -> StepResult:
-    print(f"[{index}/{len(active_steps(config))}] {step.name} → {work / step.output}", flush=True)
+def run_step(step: Stage, index: int, work: Path, config: BuildConfig, sources: list[str]) -> StepResult:
+    print(f"[{index}/{len(active_steps(config))}] {step.name} → {work / step.writes}", flush=True)
     marker = work / step.marker
     before, start = _marker_time(marker), time.perf_counter()
-    stats = _call(step, work, config, sources)
+    folder = step_input(step, config)
+    inputs = sources if folder == SOURCES else None if folder is None else work / folder
+    section = step.config_section(config, work)
+    stats = execute(step, inputs, work / step.writes, step.make_config(section), config.runtime)
     seconds = time.perf_counter() - start
     status = "up to date" if before is not None and before == _marker_time(marker) else "ran"
-    stats_path = work / step.output / STATS_FILE
-    if step.name not in ("split", "audit", "release") and stats_path.exists():
-        stats = json.loads(stats_path.read_text(encoding="utf-8"))
     print(f"    {status} in {seconds:.1f} s{_headline(stats)}", flush=True)
-    return StepResult(step.name, work / step.output, seconds, status, stats)
+    return StepResult(step.name, work / step.writes, seconds, status, stats)
 
 
 def _headline(stats: dict[str, Any]) -> str:
@@ -300,7 +290,7 @@ def _headline(stats: dict[str, Any]) -> str:
 
 
 @dataclass
-class Outcome:
+class BuildOutcome:
     steps: list[StepResult]
     release: Path
     sizes: dict[str, dict[str, int]]
@@ -370,7 +360,7 @@ def goldcheck_section(release: Path) -> list[str]:
     return lines + [""] + [f"- {w}" for w in warnings_for(result)]
 
 
-def render_report(outcome: Outcome, config_path: Path) -> str:
+def render_report(outcome: BuildOutcome, config_path: Path) -> str:
     from .audit import format_audit
 
     lines = [f"# Build report: {outcome.release.parent}", "",
@@ -412,7 +402,7 @@ def render_report(outcome: Outcome, config_path: Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def print_summary(outcome: Outcome) -> None:
+def print_summary(outcome: BuildOutcome) -> None:
     from .audit import format_audit
 
     print("\nsplit sizes (load_dataset):")
@@ -430,7 +420,7 @@ def print_summary(outcome: Outcome) -> None:
 
 
 def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | None = None,
-          runtime: str | Path | None = None, force: bool = False) -> Outcome:
+          runtime: str | Path | None = None, force: bool = False) -> BuildOutcome:
     """Run every stage into ``out_dir`` (resumable; the last, ``release``, writes the card), write the report,
     check the release. ``runtime``: a runtime config file replacing the build config's ``runtime:``.
 
@@ -448,65 +438,18 @@ def build(config_path: str | Path, out_dir: str | Path, base_dir: str | Path | N
 
     # a work folder of a build from before the owner marker is known by its report or its first stage's manifest
     claim_output(work, STAGE, source_paths(SourceSpec.parse(s) for s in sources), force=force,
-                 known_by=(REPORT_FILE, f"{STEPS[0].output}/{MANIFEST_FILE}"))
+                 known_by=(REPORT_FILE, f"{STEPS[0].writes}/{MANIFEST_FILE}"))
     with build_lock(work):
         release = work / RELEASE
         steps = []
         for i, step in enumerate(active_steps(config), 1):
-            if step.name == "release":
-                _goldcheck(config, work, release)  # the card shows it
             steps.append(run_step(step, i, work, config, sources))
         sizes, typed, problems = load_and_check(release, work / ".cache" / "datasets")
         audit = next(s.stats for s in steps if s.name == "audit")
-        outcome = Outcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
+        outcome = BuildOutcome(steps, release, sizes, typed, problems, audit, time.perf_counter() - start)
         write_text_atomic(work / REPORT_FILE, redact(render_report(outcome, config_path)))
         write_json_atomic(work / STATS_REPORT_FILE, merged_stats(steps))
     return outcome
-
-
-def reader_reports(specs) -> dict[str, Any]:
-    """The out-of-fold report of each finding reader a build's annotators use (shipped with its weights)."""
-    from .reader.model import REPORT_FILE as READER_REPORT
-    from .reader.model import reader_folder
-
-    reports = {}
-    for spec in (s for s in specs if s.backend == "reader"):
-        path = reader_folder(spec.url or None) / READER_REPORT
-        if path.is_file():
-            reports[str(spec)] = json.loads(path.read_text(encoding="utf-8"))
-    return reports
-
-
-def _goldcheck(config: BuildConfig, work: Path, release: Path) -> None:
-    """Score the build's local annotators on the gold sources (out of fold) into ``release/goldcheck.json``;
-    print a loud warning for every source where an annotator does not beat the negation rule."""
-    from biodivergence_dataset.io import write_json_atomic
-
-    from .annotate import AnnotateConfig
-    from .annotators.goldcheck import goldcheck, render_table, warnings_for
-    from .goldsources import available_sources
-
-    section = config.goldcheck
-    data_dir = Path(section.data_dir)
-    if not section.enabled or not available_sources(data_dir):
-        (release / GOLDCHECK_FILE).unlink(missing_ok=True)
-        print(f"[goldcheck] skipped ({'disabled' if not section.enabled else f'no gold source under {data_dir}'})")
-        return
-    specs = AnnotateConfig(**config.annotate).specs
-    local = [str(s) for s in specs if not s.is_llm]
-    print(f"[goldcheck] {', '.join(local)} on {', '.join(section.sources or available_sources(data_dir))}", flush=True)
-    from .embeddings import load_encoder
-    from .mine import MineConfig
-
-    miner = MineConfig(**config.mine)  # gold pairs as mined pairs: slot similarities only when the miner adds them
-    encoder = load_encoder(miner.model, miner.device, miner.precision) if miner.slot_similarity else None
-    result = goldcheck(local, data_dir, section.sources, section.bootstrap, encoder=encoder, parts=True)
-    result["not_scored"] = [str(s) for s in specs if s.is_llm]
-    result["readers"] = reader_reports(specs)
-    write_json_atomic(release / GOLDCHECK_FILE, result)
-    print(render_table(result), flush=True)
-    for line in warnings_for(result):
-        print(line, file=sys.stderr, flush=True)
 
 
 def add_arguments(parser) -> None:

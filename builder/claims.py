@@ -32,6 +32,7 @@ from .folders import add_force_argument, claim_output
 from .frames import extract_frame
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
 from .sources.base import BACKGROUND, CONCLUSIONS, METHODS, OBJECTIVE, RESULTS, UNASSIGNED, canonical_label
+from .stage import Opened, Stage, execute
 
 STAGE = "claims"
 
@@ -542,28 +543,35 @@ def finish_stats(stats: io.StageStats) -> None:
                                               stats)}
 
 
-def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConfig | None = None,
-              runtime: RuntimeConfig | None = None) -> dict:
-    """Extract claims from a finished Abstract stage folder into ``out_dir`` (resumable), on ``runtime.tasks``
-    ranks of its executor; the output does not depend on the number of tasks."""
-    config = config or ClaimsConfig()
+def open_stage(abstracts_dir: str | Path, out_dir: Path, config: ClaimsConfig) -> Opened:
     abstracts_dir = check_stage_input(abstracts_dir, "abstracts")
     if config.default_domain is not None:
         ontology.check_label("domain", config.default_domain)
     out_dir = claim_output(out_dir, STAGE, [abstracts_dir])
     params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir)}
-    if io.stage_is_current(out_dir, params):
-        clear_tasks(out_dir)
-        return io.read_stats(out_dir)
-    io.begin_stage(out_dir, STAGE, [str(abstracts_dir)], params)
+    return Opened(STAGE, config, [str(abstracts_dir)], out_dir, params)
+
+
+def work(opened: Opened, runtime: RuntimeConfig) -> io.StageStats:
+    """Extract the claims on ``runtime.tasks`` ranks of its executor; the output does not depend on their number."""
+    config, out_dir = opened.config, opened.out
     # kept: the sentences that became claims
-    job = ShardJob(STAGE, map_abstracts, config, abstracts_dir, Abstract, Claim, "sentences", config.shard_size,
-                   keep_exclusions=config.keep_exclusions)
-    claims, stats = run_sharded(job, out_dir, runtime or RuntimeConfig())
+    job = ShardJob(STAGE, map_abstracts, config, Path(opened.inputs[0]), Abstract, Claim, "sentences",
+                   config.shard_size, keep_exclusions=config.keep_exclusions)
+    claims, stats = run_sharded(job, out_dir, runtime)
     finish_stats(stats)
-    io.write_records(out_dir, claims, stats, shard_size=config.shard_size)
+    io.write_shards(out_dir, claims, shard_size=config.shard_size)
     clear_tasks(out_dir)
-    return stats.to_dict()
+    return stats
+
+
+stage = Stage(STAGE, ClaimsConfig, open_stage, work, reads=("gathered",), writes="claims", module=__name__)
+
+
+def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: ClaimsConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Extract claims from a finished Abstract stage folder into ``out_dir`` (resumable)."""
+    return execute(stage, abstracts_dir, out_dir, config, runtime)
 
 
 def _progress(items: Iterable, desc: str) -> Iterable:

@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,9 +40,11 @@ from biodivergence_dataset import io
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 from biodivergence_dataset.redact import redact, register_secret
 
+from .domains import PACK_DIR as DOMAIN_PACKS
 from .domains import QUERY_GROUPS, load_packs, to_europepmc
 from .folders import add_force_argument, claim_output
 from .http import Answer, BoundedClient, RequestFailed, RetryPolicy, http_error
+from .stage import Opened, Stage, execute
 
 STAGE = "collect"
 NCBI_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
@@ -277,19 +280,25 @@ def question_queries(config: CollectConfig) -> list[tuple[str, str | None, str]]
     return [(q.question_id, q.domain or config.query_domain, search_query(q)) for q in load_questions(config.questions)]
 
 
-def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | dict | None = None) -> dict:
-    """Collect the queries of ``domains`` (and ``config.queries``) into ``out_dir``; returns the stats."""
-    config = config if isinstance(config, CollectConfig) else CollectConfig.model_validate(config or {})
-    out_dir = Path(out_dir)
-    plan = planned_queries(list(domains), config)
-    if not plan:
+def open_stage(domains: list[str], out_dir: Path, config: CollectConfig) -> Opened:
+    if not planned_queries(list(domains), config):
         raise ValueError("nothing to collect: give --domain, --query or --questions")
-    asked = question_queries(config)
     params = {"domains": list(domains), "config": config.model_dump(exclude={"api_key", "email"}),
-              "questions": asked}
+              "questions": question_queries(config)}
     out_dir = claim_output(out_dir, STAGE)  # never into a folder of the user's: its files would be overwritten
-    if io.stage_is_current(out_dir, params):
-        return io.read_stats(out_dir)
+    return Opened(STAGE, config, [], out_dir, params, extra={"domains": list(domains)})
+
+
+def data_files(config: CollectConfig) -> list[Path]:
+    """The query packs (each domain's query) and the question pack, if any."""
+    return [Path(config.querypacks) if config.querypacks else DOMAIN_PACKS,
+            *([Path(config.questions)] if config.questions else [])]
+
+
+def work(opened: Opened, runtime: Any) -> io.StageStats:
+    """Collect the planned queries; the stage folder is opened (manifest naming the folders written) at the end."""
+    config, out_dir = opened.config, opened.out
+    plan, asked = planned_queries(opened.extra["domains"], config), opened.params["questions"]
     api_key = config.api_key or os.environ.get("NCBI_API_KEY")
     register_secret(config.api_key)  # a key given on the command line is masked as one from the environment is
     rate = config.rate or (10.0 if config.api == "pubmed" and api_key else 3.0)
@@ -322,12 +331,18 @@ def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | d
             for qid, domain, query in asked])
     folders = sorted({collector.folder(d) for d, _ in plan})
     sources = [_ingest_source(config.api, folder) for folder in folders if folder.exists()]
-    (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+    replace(opened, inputs=[str(f) for f in folders]).begin()
     io.write_text_atomic(out_dir / SOURCES_FILE, "".join(f"- {json.dumps(s)}\n" for s in sources))
-    stats.write(out_dir)
-    io.write_manifest(out_dir, STAGE, [str(f) for f in folders], params)
-    io.mark_done(out_dir)
-    return stats.to_dict()
+    return stats
+
+
+stage = Stage(STAGE, CollectConfig, open_stage, work, reads=(), writes="collected", module=__name__,
+              data_files=data_files, begins_itself=True)
+
+
+def run_stage(domains: list[str], out_dir: str | Path, config: CollectConfig | dict | None = None) -> dict:
+    """Collect the queries of ``domains`` (and ``config.queries``) into ``out_dir``; returns the stats."""
+    return execute(stage, domains, out_dir, config)
 
 
 def _ingest_source(api: str, folder: Path) -> str:

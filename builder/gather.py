@@ -30,8 +30,9 @@ from biodivergence_dataset.records import Abstract, Question
 from .folders import claim_output
 from .frames import GENERIC_WORDS
 from .questionpacks import load_questions
-from .questions.lexicon import LEXICON, alternatives, lexicon_texts, load_lexicon, stem
+from .questions.lexicon import LEXICON, alternatives, load_lexicon, stem
 from .runtime import RuntimeConfig, check_stage_input
+from .stage import Opened, Stage, execute
 
 STAGE = "gather"
 log = logging.getLogger(__name__)
@@ -98,23 +99,26 @@ def _document(abstract: Abstract) -> list[str]:
     return tokens(f"{abstract.title} {abstract.text}")
 
 
-def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConfig | None = None,
-              runtime: RuntimeConfig | None = None) -> dict:
-    """Gather the pack's questions' abstracts from a finished Abstract stage folder into ``out_dir`` (resumable;
-    one global search, so ``runtime`` is not used)."""
-    config = config or GatherConfig()
+def open_stage(abstracts_dir: str | Path, out_dir: Path, config: GatherConfig) -> Opened:
     if not config.pack:
         raise ValueError("the gather stage needs a question pack (gather: {pack: FILE} or questions: {pack: FILE})")
-    questions = load_questions(config.pack)
+    load_questions(config.pack)  # a bad pack fails before any work
     abstracts_dir = check_stage_input(abstracts_dir, "abstracts")
     out_dir = claim_output(out_dir, STAGE, [abstracts_dir])
-    params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir),
-              "pack": [q.model_dump() for q in questions],
-              "lexicon": lexicon_texts(config.lexicon, config.domain_packs)}
-    if io.stage_is_current(out_dir, params):
-        return io.read_stats(out_dir)
-    io.begin_stage(out_dir, STAGE, [str(abstracts_dir)], params)
-    abstracts = list(io.read_records(abstracts_dir, Abstract))
+    params = {"config": config.model_dump(), "input": io.done_fingerprint(abstracts_dir)}
+    return Opened(STAGE, config, [str(abstracts_dir)], out_dir, params)
+
+
+def data_files(config: GatherConfig) -> list[Path]:
+    """The pack and the lexicon with its domain packs (the words of each question's query)."""
+    return [Path(p) for p in (config.pack, config.lexicon, *config.domain_packs)]
+
+
+def work(opened: Opened, runtime: RuntimeConfig) -> io.StageStats:
+    """Gather the pack's questions' abstracts (one global search, so ``runtime`` is not used)."""
+    config, out_dir = opened.config, opened.out
+    questions = load_questions(config.pack)
+    abstracts = list(io.read_records(opened.inputs[0], Abstract))
     ranked = rank([_document(a) for a in _progress(abstracts)],
                   {q.question_id: query_tokens(q, config.lexicon, tuple(config.domain_packs)) for q in questions}, config)
     stats = io.StageStats(STAGE, unit="abstracts")
@@ -133,8 +137,18 @@ def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConf
     stats.figures.update({"questions": len(questions), "top_n": config.top_n,
                           "retrievals": len(retrieved)})
     io.write_text_atomic(out_dir / RETRIEVED_FILE, "".join(json.dumps(r) + "\n" for r in retrieved))
-    io.write_records(out_dir, _kept(abstracts, kept), stats)
-    return stats.to_dict()
+    io.write_shards(out_dir, _kept(abstracts, kept))
+    return stats
+
+
+stage = Stage(STAGE, GatherConfig, open_stage, work, reads=("abstracts",), writes="gathered", module=__name__,
+              needs="pack", data_files=data_files)
+
+
+def run_stage(abstracts_dir: str | Path, out_dir: str | Path, config: GatherConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Gather the pack's questions' abstracts from a finished Abstract stage folder into ``out_dir`` (resumable)."""
+    return execute(stage, abstracts_dir, out_dir, config, runtime)
 
 
 def _kept(abstracts: list[Abstract], kept: set[int]) -> Iterable[Abstract]:

@@ -39,11 +39,13 @@ from biodivergence_dataset.ontology import DOMAIN_NAMES
 from biodivergence_dataset.records import Abstract, RecordError
 
 from .dedup import IDENTIFIER_CONFLICT, SIGNATURE_BATCH, Deduplicator, Draft, Merge, NearDuplicateFinder
+from .domains import PACK_DIR as DOMAIN_PACKS
 from .domains import DomainAssigner
 from .folders import add_force_argument, claim_output
 from .normalise import Normaliser
 from .sources import SourceSpec
 from .sources.base import MALFORMED, TOO_LONG, Deletion, Fault, RawRecord
+from .stage import SOURCES, Opened, Stage, execute
 
 if TYPE_CHECKING:
     from .runtime import RuntimeConfig
@@ -344,38 +346,52 @@ def _fingerprint(specs: list[SourceSpec]) -> list[list[Any]]:
     return out
 
 
-def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig | dict | None = None,
-              runtime: RuntimeConfig | None = None) -> dict:
-    """Ingest ``sources`` into the stage folder ``out_dir``; returns the stats dict (resumable). De-duplication
-    is one global step, so ``runtime`` is not used (the :class:`~builder.runtime.Stage` shape)."""
-    config = config if isinstance(config, IngestConfig) else IngestConfig.model_validate(config or {})
+def open_stage(sources: list[Source], out_dir: Path, config: IngestConfig) -> Opened:
     specs = resolve_sources(sources, config.domain)
     params = {"sources": [str(s) for s in specs], "files": _fingerprint(specs),
               "config": config.model_dump(exclude={"progress"})}
     out_dir = claim_output(out_dir, STAGE, source_paths(specs))
-    if io.stage_is_current(out_dir, params):
-        return io.read_stats(out_dir)
+    return Opened(STAGE, config, [s.path for s in specs], out_dir, params, extra={"specs": specs})
+
+
+def data_files(config: IngestConfig) -> list[Path]:
+    """The query packs that place a record in its domain."""
+    return [Path(config.querypacks) if config.querypacks else DOMAIN_PACKS]
+
+
+def work(opened: Opened, runtime: RuntimeConfig) -> io.StageStats:
+    """Ingest the sources. De-duplication is one global step, so ``runtime`` is not used. The records (and the
+    dropped ones) stream through a scratch folder, so memory stays bounded and a failed (strict) run leaves a
+    previous output untouched: the stage folder is opened only once they all were read."""
+    config, out_dir = opened.config, opened.out
     near_pairs: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
     partial = out_dir / PARTIAL_DIR
     shutil.rmtree(partial, ignore_errors=True)  # left by a killed run
     try:
-        # the records (and the dropped ones) stream through a scratch folder, so memory stays bounded and a
-        # failed (strict) run leaves a previous output untouched
         with io.ShardWriter(partial, config.shard_size) as scratch, \
                 io.ExclusionWriter(partial, config.shard_size) as exclusions:
             stats = io.StageStats(STAGE, unit="abstracts", exclusions=exclusions)
-            for abstract in ingest(specs, config, stats, near_pairs, excluded, spill_dir=partial):
+            for abstract in ingest(opened.extra["specs"], config, stats, near_pairs, excluded, spill_dir=partial):
                 scratch.add(abstract)
-        (out_dir / io.SUCCESS_MARKER).unlink(missing_ok=True)
+        opened.begin()
         io.write_text_atomic(out_dir / NEAR_DUPLICATES_FILE, _jsonl(near_pairs))
         io.write_text_atomic(out_dir / CONFLICTS_FILE, _jsonl(excluded))
         io.replace_shards(partial, out_dir, io.EXCLUDED_PREFIX)
-        io.write_manifest(out_dir, STAGE, [s.path for s in specs], params)
-        io.write_records(out_dir, io.read_records(partial, Abstract), stats, shard_size=config.shard_size)
+        io.write_shards(out_dir, io.read_records(partial, Abstract), shard_size=config.shard_size)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
-    return stats.to_dict()
+    return stats
+
+
+stage = Stage(STAGE, IngestConfig, open_stage, work, reads=(SOURCES,), writes="abstracts", module=__name__,
+              data_files=data_files, begins_itself=True)
+
+
+def run_stage(sources: list[Source], out_dir: str | Path, config: IngestConfig | dict | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Ingest ``sources`` into the stage folder ``out_dir``; returns the stats dict (resumable)."""
+    return execute(stage, sources, out_dir, config, runtime)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from .folders import add_force_argument, claim_output
 from .frames import best_alignment
 from .runtime import RuntimeConfig, check_stage_input, clear_tasks
 from .scoring import ScoringConfig
+from .stage import Opened, Stage, execute
 
 log = logging.getLogger(__name__)
 
@@ -446,15 +447,7 @@ def _mineable_domains(claims: Iterable[Claim], stats: io.StageStats) -> dict[str
     return out
 
 
-def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | None = None,
-              runtime: RuntimeConfig | None = None) -> dict:
-    """Mine candidate pairs from a finished Claim stage folder into ``out_dir`` (resumable); the claim
-    sentences are embedded on ``runtime.tasks`` ranks of its executor, with the same vectors whatever it is."""
-    import shutil
-
-    from .embeddings import embed_texts, embedding_dimension, load_encoder, open_cache
-
-    config = config or MineConfig()
+def open_stage(claims_dir: str | Path, out_dir: Path, config: MineConfig) -> Opened:
     if not config.open_fill and not config.questions_dir:
         raise ValueError("mine: open_fill: false keeps only pairs within a question, so it needs a question pack "
                          "(a questions: {pack: FILE} section, or --questions DIR)")
@@ -464,12 +457,20 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir),
               "abstracts": io.done_fingerprint(abstracts_dir) if abstracts_dir and io.is_done(abstracts_dir) else None,
               "questions": io.done_fingerprint(config.questions_dir) if config.questions_dir else None}
-    if io.stage_is_current(out_dir, params):
-        clear_tasks(out_dir)
-        return io.read_stats(out_dir)
-    encoder = load_encoder(config.model, config.device, config.precision)  # fails early on a bad name or path
-    io.begin_stage(out_dir, STAGE, [str(claims_dir)] + ([str(abstracts_dir)] if abstracts_dir else []), params)
+    inputs = [str(claims_dir)] + ([str(abstracts_dir)] if abstracts_dir else [])
+    return Opened(STAGE, config, inputs, out_dir, params, extra={"abstracts_dir": abstracts_dir})
 
+
+def work(opened: Opened, runtime: RuntimeConfig) -> io.StageStats:
+    """Mine the candidate pairs; the claim sentences are embedded on ``runtime.tasks`` ranks of its executor, with
+    the same vectors whatever it is."""
+    import shutil
+
+    from .embeddings import embed_texts, embedding_dimension, load_encoder, open_cache
+
+    config, out_dir, claims_dir = opened.config, opened.out, Path(opened.inputs[0])
+    abstracts_dir = opened.extra["abstracts_dir"]
+    encoder = load_encoder(config.model, config.device, config.precision)
     stats = io.StageStats(STAGE, unit="pairs")  # seen: the neighbour pairs considered
     domains = _mineable_domains(io.read_records(claims_dir, Claim), stats)
     cache = open_cache(config.cache_dir or out_dir / "embedding_cache", config.model, embedding_dimension(encoder),
@@ -480,7 +481,7 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
     t0 = time.perf_counter()
     all_claims = [c for claims in domains.values() for c in claims]
     sentences = [c.sentence for c in all_claims]
-    embedded = fill_cache(sentences, cache, out_dir, EmbedConfig.of(config), runtime or RuntimeConfig())
+    embedded = fill_cache(sentences, cache, out_dir, EmbedConfig.of(config), runtime)
     emb = embed_texts(sentences, encoder, cache, config.batch_size)  # every sentence is in the cache now
     cache.stats.embedded, cache.stats.from_cache = embedded, cache.stats.unique_texts - embedded
     t1 = time.perf_counter()
@@ -533,10 +534,19 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
         "pairs_without_abstract_text": sum(1 for p in pairs if not p.abstract_a or not p.abstract_b),
         "seconds": {k: round(v, 3) for k, v in timings.items()},
     })
-    io.write_records(out_dir, pairs, stats, shard_size=config.shard_size)
+    io.write_shards(out_dir, pairs, shard_size=config.shard_size)
     clear_tasks(out_dir)
     shutil.rmtree(out_dir / BATCHES_DIR, ignore_errors=True)
-    return stats.to_dict()
+    return stats
+
+
+stage = Stage(STAGE, MineConfig, open_stage, work, reads=("claims",), writes="pairs", module=__name__)
+
+
+def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Mine candidate pairs from a finished Claim stage folder into ``out_dir`` (resumable)."""
+    return execute(stage, claims_dir, out_dir, config, runtime)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -36,12 +36,9 @@ from biodivergence_dataset.io import (
     as_dirs,
     content_fingerprint,
     done_fingerprint,
-    mark_done,
     read_manifest,
     read_stats,
-    stage_is_current,
     write_json_atomic,
-    write_manifest,
 )
 from biodivergence_dataset.provenance import (
     NOT_STATED,
@@ -59,11 +56,13 @@ from biodivergence_dataset.release import (
     ROBUSTNESS_FILE,
     SPLIT_MANIFEST,
     SPLIT_REPORT,
+    STATE_DIR,
     state_dir,
 )
 
 from .goldreport import write_goldcheck_summary
 from .sources import SourceSpec
+from .stage import Opened, Stage, execute
 
 if TYPE_CHECKING:
     from .runtime import RuntimeConfig
@@ -262,30 +261,32 @@ def _inputs_fingerprint(release_dir: Path, annotation_dirs: Sequence[Path]) -> d
             "files": content_fingerprint(release_dir, files)}
 
 
-def run_stage(annotation_dirs: str | Path | Sequence[str | Path] | None, release_dir: str | Path,
-              config: ReleaseConfig | None = None, runtime: RuntimeConfig | None = None) -> dict[str, Any]:
-    """Assemble the release's manifests, funnel, sources and card from the annotation folder(s) the release
-    was split from (None: the folders the split's stage manifest names); resumable (a global step:
-    ``runtime`` is not used).
-    """
-    config = config or ReleaseConfig()
-    release_dir = Path(release_dir)
+def open_stage(annotation_dirs: str | Path | Sequence[str | Path] | None, release_dir: Path,
+               config: ReleaseConfig) -> Opened:
     dirs = as_dirs(annotation_dirs) if annotation_dirs is not None else split_inputs(release_dir)
-    meta = config.meta(release_dir)
-    params = {"card": asdict(meta), "inputs": _inputs_fingerprint(release_dir, dirs)}
-    marker = state_dir(release_dir, STAGE)
-    if stage_is_current(marker, params):
-        return read_stats(marker)
-    (marker / SUCCESS_MARKER).unlink(missing_ok=True)
-    manifest = assemble_manifests(release_dir, dirs)
+    params = {"card": asdict(config.meta(release_dir)), "inputs": _inputs_fingerprint(release_dir, dirs)}
+    return Opened(STAGE, config, [str(d) for d in dirs], release_dir, params, state=state_dir(release_dir, STAGE))
+
+
+def work(opened: Opened, runtime: RuntimeConfig) -> dict[str, Any]:
+    """Assemble the release's manifests, funnel, sources and card (a global step: ``runtime`` is not used)."""
+    config, release_dir = opened.config, opened.out
+    manifest = assemble_manifests(release_dir, as_dirs(opened.inputs))
     add_funnel(release_dir, manifest)
     record_sources(release_dir, manifest)
-    write_release_card(release_dir, meta if config.card is not None else None)
-    stats = {"stage": STAGE, "files": sorted(p.name for p in release_dir.iterdir() if p.is_file())}
-    write_json_atomic(marker / STATS_FILE, stats)
-    write_manifest(marker, STAGE, [str(d) for d in dirs], params)
-    mark_done(marker)
-    return stats
+    write_release_card(release_dir, config.meta(release_dir) if config.card is not None else None)
+    return {"stage": STAGE, "files": sorted(p.name for p in release_dir.iterdir() if p.is_file())}
+
+
+stage = Stage(STAGE, ReleaseConfig, open_stage, work, reads=("annotations",), writes="release",
+              state=f"{STATE_DIR}/{STAGE}", section="card", module=__name__)
+
+
+def run_stage(annotation_dirs: str | Path | Sequence[str | Path] | None, release_dir: str | Path,
+              config: ReleaseConfig | None = None, runtime: RuntimeConfig | None = None) -> dict[str, Any]:
+    """Assemble the release from the annotation folder(s) it was split from (None: the folders the split's stage
+    manifest names); resumable."""
+    return execute(stage, annotation_dirs, release_dir, config, runtime)
 
 
 def write_release_card(release_dir: str | Path, meta: CardMeta | None = None) -> Path:

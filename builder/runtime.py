@@ -13,8 +13,8 @@ or input never reuses a stale rank.
 Global steps (de-duplication, the neighbour search, the consensus, the split, the audit, the release) run in
 the build process; they read the gathered outputs.
 
-Every stage, sharded or global, has one signature (:class:`Stage`): ``run_stage(inputs, out_dir, config,
-runtime) -> stats``, so the build is a plain list of steps.
+Every stage, sharded or global, is a :class:`builder.stage.Stage` run by :func:`builder.stage.execute`, which hands
+it this runtime; the build is a plain list of them.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import pyarrow.parquet as pq
 from datatrove.pipeline.base import PipelineStep
@@ -41,6 +41,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from biodivergence_dataset import io
 from biodivergence_dataset.interrupts import end_with, this_process
+
+from .fingerprint import code_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -108,18 +110,6 @@ class RuntimeConfig(BaseModel):
         return self
 
 
-class Stage(Protocol):
-    """The one shape of a build stage's ``run_stage``.
-
-    ``inputs``: what it reads (the finished folder of the stage before it, or the ingest sources);
-    ``out_dir``: the folder it writes (resumable: a finished, current output is not redone); ``config``:
-    its config model (None: the paper's defaults); ``runtime``: the executor its per-record work runs on
-    (stages that run only global steps accept and ignore it). Returns the stage's stats."""
-
-    def __call__(self, inputs: Any, out_dir: str | Path, config: Any = None,
-                 runtime: RuntimeConfig | None = None) -> dict[str, Any]: ...
-
-
 @dataclass(frozen=True)
 class ShardJob:
     """One sharded stage: map the ``reads`` records of ``input_dir`` through ``function`` with ``config``."""
@@ -140,7 +130,8 @@ class ShardJob:
         """The task folder's name: changes with the function, config, input content and task count."""
         ident = {"function": f"{self.function.__module__}.{self.function.__qualname__}",
                  "config": self.config.model_dump(mode="json"), "input": io.done_fingerprint(self.input_dir),
-                 "tasks": tasks, "exclusions": self.keep_exclusions, "code": io.code_version()}
+                 "tasks": tasks, "exclusions": self.keep_exclusions,
+                 "code": code_fingerprint(self.function.__module__)}
         return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -47,19 +47,16 @@ from biodivergence_dataset.io import (
     as_dirs,
     done_fingerprint,
     dropped_counts,
-    mark_done,
     read_records,
-    read_stats,
-    stage_is_current,
     write_json_atomic,
-    write_manifest,
 )
 from biodivergence_dataset.records import Example
-from biodivergence_dataset.release import SPLIT_REPORT
+from biodivergence_dataset.release import SPLIT_REPORT, STATE_DIR
 from biodivergence_dataset.release import state_dir as release_state_dir
 
 from .folders import RELEASE_OWNER, add_force_argument, claim_output
 from .grouping import UnionFind
+from .stage import Opened, Stage, execute
 
 if TYPE_CHECKING:
     from .runtime import RuntimeConfig
@@ -623,30 +620,22 @@ def _stage_stats(result: SplitResult, n_read: int) -> StageStats:
     return stats
 
 
-def run_stage(
-    annotations_dir: str | Path | Sequence[str | Path], release_dir: str | Path, config: SplitConfig | None = None,
-    runtime: RuntimeConfig | None = None,
-) -> dict[str, Any]:
-    """Split one or more annotation folders into a release folder's data; resumable (a global step: ``runtime``
-    is not used).
-
-    What the split decided goes to ``.stages/split/report.json``; the release stage (:mod:`builder.release`)
-    turns it into ``split_manifest.json`` and writes the card.
-    """
-    from biodivergence_dataset.release import write_config
-
-    config = config or SplitConfig()
+def open_stage(annotations_dir: str | Path | Sequence[str | Path], release_dir: Path, config: SplitConfig) -> Opened:
     dirs = as_dirs(annotations_dir)
     for d in dirs:
         if not (d / "_SUCCESS").exists():
             raise FileNotFoundError(f"{d}: not a finished annotation folder (no _SUCCESS marker)")
     release_dir = claim_output(release_dir, RELEASE_OWNER, dirs)
     params = {**config.model_dump(), "inputs": [done_fingerprint(d) for d in dirs]}
-    marker = state_dir(release_dir)
-    if stage_is_current(marker, params):
-        return read_stats(marker)
-    (marker / "_SUCCESS").unlink(missing_ok=True)
+    return Opened(STAGE, config, [str(d) for d in dirs], release_dir, params, state=state_dir(release_dir))
 
+
+def work(opened: Opened, runtime: RuntimeConfig) -> StageStats:
+    """Split the annotation folders into the release's data (a global step: ``runtime`` is not used); what the split
+    decided goes to ``.stages/split/report.json``."""
+    from biodivergence_dataset.release import write_config
+
+    config, release_dir, marker, dirs = opened.config, opened.out, opened.folder, as_dirs(opened.inputs)
     examples = [ex for d in dirs for ex in _progress(read_records(d, Example), f"split: reading {d.name}")]
     result = split_pool(examples, config)
     if result.report["components"]["oversized_rule"] == AUTO_CARVE:
@@ -669,11 +658,20 @@ def run_stage(
         },
         "labelled_per_domain": result.report["labelled_per_domain"],
     })
-    stats = _stage_stats(result, len(examples))
-    stats.write(marker)
-    write_manifest(marker, STAGE, [str(d) for d in dirs], params)
-    mark_done(marker)
-    return stats.to_dict()
+    return _stage_stats(result, len(examples))
+
+
+stage = Stage(STAGE, SplitConfig, open_stage, work, reads=("annotations",), writes="release",
+              state=f"{STATE_DIR}/{STAGE}", module=__name__)
+
+
+def run_stage(
+    annotations_dir: str | Path | Sequence[str | Path], release_dir: str | Path, config: SplitConfig | None = None,
+    runtime: RuntimeConfig | None = None,
+) -> dict[str, Any]:
+    """Split one or more annotation folders into a release folder's data; resumable. The release stage
+    (:mod:`builder.release`) turns the split's report into ``split_manifest.json`` and writes the card."""
+    return execute(stage, annotations_dir, release_dir, config, runtime)
 
 
 def _progress(iterable, desc: str):

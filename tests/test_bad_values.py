@@ -21,6 +21,7 @@ from builder.annotate import AnnotateConfig
 from builder.annotators import make_local
 from builder.annotators.goldcheck import goldcheck
 from builder.claims import ClaimsConfig
+from builder.goldcheck_stage import GoldcheckConfig
 from builder.ingest import IngestConfig, run_stage
 from builder.sources import SourceSpec
 
@@ -52,7 +53,7 @@ def test_an_at_sign_that_is_not_a_domain_is_part_of_the_path(tmp_path):
     (lambda: AnnotateConfig(limit=-5), "limit must be at least 1"),
     (lambda: AnnotateConfig(concurrency=0), "concurrency must be at least 1"),
     (lambda: ClaimsConfig(min_words=-4), "min_words"),
-    (lambda: build.GoldcheckSection(bootstrap=-5), "bootstrap"),
+    (lambda: GoldcheckConfig(bootstrap=-5), "bootstrap"),
     (lambda: goldcheck(["frames"], cases.DATA, ["scifact"], n_boot=-5), "bootstrap must be at least 0"),
 ])
 def test_config_values_out_of_range_are_refused(make, message):

@@ -17,12 +17,12 @@ import yaml
 from datasets import ClassLabel, load_dataset
 
 from biodivergence_cli.main import main
-from biodivergence_dataset import card, io, ontology
+from biodivergence_dataset import card, ontology
 from biodivergence_dataset.io import read_records
 from biodivergence_dataset.records import CandidatePair
 from biodivergence_dataset.release import FILES_MANIFEST, META_FILE
 from biodivergence_dataset.validate import validate_release
-from builder import build
+from builder import build, stage
 from builder.audit import read_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,7 +74,7 @@ def test_small_build_produces_a_valid_loadable_release(small_build, tmp_path):
     root, _, outcome = small_build
     release = root / "work" / "release"
     assert outcome.ok, (outcome.problems, outcome.audit)
-    assert [s.name for s in outcome.steps] == ["ingest", "claims", "mine", "annotate", "split", "audit", "release"]
+    assert [s.name for s in outcome.steps] == ["ingest", "claims", "mine", "annotate", "split", "audit", "goldcheck", "release"]
     assert validate_release(release).ok
     for config in ontology.CONFIGS:
         ds = load_dataset(str(release), config, cache_dir=str(tmp_path / "cache"))
@@ -85,6 +85,14 @@ def test_small_build_produces_a_valid_loadable_release(small_build, tmp_path):
     audit = json.loads((release / "audit.json").read_text())
     assert audit["ok"] and not audit["leaks"]["primary"]
     assert audit["leakage"]["primary"]["test rows with either article in train"] == "0 (0.0%)"
+
+
+def test_the_build_runs_its_list_of_stages_and_each_leaves_its_declared_marker(small_build):
+    root, config, outcome = small_build
+    assert [s.name for s in outcome.steps] == [s.name for s in build.active_steps(build.load_config(config))]
+    assert [s.name for s in outcome.steps] == [s.name for s in RUN_STEPS]
+    for step in RUN_STEPS:
+        assert (root / "work" / step.marker).is_file(), step.marker
 
 
 def test_a_build_writes_the_card_once_in_its_last_step(small_build):
@@ -134,7 +142,7 @@ def test_stage_stats_count_one_unit_and_name_their_stage_when_merged(small_build
     root, _, outcome = small_build
     units = {s.name: s.stats.get("unit") for s in outcome.steps}
     assert units == {"ingest": "abstracts", "claims": "sentences", "mine": "pairs", "annotate": "pairs",
-                     "split": "pairs", "audit": None, "release": None}
+                     "split": "pairs", "audit": None, "goldcheck": None, "release": None}
     for step in outcome.steps[:5]:
         assert step.stats["seen"] == step.stats["kept"] + step.stats["dropped_total"], step.name
         assert "dropped" not in step.stats
@@ -181,7 +189,7 @@ def test_rerun_after_an_interrupted_split_finishes_the_release(small_build):
         shard.unlink()
     outcome = build.build(config, root / "work")
     # the split is redone; its output is identical, so the audit of it still holds
-    assert [s.status for s in outcome.steps] == ["up to date"] * 4 + ["ran", "up to date", "up to date"]
+    assert [s.status for s in outcome.steps] == ["up to date"] * 4 + ["ran"] + ["up to date"] * 3
     assert outcome.ok and outcome.sizes == first.sizes
 
 
@@ -195,7 +203,8 @@ def test_a_copied_work_folder_resumes_and_new_mining_reaches_the_release(small_b
     assert [s.status for s in again.steps] == ["up to date"] * len(RUN_STEPS)
     changed = {**SMALL_CONFIG, "mine": {**SMALL_CONFIG["mine"], "cap_per_domain": 60}}
     outcome = build.build(write_config(tmp_path / "changed.yaml", changed), work)
-    assert [s.status for s in outcome.steps] == ["up to date"] * 2 + ["ran"] * 5
+    # the gold check scores the annotators on gold pairs, not the mined ones: it stays current
+    assert [s.status for s in outcome.steps] == ["up to date"] * 2 + ["ran"] * 4 + ["up to date", "ran"]
     mined = {p.pair_id for p in read_records(work / "pairs", CandidatePair)}
     released = {r["pair_id"] for c in ontology.CONFIGS for rows in read_config(work / "release", c).values()
                 for r in rows}
@@ -208,7 +217,7 @@ def test_output_of_other_code_is_never_current(small_build, tmp_path, monkeypatc
     root, _, _ = small_build
     work = tmp_path / "work"
     shutil.copytree(root / "work", work)
-    monkeypatch.setattr(io, "code_version", lambda: "0.0.0+edited")
+    monkeypatch.setattr(stage, "code_fingerprint", lambda module: "edited")
     config = write_config(tmp_path / "same.yaml", SMALL_CONFIG)
     assert [s.status for s in build.build(config, work).steps] == ["ran"] * len(RUN_STEPS)
     assert _data_files(work) == _data_files(root / "work")
@@ -321,7 +330,7 @@ def test_shipped_shared_sources_config_names_every_shared_source_and_valid_secti
             for s in sources} == abstract_folders
     for step in build.STEPS:
         step.make_config(step.config_section(config))
-    assert config.annotate["annotator"] == "frames" and config.goldcheck.data_dir == "../shared/data"
+    assert config.annotate["annotator"] == "frames" and config.goldcheck["data_dir"] == "../shared/data"
 
 
 def test_info_prints_random_rows_of_each_class_with_their_frames(small_build, capsys):

@@ -280,7 +280,7 @@ def test_the_gold_table_shows_each_finding_readers_sets_with_their_n():
     """A build that labels with the finding reader shows its out-of-fold Evidence Inference and same-claim
     scores (from the report shipped with its weights) under the gold table of the report and the card."""
     from builder.annotators import parse_spec
-    from builder.build import reader_reports
+    from builder.goldcheck_stage import reader_reports
     from builder.goldreport import READER_ROWS, goldcheck_table
 
     readers = reader_reports([parse_spec("reader")])

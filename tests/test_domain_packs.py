@@ -14,6 +14,7 @@ from builder.questions import QuestionsConfig
 from builder.questions.compiled import CompiledQuestion, compile_questions
 from builder.questions.lexicon import COHEN_PACK, LEXICON, load_lexicon
 from builder.questions.match import answers
+from builder.questions.stage import data_files as questions_data_files
 
 PACK = """
 distinctions:
@@ -109,7 +110,7 @@ def test_a_build_hands_the_questions_lexicon_and_packs_to_gather(tmp_path):
     config = BuildConfig(sources=[], questions={"pack": "p.yaml", "domain_packs": [str(COHEN_PACK)]})
     section = wire("gather", {"top_n": 5}, config, tmp_path)
     assert section["domain_packs"] == [str(COHEN_PACK)] and section["pack"] == "p.yaml"
-    assert QuestionsConfig(domain_packs=[str(COHEN_PACK)]).lexicon_texts()[1] == COHEN_PACK.read_text(encoding="utf-8")
+    assert Path(str(COHEN_PACK)) in questions_data_files(QuestionsConfig(pack="p.yaml", domain_packs=[str(COHEN_PACK)]))
 
 
 ONCOLOGY_PACK = """
@@ -140,6 +141,5 @@ def test_the_reader_annotator_reads_a_question_with_the_builds_domain_packs(tmp_
     config = BuildConfig(sources=["jsonl:x.jsonl"], questions={"pack": "p.yaml", "domain_packs": [pack]})
     assert wire("annotate", {}, config, tmp_path)["domain_packs"] == [pack]
     assert wire("annotate", {"domain_packs": []}, config, tmp_path)["domain_packs"] == []
-    assert AnnotateConfig(domain_packs=[pack]).identity() != AnnotateConfig().identity()
-    assert (AnnotateConfig(annotator="heuristic", domain_packs=[pack]).identity()
-            == AnnotateConfig(annotator="heuristic").identity())  # a panel that reads no question
+    assert Path(pack) in AnnotateConfig(domain_packs=[pack]).data_files()
+    assert AnnotateConfig(annotator="heuristic", domain_packs=[pack]).data_files() == []  # a panel that reads no question

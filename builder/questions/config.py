@@ -12,7 +12,7 @@ from biodivergence_dataset import io
 from biodivergence_dataset.records import _Record
 
 from ..embeddings import DEFAULT_MODEL, PRECISIONS
-from .lexicon import LEXICON, Lexicon, lexicon_texts, load_lexicon
+from .lexicon import LEXICON, Lexicon, load_lexicon
 
 STAGE = "questions"
 
@@ -83,10 +83,6 @@ class QuestionsConfig(BaseModel):
     def read_lexicon(self) -> Lexicon:
         """The lexicon with the domain packs merged onto it (each file checked; errors name file and entry)."""
         return load_lexicon(self.lexicon, tuple(self.domain_packs))
-
-    def lexicon_texts(self) -> list[str]:
-        """The texts of the lexicon and its domain packs, for the stage's fingerprint."""
-        return lexicon_texts(self.lexicon, self.domain_packs)
 
 
 class Assignment(_Record):

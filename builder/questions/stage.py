@@ -18,6 +18,7 @@ from biodivergence_dataset.records import Abstract, Claim, Question
 from ..folders import claim_output
 from ..questionpacks import load_questions, unread_fields
 from ..runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
+from ..stage import Opened, Stage, execute
 from .compiled import CompiledQuestion, compile_questions
 from .config import QUESTIONS_FILE, STAGE, Assignment, QuestionsConfig
 from .filters import (
@@ -180,28 +181,35 @@ def _abstracts_dir(claims_dir: Path, config: QuestionsConfig) -> str | None:
     return inputs[0] if inputs and Path(inputs[0]).is_dir() else None
 
 
-def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConfig | None = None,
-              runtime: RuntimeConfig | None = None) -> dict:
-    """Assign the claims of a finished Claim stage folder to the pack's questions (resumable)."""
-    from ..embeddings import EmbedConfig, embedding_dimension, fill_cache, load_encoder, open_cache
-
-    config = config or QuestionsConfig()
+def open_stage(claims_dir: str | Path, out_dir: Path, config: QuestionsConfig) -> Opened:
     if not config.pack:
         raise ValueError("the questions stage needs a question pack (questions: {pack: FILE} or --pack FILE)")
-    questions = load_questions(config.pack)  # a bad pack fails before any work
+    load_questions(config.pack)  # a bad pack fails before any work
     config.read_lexicon()
     claims_dir = check_stage_input(claims_dir, "claims")
     out_dir = claim_output(out_dir, STAGE, [claims_dir])
     config = config.model_copy(update={"abstracts_dir": _abstracts_dir(claims_dir, config),
                                        "cache_dir": config.cache_dir or str(out_dir / "embedding_cache")})
-    params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir),
-              "pack": [q.model_dump() for q in questions],
-              "lexicon": config.lexicon_texts()}
-    if io.stage_is_current(out_dir, params):
-        clear_tasks(out_dir)
-        return io.read_stats(out_dir)
-    io.begin_stage(out_dir, STAGE, [str(claims_dir)], params)
-    runtime = runtime or RuntimeConfig()
+    params = {"config": config.model_dump(), "input": io.done_fingerprint(claims_dir)}
+    return Opened(STAGE, config, [str(claims_dir)], out_dir, params)
+
+
+def data_files(config: QuestionsConfig) -> list[Path]:
+    """The pack, the lexicon with its domain packs, and for the learned assigner the question answerer's folder."""
+    files = [Path(p) for p in (config.pack, config.lexicon, *config.domain_packs)]
+    if config.assigner == "learned":
+        from ..reader.answerer import SHIPPED
+
+        files.append(Path(config.answerer) if config.answerer else SHIPPED)
+    return files
+
+
+def work(opened: Opened, runtime: RuntimeConfig) -> io.StageStats:
+    """Assign the claims to the pack's questions (the claims embedded and read on ``runtime.tasks`` ranks)."""
+    from ..embeddings import EmbedConfig, embedding_dimension, fill_cache, load_encoder, open_cache
+
+    config, out_dir, claims_dir = opened.config, opened.out, Path(opened.inputs[0])
+    questions = load_questions(config.pack)
     encoder = load_encoder(config.model, config.device, config.precision)
     cache = open_cache(config.cache_dir, config.model, embedding_dimension(encoder), config.precision)
     to_embed = _possible_sentences(*_read_claims(claims_dir, questions, config), config) + [q.text for q in questions]
@@ -227,9 +235,19 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConf
     stats.figures.update({"questions": len(questions), "claims_embedded": embedded,
                           "questions_unread": sum(1 for q in questions if unread_fields(q)),
                           "questions_without_claims": sum(1 for n in per_question.values() if n == 0)})
-    io.write_records(out_dir, assignments, stats, shard_size=config.shard_size)
+    io.write_shards(out_dir, assignments, shard_size=config.shard_size)
     clear_tasks(out_dir)
-    return stats.to_dict()
+    return stats
+
+
+stage = Stage(STAGE, QuestionsConfig, open_stage, work, reads=("claims",), writes="questions", module=__name__,
+              needs="pack", data_files=data_files)
+
+
+def run_stage(claims_dir: str | Path, out_dir: str | Path, config: QuestionsConfig | None = None,
+              runtime: RuntimeConfig | None = None) -> dict:
+    """Assign the claims of a finished Claim stage folder to the pack's questions (resumable)."""
+    return execute(stage, claims_dir, out_dir, config, runtime)
 
 
 def read_assignments(questions_dir: str | Path) -> tuple[dict[str, Question], dict[str, dict[str, float]]]:
