@@ -12,7 +12,7 @@ from builder import questionpacks
 from builder.build import BuildConfig, wire
 from builder.questions import QuestionsConfig
 from builder.questions.compiled import CompiledQuestion, compile_questions
-from builder.questions.lexicon import COHEN_PACK, LEXICON, load_lexicon
+from builder.questions.lexicon import COHEN_PACK, LEXICON, alternatives, load_lexicon
 from builder.questions.match import answers
 from builder.questions.stage import data_files as questions_data_files
 
@@ -77,9 +77,10 @@ def test_relapse_is_another_endpoint_in_the_general_lexicon(tmp_path):
         == set()
 
 
-def test_the_demo_pack_adds_distinctions_only_and_keeps_the_lexicon(tmp_path):
+def test_the_demo_pack_adds_distinctions_and_pooled_outcomes_and_keeps_the_lexicon(tmp_path):
     general, demo = load_lexicon(LEXICON), load_lexicon(LEXICON, (str(COHEN_PACK),))
-    assert demo.classes == general.classes and demo.synonyms == general.synonyms
+    assert demo.classes == general.classes
+    assert demo.synonyms[:len(general.synonyms)] == general.synonyms and len(demo.synonyms) > len(general.synonyms)
     assert {d.name for d in general.distinctions} == {"recurrence"}
     assert {d.name for d in demo.distinctions} - {d.name for d in general.distinctions} == {
         "ulcer site", "rhythm", "surgery"}
@@ -88,6 +89,22 @@ def test_the_demo_pack_adds_distinctions_only_and_keeps_the_lexicon(tmp_path):
     merged = load_lexicon(LEXICON, (str(extra),))
     assert merged.classes[-1] == (("bisphosphonates",), ("zoledronic acid",))
     assert merged.synonyms[-1] == ("hip fracture", "femoral neck fracture")
+
+
+@pytest.mark.parametrize("phrase, other", [
+    ("rheumatoid arthritis", "osteoarthritis"),
+    ("angioedema", "cough"),
+    ("bleeding", "gastrointestinal bleeding"),
+    ("psychotic symptoms", "schizophrenia"),
+])
+def test_the_general_lexicon_keeps_different_conditions_apart_and_a_review_pack_may_pool_them(phrase, other):
+    """A synonym group of the general lexicon names one thing; pooling two conditions into one endpoint is a
+    review's choice, made in its pack (the demo's pools these as its drug-class reviews do)."""
+    def names(lexicon) -> set[str]:
+        return {alt.label.split(" (=")[0] for alt in alternatives(phrase, lexicon)}
+
+    assert other not in names(load_lexicon(LEXICON))
+    assert other in names(load_lexicon(LEXICON, (str(COHEN_PACK),)))
 
 
 @pytest.mark.parametrize("text, message", [

@@ -1243,7 +1243,7 @@ def test_a_laboratory_test_named_by_an_outcome_word_is_not_that_outcome(tmp_path
     pack = compiled_pack(tmp_path / "p.yaml", """
 questions:
   - {id: gi, text: "Do COX-2 inhibitors cause fewer GI complications than nonselective NSAIDs?"}
-""")
+""", (str(COHEN_PACK),))  # the NSAID review pools bleeding with GI complications
     assert answered(pack, "Bleeding times were less prolonged with meloxicam than with naproxen (p < 0.05).") == set()
     assert answered(pack, "Gastrointestinal bleeding was less frequent with meloxicam than with naproxen "
                           "(p < 0.05).") == {"gi"}
