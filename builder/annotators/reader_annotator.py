@@ -39,6 +39,7 @@ from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan, Qu
 from biodivergence_text import cues
 
 from .. import frames as fr
+from .. import frameterms
 from ..questionpacks import asks_yes_or_no
 from ..questions.arms import arm_drugs, claim_arms, comparator_first, sets_arms_equal
 from ..questions.compiled import INACTIVE, PLACEBO_WORDS, CompiledQuestion, compile_questions
@@ -97,9 +98,9 @@ _FORMULATION = re.compile(r"\b(?:(?:extended|immediate|sustained|controlled|modi
                           r"|(?:long|short|intermediate|rapid|ultra-long)[- ]acting)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 #: The words of an inactive arm: asked by a question that names no active comparator, never a population.
-_PLACEBO_ARM = frozenset(fr.stem(w) for w in PLACEBO_WORDS)
+_PLACEBO_ARM = frozenset(frameterms.stem(w) for w in PLACEBO_WORDS)
 #: Words that, beside a placebo word and the people, make a phrase name an arm ("sham-treated subjects").
-_ARM_WORDS = frozenset(fr.stem(w) for w in (
+_ARM_WORDS = frozenset(frameterms.stem(w) for w in (
     "patients", "subjects", "participants", "individuals", "people", "persons", "recipients", "users", "volunteers",
     "cases", "treated", "allocated", "assigned", "randomised", "randomized", "receiving", "given", "group", "arm"))
 
@@ -113,7 +114,7 @@ def _names_placebo_arm(phrase: str) -> bool:
 
 
 #: Words that carry no condition of their own inside a condition phrase.
-_FILLER = frozenset(fr.stem(w) for w in (
+_FILLER = frozenset(frameterms.stem(w) for w in (
     "in", "among", "for", "of", "the", "a", "an", "all", "both", "these", "those", "with", "without", "who", "and",
     "or", "at", "on", "from", "to", "patients", "subjects", "participants", "individuals", "people", "persons"))
 
@@ -128,7 +129,7 @@ class Condition:
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(fr.stem(w) for w in _WORD.findall(text.lower()))
+    return frozenset(frameterms.stem(w) for w in _WORD.findall(text.lower()))
 
 
 def _inside(found: list[Condition], start: int, end: int) -> bool:
