@@ -25,13 +25,13 @@ from .. import frames as fr
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .heuristic import (
-    _CONTROVERSY_RE,
-    _WEAK_RE,
     CLAIM_VS_CLAIM,
     CONTROVERSY,
+    CONTROVERSY_RE,
     DIRECT,
     INSUFFICIENT,
     UNDERSPECIFIED,
+    WEAK_RE,
     AxisDifference,
     axis_report,
 )
@@ -174,9 +174,9 @@ class FramesAnnotator(LocalAnnotator):
         """The paper's boundary rules, in order."""
         a_text, b_text = pair.claim_a.sentence, pair.claim_b.sentence
         base = 0.7 if why != "significance" else 0.6
-        if _CONTROVERSY_RE.search(a_text) or _CONTROVERSY_RE.search(b_text):
+        if CONTROVERSY_RE.search(a_text) or CONTROVERSY_RE.search(b_text):
             return CONTROVERSY, [], [], base - 0.1
-        if _WEAK_RE.search(a_text) or _WEAK_RE.search(b_text):
+        if WEAK_RE.search(a_text) or WEAK_RE.search(b_text):
             return INSUFFICIENT, [], [], base - 0.1
         chosen, one_sided = _differing(pair)
         if chosen:

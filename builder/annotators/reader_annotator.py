@@ -52,7 +52,7 @@ from ..reader.model import OPPOSITE_ANSWER, READ_FINDINGS, ReaderConfig, reader_
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .frames import SPECIFICITY, frames_of
-from .heuristic import _CONTROVERSY_RE, _WEAK_RE, CONTROVERSY, DIRECT, INSUFFICIENT, UNDERSPECIFIED, axis_report
+from .heuristic import CONTROVERSY, CONTROVERSY_RE, DIRECT, INSUFFICIENT, UNDERSPECIFIED, WEAK_RE, axis_report
 
 KIND = ontology.check_label("annotator_kind", "reader")
 MAX_AXES = 3
@@ -311,9 +311,9 @@ def classify(pair: CandidatePair, question: CompiledQuestion | None = None) -> t
     compiled) follow them, or are the only axis when the claims state no condition. Under a question with no
     active comparator, a placebo arm is the arm asked about, not a condition."""
     a_text, b_text = pair.claim_a.sentence, pair.claim_b.sentence
-    if _CONTROVERSY_RE.search(a_text) or _CONTROVERSY_RE.search(b_text):
+    if CONTROVERSY_RE.search(a_text) or CONTROVERSY_RE.search(b_text):
         return CONTROVERSY, [], 0.6
-    if _WEAK_RE.search(a_text) or _WEAK_RE.search(b_text):
+    if WEAK_RE.search(a_text) or WEAK_RE.search(b_text):
         return INSUFFICIENT, [], 0.6
     asked = _asked_words(pair)
     if question is not None and question.comparison == INACTIVE:
