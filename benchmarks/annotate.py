@@ -25,7 +25,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from llm_server import HEALTHVER, SCIFACT, chat_requests_served, llama_server, write_pairs
 
-from builder.annotate import AnnotateConfig, run_stage
+from builder.annotate import run_stage
+from builder.annotate_config import AnnotateConfig
 from builder.annotators.goldcheck import gold_check
 from builder.annotators.heuristic import HeuristicAnnotator
 from builder.goldsources import healthver_pairs, scifact_pairs

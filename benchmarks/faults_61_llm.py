@@ -94,7 +94,8 @@ def reconciliation(chars: int, via_config: bool) -> Callable[[Path], str]:
         return json.dumps(answer)
 
     def run(work: Path) -> str:
-        from builder.annotate import AnnotateConfig, run_stage
+        from builder.annotate import run_stage
+        from builder.annotate_config import AnnotateConfig
 
         out = work / "labels"
         with FakeOllama(behaviour=lambda n, body: Reply(content=content(body))) as server:

@@ -45,7 +45,8 @@ from trainer.constants import PAPER_SEEDS, RESULTS_FILE
 from trainer.data import decoded_rows, load_splits
 from trainer.metric import load_metric
 from trainer.predict import head_outputs, load_model, reference_record, write_jsonl
-from trainer.train import PAPER_DEFAULTS, TrainSettings, train
+from trainer.train import train
+from trainer.training_args import PAPER_DEFAULTS, TrainSettings
 
 RESULTS = ROOT / "benchmarks" / "results" / "reference_run"
 #: (column header, metric key) of the comparison table: Tasks 1–3.

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from biodivergence_dataset import io
 from biodivergence_text import cues
+from builder import framealign, frameterms, goldsources
 from builder import frames as fr
-from builder import goldsources
 from builder.agreement import cohen_kappa
 from builder.annotators import judge_data
 from builder.embeddings import embed_texts, load_encoder
@@ -53,12 +53,13 @@ def _words(text: str) -> set[str]:
 def pair_features(a: str, b: str) -> list[float]:
     """The features of one pair, in ``FEATURES`` order (the cosine is filled in later)."""
     frames_a, frames_b = fr.extract_frames(a), fr.extract_frames(b)
-    fa, fb, al = fr.best_alignment(frames_a, frames_b)
-    why = fr.findings_disagree(fa.finding, fb.finding)
+    fa, fb, al = framealign.best_alignment(frames_a, frames_b)
+    why = framealign.findings_disagree(fa.finding, fb.finding)
     null_a, null_b = (any(f.finding.is_null for f in fs) for fs in (frames_a, frames_b))
     effect_a, effect_b = (any(f.finding.direction and not f.finding.is_null for f in fs) for fs in (frames_a, frames_b))
     wa, wb = _words(a), _words(b)
-    ca, cb = {fr.stem(w) for w in wa - fr.GENERIC_WORDS}, {fr.stem(w) for w in wb - fr.GENERIC_WORDS}
+    ca = {frameterms.stem(w) for w in wa - frameterms.GENERIC_WORDS}
+    cb = {frameterms.stem(w) for w in wb - frameterms.GENERIC_WORDS}
     shared = len(ca & cb)
     return [cues.has_negation(a) != cues.has_negation(b), cues.has_negation(a) and cues.has_negation(b),
             al.comparable, al.exposure_overlap, al.outcome_overlap,

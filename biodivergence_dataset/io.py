@@ -27,10 +27,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic_core import to_json
 
-from .records import _Record
+from .records import RecordModel
 from .redact import redact_data
 
-R = TypeVar("R", bound=_Record)
+R = TypeVar("R", bound=RecordModel)
 
 SUCCESS_MARKER = "_SUCCESS"
 STATS_FILE = "stats.json"
@@ -198,8 +198,8 @@ class ShardWriter:
         self._next = len(list(self.out_dir.glob(f"{prefix}-*.parquet")))
         self.written = 0
 
-    def add(self, record: _Record | dict[str, Any]) -> None:
-        self._buffer.append(record.model_dump(mode="json") if isinstance(record, _Record) else record)
+    def add(self, record: RecordModel | dict[str, Any]) -> None:
+        self._buffer.append(record.model_dump(mode="json") if isinstance(record, RecordModel) else record)
         if len(self._buffer) >= self.shard_size:
             self.flush()
 
@@ -290,7 +290,7 @@ def read_records(stage_dir: str | os.PathLike, model: type[R], prefix: str = "pa
 
 def write_shards(
     out_dir: str | os.PathLike,
-    records: Iterable[_Record],
+    records: Iterable[RecordModel],
     shard_size: int = DEFAULT_SHARD_SIZE,
 ) -> int:
     """Replace a stage folder's shards with ``records`` (its success marker removed first); returns the count."""
@@ -306,7 +306,7 @@ def write_shards(
 
 def write_records(
     out_dir: str | os.PathLike,
-    records: Iterable[_Record],
+    records: Iterable[RecordModel],
     stats: StageStats | None = None,
     shard_size: int = DEFAULT_SHARD_SIZE,
 ) -> int:

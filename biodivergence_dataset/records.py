@@ -41,7 +41,7 @@ def one_line(exc: ValidationError, whole: str = "the value") -> str:
     return "; ".join(f"{where}: {what}" for where, what in validation_problems(exc, whole))
 
 
-class _Record(BaseModel):
+class RecordModel(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False, frozen=False)
 
     @classmethod
@@ -66,7 +66,7 @@ def _label(field_name: str):
     return check
 
 
-class Section(_Record):
+class Section(RecordModel):
     """A labelled section of a structured abstract, as character offsets into ``Abstract.text``."""
 
     label: str
@@ -74,7 +74,7 @@ class Section(_Record):
     end: int = Field(ge=0)
 
 
-class Abstract(_Record):
+class Abstract(RecordModel):
     article_uid: str = Field(min_length=1)
     pmid: str | None = None
     doi: str | None = None
@@ -109,7 +109,7 @@ def article_uid_for(doi: str | None, pmid: str | None, text: str) -> str:
     return "sha1:" + hashlib.sha1(" ".join(text.lower().split()).encode("utf-8")).hexdigest()[:16]
 
 
-class ClaimSlots(_Record):
+class ClaimSlots(RecordModel):
     """Structured content of a claim (paper Table 26); every slot is optional text."""
 
     intervention: str | None = None
@@ -124,7 +124,7 @@ class ClaimSlots(_Record):
     organism: str | None = None
 
 
-class FrameSlot(_Record):
+class FrameSlot(RecordModel):
     """A context value a claim states: its axis, normalised value and offsets into the claim."""
 
     axis: str
@@ -136,7 +136,7 @@ class FrameSlot(_Record):
     _check_axis = field_validator("axis")(_label("divergence_axes"))
 
 
-class ClaimFrame(_Record):
+class ClaimFrame(RecordModel):
     """What a claim is about and what it finds (exposure, outcome, finding, context slots)."""
 
     exposure: str = ""
@@ -150,7 +150,7 @@ class ClaimFrame(_Record):
     _check_significance = field_validator("significance")(_label("significance"))
 
 
-class Claim(_Record):
+class Claim(RecordModel):
     claim_id: str = Field(min_length=1)
     article_uid: str = Field(min_length=1)
     domain: str
@@ -194,7 +194,7 @@ def pair_id_for(claim_id_a: str, claim_id_b: str) -> str:
     return hashlib.sha1(f"{lo}||{hi}".encode()).hexdigest()[:20]
 
 
-class Question(_Record):
+class Question(RecordModel):
     """A clinical question from a question pack: the thing two claims must both answer to be compared.
 
     ``text`` alone is enough; the optional fields are what a pack states or what was read from the text."""
@@ -212,7 +212,7 @@ class Question(_Record):
     _check_domain = field_validator("domain")(_label("domain"))
 
 
-class MiningScores(_Record):
+class MiningScores(RecordModel):
     similarity: float
     disagreement: float
     entity_overlap: float
@@ -226,7 +226,7 @@ class MiningScores(_Record):
     outcome_similarity: float | None = None
 
 
-class CandidatePair(_Record):
+class CandidatePair(RecordModel):
     pair_id: str
     domain: str
     claim_a: Claim
@@ -248,7 +248,7 @@ class CandidatePair(_Record):
         return self
 
 
-class EvidenceSpan(_Record):
+class EvidenceSpan(RecordModel):
     """A span of claim text; ``start``/``end`` are zero-based, end-exclusive offsets into that claim."""
 
     article_uid: str
@@ -266,7 +266,7 @@ class EvidenceSpan(_Record):
         return self
 
 
-class AnnotatorLabel(_Record):
+class AnnotatorLabel(RecordModel):
     """One panel member's label for a pair (kept in the release row's provenance)."""
 
     annotator_id: str
@@ -276,7 +276,7 @@ class AnnotatorLabel(_Record):
     _check_conflict = field_validator("conflict_type")(_label("conflict_type"))
 
 
-class Example(_Record):
+class Example(RecordModel):
     """One release row: a claim pair with its silver labels (column names are a public contract)."""
 
     example_id: str

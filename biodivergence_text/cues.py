@@ -52,17 +52,17 @@ SPECULATIVE_PHRASES = (
 _WORD = re.compile(r"[A-Za-z][A-Za-z\-']*")
 
 
-def _phrase_regex(phrases: tuple[str, ...]) -> re.Pattern:
+def phrase_regex(phrases: tuple[str, ...]) -> re.Pattern:
     alts = sorted((re.escape(p) for p in phrases), key=len, reverse=True)
     return re.compile(r"(?<![\w-])(?:" + "|".join(alts) + r")(?![\w-])", re.IGNORECASE)
 
 
-_NEG_RE = _phrase_regex(NEGATION_WORDS + ("n't",))
-_NODIFF_RE = _phrase_regex(NO_DIFFERENCE_PHRASES)
-_HEDGE_RE = _phrase_regex(HEDGE_WORDS)
-_INC_RE = _phrase_regex(INCREASE_WORDS)
-_DEC_RE = _phrase_regex(DECREASE_WORDS)
-_SPEC_RE = _phrase_regex(SPECULATIVE_PHRASES)
+_NEG_RE = phrase_regex(NEGATION_WORDS + ("n't",))
+_NODIFF_RE = phrase_regex(NO_DIFFERENCE_PHRASES)
+_HEDGE_RE = phrase_regex(HEDGE_WORDS)
+_INC_RE = phrase_regex(INCREASE_WORDS)
+_DEC_RE = phrase_regex(DECREASE_WORDS)
+_SPEC_RE = phrase_regex(SPECULATIVE_PHRASES)
 
 
 def has_negation(text: str) -> bool:
@@ -185,7 +185,7 @@ QUANTIFIER_WORDS = (
 #: Prefixes that negate a word's meaning (un-, in-, non-, dis-, …): "effective" vs "ineffective".
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "non-", "dis", "anti", "anti-")
 
-_CONTRAST_RE = _phrase_regex(CONTRAST_PHRASES)
+_CONTRAST_RE = phrase_regex(CONTRAST_PHRASES)
 #: A number, fraction or percentage that is not part of an identifier (``IL-6``, ``COVID-19``, ``CD4``).
 _NUMBER_RE = re.compile(r"(?<![\w.\-/])\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:[.,]\d+)?)?(?:\s?%)?(?![\w\-])")
 _YEAR_RE = re.compile(r"^(?:19[5-9]\d|20[0-3]\d)$")

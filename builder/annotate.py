@@ -26,30 +26,21 @@ The finished folder holds Parquet shards of Example records, ``stats.json``, ``a
 from __future__ import annotations
 
 import argparse
-import math
 import platform
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
-from biodivergence_dataset import ontology
-from biodivergence_dataset.arguments import OptionError
 from biodivergence_dataset.io import (
     BY_DOMAIN,
-    DEFAULT_SHARD_SIZE,
     MANIFEST_FILE,
     STATS_FILE,
     SUCCESS_MARKER,
     StageStats,
-    append_jsonl_rows,
     as_stored,
     done_fingerprint,
     is_done,
@@ -61,28 +52,16 @@ from biodivergence_dataset.io import (
     write_json_atomic,
     write_shards,
 )
-from biodivergence_dataset.records import CandidatePair, ClaimFrame, Example
-from biodivergence_dataset.redact import redact
+from biodivergence_dataset.records import CandidatePair, Example
 
-from .annotators import (
-    DEFAULT_ANNOTATOR,
-    AnnotatorSpec,
-    BackendError,
-    ChatBackend,
-    ServerUnreachable,
-    make_backend,
-    make_local,
-    parse_json_lenient,
-    parse_spec,
-)
-from .annotators.base import MAX_ANSWER_BYTES
-from .annotators.frames import compared_frames
-from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus, disagree, panel_agreement
+from .annotate_config import AnnotateConfig
+from .annotators import DEFAULT_ANNOTATOR, ChatBackend, ServerUnreachable, make_backend, parse_json_lenient
+from .annotators.panel import disagree, panel_agreement
 from .folders import add_force_argument, claim_output
 from .http import Cancelled, RetryPolicy
-from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, build_messages, prompt_fingerprint, response_schema
-from .questions.lexicon import LEXICON, Lexicon, load_lexicon
-from .repair import InvalidAnswer, repair
+from .pair_annotator import FAILURES_FILE, RAW_FILE, SOURCE_FALLBACK, JsonlLog, Outcome, PairAnnotator
+from .prompt import PROMPT_VERSION, prompt_fingerprint
+from .repair import InvalidAnswer
 from .stage import CODE, DATA, Opened, Stage, execute
 
 if TYPE_CHECKING:
@@ -90,252 +69,13 @@ if TYPE_CHECKING:
 
 STAGE = "annotate"
 ANNOTATIONS_FILE = "annotations.jsonl"
-RAW_FILE = "raw_responses.jsonl"
-FAILURES_FILE = "failures.jsonl"
 ANNOTATION_MANIFEST_FILE = "annotation_manifest.json"
 PROVENANCE_FILE = "provenance.json"
 STATE_FILES = (ANNOTATIONS_FILE, RAW_FILE, FAILURES_FILE)
 #: The parameter that holds the candidate-pair folder's content fingerprint.
 INPUT_KEY = "pairs"
-LLM_KIND = ontology.check_label("annotator_kind", "llm")
 #: Heuristic results are cheap to redo, so they are made durable in batches (one fsync each).
 HEURISTIC_BATCH = 256
-#: How a pair got its labels.
-SOURCE_LLM, SOURCE_FALLBACK, SOURCE_LOCAL = "llm", "local_fallback", "local"
-
-
-class AnnotateConfig(BaseModel):
-    """Parameters of the annotate stage (the ``annotate`` section of a build config)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    #: One spec or a list of specs (a panel): reader[:PATH] | frames | heuristic | judge:PATH | openai:… | ollama:….
-    annotator: str | list[str] = DEFAULT_ANNOTATOR
-    #: With an LLM in a panel: ask it only about pairs the local members disagree on, at most this many.
-    llm_budget: int | None = None
-    concurrency: int = 4
-    timeout_s: float = 120.0
-    max_attempts: int = 3
-    backoff_s: float = 1.0
-    #: Cap on any wait before another attempt, the server's ``Retry-After`` included.
-    max_backoff_s: float = 60.0
-    max_tokens: int = 512
-    #: The longest server answer read per request (longer: a failed attempt, then the fallback).
-    max_answer_bytes: int = MAX_ANSWER_BYTES
-    temperature: float = 0.0
-    max_abstract_chars: int = DEFAULT_MAX_ABSTRACT_CHARS
-    limit: int | None = None
-    shard_size: int = DEFAULT_SHARD_SIZE
-    overwrite: bool = False
-    forget_cache: bool = False
-    retry_fallbacks: bool = False
-    max_fallback_share: float = 0.05
-    progress: bool = True
-    #: The clinical lexicon and the domain packs merged onto it, with which the reader annotator reads a pair's
-    #: question (a build passes its questions section's: a pack's drug classes name the arms there too).
-    lexicon: str = str(LEXICON)
-    domain_packs: list[str] = []
-
-    #: The smallest value of each count setting that makes sense (None, where allowed, means no limit).
-    _MINIMUM: ClassVar[dict[str, int]] = {"limit": 1, "llm_budget": 0, "concurrency": 1, "max_tokens": 1,
-                                          "max_abstract_chars": 1, "shard_size": 1, "max_answer_bytes": 1024,
-                                          "max_attempts": 1}
-    #: The range of each real-valued setting: (lowest, highest, whether the lowest is allowed); never NaN or inf.
-    _RANGE: ClassVar[dict[str, tuple[float, float, bool]]] = {
-        "timeout_s": (0.0, math.inf, False), "backoff_s": (0.0, math.inf, True),
-        "max_backoff_s": (0.0, math.inf, True), "temperature": (0.0, 2.0, True),
-        "max_fallback_share": (0.0, 1.0, True)}
-
-    def __init__(self, **settings: Any) -> None:
-        """Validated, then each count and real-valued setting checked to be in its range: an :class:`OptionError`
-        naming it, which the CLI shows as the option typed."""
-        super().__init__(**settings)
-        self._check_ranges()
-
-    def _check_ranges(self) -> None:
-        for name, least in self._MINIMUM.items():
-            value = getattr(self, name)
-            if value is not None and value < least:
-                raise OptionError("annotate", name, f"must be at least {least}, got {value}")
-        for name, (low, high, closed) in self._RANGE.items():
-            value = float(getattr(self, name))
-            if not (math.isfinite(value) and low <= value <= high and (closed or value > low)):
-                bound = f"{'at least' if closed else 'above'} {low:g}" + (f", at most {high:g}" if high < math.inf
-                                                                           else "")
-                raise OptionError("annotate", name, f"must be a finite number {bound}, got {value}")
-
-    @property
-    def specs(self) -> list[AnnotatorSpec]:
-        """The panel's specs in order (at most one LLM: its answers are cached per pair)."""
-        specs = [parse_spec(s) for s in ([self.annotator] if isinstance(self.annotator, str) else self.annotator)]
-        if not specs:
-            raise ValueError("annotate: name at least one --annotator")
-        if sum(s.is_llm for s in specs) > 1:
-            raise ValueError("annotate: a panel may hold one LLM annotator (openai:… or ollama:…)")
-        return specs
-
-    @property
-    def llm_spec(self) -> AnnotatorSpec | None:
-        return next((s for s in self.specs if s.is_llm), None)
-
-    def identity(self) -> dict[str, Any]:
-        """The parameters that decide the labels (execution settings such as concurrency excluded)."""
-        return {"annotator": [str(s) for s in self.specs], "llm_budget": self.llm_budget,
-                "prompt_version": PROMPT_VERSION,
-                "prompt_fingerprint": prompt_fingerprint(), "max_tokens": self.max_tokens,
-                "temperature": self.temperature, "max_abstract_chars": self.max_abstract_chars, "limit": self.limit}
-
-    def data_files(self) -> list[Path]:
-        """The files its local members read: with a reader, the reader's weights and the lexicon with its domain
-        packs (with which it reads a pair's question); a judge's folder."""
-        from .reader.model import reader_folder
-
-        readers = [s for s in self.specs if s.backend == "reader"]
-        words = [Path(p) for p in (self.lexicon, *self.domain_packs)] if readers else []
-        return ([reader_folder(s.url or None) for s in readers] + words
-                + [Path(s.url) for s in self.specs if s.backend == "judge"])
-
-    def read_lexicon(self) -> Lexicon:
-        """The lexicon with the domain packs merged onto it (errors name the file and entry)."""
-        return load_lexicon(self.lexicon, tuple(self.domain_packs))
-
-
-@dataclass
-class Outcome:
-    """The result for one pair, as appended to annotations.jsonl."""
-
-    pair_id: str
-    source: str
-    example: Example
-    repairs: Counter = field(default_factory=Counter)
-    attempts: int = 0
-    reused_raw: bool = False
-
-    def row(self) -> dict[str, Any]:
-        return {"pair_id": self.pair_id, "source": self.source, "repairs": dict(self.repairs),
-                "attempts": self.attempts, "reused_raw": self.reused_raw,
-                "example": self.example.model_dump(mode="json")}
-
-
-class _Log:
-    """A thread-safe durable JSONL appender (a line torn by a kill is mended before the next append)."""
-
-    def __init__(self, path: Path):
-        self.path, self._lock = path, threading.Lock()
-
-    def append(self, row: dict[str, Any]) -> None:
-        self.extend([row])
-
-    def extend(self, rows: list[dict[str, Any]]) -> None:
-        """Append several rows with one flush + fsync."""
-        if not rows:
-            return
-        with self._lock:
-            append_jsonl_rows(self.path, rows)
-
-
-def _example(pair: CandidatePair, votes: list[Vote], prompt_version: str = "") -> Example:
-    """The release row of a pair: the panel's consensus label, every member's label and both claim frames."""
-    agreed = consensus(votes)
-    frame_a, frame_b, _ = compared_frames(pair)
-    return Example.from_pair(
-        pair, **agreed.labels.example_fields(), annotator_id=agreed.annotator_id, annotator_kind=agreed.kind,
-        prompt_version=prompt_version if agreed.kind == LLM_KIND else "",
-        frame_a=ClaimFrame(**frame_a.as_record()), frame_b=ClaimFrame(**frame_b.as_record()),
-        annotator_labels=agreed.members if len(votes) > 1 else [],
-        label_quality=agreed.quality if len(votes) > 1 else None)
-
-
-class PairAnnotator:
-    """Labels pairs with the local panel members and, when the panel has one, an LLM backend (attempts,
-    repair, fallback to the local members)."""
-
-    def __init__(self, backend: ChatBackend | None, config: AnnotateConfig, out_dir: Path):
-        self.backend, self.config = backend, config
-        lexicon = config.read_lexicon()
-        self.members = ([make_local(s, lexicon=lexicon) for s in config.specs if not s.is_llm]
-                        or [make_local(DEFAULT_ANNOTATOR, lexicon=lexicon)])
-        self.schema = response_schema()
-        self.raw = _Log(out_dir / RAW_FILE)
-        self.failures = _Log(out_dir / FAILURES_FILE)
-        self.intervals: list[tuple[float, float]] = []
-        #: Local votes already taken on the pairs a panel sends to the LLM (``_panel_first``), reused by
-        #: ``from_answer`` instead of labelling those pairs twice.
-        self.disputed_votes: dict[str, list[Vote]] = {}
-
-    def local_votes(self, pairs: list[CandidatePair]) -> list[list[Vote]]:
-        """Every local member's vote on every pair (judges label a batch at once)."""
-        per_member = [m.annotate_many(pairs) for m in self.members]
-        return [[Vote(m.annotator_id, m.kind, labels[i], DEFAULT_WEIGHTS[m.kind])
-                 for m, labels in zip(self.members, per_member, strict=True)] for i in range(len(pairs))]
-
-    def local_outcomes(self, pairs: list[CandidatePair], source: str = SOURCE_LOCAL,
-                       votes: list[list[Vote]] | None = None) -> list[Outcome]:
-        """The local consensus of each pair (from ``votes`` when they were already taken)."""
-        votes = votes if votes is not None else self.local_votes(pairs)
-        return [Outcome(p.pair_id, source, _example(p, v)) for p, v in zip(pairs, votes, strict=True)]
-
-    def fallback_outcome(self, pair: CandidatePair, attempts: int) -> Outcome:
-        """The local members' outcome for a pair the LLM failed on."""
-        outcome = self.local_outcomes([pair], SOURCE_FALLBACK)[0]
-        outcome.attempts = attempts
-        return outcome
-
-    def from_answer(self, pair: CandidatePair, answer: dict[str, Any], attempts: int, reused: bool = False) -> Outcome:
-        """The outcome of a parsed answer (:class:`InvalidAnswer` when it gives no label of the ontology)."""
-        labels, repairs = repair(answer, pair)
-        votes = [Vote(self.backend.annotator_id, LLM_KIND, labels, DEFAULT_WEIGHTS[LLM_KIND])]
-        if len(self.config.specs) > 1:
-            votes += self.disputed_votes.pop(pair.pair_id, None) or self.local_votes([pair])[0]
-        example = _example(pair, votes, PROMPT_VERSION)
-        return Outcome(pair.pair_id, SOURCE_LLM, example, repairs, attempts, reused)
-
-    def _attempt_row(self, pair: CandidatePair, attempt: int, **fields: Any) -> dict[str, Any]:
-        return {"pair_id": pair.pair_id, "attempt": attempt, "provider": self.backend.provider,
-                "model": self.backend.model, "prompt_version": PROMPT_VERSION, "time": time.time(), **fields}
-
-    def llm_outcome(self, pair: CandidatePair) -> Outcome:
-        """Ask the server up to ``max_attempts`` times (an unusable answer is a failed attempt); fall back to the
-        local members after the last failure. Waits follow the retry policy (``Retry-After`` honoured, capped);
-        :class:`Cancelled` once the run is interrupted."""
-        messages = build_messages(pair, self.config.max_abstract_chars)
-        policy = RetryPolicy(self.config.backoff_s, self.config.max_backoff_s)
-        history: list[dict[str, Any]] = []
-        for attempt in range(1, self.config.max_attempts + 1):
-            if attempt > 1:
-                self.backend.sleep(policy.delay(attempt - 1, history[-1].get("retry_after")))
-            try:
-                completion = self.backend.complete(messages, self.schema)
-            except BackendError as exc:
-                row = self._attempt_row(pair, attempt, status=exc.kind, http_status=exc.status, error=exc.detail,
-                                        retry_after=exc.retry_after)
-                self.raw.append(row)
-                history.append(row)
-                if not exc.retryable:
-                    break
-                continue
-            self.intervals.append((completion.started, completion.started + completion.elapsed_s))
-            try:
-                outcome = self.from_answer(pair, parse_json_lenient(completion.content), attempt)
-            except InvalidAnswer as exc:
-                status, error = "invalid_answer", str(exc)
-            except ValueError as exc:
-                status, error = "not_json", str(exc)
-            else:
-                self.raw.append(self._attempt_row(pair, attempt, status="ok", content=completion.content,
-                                                  elapsed_s=completion.elapsed_s))
-                return outcome
-            row = self._attempt_row(pair, attempt, status=status, content=completion.content,
-                                    elapsed_s=completion.elapsed_s, error=error)
-            self.raw.append(row)
-            history.append(row)
-        if history and history[-1]["status"] == "unreachable":
-            raise ServerUnreachable(f"{self.backend.provider} server at {redact(self.backend.url)} stopped "
-                                    f"answering ({history[-1]['error']}); re-run the same command to resume")
-        self.failures.append({"pair_id": pair.pair_id, "provider": self.backend.provider,
-                              "model": self.backend.model, "fallback": "+".join(m.annotator_id for m in self.members),
-                              "attempts": history})
-        return self.fallback_outcome(pair, attempts=len(history))
 
 
 # --------------------------------------------------------------------------- state on disk
@@ -579,7 +319,7 @@ def work(opened: Opened, runtime: RuntimeConfig) -> StageStats:
     rows = _finished(out_dir, except_fallbacks=config.retry_fallbacks)
     resumed = len(rows)
     raw_before = sum(1 for _ in read_jsonl(out_dir / RAW_FILE))
-    results = _Log(out_dir / ANNOTATIONS_FILE)
+    results = JsonlLog(out_dir / ANNOTATIONS_FILE)
     started, t0 = time.time(), time.perf_counter()
     try:
         todo = [p for p in pairs if p.pair_id not in rows]

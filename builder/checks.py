@@ -22,7 +22,7 @@ from pathlib import Path
 from biodivergence_dataset.io import StageStats
 from biodivergence_dataset.records import Abstract, Claim, MiningScores, claim_id_for
 
-from .claims import analyse_sentence
+from .claim_analysis import analyse_sentence
 from .embeddings import embed_texts
 from .scoring import ClaimFeatures, ScoringConfig, claim_features, score_pair
 from .sources.scifact import parse_array_repr

@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from biodivergence_dataset import io
-from biodivergence_dataset.records import _Record
+from biodivergence_dataset.records import RecordModel
 
 if TYPE_CHECKING:
     from .runtime import RuntimeConfig
@@ -274,13 +274,13 @@ class EmbedConfig(BaseModel):
 BATCHES_DIR = ".batches"
 
 
-class TextBatch(_Record):
+class TextBatch(RecordModel):
     """One encoder batch of sentences: the unit the embedding ranks share out."""
 
     texts: list[str]
 
 
-class TextVector(_Record):
+class TextVector(RecordModel):
     """A rank's embedding of one claim sentence: hex key as in the embedding cache, the float32 vector as
     base64 of its little-endian bytes (exact; a row of the rank's shard buffer then holds about 2 KB
     instead of the 14 KB of 384 Python floats, which made this buffer the stage's peak at 20k abstracts)."""

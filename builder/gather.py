@@ -28,7 +28,7 @@ from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract, Question
 
 from .folders import claim_output
-from .frames import GENERIC_WORDS
+from .frameterms import GENERIC_WORDS
 from .questionpacks import load_questions
 from .questions.lexicon import LEXICON, alternatives, load_lexicon, stem
 from .runtime import RuntimeConfig, check_stage_input

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.release import GOLDCHECK_FILE, STATE_DIR, state_dir
 
-from .annotate import AnnotateConfig
+from .annotate_config import AnnotateConfig
 from .mine import MineConfig
 from .runtime import RuntimeConfig
 from .stage import Opened, Stage, execute

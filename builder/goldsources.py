@@ -34,7 +34,7 @@ from typing import Any
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Question, claim_id_for, pair_id_for
 
-from .frames import finding_cue_starts
+from .findingcues import finding_cue_starts
 from .goldparts import PART_NAMES, in_part
 from .sources.scifact import parse_array_repr
 

@@ -36,7 +36,7 @@ from . import scoring
 from .annotators.frames import frames_of, slot_similarities
 from .embeddings import BATCHES_DIR, DEFAULT_MODEL, PRECISIONS, EmbedConfig, fill_cache
 from .folders import add_force_argument, claim_output
-from .frames import best_alignment
+from .framealign import best_alignment
 from .runtime import RuntimeConfig, check_stage_input, clear_tasks
 from .scoring import ScoringConfig
 from .stage import Opened, Stage, execute

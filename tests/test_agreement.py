@@ -7,7 +7,8 @@ from llm_server import FakeOllama, real_pairs, write_pairs
 
 from biodivergence_dataset import ontology
 from builder.agreement import agreement, cohen_kappa, compare, confusion, per_class, set_jaccard
-from builder.annotate import AnnotateConfig, run_stage
+from builder.annotate import run_stage
+from builder.annotate_config import AnnotateConfig
 
 NC, CTX, DIRECT = ontology.NO_CONFLICT, ontology.CONTEXTUAL, ontology.CONFLICT_TYPE_NAMES[1]
 

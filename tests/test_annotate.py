@@ -17,7 +17,8 @@ from llm_server import FakeOllama, Reply, claims_in, interruptible_cli, real_pai
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import is_done, read_jsonl, read_records
 from biodivergence_dataset.records import Example, Question
-from builder.annotate import AnnotateConfig, run_stage
+from builder.annotate import run_stage
+from builder.annotate_config import AnnotateConfig
 from builder.annotators import ServerUnreachable, parse_json_lenient, parse_spec
 from builder.folders import LOCK_FILE
 from builder.prompt import PROMPT_VERSION, build_messages, response_schema

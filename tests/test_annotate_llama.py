@@ -16,7 +16,8 @@ from llm_server import chat_requests_served, interruptible_cli, llama_server, re
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import read_jsonl, read_records
 from biodivergence_dataset.records import Example
-from builder.annotate import AnnotateConfig, run_stage
+from builder.annotate import run_stage
+from builder.annotate_config import AnnotateConfig
 from builder.prompt import PROMPT_VERSION, response_schema
 
 REPO = Path(__file__).resolve().parents[1]

@@ -191,7 +191,7 @@ def test_train_answerer_saves_a_folder_that_loads_and_reads(tmp_path):
 def test_cross_trial_negatives_are_other_trials_results_on_a_like_outcome_with_another_treatment():
     """``--cross-trial``: one more negative per Evidence Inference prompt, the evidence of another article's prompt
     whose outcome shares a content word with this one and whose intervention shares none."""
-    from builder.frames import terms
+    from builder.frameterms import terms
     from builder.reader.answer_data import ei_answer_examples, ei_findings, other_trials_on_like_outcomes
     from builder.reader.data import source_path
 

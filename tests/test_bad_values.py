@@ -17,7 +17,7 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract
 from builder import build
-from builder.annotate import AnnotateConfig
+from builder.annotate_config import AnnotateConfig
 from builder.annotators import make_local
 from builder.annotators.goldcheck import goldcheck
 from builder.claims import ClaimsConfig

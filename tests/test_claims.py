@@ -15,7 +15,7 @@ from biodivergence_cli import main as cli
 from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Abstract, Claim, Section, claim_id_for
 from biodivergence_text import cues
-from builder import checks, claims, sentences
+from builder import checks, claim_analysis, claims, sentences
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PUBMEDQA = DATA / "pubmedqa_pqal" / "ori_pqal.json"
@@ -88,7 +88,7 @@ def test_scanner_equals_finditer_and_single_cue_functions_on_real_sentences(pubm
     sents = [s for a in pubmedqa[:60] for s in sentences.split(a.text)]
     sents += ["ſtrain İstanbul 1٣5 mg， p\u2009<\u20090.05 in KPC ß-lactam", "HR 0.5 hr 2 aOR 1.2",
               "ﬂuconazole 12\u00a0% p < .01 OR 2.1 or 3"]
-    scanner = claims._SCANNER
+    scanner = claim_analysis.SCANNER
     for s in sents:
         found = scanner.scan(s)
         for name, rx in scanner.regexes.items():
@@ -182,7 +182,7 @@ def test_claim_fields_offsets_and_slots():
 
 def test_claim_types_follow_ontology_cues():
     def type_of(sentence):
-        return claims.claim_type_of(claims._SCANNER.scan(sentence))
+        return claim_analysis.claim_type_of(claim_analysis.SCANNER.scan(sentence))
     assert type_of("Treatment with drug X improved response rates.") == "efficacy"
     assert type_of("High TP53 expression predicted poor overall survival.") == "prognostic"
     assert type_of("Smoking was associated with lung function decline.") == "correlational"

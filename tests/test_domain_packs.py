@@ -141,7 +141,7 @@ def test_the_reader_annotator_reads_a_question_with_the_builds_domain_packs(tmp_
     inhibitors", a claim naming gefitinib is read in its own arm names only when the annotator has the pack, and
     a build hands the annotate step the questions section's packs."""
     from biodivergence_dataset.records import Question
-    from builder.annotate import AnnotateConfig
+    from builder.annotate_config import AnnotateConfig
     from builder.annotators import make_local
     from builder.questions.arms import claim_arms
 

@@ -170,8 +170,9 @@ def pairs_dir(tmp_path_factory):
 def test_overwrite_keeps_foreign_files_and_stored_answers(pairs_dir, tmp_path):
     from llm_server import FakeOllama
 
-    from builder.annotate import RAW_FILE, AnnotateConfig
     from builder.annotate import run_stage as annotate
+    from builder.annotate_config import AnnotateConfig
+    from builder.pair_annotator import RAW_FILE
 
     out = tmp_path / "labels"
     with FakeOllama(models=("a", "b")) as server:
@@ -191,8 +192,9 @@ def test_overwrite_keeps_foreign_files_and_stored_answers(pairs_dir, tmp_path):
 
 
 def test_torn_annotation_line_does_not_block_later_resumes(pairs_dir, tmp_path):
-    from builder.annotate import ANNOTATIONS_FILE, AnnotateConfig
+    from builder.annotate import ANNOTATIONS_FILE
     from builder.annotate import run_stage as annotate
+    from builder.annotate_config import AnnotateConfig
 
     out, config = tmp_path / "labels", AnnotateConfig(progress=False)
     annotate(pairs_dir, out, config)

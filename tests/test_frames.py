@@ -8,7 +8,8 @@ from test_heuristic import label_with
 
 from biodivergence_dataset import ontology
 from builder.annotators.frames import FramesAnnotator
-from builder.frames import align, extract_frame, extract_frames, findings_disagree
+from builder.framealign import align, findings_disagree
+from builder.frames import extract_frame, extract_frames
 
 F = FramesAnnotator()
 DOMAIN = ontology.DOMAIN_NAMES[0]

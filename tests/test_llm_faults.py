@@ -23,8 +23,10 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import is_done, read_jsonl, read_records
 from biodivergence_dataset.records import Example
-from builder.annotate import RAW_FILE, AnnotateConfig, run_stage
+from builder.annotate import run_stage
+from builder.annotate_config import AnnotateConfig
 from builder.http import BoundedClient, RetryPolicy
+from builder.pair_annotator import RAW_FILE
 from builder.repair import MAX_TEXT_CHARS, InvalidAnswer, repair
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,8 @@ from llm_server import SCIFACT
 from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Example
 from builder import goldsources
-from builder.annotate import AnnotateConfig, run_stage
+from builder.annotate import run_stage
+from builder.annotate_config import AnnotateConfig
 from builder.annotators import goldcheck as gc
 from builder.annotators.base import LocalAnnotator
 from builder.annotators.panel import Vote, consensus, disagree, panel_agreement
@@ -156,10 +157,10 @@ class _Counting(LocalAnnotator):
 def test_a_panel_with_an_llm_asks_it_only_about_disputed_pairs_within_budget(tmp_path, monkeypatch):
     from llm_server import FakeOllama, real_pairs, write_pairs
 
-    import builder.annotate as annotate_stage
+    from builder import pair_annotator
 
-    real_make_local = annotate_stage.make_local
-    monkeypatch.setattr(annotate_stage, "make_local",
+    real_make_local = pair_annotator.make_local
+    monkeypatch.setattr(pair_annotator, "make_local",
                         lambda spec, **kw: _Counting() if spec.backend == "heuristic" else real_make_local(spec, **kw))
     pairs = real_pairs(6)
     folder = write_pairs(tmp_path / "pairs", pairs)

@@ -365,14 +365,14 @@ def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     ("Blood pressure was reduced from 160/103 to 147/92 mm Hg with drug X (p < 0.0001).", False, False),
 ])
 def test_a_sentence_states_an_effect_a_null_both_or_neither(text, effect, null):
-    from builder.frames import stated_tests
+    from builder.significance import stated_tests
 
     assert stated_tests(text) == (effect, null)
 
 
 def test_what_a_claim_states_is_read_from_its_own_words_not_its_arm_marks(reader):
     """The marks set off the arms for the network; the tests a claim states are read from the claim as written."""
-    from builder.frames import stated_tests
+    from builder.significance import stated_tests
 
     text = ("Proteinuria was comparable in the placebo and in the ACEI group for MAP < or = 100 mmHg, but was higher "
             "in the placebo group for MAP > 100 mmHg.")

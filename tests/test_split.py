@@ -17,8 +17,9 @@ from biodivergence_dataset.io import StageStats, write_records
 from biodivergence_dataset.records import Example, claim_id_for, pair_id_for
 from biodivergence_dataset.release import iter_examples, load_release, split_sizes
 from biodivergence_dataset.validate import validate_release
-from builder import release, split
-from builder.split import SplitConfig, apportion, matched_sample, split_pool
+from builder import article_graph, release, split
+from builder.placement import apportion, distribution, matched_sample
+from builder.split import SplitConfig, split_pool
 
 LLM, HEURISTIC = ontology.ANNOTATOR_KINDS[:2]
 TRAIN, VALIDATION, TEST = ontology.SPLITS
@@ -138,7 +139,7 @@ def test_duplicates_prefer_llm_copy_and_count_label_conflicts():
     heuristic = example("pmid:1", "pmid:2", conflict=ontology.NO_CONFLICT, kind=HEURISTIC, confidence=0.9)
     llm = example("pmid:2", "pmid:1", claim_a=0, claim_b=0, conflict=ontology.CONTEXTUAL, kind=LLM, confidence=0.3)
     agreeing = [example("pmid:3", "pmid:4", confidence=c) for c in (0.5, 0.8)]
-    survivors, duplicated, conflicting = split.resolve_duplicates([heuristic, llm, *agreeing])
+    survivors, duplicated, conflicting = article_graph.resolve_duplicates([heuristic, llm, *agreeing])
     assert llm.pair_id == heuristic.pair_id  # order-independent pair id
     by_pair = {e.pair_id: e for e in survivors}
     assert by_pair[llm.pair_id].annotator_kind == LLM
@@ -151,8 +152,8 @@ def test_copies_alike_but_for_their_label_resolve_the_same_whatever_their_order(
     the determinism property test): the survivor depends on their content, not on which comes first."""
     copies = [example("pmid:1", "pmid:2", conflict=c, kind=LLM, confidence=0.0)
               for c in (ontology.NO_CONFLICT, ontology.CONTEXTUAL)]
-    first = split.resolve_duplicates(copies)[0]
-    again = split.resolve_duplicates(copies[::-1])[0]
+    first = article_graph.resolve_duplicates(copies)[0]
+    again = article_graph.resolve_duplicates(copies[::-1])[0]
     assert [e.conflict_type for e in first] == [e.conflict_type for e in again]
 
 
@@ -206,7 +207,7 @@ def test_heuristic_examples_in_an_eval_component_are_dropped_not_leaked():
 def test_components_follow_shared_articles_and_shared_claims():
     chain = [example("a:1", "a:2"), example("a:2", "a:3"), example("a:3", "a:4")]
     lone = [example("b:1", "b:2")]
-    comps = split.article_components(chain + lone)
+    comps = article_graph.article_components(chain + lone)
     assert sorted((c.size, c.articles) for c in comps) == [(1, 2), (3, 4)]
 
 
@@ -277,9 +278,9 @@ def test_carving_cuts_open_mined_pairs_before_pairs_that_carry_a_question():
     mined = [example(f"amr:{a}", f"amr:{b}", claim_a=c, claim_b=c)
              for group in groups for i, a in enumerate(group) for b in group[i + 1:] for c in (1, 2, 3)]
     examples = asked + mined
-    component = split.Component(examples, "amr", frozenset(a for e in examples for a in (e.article_uid_a,
+    component = article_graph.Component(examples, "amr", frozenset(a for e in examples for a in (e.article_uid_a,
                                                                                           e.article_uid_b)))
-    pieces, crossing = split.carve(component, max_examples=40, seed=0)
+    pieces, crossing = article_graph.carve(component, max_examples=40, seed=0)
     assert len(pieces) >= 2 and crossing and not [e for e in crossing if e.question_id]
     assert sorted(sorted(p.article_ids) for p in pieces) == sorted(
         sorted(f"amr:{q * 6 + i}" for i in range(6)) for q in (0, 1))
@@ -304,7 +305,7 @@ def test_carved_split_is_identical_across_processes():
     assert digests[0] == digests[1] and len(digests[0].strip()) == 40
 
 
-APPORTION_CASES = ("import hashlib, json; from builder.split import apportion; "
+APPORTION_CASES = ("import hashlib, json; from builder.placement import apportion; "
                    "ws = [{'train': .7, 'validation': .1, 'test': .2}, {'train': .7, 'validation': .15, 'test': .15}]; "
                    "print(hashlib.sha1(json.dumps([apportion(n, w) for w in ws for n in range(1, 400)]).encode())"
                    ".hexdigest())")
@@ -325,8 +326,8 @@ def test_apportion_is_identical_across_processes_and_weight_orders():
 
 
 def test_carve_finds_the_communities():
-    comp, = split.article_components(dense_clusters(n_clusters=3, size=8))
-    pieces, crossing = split.carve(comp, max_examples=40, seed=0)
+    comp, = article_graph.article_components(dense_clusters(n_clusters=3, size=8))
+    pieces, crossing = article_graph.carve(comp, max_examples=40, seed=0)
     assert sorted(p.size for p in pieces) == [28, 28, 28]  # 8 choose 2 pairs inside each cluster
     assert len(crossing) == 2
     assert {frozenset(a.split("-")[0] for a in p.article_ids) for p in pieces} == {
@@ -371,7 +372,7 @@ def test_apportion_respects_caps_and_redistributes():
 
 def test_matched_sample_reaches_the_reference_mix_when_the_pool_allows():
     pool = disjoint_pairs(100, conflicts=(ontology.NO_CONFLICT,) * 9 + (ontology.CONTEXTUAL,))  # 90 / 10
-    reference = split.distribution([ontology.NO_CONFLICT] * 6 + [ontology.CONTEXTUAL] * 4)  # 60 / 40
+    reference = distribution([ontology.NO_CONFLICT] * 6 + [ontology.CONTEXTUAL] * 4)  # 60 / 40
     chosen, report = matched_sample(pool, reference, seed=1, tolerance=0.0, min_fraction=0.0)
     counts = Counter(e.conflict_type for e in chosen)
     assert counts == {ontology.NO_CONFLICT: 15, ontology.CONTEXTUAL: 10}
@@ -382,7 +383,7 @@ def test_matched_sample_reaches_the_reference_mix_when_the_pool_allows():
 
 def test_matched_sample_trades_distance_for_size_with_min_fraction():
     pool = disjoint_pairs(100, conflicts=(ontology.NO_CONFLICT,) * 9 + (ontology.CONTEXTUAL,))
-    reference = split.distribution([ontology.NO_CONFLICT] * 6 + [ontology.CONTEXTUAL] * 4)
+    reference = distribution([ontology.NO_CONFLICT] * 6 + [ontology.CONTEXTUAL] * 4)
     chosen, report = matched_sample(pool, reference, seed=1, tolerance=0.0, min_fraction=0.5)
     assert len(chosen) == 50
     assert Counter(e.conflict_type for e in chosen)[ontology.CONTEXTUAL] == 10  # every contextual example used
@@ -391,7 +392,7 @@ def test_matched_sample_trades_distance_for_size_with_min_fraction():
 
 def test_classes_missing_from_the_pool_do_not_shrink_the_matched_sample():
     pool = disjoint_pairs(100, conflicts=(ontology.NO_CONFLICT,) * 3 + (ontology.CONTEXTUAL,))  # 75 / 25
-    reference = split.distribution([ontology.NO_CONFLICT] * 740 + [ontology.CONTEXTUAL] * 250
+    reference = distribution([ontology.NO_CONFLICT] * 740 + [ontology.CONTEXTUAL] * 250
                                    + ["unresolved_scientific_controversy"] * 10)
     chosen, report = matched_sample(pool, reference, seed=1, tolerance=0.0, min_fraction=0.0)
     assert report["tv_distance_unavoidable"] == 0.01

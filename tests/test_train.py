@@ -23,20 +23,15 @@ from trainer.data import subsample
 from trainer.features import DISAGREEMENT, METADATA
 from trainer.predict import AXIS_THRESHOLD_GRID, read_jsonl, reference_record, tune_axis_threshold
 from trainer.train import (
-    ABLATIONS,
-    BEST_METRIC,
-    PAPER_DEFAULTS,
     TUNED_THRESHOLD,
-    TrainSettings,
     _interrupted_message,
     kept_evaluation,
     make_compute_metrics,
     model_config_kwargs,
     parse_namespace,
-    parser,
     summarise,
-    training_arguments,
 )
+from trainer.training_args import ABLATIONS, BEST_METRIC, PAPER_DEFAULTS, TrainSettings, parser, training_arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"train": 40, "validation": 12, "test": 12}
@@ -160,7 +155,8 @@ def test_predict_rows_score_through_evaluate_and_match_training_eval(trained, sc
 
 
 def test_predict_max_examples_predicts_the_rows_train_samples(trained, scifact_release, tmp_path, capsys):
-    from trainer.train import TrainSettings, load_training_splits
+    from trainer.train import load_training_splits
+    from trainer.training_args import TrainSettings
 
     out = tmp_path / "preds.jsonl"
     assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--split", "test",

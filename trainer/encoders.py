@@ -37,7 +37,7 @@ def packaged_minilm() -> Path:
     return path
 
 
-def _looks_like_path(name: str) -> bool:
+def looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~")) or os.path.isabs(name) or name.count("/") > 1
 
 
@@ -63,7 +63,7 @@ def resolve_encoder(name: str | None = None) -> str:
         return str(packaged_minilm())
     if Path(name).expanduser().exists():
         return str(Path(name).expanduser())
-    if _looks_like_path(name):
+    if looks_like_path(name):
         raise FileNotFoundError(f"encoder path {name} does not exist")
     if _cached_locally(name):
         return name
@@ -97,4 +97,4 @@ def hub_name(name_or_path: str) -> str:
         recorded = json.loads((path / "config.json").read_text(encoding="utf-8")).get("_name_or_path") or ""
     except (OSError, ValueError):
         recorded = ""
-    return recorded if recorded and not _looks_like_path(recorded) and not Path(recorded).exists() else ""
+    return recorded if recorded and not looks_like_path(recorded) and not Path(recorded).exists() else ""

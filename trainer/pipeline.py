@@ -31,7 +31,7 @@ from transformers.pipelines import PIPELINE_REGISTRY
 from biodivergence_dataset import ontology
 
 from . import modeling  # noqa: F401  (registers the model with AutoConfig / AutoModel)
-from .predict import _sigmoid, decode
+from .predict import decode, sigmoid
 
 TASK = "biodivergence-conflict"
 #: Release columns a pair may carry; the rest of a release row is not read.
@@ -105,7 +105,7 @@ class ConflictPipeline(Pipeline):
             probs /= probs.sum()
             record["scores"] = {name: float(p) for name, p in zip(config.conflict_type_names, probs)}
             record["axis_probabilities"] = {
-                name: float(p) for name, p in zip(config.axis_names, _sigmoid(logits["axis_logits"][0].astype(np.float64)))
+                name: float(p) for name, p in zip(config.axis_names, sigmoid(logits["axis_logits"][0].astype(np.float64)))
             }
         return record
 

@@ -23,7 +23,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_text_atomic
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
@@ -40,7 +40,7 @@ def decode(
     The confounder restriction is applied here as well as in the model, so raw logits decode the same way.
     """
     conflict = np.asarray(conflict_logits).argmax(-1)
-    axes = _sigmoid(np.asarray(axis_logits, dtype=np.float64)) >= axis_threshold
+    axes = sigmoid(np.asarray(axis_logits, dtype=np.float64)) >= axis_threshold
     if constraint_mode == "none":
         allowed = np.ones_like(axes)
     elif constraint_mode == "gold_axes":
@@ -77,7 +77,7 @@ def tune_axis_threshold(axis_logits: np.ndarray, axis_labels: np.ndarray,
     from .metric import scoring_module
 
     axes_scores = scoring_module().axes_scores  # the metric's own Task 2 definition
-    probs = _sigmoid(np.asarray(axis_logits, dtype=np.float64))
+    probs = sigmoid(np.asarray(axis_logits, dtype=np.float64))
     gold = np.asarray(axis_labels) >= 0.5
     labels = [str(i) for i in range(gold.shape[1])]
     best: tuple[float, float, float | None] | None = None
@@ -123,11 +123,11 @@ def load_model(model_dir: str | Path, constraint_mode: str | None = None, axis_t
     from transformers import AutoTokenizer
 
     from .data import check_features
-    from .encoders import _looks_like_path
+    from .encoders import looks_like_path
     from .modeling import CONSTRAINT_MODES, MultiTaskConflictModel
 
     name = str(model_dir)
-    if Path(name).expanduser().exists() or _looks_like_path(name):
+    if Path(name).expanduser().exists() or looks_like_path(name):
         model_dir = Path(name).expanduser()
         if not (model_dir / "config.json").exists():
             raise FileNotFoundError(f"{model_dir} is not a saved model folder (no config.json)")

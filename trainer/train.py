@@ -1,10 +1,10 @@
 """``biodivergence train``: the reference model on ``transformers.Trainer`` (paper appendix J.3, Table 32).
 
-The options are ``transformers.TrainingArguments``, parsed by ``HfArgumentParser``, with the paper's
-defaults (:data:`PAPER_DEFAULTS`: AdamW, lr 2e-5, weight decay 0.01, 8 epochs, 10% warmup, grad-norm
-1.0, batch 16 / 32, evaluation and a checkpoint every epoch, early stopping with patience 3 on the
-metric's conflict-type macro-F1, best checkpoint restored at the end), next to the BioDivergence
-options (:class:`RunArguments`, :class:`TrainSettings`). Everything Trainer offers works as usual:
+The options (:mod:`trainer.training_args`) are ``transformers.TrainingArguments``, parsed by
+``HfArgumentParser``, with the paper's defaults (``PAPER_DEFAULTS``: AdamW, lr 2e-5, weight decay 0.01, 8 epochs,
+10% warmup, grad-norm 1.0, batch 16 / 32, evaluation and a checkpoint every epoch, early stopping with patience 3 on
+the metric's conflict-type macro-F1, best checkpoint restored at the end), next to the BioDivergence
+options (``RunArguments``, ``TrainSettings``). Everything Trainer offers works as usual:
 ``--bf16``, ``--gradient-accumulation-steps``, ``--report-to``, ``--save-total-limit``,
 ``--resume-from-checkpoint`` (a checkpoint folder, or ``true`` for the last one of each seed).
 ``--push-to-hub --hub-model-id ORG/NAME --hub-tag vX.Y`` publishes the trained folder through the
@@ -37,53 +37,33 @@ import statistics
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from transformers import HfArgumentParser, TrainingArguments
+from transformers import TrainingArguments
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.arguments import RELEASE_HELP
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import task
 
-from .constants import PAPER_EPOCHS, PAPER_SEEDS, PREDICTIONS_FILE, RESULTS_FILE
-from .features import DISAGREEMENT, METADATA
+from .constants import PAPER_SEEDS, PREDICTIONS_FILE, RESULTS_FILE
+from .training_args import (
+    ABLATIONS,
+    BEST_METRIC,
+    ReferenceTrainingArguments,
+    RunArguments,
+    TrainSettings,
+    parser,
+    training_arguments,
+    training_overrides,
+)
 
 log = logging.getLogger(__name__)
 
-BEST_METRIC = "conflict_type/macro_f1"
 TUNED_THRESHOLD = "axis_threshold_tuned"
 TUNED_AXES_F1 = "axes/micro_f1_at_tuned_threshold"
-LABEL_NAMES = ["labels", "axis_labels", "confounder_labels"]
-#: Paper Table 12 variants → model-config overrides.
-ABLATIONS: dict[str, dict[str, Any]] = {
-    "full": {},
-    "no_metadata": {"disabled_feature_groups": [METADATA]},
-    "no_disagreement": {"disabled_feature_groups": [DISAGREEMENT]},
-    "no_cross_attention": {"use_cross_attention": False},
-    "single_task": {"tasks": ["conflict_type"]},
-}
 SUMMARY_TASKS = ("conflict_type", "axes", "confounder")
-#: TrainingArguments that differ from transformers' defaults: the paper's schedule (Table 32).
-PAPER_DEFAULTS: dict[str, Any] = {
-    "num_train_epochs": float(PAPER_EPOCHS),
-    "learning_rate": 2e-5,
-    "weight_decay": 0.01,
-    "warmup_steps": 0.1,  # a float below 1 is a ratio of the training steps
-    "max_grad_norm": 1.0,
-    "per_device_train_batch_size": 16,
-    "per_device_eval_batch_size": 32,
-    "eval_strategy": "epoch",
-    "save_strategy": "epoch",
-    "logging_strategy": "epoch",
-    "save_total_limit": 1,
-    "load_best_model_at_end": True,
-    "metric_for_best_model": BEST_METRIC,
-    "greater_is_better": True,
-    "label_names": LABEL_NAMES,
-}
 #: The TrainingArguments a run summary and the model card record.
 SCHEDULE_KEYS = (
     "num_train_epochs", "learning_rate", "weight_decay", "warmup_steps", "lr_scheduler_type", "optim",
@@ -101,119 +81,6 @@ def reported_keys() -> list[str]:
 
 
 # -- options -------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class RunArguments:
-    """What to train on, and where the model goes."""
-
-    _argument_group_name = "data and encoder"
-
-    release: str = field(metadata={"help": RELEASE_HELP})
-    config: Literal[ontology.CONFIGS] = field(default=ontology.DEFAULT_CONFIG, metadata={"help": "release config"})
-    encoder: str | None = field(default=None, metadata={
-        "help": "encoder name or path (default: BiomedBERT if cached locally, else the packaged MiniLM)"})
-    hub_tag: str | None = field(default=None, metadata={
-        "help": "version tag vX.Y of the model pushed with --push-to-hub (users pin it with revision=...)"})
-
-
-@dataclass
-class TrainSettings:
-    """The BioDivergence side of a run: model variant, loss, data caps. The schedule is TrainingArguments'."""
-
-    _argument_group_name = "reference model"
-
-    patience: int = field(default=3, metadata={"help": "early-stopping patience in evaluations"})
-    max_length: int = field(default=256, metadata={"help": "token limit of a claim pair"})
-    loss_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 0.3], metadata={
-        "help": "task loss weights CT AX DC"})
-    constraint_mode: Literal["none", "predicted_axes", "gold_axes"] = field(default="predicted_axes", metadata={
-        "help": "confounder head restriction"})
-    ablation: Literal[tuple(ABLATIONS)] = field(default="full", metadata={"help": "paper Table 12 variant"})
-    class_weights: bool = field(default=True, metadata={
-        "help": "train-split class weights and axis pos_weight (--no-class-weights turns both off)"})
-    max_train_examples: int | None = field(default=None, metadata={
-        "help": "train on a fixed random sample of N training rows (short schedules on CPU)"})
-    max_eval_examples: int | None = field(default=None, metadata={
-        "help": "evaluate on a fixed random sample of N validation rows and N test rows"})
-    bootstrap: int = field(default=1000, metadata={
-        "help": "bootstrap resamples for the 95%% intervals of the test scores (0: none)"})
-
-    def __post_init__(self):
-        if self.ablation not in ABLATIONS:
-            raise ValueError(f"unknown ablation {self.ablation!r}; expected one of {list(ABLATIONS)}")
-        if len(self.loss_weights) != 3:
-            raise ValueError(f"--loss-weights takes three numbers (CT AX DC), got {self.loss_weights}")
-        self.loss_weights = [float(w) for w in self.loss_weights]
-
-
-def _arg(name: str, help_text: str | None = None, aliases: tuple[str, ...] = (), **kwargs):
-    """A TrainingArguments field with the paper's default, its own help, and optional old flag names."""
-    base = next(f for f in dataclasses.fields(TrainingArguments) if f.name == name)
-    metadata = dict(base.metadata)
-    if help_text:
-        metadata["help"] = help_text
-    if aliases:
-        metadata["aliases"] = list(aliases)
-    default = kwargs.get("default", PAPER_DEFAULTS.get(name, base.default))
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata=metadata)
-    return field(default=default, metadata=metadata)
-
-
-@dataclass
-class ReferenceTrainingArguments(TrainingArguments):
-    """``TrainingArguments`` with the paper's defaults, the old short flags, and several seeds.
-
-    Only for parsing: each seed's Trainer gets a plain ``TrainingArguments`` (:func:`training_arguments`).
-    """
-
-    _argument_group_name = "transformers.TrainingArguments (paper defaults)"
-
-    output_dir: str = field(metadata={"help": "model folder to write (one seed), or the parent of seed-<n>/",
-                                      "aliases": ["--out"]})
-    seed: list[int] = field(default_factory=lambda: [PAPER_SEEDS[0]], metadata={
-        "help": f"one or more seeds (the paper uses {' '.join(map(str, PAPER_SEEDS))}); one model per seed"})
-    num_train_epochs: float = _arg("num_train_epochs", aliases=("--epochs",))
-    learning_rate: float = _arg("learning_rate", aliases=("--lr",))
-    per_device_train_batch_size: int = _arg("per_device_train_batch_size", aliases=("--batch-size",))
-    per_device_eval_batch_size: int = _arg("per_device_eval_batch_size", aliases=("--eval-batch-size",))
-    weight_decay: float = _arg("weight_decay")
-    warmup_steps: float = _arg("warmup_steps")
-    max_grad_norm: float = _arg("max_grad_norm")
-    eval_strategy: str = _arg("eval_strategy")
-    save_strategy: str = _arg("save_strategy")
-    logging_strategy: str = _arg("logging_strategy")
-    save_total_limit: int | None = _arg("save_total_limit")
-    load_best_model_at_end: bool = _arg("load_best_model_at_end")
-    metric_for_best_model: str | None = _arg("metric_for_best_model")
-    greater_is_better: bool | None = _arg("greater_is_better")
-    label_names: list[str] | None = _arg("label_names")  # noqa: RUF009 (_arg returns a field)
-
-    def __post_init__(self):
-        seeds = self.seed
-        self.seed = seeds[0]  # TrainingArguments checks a single seed
-        super().__post_init__()
-        self.seed = list(seeds)
-
-
-def parser() -> HfArgumentParser:
-    """The ``biodivergence train`` options as an ``HfArgumentParser`` (``parse_yaml_file`` / ``parse_dict`` work)."""
-    return HfArgumentParser((RunArguments, TrainSettings, ReferenceTrainingArguments), add_help=False)
-
-
-def training_arguments(output_dir: str | Path, seed: int = PAPER_SEEDS[0], **overrides: Any) -> TrainingArguments:
-    """Plain ``TrainingArguments`` for one seed: the paper's defaults, then ``overrides``."""
-    return TrainingArguments(**{**PAPER_DEFAULTS, **overrides, "output_dir": str(output_dir), "seed": seed})
-
-
-def _training_overrides(parsed: ReferenceTrainingArguments | argparse.Namespace) -> dict[str, Any]:
-    """The raw TrainingArguments values of a parsed command line (before TrainingArguments post-processing)."""
-    names = [f.name for f in dataclasses.fields(TrainingArguments) if f.init]
-    return {n: getattr(parsed, n) for n in names if hasattr(parsed, n) and n not in ("output_dir", "seed")}
-
-
-# -- model, metrics ------------------------------------------------------------------------------------------
 
 
 def model_config_kwargs(settings: TrainSettings, train_rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -507,8 +374,8 @@ def train(
 ) -> dict[str, Any]:
     """Train one model per seed on a release; write :data:`RESULTS_FILE` and model cards; returns the summary.
 
-    ``training``: ``TrainingArguments`` values over :data:`PAPER_DEFAULTS` (``output_dir`` and ``seed`` come
-    from ``out_dir`` / ``seeds``).
+    ``training``: ``TrainingArguments`` values over :data:`~trainer.training_args.PAPER_DEFAULTS`
+    (``output_dir`` and ``seed`` come from ``out_dir`` / ``seeds``).
     """
     from .encoders import resolve_encoder
     from .model_card import write_model_card
@@ -579,7 +446,7 @@ def parse_namespace(args: argparse.Namespace) -> tuple[RunArguments, TrainSettin
 
     run_args, settings = build(RunArguments), build(TrainSettings)
     seeds = list(args.seed) if isinstance(args.seed, (list, tuple)) else [args.seed]
-    training = _training_overrides(args)
+    training = training_overrides(args)
     training["output_dir"] = args.output_dir
     ReferenceTrainingArguments(**training, seed=seeds)  # validates the combination (as Trainer would) before any work
     del training["output_dir"]
@@ -664,4 +531,3 @@ def _interrupted_message(out: Path, seeds: list[int]) -> str:
                 "re-running the same command starts over")
     return (f"interrupted; last checkpoint: {', '.join(checkpoints)}. Re-run the same command with "
             "--resume-from-checkpoint true to continue from there" + (" (finished seeds are kept)" if len(seeds) > 1 else ""))
-

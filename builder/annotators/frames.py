@@ -2,9 +2,9 @@
 
 For a candidate pair it
 1. builds both claim frames (``builder.frames``): exposure, outcome, context slots, finding;
-2. asks the same-question gate (``frames.align``): shared exposure **and** outcome, else
+2. asks the same-question gate (``framealign.align``): shared exposure **and** outcome, else
    ``no_conflict`` with the reason recorded;
-3. asks whether the findings disagree (``frames.findings_disagree``): effect vs no effect,
+3. asks whether the findings disagree (``framealign.findings_disagree``): effect vs no effect,
    increase vs decrease, significant vs not significant — a negation word alone never decides;
 4. applies the taxonomy's boundary rules: explicit controversy → unresolved controversy; weak
    evidence → evidence insufficiency; a context slot that differs between the claims (or between
@@ -20,17 +20,18 @@ from __future__ import annotations
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan
 
+from .. import framealign
 from .. import frames as fr
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .heuristic import (
-    _CONTROVERSY_RE,
-    _WEAK_RE,
     CLAIM_VS_CLAIM,
     CONTROVERSY,
+    CONTROVERSY_RE,
     DIRECT,
     INSUFFICIENT,
     UNDERSPECIFIED,
+    WEAK_RE,
     AxisDifference,
     axis_report,
 )
@@ -52,10 +53,10 @@ def frames_of(claim: Claim, abstract: str = "") -> tuple[fr.Frame, ...]:
     return fr.extract_frames(claim.sentence, abstract if "(" in abstract else "")
 
 
-def compared_frames(pair: CandidatePair) -> tuple[fr.Frame, fr.Frame, fr.Alignment]:
+def compared_frames(pair: CandidatePair) -> tuple[fr.Frame, fr.Frame, framealign.Alignment]:
     """The sentence (or clause) frames of the two claims that the same-question gate compares, and its
     verdict, with the miner's slot-phrase similarities applied; these are the frames a release row shows."""
-    return fr.best_alignment(frames_of(pair.claim_a, pair.abstract_a), frames_of(pair.claim_b, pair.abstract_b),
+    return framealign.best_alignment(frames_of(pair.claim_a, pair.abstract_a), frames_of(pair.claim_b, pair.abstract_b),
                              (pair.scores.exposure_similarity, pair.scores.outcome_similarity))
 
 
@@ -142,7 +143,7 @@ class FramesAnnotator(LocalAnnotator):
             return Labels(ontology.NO_CONFLICT, confidence=0.8, comparable=False,
                           reconciliation=not_compared(alignment.reason),
                           comparability=alignment.reason, notes=alignment.reason)
-        why = fr.findings_disagree(fa.finding, fb.finding)
+        why = framealign.findings_disagree(fa.finding, fb.finding)
         if why is None:
             return Labels(ontology.NO_CONFLICT, confidence=0.75, comparable=True,
                           reconciliation="The claims report compatible findings on the same question.",
@@ -173,9 +174,9 @@ class FramesAnnotator(LocalAnnotator):
         """The paper's boundary rules, in order."""
         a_text, b_text = pair.claim_a.sentence, pair.claim_b.sentence
         base = 0.7 if why != "significance" else 0.6
-        if _CONTROVERSY_RE.search(a_text) or _CONTROVERSY_RE.search(b_text):
+        if CONTROVERSY_RE.search(a_text) or CONTROVERSY_RE.search(b_text):
             return CONTROVERSY, [], [], base - 0.1
-        if _WEAK_RE.search(a_text) or _WEAK_RE.search(b_text):
+        if WEAK_RE.search(a_text) or WEAK_RE.search(b_text):
             return INSUFFICIENT, [], [], base - 0.1
         chosen, one_sided = _differing(pair)
         if chosen:
@@ -198,9 +199,9 @@ def slot_similarities(pairs: list[CandidatePair], encoder, cache=None, batch_siz
 
     phrases = []
     for p in pairs:
-        fa, fb, al = fr.best_alignment(frames_of(p.claim_a, p.abstract_a), frames_of(p.claim_b, p.abstract_b))
-        needed = al.comparable or max(al.exposure_overlap, al.outcome_overlap) >= fr.SLOT_MATCH_MIN
-        phrases.append(fr.slot_phrases(fa, fb) if needed else None)
+        fa, fb, al = framealign.best_alignment(frames_of(p.claim_a, p.abstract_a), frames_of(p.claim_b, p.abstract_b))
+        needed = al.comparable or max(al.exposure_overlap, al.outcome_overlap) >= framealign.SLOT_MATCH_MIN
+        phrases.append(framealign.slot_phrases(fa, fb) if needed else None)
     texts = sorted({t for ph in phrases if ph for side in ph for t in side})
     vectors = dict(zip(texts, embed_texts(texts, encoder, cache, batch_size), strict=True)) if texts else {}
     return [(None, None) if ph is None else tuple(round(float(vectors[x] @ vectors[y]), 4) for x, y in ph)

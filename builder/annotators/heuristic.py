@@ -62,8 +62,8 @@ CONTROVERSY_CUES = (
     "inconsistent results", "inconsistent findings", "remains unclear", "remains unresolved", "mixed evidence",
     "mixed results",
 )
-_WEAK_RE = cues._phrase_regex(WEAK_EVIDENCE_CUES)
-_CONTROVERSY_RE = cues._phrase_regex(CONTROVERSY_CUES)
+WEAK_RE = cues.phrase_regex(WEAK_EVIDENCE_CUES)
+CONTROVERSY_RE = cues.phrase_regex(CONTROVERSY_CUES)
 
 
 @dataclass(frozen=True)
@@ -405,9 +405,9 @@ class HeuristicAnnotator(LocalAnnotator):
     def _classify(a_text: str, b_text: str, opp: Opposition, report: AxisReport
                   ) -> tuple[str, list[AxisDifference], list[str], float]:
         """Boundary rules in order: controversy, weak evidence, explicit axis, matched, underspecified."""
-        if _any(_CONTROVERSY_RE, a_text, b_text):
+        if _any(CONTROVERSY_RE, a_text, b_text):
             return CONTROVERSY, [], [], opp.strength - 0.15
-        if _any(_WEAK_RE, a_text, b_text):
+        if _any(WEAK_RE, a_text, b_text):
             return INSUFFICIENT, [], [], opp.strength - 0.15
         chosen = smallest_sufficient(report.differences)
         if chosen:

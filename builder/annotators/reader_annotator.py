@@ -39,6 +39,7 @@ from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan, Qu
 from biodivergence_text import cues
 
 from .. import frames as fr
+from .. import frameterms
 from ..questionpacks import asks_yes_or_no
 from ..questions.arms import arm_drugs, claim_arms, comparator_first, sets_arms_equal
 from ..questions.compiled import INACTIVE, PLACEBO_WORDS, CompiledQuestion, compile_questions
@@ -51,7 +52,7 @@ from ..reader.model import OPPOSITE_ANSWER, READ_FINDINGS, ReaderConfig, reader_
 from ..repair import ROLE_A, ROLE_B, Labels
 from .base import LocalAnnotator
 from .frames import SPECIFICITY, frames_of
-from .heuristic import _CONTROVERSY_RE, _WEAK_RE, CONTROVERSY, DIRECT, INSUFFICIENT, UNDERSPECIFIED, axis_report
+from .heuristic import CONTROVERSY, CONTROVERSY_RE, DIRECT, INSUFFICIENT, UNDERSPECIFIED, WEAK_RE, axis_report
 
 KIND = ontology.check_label("annotator_kind", "reader")
 MAX_AXES = 3
@@ -97,9 +98,9 @@ _FORMULATION = re.compile(r"\b(?:(?:extended|immediate|sustained|controlled|modi
                           r"|(?:long|short|intermediate|rapid|ultra-long)[- ]acting)\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 #: The words of an inactive arm: asked by a question that names no active comparator, never a population.
-_PLACEBO_ARM = frozenset(fr.stem(w) for w in PLACEBO_WORDS)
+_PLACEBO_ARM = frozenset(frameterms.stem(w) for w in PLACEBO_WORDS)
 #: Words that, beside a placebo word and the people, make a phrase name an arm ("sham-treated subjects").
-_ARM_WORDS = frozenset(fr.stem(w) for w in (
+_ARM_WORDS = frozenset(frameterms.stem(w) for w in (
     "patients", "subjects", "participants", "individuals", "people", "persons", "recipients", "users", "volunteers",
     "cases", "treated", "allocated", "assigned", "randomised", "randomized", "receiving", "given", "group", "arm"))
 
@@ -113,7 +114,7 @@ def _names_placebo_arm(phrase: str) -> bool:
 
 
 #: Words that carry no condition of their own inside a condition phrase.
-_FILLER = frozenset(fr.stem(w) for w in (
+_FILLER = frozenset(frameterms.stem(w) for w in (
     "in", "among", "for", "of", "the", "a", "an", "all", "both", "these", "those", "with", "without", "who", "and",
     "or", "at", "on", "from", "to", "patients", "subjects", "participants", "individuals", "people", "persons"))
 
@@ -128,7 +129,7 @@ class Condition:
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(fr.stem(w) for w in _WORD.findall(text.lower()))
+    return frozenset(frameterms.stem(w) for w in _WORD.findall(text.lower()))
 
 
 def _inside(found: list[Condition], start: int, end: int) -> bool:
@@ -310,9 +311,9 @@ def classify(pair: CandidatePair, question: CompiledQuestion | None = None) -> t
     compiled) follow them, or are the only axis when the claims state no condition. Under a question with no
     active comparator, a placebo arm is the arm asked about, not a condition."""
     a_text, b_text = pair.claim_a.sentence, pair.claim_b.sentence
-    if _CONTROVERSY_RE.search(a_text) or _CONTROVERSY_RE.search(b_text):
+    if CONTROVERSY_RE.search(a_text) or CONTROVERSY_RE.search(b_text):
         return CONTROVERSY, [], 0.6
-    if _WEAK_RE.search(a_text) or _WEAK_RE.search(b_text):
+    if WEAK_RE.search(a_text) or WEAK_RE.search(b_text):
         return INSUFFICIENT, [], 0.6
     asked = _asked_words(pair)
     if question is not None and question.comparison == INACTIVE:

@@ -1,7 +1,7 @@
 """Stage: Claim → Assignment (claims → the pack's questions they answer), between claims and mine.
 
 A claim answers a question when it speaks of the question's intervention (or exposure) **and** its
-outcome. Both are matched as content stems (``builder.frames.terms``), abbreviations expanded with the
+outcome. Both are matched as content stems (``builder.frameterms.terms``), abbreviations expanded with the
 definitions of the claim's own abstract ("blood pressure (BP)"), with one clinical lexicon
 (``builder/lexicons/clinical.yaml``): a drug class in a question is met by any of its member drugs
 ("statins" ⊃ "pravastatin"), and a phrase of a synonym group by any other ("BP" = "blood pressure").

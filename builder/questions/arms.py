@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from ..frames import _WORD_RE, CHANGE_FROM, STATISTICS, VS_BASELINE, Span
+from ..frames import Span
+from ..frameterms import STATISTICS, WORD_RE
+from ..significance import CHANGE_FROM, VS_BASELINE
 from .compiled import DOSE_LEVEL_WORDS, INACTIVE, NAMED, OTHER, PLACEBO_STEMS, CompiledQuestion
 from .lexicon import Alternative, stem, stem_sequence
 
@@ -396,7 +398,7 @@ def _named_drug(sentence: str, alts: tuple[Alternative, ...], group: str | None 
     alternatives of one arm share its ``group``, and a label "name (class)" is a member drug; lexicon drugs
     (``group`` None) carry their class in the label and whether they are members in ``members``. A synonym
     names none."""
-    words = list(_WORD_RE.finditer(sentence))
+    words = list(WORD_RE.finditer(sentence))
     stems = [stem(w.group().lower()) for w in words]
     alt = _named_arm(stems, alts)
     if alt is None or "(=" in alt.label:

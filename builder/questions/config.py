@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io
-from biodivergence_dataset.records import _Record
+from biodivergence_dataset.records import RecordModel
 
 from ..embeddings import DEFAULT_MODEL, PRECISIONS
 from .lexicon import LEXICON, Lexicon, load_lexicon
@@ -85,7 +85,7 @@ class QuestionsConfig(BaseModel):
         return load_lexicon(self.lexicon, tuple(self.domain_packs))
 
 
-class Assignment(_Record):
+class Assignment(RecordModel):
     """One claim answering one question: how well (score in [0, 1]) and why (the matched words)."""
 
     claim_id: str

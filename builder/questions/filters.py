@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from ..frames import abbreviations
+from ..frameterms import abbreviations
 from .compiled import DOSE, DOSE_LEVEL, NAMED, OTHER, PLACEBO_STEMS, CompiledQuestion, named_drugs
 from .lexicon import Alternative, terms
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..frames import VS_BASELINE
+from ..significance import VS_BASELINE
 from .arms import EACH_ARM, EQUAL, RESPECTIVELY, TESTED, compares_doses, fixed_combination
 from .compiled import (
     BRACKETS,

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from biodivergence_text import cues
 
-from .. import frames
+from .. import frameterms
 
 #: The shipped lexicons: the general one every build reads, and domain packs a build may name
 #: (``questions: {domain_packs: [...]}``; ``cohen2006.yaml`` is the demo's).
@@ -58,27 +58,27 @@ def american(word_stem: str) -> str:
 
 
 def stem(word: str) -> str:
-    """``frames.stem`` in American spelling."""
-    return american(frames.stem(word))
+    """``frameterms.stem`` in American spelling."""
+    return american(frameterms.stem(word))
 
 
 def stem_sequence(text: str) -> list[str]:
-    """``frames.stem_sequence`` in American spelling."""
-    return [american(s) for s in frames.stem_sequence(text)]
+    """``frameterms.stem_sequence`` in American spelling."""
+    return [american(s) for s in frameterms.stem_sequence(text)]
 
 
 def terms(text: str, abbrevs: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
-    """``frames.terms`` (content stems, abbreviations expanded) in American spelling."""
+    """``frameterms.terms`` (content stems, abbreviations expanded) in American spelling."""
     if abbrevs is None:
         return _plain_terms(text)
-    return frozenset(american(s) for s in frames.terms(text, abbrevs))
+    return frozenset(american(s) for s in frameterms.terms(text, abbrevs))
 
 
 @lru_cache(maxsize=1 << 16)
 def _plain_terms(text: str) -> frozenset[str]:
     """``terms`` without abbreviations, kept: compiling each question reads the stems of every lexicon name, so a
     pack of thousands of questions would read the same few hundred names thousands of times."""
-    return frozenset(american(s) for s in frames.terms(text))
+    return frozenset(american(s) for s in frameterms.terms(text))
 
 
 #: Words of change ("reduction", "improve", "gain"): how an outcome moves, not which outcome it is.

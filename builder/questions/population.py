@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ..frames import _WORD_RE
+from ..frameterms import WORD_RE
 from .compiled import CompiledQuestion
 from .lexicon import best_match, stem
 
@@ -36,7 +36,7 @@ def excluded_population(sentence: str, q: CompiledQuestion) -> bool:
     asked in diabetes, whatever its abstract says of diabetes."""
     stems = q.population_stems
     # (match, whether the word itself negates the population: "nondiabetic", "non-diabetic")
-    mentions = [(m, stem(w) not in stems) for m in _WORD_RE.finditer(sentence)
+    mentions = [(m, stem(w) not in stems) for m in WORD_RE.finditer(sentence)
                 if stem(w := m.group().lower()) in stems or (w.startswith("non") and stem(w[3:].lstrip("-")) in stems)]
     # a phrase of several population words ("diabetes mellitus") is one mention, negated before its first word
     heads = [(m, prefixed) for i, (m, prefixed) in enumerate(mentions)
@@ -77,7 +77,7 @@ def population_mentions(sentence: str, q: CompiledQuestion) -> list[re.Match]:
     word."""
     stems = q.population_stems
     runs: list[list[re.Match]] = []
-    for m in _WORD_RE.finditer(sentence):
+    for m in WORD_RE.finditer(sentence):
         if stem(m.group().lower()) not in stems:
             continue
         if runs and not sentence[runs[-1][-1].end():m.start()].strip(" -"):

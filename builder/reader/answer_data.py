@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..frames import terms
+from ..frameterms import terms
 from .data import (
     NO,
     QUESTION_TEMPLATES,

@@ -24,9 +24,8 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import validation_problems
 
-from ..frames import _WORD_RE as WORD_RE
-from ..frames import _significance as stated_significance
-from ..frames import stated_tests, stem, terms
+from ..frameterms import WORD_RE, stem, terms
+from ..significance import stated_significance, stated_tests
 
 READER_VERSION = "2"
 #: The training label of an example its source gives no label for, on one head (cross-entropy skips it).

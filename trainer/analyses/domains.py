@@ -63,7 +63,8 @@ class ReferenceFitter:
     def __call__(self, train: Sequence[Row], validation: Sequence[Row], fold: str) -> Predictor:
         from ..data import subsample
         from ..encoders import resolve_encoder
-        from ..train import TrainSettings, train_seed, training_arguments
+        from ..train import train_seed
+        from ..training_args import TrainSettings, training_arguments
 
         settings = TrainSettings() if self.full_schedule else TrainSettings(
             patience=1, max_length=128, max_train_examples=SHORT_TRAIN_ROWS)
