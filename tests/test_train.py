@@ -429,8 +429,8 @@ def test_two_processes_train_save_once_and_scale_the_loss_like_one(scifact_relea
     out = tmp_path / "model"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "trainer.train",
-         "--release", str(scifact_release), "--encoder", str(tiny_encoder), "--epochs", "1", "--batch-size", "4",
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "biodivergence_cli",
+         "train", "--release", str(scifact_release), "--encoder", str(tiny_encoder), "--epochs", "1", "--batch-size", "4",
          "--max-length", "64", "--bootstrap", "0", "--use-cpu", "--ddp-backend", "gloo", "--out", str(out)],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
