@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import FakeOllama, Reply, claims_in, interruptible_cli, real_pairs, write_pairs
+from repo_paths import REPO
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import is_done, read_jsonl, read_records
@@ -23,7 +24,6 @@ from builder.folders import LOCK_FILE
 from builder.prompt import PROMPT_VERSION, build_messages, response_schema
 
 FAST = {"backoff_s": 0.01, "timeout_s": 5.0, "progress": False}
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 import signal
 import time
-from pathlib import Path
 
 import pytest
 from llm_server import chat_requests_served, interruptible_cli, llama_server, real_pairs, write_pairs
+from repo_paths import REPO
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import read_jsonl, read_records
@@ -19,7 +19,6 @@ from biodivergence_dataset.records import Example
 from builder.annotate import AnnotateConfig, run_stage
 from builder.prompt import PROMPT_VERSION, response_schema
 
-REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 

@@ -7,16 +7,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from repo_paths import REPO, SHARED_DATA
 
 from builder.goldparts import in_part, is_heldout
 from builder.reader.answer_data import SOURCES, answer_examples
 from builder.reader.answerer import SHIPPED, WEIGHTS_FILE, Answer, AnswererConfig, load_answerer
-
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +93,7 @@ def test_the_check_part_is_the_same_in_every_process():
     hash seeds put the same keys in the check part."""
     code = ("from builder.goldparts import is_heldout;"
             "print(''.join('1' if is_heldout('pubmedqa', str(k)) else '0' for k in range(300)))")
-    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
                            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}).stdout for seed in ("1", "2")}
     assert len(outs) == 1
     share = next(iter(outs)).strip().count("1") / 300
@@ -141,7 +138,7 @@ def test_a_damaged_folder_is_a_one_line_error_naming_the_file(tmp_path, damage, 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "biodivergence_dataset.cli", "reader", *args], input=stdin, check=False,
-                          capture_output=True, text=True, cwd=ROOT, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+                          capture_output=True, text=True, cwd=REPO, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
 
 
 def test_reader_read_writes_each_row_back_with_finding_and_answer(tmp_path):

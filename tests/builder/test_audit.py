@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_split import disjoint_pairs, example
+from split_factory import disjoint_pairs, example
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.card import write_card

@@ -1,6 +1,6 @@
 """Bad values are faults, not crashes (issue 29): records with a field of the wrong type, config values out of
 range, an unknown split, an ``@`` in a folder name, OS errors and tampered model files. The bad inputs come from
-``tests/fault_cases.py`` (``benchmarks/faults.py`` runs the same cases)."""
+``tests/support/fault_cases.py`` (``benchmarks/faults.py`` runs the same cases)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_an_at_sign_that_is_not_a_domain_is_part_of_the_path(tmp_path):
     (lambda: AnnotateConfig(concurrency=0), "concurrency must be at least 1"),
     (lambda: ClaimsConfig(min_words=-4), "min_words"),
     (lambda: build.GoldcheckSection(bootstrap=-5), "bootstrap"),
-    (lambda: goldcheck(["frames"], cases.DATA, ["scifact"], n_boot=-5), "bootstrap must be at least 0"),
+    (lambda: goldcheck(["frames"], cases.SHARED_DATA, ["scifact"], n_boot=-5), "bootstrap must be at least 0"),
 ])
 def test_config_values_out_of_range_are_refused(make, message):
     with pytest.raises(ValueError, match=message):

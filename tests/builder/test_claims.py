@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import cli, cues, io, ontology
 from biodivergence_dataset.records import Abstract, Claim, Section, claim_id_for
 from builder import checks, claims, sentences
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-PUBMEDQA = DATA / "pubmedqa_pqal" / "ori_pqal.json"
-SCIFACT = DATA / "scifact"
+PUBMEDQA = SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json"
+SCIFACT = SHARED_DATA / "scifact"
 CLINICAL = "clinical_trials_epidemiology"
 
 

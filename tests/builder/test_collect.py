@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract
@@ -28,9 +29,8 @@ from builder.ingest import IngestConfig, read_sources_file
 from builder.ingest import run_stage as ingest
 from builder.sources.base import open_binary
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-READBIOMED = DATA / "readbiomed_pathogens_medline" / "manual-set" / "articles-xml-format"
-EPMC = DATA / "europepmc_pyeuropepmc_fixtures"
+READBIOMED = SHARED_DATA / "readbiomed_pathogens_medline" / "manual-set" / "articles-xml-format"
+EPMC = SHARED_DATA / "europepmc_pyeuropepmc_fixtures"
 
 
 class Replay:

@@ -6,7 +6,8 @@ import gzip
 import json
 import tracemalloc
 import xml.etree.ElementTree as ET
-from pathlib import Path
+
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract
@@ -15,8 +16,7 @@ from builder.dedup import Deduplicator, Draft
 from builder.ingest import CONFLICTS_FILE, PARTIAL_DIR, IngestConfig, run_stage
 from builder.sources import SourceSpec
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-NCBIUTILS = DATA / "pubmed_xml_ncbiutils"  # .xml and .xml.gz twins (cross-file duplicates), DeleteCitation blocks
+NCBIUTILS = SHARED_DATA / "pubmed_xml_ncbiutils"  # .xml and .xml.gz twins (cross-file duplicates), DeleteCitation blocks
 CONFIG = IngestConfig(progress=False, domain="genomics", min_chars=1)
 
 

@@ -5,21 +5,20 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
+from repo_paths import SHARED_DATA
 
 from builder import checks, embeddings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 @pytest.fixture(scope="module")
 def sentences():
     """Sentences of three real PubMedQA abstracts."""
-    abstracts = checks.pubmedqa_abstracts(DATA / "pubmedqa_pqal" / "ori_pqal.json")[:3]
+    abstracts = checks.pubmedqa_abstracts(SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json")[:3]
     found = [s for a in abstracts for s in re.split(r"(?<=\.)\s+", a.text) if len(s.split()) >= 5]
     assert len(found) >= 6
     return found

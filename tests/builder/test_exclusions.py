@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract
@@ -21,9 +22,8 @@ from builder.ingest import IngestConfig, run_stage
 from builder.normalise import Normaliser
 from builder.sources import Deletion, RawRecord, SourceSpec
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-NCBIUTILS = DATA / "pubmed_xml_ncbiutils"
-PUBMEDQA = DATA / "pubmedqa_pqal" / "ori_pqal.json"
+NCBIUTILS = SHARED_DATA / "pubmed_xml_ncbiutils"
+PUBMEDQA = SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json"
 CONFIG = IngestConfig(progress=False, domain="genomics", near_duplicates="drop", shard_size=2)  # several shards
 DUPLICATE = "duplicate_"
 

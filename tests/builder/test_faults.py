@@ -1,6 +1,6 @@
 """Regression tests of the fault probe (issue 14): bad input never crashes and never loses data silently.
 
-Each test builds its bad input with ``tests/fault_cases.py`` (from the real files in ../shared/data)
+Each test builds its bad input with ``tests/support/fault_cases.py`` (from the real files in ../shared/data)
 and checks the promised behaviour; ``benchmarks/faults.py`` runs the same cases into the fault table.
 """
 

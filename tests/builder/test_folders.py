@@ -12,14 +12,13 @@ from pathlib import Path
 import fault_cases as cases
 import pytest
 import yaml
+from repo_paths import REPO
 
 from biodivergence_dataset import io
 from biodivergence_dataset.cli import main
 from biodivergence_dataset.records import Abstract
 from builder import build
 from builder.folders import LOCK_FILE, OWNER_FILE, FolderClaimError, build_lock, claim_output
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def write_jsonl(path: Path, n: int = 4) -> Path:

@@ -4,14 +4,13 @@ rules, on sentences written for these tests (none is copied from the data)."""
 from __future__ import annotations
 
 import pytest
-from test_heuristic import label_with
+from hand_pairs import label_with
 
 from biodivergence_dataset import ontology
 from builder.annotators.frames import FramesAnnotator
 from builder.frames import align, extract_frame, extract_frames, findings_disagree
 
 F = FramesAnnotator()
-DOMAIN = ontology.DOMAIN_NAMES[0]
 INCREASE, DECREASE, NO_EFFECT, ASSOCIATION, NO_ASSOCIATION, DIFFERENCE, NO_DIFFERENCE = ontology.FINDING_DIRECTIONS
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.card import goldcheck_parts_table
 from builder import goldparts
 from builder.annotators.goldcheck import gold_part, goldcheck, load_gold, score_parts
-
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def test_every_key_is_in_exactly_one_part_and_the_development_part_splits_again():

@@ -4,29 +4,14 @@ expert-labelled pairs (SciFact, HealthVer) against the negation-mismatch baselin
 from __future__ import annotations
 
 import pytest
+from hand_pairs import label_with, pair
 from llm_server import HEALTHVER, SCIFACT
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.records import Example
-from builder.annotators.goldcheck import gold_check, healthver_pairs, make_claim, make_pair, scifact_pairs
+from builder.annotators.goldcheck import gold_check, healthver_pairs, scifact_pairs
 from builder.annotators.heuristic import DIRECT, INSUFFICIENT, UNDERSPECIFIED, HeuristicAnnotator, canonical_value
 
-DOMAIN = ontology.DOMAIN_NAMES[0]
 H = HeuristicAnnotator()
-
-
-def pair(a: str, b: str, abstract_a: str = "", abstract_b: str = ""):
-    return make_pair(make_claim("doc:a", a, DOMAIN, "test"), make_claim("doc:b", b, DOMAIN, "test"),
-                     abstract_a, abstract_b)
-
-
-def label_with(annotator, a: str, b: str, **kw):
-    """``annotator``'s labels of a hand-written pair, checked to make a valid release row."""
-    p = pair(a, b, **kw)
-    labels = annotator.annotate(p)
-    Example.from_pair(p, **labels.example_fields(), annotator_id=annotator.annotator_id,
-                      annotator_kind=annotator.kind)
-    return labels
 
 
 def label(a: str, b: str, **kw):

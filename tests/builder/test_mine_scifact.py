@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
+from repo_paths import SHARED_DATA
 
 from builder import checks, embeddings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+SCIFACT = SHARED_DATA / "scifact"
 
 
 @pytest.fixture(scope="module")

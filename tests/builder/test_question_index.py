@@ -3,7 +3,7 @@ question the rules would take, while a claim's cost grows with the questions tha
 
 from __future__ import annotations
 
-from pathlib import Path
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset.records import Question
 from builder import questionpacks
@@ -13,15 +13,13 @@ from builder.questions.filters import claim_words
 from builder.questions.lexicon import load_lexicon
 from builder.questions.match import QuestionIndex, answers, claim_may_answer, claim_stems
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
 
 def _evidence_inference(articles: int):
     """Expert evidence sentences of Evidence Inference training articles with their abstracts, and every prompt
     of these articles put as a pack entry's text (questions from across medicine)."""
     from builder.reader import data as reader_data
 
-    folder = DATA / "evidence_inference"
+    folder = SHARED_DATA / "evidence_inference"
     abstracts, chosen = {}, []
     for f in reader_data.ei_findings(folder):
         if not reader_data.in_part("evidence_inference", f.prompt.pmcid, "training"):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from repo_paths import REPO, SHARED_DATA
 
 from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim, Question, claim_id_for
@@ -61,8 +62,7 @@ from builder.questions.population import population_mentions
 from builder.sources import RawRecord, SourceSpec
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-COHEN = DATA / "cohen2006_drug_class_reviews"
+COHEN = SHARED_DATA / "cohen2006_drug_class_reviews"
 
 
 def write_pack(path: Path, text: str) -> Path:
@@ -669,10 +669,10 @@ def test_question_pairs_give_every_two_articles_a_row_before_any_two_a_second():
 def test_release_rows_carry_the_question(mined, tmp_path):
     """A pair with a question and one without, through Example.from_pair into a release read by load_dataset."""
     from datasets import load_dataset
+    from release_factory import make_example
 
     from biodivergence_dataset import card, release
     from biodivergence_dataset.records import Example
-    from tests.release_factory import make_example
 
     root, _ = mined
     pairs = list(io.read_records(root / "pairs", CandidatePair))
@@ -807,7 +807,7 @@ questions:
 def test_question_demo_config_builds_from_the_cohen_corpus_with_its_pack():
     from builder import build
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     config = build.load_config(repo / "builder" / "configs" / "demo.yaml")
     sources = build.resolve_sources(config, repo)
     assert [SourceSpec.parse(s).format for s in sources] == ["cohen2006"]
@@ -1711,7 +1711,7 @@ def test_evidence_inference_findings_answer_their_own_trials_question_through_th
     answer their own prompt, and none answers another trial's."""
     from builder.reader import data as reader_data
 
-    folder = DATA / "evidence_inference"
+    folder = SHARED_DATA / "evidence_inference"
     findings = [f for f in reader_data.ei_findings(folder) if reader_data.in_part("evidence_inference",
                                                                                     f.prompt.pmcid, "training")]
     abstracts, chosen = {}, []

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Question
@@ -16,7 +17,6 @@ from builder.questions.compiled import compile_questions
 from builder.questions.lexicon import load_lexicon
 
 DOMAIN = "clinical_trials_epidemiology"
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 #: Two sentences of abstracts, as a build pairs them (the abstracts' text does not matter to these tests).

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim
@@ -20,7 +21,6 @@ from builder import build, checks, claims, embeddings, mine, runtime
 from builder.runtime import RuntimeConfig, ShardJob
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DOMAINS = ("clinical_trials_epidemiology", "oncology")
 
 
@@ -28,7 +28,7 @@ DOMAINS = ("clinical_trials_epidemiology", "oncology")
 def abstracts_dir(tmp_path_factory) -> Path:
     """120 real PubMedQA abstracts in two domains."""
     out = tmp_path_factory.mktemp("abstracts")
-    abstracts = checks.pubmedqa_abstracts(DATA / "pubmedqa_pqal" / "ori_pqal.json")[:120]
+    abstracts = checks.pubmedqa_abstracts(SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json")[:120]
     abstracts = [a.model_copy(update={"domain": DOMAINS[i % 2]}) for i, a in enumerate(abstracts)]
     io.write_records(out, abstracts, io.StageStats("ingest"))
     return out
@@ -194,7 +194,7 @@ def test_ray_executor_gives_the_same_claims(abstracts_dir, one_task, tmp_path):
 
 def test_mining_embeds_on_ranks_with_the_vectors_of_one_encode_call(tmp_path):
     root = tmp_path
-    abstracts = checks.pubmedqa_abstracts(DATA / "pubmedqa_pqal" / "ori_pqal.json")[:30]
+    abstracts = checks.pubmedqa_abstracts(SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json")[:30]
     abstracts = [a.model_copy(update={"domain": DOMAINS[i % 2]}) for i, a in enumerate(abstracts)]
     io.write_records(root / "abstracts", abstracts, io.StageStats("ingest"))
     claims.run_stage(root / "abstracts", root / "claims")

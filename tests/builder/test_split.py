@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from repo_paths import REPO
+from split_factory import disjoint_pairs, example, write_annotations
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.cli import main
-from biodivergence_dataset.io import StageStats, write_records
-from biodivergence_dataset.records import Example, claim_id_for, pair_id_for
 from biodivergence_dataset.release import iter_examples, load_release, split_sizes
 from biodivergence_dataset.validate import validate_release
 from builder import release, split
@@ -23,30 +23,6 @@ from builder.split import SplitConfig, apportion, matched_sample, split_pool
 LLM, HEURISTIC = ontology.ANNOTATOR_KINDS[:2]
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 MATCHED = ontology.EXTRA_TEST_SPLITS[0]
-CLAIM = "Carbapenem resistance was {} in the cohort of {} (finding {})."
-
-
-def example(art_a: str, art_b: str, *, claim_a: int = 0, claim_b: int = 0, conflict: str = ontology.CONTEXTUAL,
-            kind: str = HEURISTIC, confidence: float = 0.6, domain: str = "amr") -> Example:
-    """An Example between claim ``claim_a`` of ``art_a`` and claim ``claim_b`` of ``art_b``."""
-    text_a, text_b = (CLAIM.format(("higher", "lower")[i % 2], art, i)
-                      for art, i in ((art_a, claim_a), (art_b, claim_b)))
-    ca = claim_id_for(art_a, 100 * claim_a, 100 * claim_a + len(text_a))
-    cb = claim_id_for(art_b, 100 * claim_b, 100 * claim_b + len(text_b))
-    axes = ["geography"] if conflict == ontology.CONTEXTUAL else []
-    return Example(
-        example_id=f"{pair_id_for(ca, cb)}-{kind}", pair_id=pair_id_for(ca, cb), domain=domain,
-        claim_a_id=ca, claim_b_id=cb, claim_a_text=text_a, claim_b_text=text_b, claim_a_type="prevalence",
-        claim_b_type="prevalence", article_uid_a=art_a, article_uid_b=art_b, abstract_a=text_a, abstract_b=text_b,
-        conflict_type=conflict, divergence_axes=axes, dominant_confounder=axes[0] if axes else None,
-        annotator_id=f"{kind}-test", annotator_kind=kind, confidence=confidence,
-    )
-
-
-def disjoint_pairs(n: int, domain: str = "amr", conflicts=(ontology.NO_CONFLICT, ontology.CONTEXTUAL), **kw):
-    """``n`` examples on ``2n`` distinct articles: every example is its own component."""
-    return [example(f"{domain}:{2 * i}", f"{domain}:{2 * i + 1}", conflict=conflicts[i % len(conflicts)],
-                    domain=domain, **kw) for i in range(n)]
 
 
 def ids(rows, kind: str) -> set[str]:
@@ -233,17 +209,6 @@ def dense_clusters(n_clusters: int, size: int, bridges: int = 1, seed: int = 5):
     return examples
 
 
-def ring_graph(n_articles: int, n_examples: int, seed: int = 3) -> list[Example]:
-    """One component with weak community structure: each pair links articles close on a ring."""
-    rnd = random.Random(seed)
-    out = []
-    for _ in range(n_examples):
-        a = rnd.randrange(n_articles)
-        b = (a + rnd.randrange(1, 40)) % n_articles
-        out.append(example(f"amr:{a}", f"amr:{b}", claim_a=rnd.randrange(3), claim_b=rnd.randrange(3)))
-    return out
-
-
 def test_carving_rescues_evaluation_splits_from_a_giant_component():
     examples = dense_clusters(n_clusters=16, size=6)  # 16 × 15 pairs + 15 bridges
     kept_whole = split_pool(examples, SplitConfig(oversized_components="train"))
@@ -289,15 +254,14 @@ def test_carved_split_is_identical_across_processes():
     """Louvain must not depend on per-process string hashing: same seed, same split in any interpreter."""
     import subprocess
     import sys
-    from pathlib import Path
 
-    code = ("import hashlib, json; from test_split import ring_graph; from builder.split import SplitConfig, "
+    code = ("import hashlib, json; from split_factory import ring_graph; from builder.split import SplitConfig, "
             "split_pool; r = split_pool(ring_graph(300, 1500), "
             "SplitConfig(oversized_components='carve')); print(hashlib.sha1(json.dumps({c: {s: [e.pair_id for e in v] "
             "for s, v in sp.items()} for c, sp in r.configs.items()}).encode()).hexdigest())")
-    tests_dir = Path(__file__).resolve().parent
-    runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=tests_dir,
-                             env={**os.environ, "PYTHONHASHSEED": str(h), "PYTHONPATH": str(tests_dir)})
+    path = os.pathsep.join([str(REPO), str(REPO / "tests" / "support")])
+    runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO,
+                             env={**os.environ, "PYTHONHASHSEED": str(h), "PYTHONPATH": path})
             for h in (1, 2)]
     digests = [run.communicate(timeout=120)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0]
@@ -418,12 +382,6 @@ def test_a_matched_test_identical_to_test_is_not_written():
 
 
 # --- stage I/O ------------------------------------------------------------------------------------------------
-
-def write_annotations(folder, examples, manifest=None):
-    write_records(folder, examples, StageStats("annotate", seen=len(examples), kept=len(examples)))
-    (folder / "annotation_manifest.json").write_text(json.dumps(manifest or {"provider": "heuristic"}))
-    return folder
-
 
 @pytest.fixture(scope="module")
 def annotated(tmp_path_factory):

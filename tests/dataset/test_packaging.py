@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from repo_paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SOURCES = ("pyproject.toml", "README.md", "biodivergence_dataset", "builder", "trainer", "metrics")
 METRIC_FILES = ("biodivergence.py", "scoring.py", "README.md", "requirements.txt")
 

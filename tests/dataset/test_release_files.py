@@ -12,7 +12,7 @@ import pytest
 from fault_cases import FakeHub
 from huggingface_hub import constants
 from release_factory import write_small_release
-from test_split import example, write_annotations
+from split_factory import example, write_annotations
 
 from biodivergence_dataset import hub, ontology
 from biodivergence_dataset.cli import main

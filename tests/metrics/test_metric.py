@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo_paths import REPO
 from sklearn import metrics as skm
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.tasks import load_tasks
 from trainer.metric import metric_dir, scoring_module
 
-REPO = Path(__file__).resolve().parents[1]
 METRIC_DIR = REPO / "metrics" / "biodivergence"
 scoring = scoring_module(METRIC_DIR)
 

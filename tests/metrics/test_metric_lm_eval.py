@@ -4,28 +4,14 @@
 from __future__ import annotations
 
 import doctest
-import importlib.util
 from pathlib import Path
 
 import pytest
+from lm_eval_tasks import TASKS_DIR, scored, utils
 from release_factory import write_small_release
 
 from biodivergence_dataset import ontology
 from trainer.metric import scoring_module
-
-TASKS_DIR = Path(__file__).resolve().parents[1] / "metrics" / "lm_eval"
-scoring = scoring_module()
-
-
-def _load_utils():
-    """The task group's utils.py (lm-eval imports it by path too)."""
-    spec = importlib.util.spec_from_file_location("biodivergence_lm_eval_utils", TASKS_DIR / "biodivergence" / "utils.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-utils = _load_utils()
 
 
 def tiny_causal_lm(path: Path) -> Path:
@@ -62,12 +48,6 @@ def run(tmp_path_factory):
                                    batch_size=4, log_samples=True)
 
 
-def scored(run, task: str, field: str, prediction) -> dict:
-    """The metric's scores of the logged samples of ``task``, predictions decoded by ``prediction``."""
-    samples = run["samples"][task]
-    return scoring.compute([{field: prediction(s)} for s in samples], [{field: s["doc"][field]} for s in samples])
-
-
 def same(reported, expected) -> bool:
     """The harness reports the metric's value: None where the metric says undefined, else the number."""
     return reported is None if expected is None else reported == pytest.approx(expected)
@@ -98,7 +78,7 @@ def test_prompts_define_the_ontology(run):
     prompt = sample["arguments"][0][0]  # (context, continuation) per choice
     assert sample["doc"]["claim_a_text"] in prompt
     assert all(f"- {c.name}: {c.definition}" in prompt for c in ontology.CONFLICT_TYPES)
-    assert [continuation.strip() for _, continuation in sample["arguments"]] == list(scoring.CONFLICT_TYPES)
+    assert [continuation.strip() for _, continuation in sample["arguments"]] == list(scoring_module().CONFLICT_TYPES)
     axes_prompt = run["samples"]["biodivergence_axes"][0]["arguments"][0][0]
     assert all(f"- {a.name}: {a.description}" in axes_prompt for a in ontology.AXES)
 

@@ -9,7 +9,7 @@ server (0.3.x) does not give correctly for this model: without a BOS token it pa
 prompt token with the logits that predict the *next* token (off by one), and drops the generated
 token that lm-eval slices off as the last one. lm-eval would also need an HF tokenizer matching the
 GGUF's to count context tokens, and none is available offline. Use a vLLM server (or the ``hf``
-model, tests/test_metric_lm_eval.py) for that task.
+model, tests/metrics/test_metric_lm_eval.py) for that task.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import json
 
 import pytest
 from llm_server import chat_requests_served, llama_server
+from lm_eval_tasks import TASKS_DIR, scored, utils
 from release_factory import write_small_release
-from test_metric_lm_eval import TASKS_DIR, scored, utils
 
 pytestmark = pytest.mark.slow
 TASKS = ["biodivergence_axes", "biodivergence_confounder"]

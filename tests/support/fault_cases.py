@@ -1,6 +1,6 @@
 """Bad inputs of the fault probe (issue 14), built in a scratch folder from the real files in ../shared/data.
 
-Shared by ``tests/test_faults.py`` (which asserts on each case) and ``benchmarks/faults.py`` (which
+Shared by ``tests/builder/test_faults.py`` (which asserts on each case) and ``benchmarks/faults.py`` (which
 runs each case through the CLI and writes the fault table). Nothing here copies a shared record
 into the repository: every file is derived at run time.
 """
@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-PUBMED_XML = DATA / "pubmed_xml_ncbiutils" / "pubmed.xml"  # 5 articles
-EPMC_CORE = DATA / "europepmc_pyeuropepmc_fixtures" / "search_cancer_core.json"  # 25 core results
-CORD19 = DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv"
+from repo_paths import SHARED_DATA
+
+PUBMED_XML = SHARED_DATA / "pubmed_xml_ncbiutils" / "pubmed.xml"  # 5 articles
+EPMC_CORE = SHARED_DATA / "europepmc_pyeuropepmc_fixtures" / "search_cancer_core.json"  # 25 core results
+CORD19 = SHARED_DATA / "cord19_metadata_sample_coronawhy" / "test_metadata.csv"
 
 
 def article_offsets(data: bytes) -> list[int]:

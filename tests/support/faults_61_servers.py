@@ -1,4 +1,4 @@
-"""Fixtures of the issue-61 fault cases and ``tests/test_secrets.py``: a scripted HTTP server, whose every answer is
+"""Fixtures of the issue-61 fault cases and ``tests/builder/test_secrets.py``: a scripted HTTP server, whose every answer is
 decided by a function of the request, so a case can echo what the client sent (a 401 body quoting the URL's user and
 password, NCBI's ``API key invalid`` quoting the key), close the connection without answering, or answer a body no
 fixture of ``llm_server`` sends (JSON nested 100,000 deep); and a token planted in a release in a given encoding."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from repo_paths import SHARED_DATA
 from typing_extensions import Self
 
 from biodivergence_dataset import ontology
@@ -31,7 +32,7 @@ from biodivergence_dataset.records import CandidatePair
 from builder.annotators.goldcheck import scifact_pairs
 
 #: shared/ sits beside the repository checkout.
-SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+SCIFACT = SHARED_DATA / "scifact"
 HEALTHVER = SCIFACT.parent / "healthver"
 _CLAIM_LINE = re.compile(r"^Claim ([AB]) \([^)]*\): (.*)$", re.MULTILINE)
 

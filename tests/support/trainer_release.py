@@ -14,11 +14,13 @@ import hashlib
 import re
 from pathlib import Path
 
+from repo_paths import SHARED_DATA
+
 from biodivergence_dataset import card, cues, ontology, release
 from biodivergence_dataset.records import CandidatePair, EvidenceSpan, Example
 from builder.annotators.goldcheck import scifact_pairs
 
-SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+SCIFACT = SHARED_DATA / "scifact"
 _WORDS = re.compile(r"[a-z0-9]+")
 
 

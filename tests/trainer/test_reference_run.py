@@ -5,13 +5,12 @@ from __future__ import annotations
 import importlib.util
 import json
 from dataclasses import asdict
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from repo_paths import REPO
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("reference_run", ROOT / "benchmarks" / "reference_run.py")
+    spec = importlib.util.spec_from_file_location("reference_run", REPO / "benchmarks" / "reference_run.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -12,6 +12,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from lm_eval_tasks import utils
+from repo_paths import REPO
 from trainer_release import write_scifact_release
 from transformers import EvalPrediction, Trainer
 
@@ -38,7 +40,6 @@ from trainer.train import (
     training_arguments,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 SIZES = {"train": 40, "validation": 12, "test": 12}
 TRAIN_ARGS = ["--encoder", "minilm", "--batch-size", "8", "--max-length", "64", "--seed", "7", "--bootstrap", "200"]
 MODEL_REPO, MODEL_TAG = "biodiv-org/biodivergence-reference", "v1.0"
@@ -176,16 +177,6 @@ def test_predict_max_examples_predicts_the_rows_train_samples(trained, scifact_r
     assert "--max-examples must be at least 1" in capsys.readouterr().err
 
 
-def _lm_eval_utils():
-    """The lm-eval task group's utils.py, imported by path as lm-eval does."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("lm_eval_utils", ROOT / "metrics/lm_eval/biodivergence/utils.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_card_evaluate_and_lm_eval_report_the_same_numbers_and_null_for_absent_classes(trained, scifact_release,
                                                                                         tmp_path, capsys):
     """The test scores of the model card (written by train), of ``biodivergence evaluate`` on the run's own test
@@ -211,7 +202,6 @@ def test_card_evaluate_and_lm_eval_report_the_same_numbers_and_null_for_absent_c
     rows = {r["pair_id"]: r for _, r in release.iter_rows(scifact_release, "primary", "test")}
     items = [(rows[p["pair_id"]]["conflict_type"], ontology.CONFLICT_TYPE_NAMES.index(p["conflict_type"]))
              for p in read_jsonl(trained / "test_predictions.jsonl")]
-    utils = _lm_eval_utils()
     for aggregate, key in ((utils.conflict_type_macro_f1, "conflict_type/macro_f1"),
                            (utils.conflict_type_ctx_f1, "conflict_type/ctx_f1"),
                            (utils.conflict_type_ctx_n, "conflict_type/support/contextual_contradiction")):
@@ -321,7 +311,7 @@ def test_model_loads_without_our_packages_from_the_folder_and_from_the_hub(train
     assert not [p for p in pushed if p.startswith("checkpoint-")]
     assert f'AutoModel.from_pretrained("{MODEL_REPO}", revision="{MODEL_TAG}", trust_remote_code=True)' in \
         pushed["README.md"].decode()
-    assert loaded["ours_imported"] == [] and str(ROOT) not in loaded["sys_path"]
+    assert loaded["ours_imported"] == [] and str(REPO) not in loaded["sys_path"]
     for source in (str(folder), f"{MODEL_REPO}@{MODEL_TAG}"):
         got = loaded[source]
         assert got["class"].startswith("transformers_modules.") and got["class"].endswith("modeling.MultiTaskConflictModel")
@@ -364,7 +354,7 @@ def test_the_cards_pipeline_snippet_runs_without_our_packages(trained, tmp_path)
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    assert got["ours_imported"] == [] and str(ROOT) not in got["sys_path"]
+    assert got["ours_imported"] == [] and str(REPO) not in got["sys_path"]
     model, _ = load_model(trained)
     tokenizer = AutoTokenizer.from_pretrained(trained)
     with torch.no_grad():
@@ -436,7 +426,7 @@ def test_two_processes_train_save_once_and_scale_the_loss_like_one(scifact_relea
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "trainer.train",
          "--release", str(scifact_release), "--encoder", str(tiny_encoder), "--epochs", "1", "--batch-size", "4",
          "--max-length", "64", "--bootstrap", "0", "--use-cpu", "--ddp-backend", "gloo", "--out", str(out)],
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = _results(out)["runs"]
     assert run["schedule"]["world_size"] == 2 and run["global_step"] == 5  # 40 rows / (2 processes × 4)
