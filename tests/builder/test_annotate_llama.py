@@ -1,4 +1,4 @@
-"""The OpenAI-compatible backend against a real ``python -m llama_cpp.server`` serving
+"""The OpenAI-compatible backend against a real llama.cpp server (xllamacpp) serving
 SmolLM2-135M-Instruct on 127.0.0.1: schema-constrained requests, validation/repair of whatever the
 tiny model writes, and kill-free resume (SIGINT) with the server's own request count.
 Label quality is not checked: a 135M model is a protocol partner, not an annotator."""
@@ -10,7 +10,7 @@ import signal
 import time
 
 import pytest
-from llm_server import chat_requests_served, interruptible_cli, llama_server, real_pairs, write_pairs
+from llm_server import chat_requests_served, interruptible_cli, real_pairs, write_pairs
 from repo_paths import REPO
 
 from biodivergence_dataset import ontology
@@ -22,15 +22,8 @@ from builder.prompt import PROMPT_VERSION, response_schema
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with llama_server(log) as url:
-        yield url, log
-
-
-def test_schema_constrained_answer_is_validated_into_an_example(server, tmp_path):
-    url, log = server
+def test_schema_constrained_answer_is_validated_into_an_example(llama, tmp_path):
+    url, log = llama
     pairs = write_pairs(tmp_path / "pairs", real_pairs(1, with_abstracts=False))
     before = chat_requests_served(log)
     config = AnnotateConfig(annotator=f"openai:{url}?model=smollm2&response_format=json_object", max_tokens=256,
@@ -48,8 +41,8 @@ def test_schema_constrained_answer_is_validated_into_an_example(server, tmp_path
     assert example.conflict_type == answer["conflict_type"]
 
 
-def test_unconstrained_answers_are_repaired_and_an_interrupted_run_resumes_exactly_once(server, tmp_path):
-    url, log = server
+def test_unconstrained_answers_are_repaired_and_an_interrupted_run_resumes_exactly_once(llama, tmp_path):
+    url, log = llama
     pairs = write_pairs(tmp_path / "pairs", real_pairs(3, with_abstracts=False))
     out = tmp_path / "out"
     spec = f"openai:{url}?model=smollm2&response_format=none"

@@ -16,11 +16,6 @@ from builder.reader.answer_data import SOURCES, answer_examples
 from builder.reader.answerer import SHIPPED, WEIGHTS_FILE, Answer, AnswererConfig, load_answerer
 
 
-@pytest.fixture(scope="module")
-def answerer():
-    return load_answerer()
-
-
 def test_the_shipped_answerer_is_a_delta_over_the_packaged_base(answerer, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert answerer.folder == SHIPPED

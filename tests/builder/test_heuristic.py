@@ -3,12 +3,20 @@ expert-labelled pairs (SciFact, HealthVer) against the negation-mismatch baselin
 
 from __future__ import annotations
 
+import csv
+import json
+import math
+from collections import Counter, defaultdict
+from math import comb
+
 import pytest
 from hand_pairs import label_with, pair
 from llm_server import HEALTHVER, SCIFACT
+from sklearn.metrics import cohen_kappa_score
 
 from biodivergence_dataset import ontology
-from builder.annotators.goldcheck import gold_check, healthver_pairs, scifact_pairs
+from builder.agreement import is_conflict
+from builder.annotators.goldcheck import gold_check, healthver_pairs, negation_mismatch, scifact_pairs
 from builder.annotators.heuristic import DIRECT, INSUFFICIENT, UNDERSPECIFIED, HeuristicAnnotator, canonical_value
 
 H = HeuristicAnnotator()
@@ -77,16 +85,54 @@ def scifact():
     return scifact_pairs(SCIFACT)
 
 
+def pair_counts(groups: list[Counter]) -> tuple[int, int, int]:
+    """(pairs, conflicting pairs, agreeing pairs) of groups whose members are paired two by two, counted from each
+    group's label counts: n choose 2 pairs, of which one label times the other disagree (two labels per group)."""
+    pairs = sum(comb(sum(g.values()), 2) for g in groups)
+    conflicting = sum(math.prod(g.values()) for g in groups if len(g) == 2)
+    return pairs, conflicting, pairs - conflicting
+
+
+def scifact_label_counts() -> list[Counter]:
+    """Per evidence abstract, how many train/dev claims it supports and contradicts (a claim with both labels on one
+    abstract is left out), read from the files directly."""
+    per_doc: dict[str, Counter] = defaultdict(Counter)
+    for name in ("claims_train.jsonl", "claims_dev.jsonl"):
+        for line in (SCIFACT / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            for doc, evidence in row["evidence"].items():
+                if len(labels := {e["label"] for e in evidence}) == 1:
+                    per_doc[doc][labels.pop()] += 1
+    return list(per_doc.values())
+
+
+def healthver_label_counts() -> list[Counter]:
+    """Per HealthVer claim (per file) that has both, how many evidence rows support and refute it."""
+    per_claim: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for name in ("healthver_dev.csv", "healthver_test.csv"):
+        with open(HEALTHVER / name, newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                if row["label"] in ("Supports", "Refutes"):
+                    per_claim[name, row["claim"]][row["label"]] += 1
+    return [c for c in per_claim.values() if len(c) == 2]
+
+
 def test_gold_check_scifact_beats_the_negation_mismatch_baseline(scifact):
     report = gold_check(scifact, lambda p: H.annotate(p).conflict_type)
-    assert (report["pairs"], report["gold_conflict"], report["gold_no_conflict"]) == (519, 334, 185)
-    assert round(report["baseline_negation_mismatch_kappa"], 2) == 0.11
-    assert report["kappa"] > report["baseline_negation_mismatch_kappa"]
-    assert sum(sum(row.values()) for row in report["confusion"].values()) == 519
+    expected = pair_counts(scifact_label_counts())
+    assert (report["pairs"], report["gold_conflict"], report["gold_no_conflict"]) == expected == (519, 334, 185)
+    truth = [g.conflict for g in scifact]
+    baseline_kappa = cohen_kappa_score(truth, [negation_mismatch(g.pair) for g in scifact])
+    assert report["baseline_negation_mismatch_kappa"] == pytest.approx(baseline_kappa)
+    assert report["kappa"] == pytest.approx(cohen_kappa_score(truth, [is_conflict(H.annotate(g.pair).conflict_type)
+                                                                      for g in scifact]))
+    assert report["kappa"] > baseline_kappa
+    assert sum(sum(row.values()) for row in report["confusion"].values()) == expected[0]
 
 
 def test_gold_check_healthver_counts_and_better_than_chance():
     gold = healthver_pairs(HEALTHVER)
     report = gold_check(gold, lambda p: H.annotate(p).conflict_type)
-    assert (report["pairs"], report["gold_conflict"], report["gold_no_conflict"]) == (4473, 1720, 2753)
+    expected = pair_counts(healthver_label_counts())
+    assert (report["pairs"], report["gold_conflict"], report["gold_no_conflict"]) == expected == (4473, 1720, 2753)
     assert report["kappa"] > 0.0

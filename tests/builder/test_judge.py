@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 
 import pytest
@@ -146,11 +147,14 @@ def test_judge_labels_pairs_and_defers_the_type_to_the_frames(judge_dir):
     p = make_pair(make_claim("doc:a", "Zinc reduced diarrhoea in children.", ontology.DOMAIN_NAMES[0], "t"),
                   make_claim("doc:b", "Zinc did not reduce diarrhoea in adults.", ontology.DOMAIN_NAMES[0], "t"))
     labels = judge.annotate_many([p, p])
-    assert labels[0] == labels[1] and 0.0 <= labels[0].confidence <= 1.0
-    assert labels[0].conflict_type in ontology.CONFLICT_TYPE_NAMES and labels[0].notes.startswith("judge p=")
-    if labels[0].conflict_type != ontology.NO_CONFLICT:  # the frames' boundary rules give the type
-        assert labels[0].conflict_type == ontology.CONTEXTUAL
-    assert 0.0 < judge.probability(0.0) < 1.0
+    (prob,) = judge.probabilities([p])
+    assert labels[0] == labels[1] and labels[0].notes == f"judge p={prob:.3f}"
+    # below one half the judge says no conflict; above, the frames' boundary rules give the type (children vs
+    # adults: contextual), and the confidence is the probability of the label given
+    expected = (ontology.NO_CONFLICT, round(1 - prob, 4)) if prob < 0.5 else (ontology.CONTEXTUAL, round(prob, 4))
+    assert (labels[0].conflict_type, labels[0].confidence) == expected
+    # Platt scaling: a margin of zero maps to the sigmoid of the fitted intercept alone
+    assert judge.probability(0.0) == pytest.approx(1 / (1 + math.exp(-judge.settings.calibration["b"])))
 
 
 def test_goldcheck_scores_each_source_with_the_fold_that_never_saw_it(judge_dir):

@@ -14,7 +14,7 @@ from llm_server import SCIFACT
 from biodivergence_dataset import ontology
 from builder import goldparts
 from builder.annotators.goldcheck import healthver_pairs
-from builder.reader import READER_VERSION, FindingReader, Reading, disagreement, load_reader
+from builder.reader import READER_VERSION, Reading, disagreement, load_reader
 from builder.reader import data as reader_data
 from builder.reader.evaluate import evidence_inference_findings, goldcheck_sets, scored_part
 from builder.reader.model import (
@@ -29,11 +29,6 @@ from builder.reader.model import (
 
 DATA = SCIFACT.parent
 Q = "Does drug X lower blood pressure compared to placebo?"
-
-
-@pytest.fixture(scope="module")
-def reader() -> FindingReader:
-    return load_reader()
 
 
 def _reading(finding: str, stance: str) -> Reading:

@@ -238,16 +238,15 @@ def test_the_reader_loads_on_first_use_once_whichever_threads_ask(monkeypatch, t
         reader_annotator.ReaderAnnotator(str(tmp_path))
 
 
-def test_readings_are_taken_relative_to_the_questions_intervention():
+def test_readings_are_taken_relative_to_the_questions_intervention(reader_annotator):
     """Both claims say enalapril causes more cough than candesartan. Each is asked the question in its own arm
     names (enalapril for the ACE inhibitors); the reader reads the direction for the arm the sentence is about,
     so the claim naming candesartan first reads a decrease, the annotator reverses it, and the pair agrees. A
     claim naming no asked drug is asked the question as written."""
-    from builder.annotators.reader_annotator import ReaderAnnotator
     from builder.questionpacks import question_from
 
     q = question_from({"id": "cough", "text": "Do ACE inhibitors cause more cough than angiotensin receptor blockers?"})
-    annotator = ReaderAnnotator()
+    annotator = reader_annotator
     p = pair("Cough was significantly more frequent with enalapril than with candesartan.",
              "Cough was significantly less frequent with candesartan than with enalapril.").model_copy(
                  update={"question": q, **ABSTRACTS})
@@ -261,14 +260,13 @@ def test_readings_are_taken_relative_to_the_questions_intervention():
     assert annotator.ask("Cough was common in the trial.", q) == (q.text, "Cough was common in the trial.")
 
 
-def test_under_a_declared_question_only_a_stated_effect_against_a_stated_null_is_a_conflict():
+def test_under_a_declared_question_only_a_stated_effect_against_a_stated_null_is_a_conflict(reader_annotator):
     """Asked in their arm names, the claims conflict when one states a significant effect and the other a
     null; rates set side by side with no test are no finding to disagree with."""
-    from builder.annotators.reader_annotator import ReaderAnnotator
     from builder.questionpacks import question_from
 
     q = question_from({"id": "cough", "text": "Do ACE inhibitors cause more cough than angiotensin receptor blockers?"})
-    annotator = ReaderAnnotator()
+    annotator = reader_annotator
     effect = "Cough was significantly more frequent with enalapril than with candesartan (p < 0.001)."
     null = "In elderly patients, cough did not differ significantly between lisinopril and losartan (p = 0.45)."
     untested = "Cough was reported by 12% of patients on enalapril and 9% of patients on candesartan."
@@ -279,15 +277,14 @@ def test_under_a_declared_question_only_a_stated_effect_against_a_stated_null_is
     assert plain.conflict_type == ontology.NO_CONFLICT
 
 
-def test_a_claim_setting_the_two_arms_equal_reads_no_difference_between_them():
+def test_a_claim_setting_the_two_arms_equal_reads_no_difference_between_them(reader_annotator):
     """"Similar and significant reductions with tolterodine and oxybutynin" is each arm's effect against placebo;
     under the head-to-head question it finds no difference, and so disagrees with a claim that one arm is better
     (and not with one that finds them alike)."""
-    from builder.annotators.reader_annotator import ReaderAnnotator
     from builder.questionpacks import question_from
 
     q = question_from({"id": "oab", "text": "Is tolterodine as effective as oxybutynin for urinary incontinence?"})
-    annotator = ReaderAnnotator()
+    annotator = reader_annotator
     equal = ("Tolterodine and oxybutynin led to similar and significant reductions in urinary incontinence episodes "
              "(p < 0.001).")
     better = "Oxybutynin was significantly more effective than tolterodine for urinary incontinence (p = 0.003)."
@@ -465,13 +462,12 @@ def test_an_open_pair_conflicts_only_on_a_question_both_claims_speak_to():
 
 
 @pytest.mark.slow  # about twenty seconds: both networks read 200 pairs both ways
-def test_findings_of_two_different_trials_are_seldom_called_conflicts():
+def test_findings_of_two_different_trials_are_seldom_called_conflicts(reader_annotator):
     """Pairs of expert findings from two different check articles of Evidence Inference (no pair a conflict):
     at most 5 % labelled a conflict by the default annotator, as issue 58 asks of rows whose abstracts answer no
     common question (the replaced rule labelled 174 of 400 development pairs)."""
     import random
 
-    from builder.annotators.reader_annotator import ReaderAnnotator
     from builder.goldparts import in_part
     from builder.reader.data import ei_findings
 
@@ -482,7 +478,7 @@ def test_findings_of_two_different_trials_are_seldom_called_conflicts():
         a, b = rng.sample(findings, 2)
         if a.prompt.pmcid != b.prompt.pmcid:
             pairs.append(pair(a.text, b.text).model_copy(update=ABSTRACTS))
-    labels = ReaderAnnotator().annotate_many(pairs)
+    labels = reader_annotator.annotate_many(pairs)
     assert sum(lab.conflict_type != ontology.NO_CONFLICT for lab in labels) <= 0.05 * len(pairs)
 
 

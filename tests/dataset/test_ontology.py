@@ -31,10 +31,34 @@ def test_domains_and_claim_types():
     assert len(ontology.CLAIM_TYPE_NAMES) == 8
 
 
-def test_every_cue_pattern_compiles():
+#: One sentence per axis, written here, that states a concrete value on that axis and on no other.
+AXIS_SENTENCES = {
+    "population_cohort": "The drug lowered fever in children.",
+    "geography": "Resistance rose in rural Brazil.",
+    "year_time_period": "Incidence fell between 2001 and 2005.",
+    "assay_measurement_protocol": "Carriage was detected by PCR.",
+    "study_design": "A randomized trial found no benefit.",
+    "dosage_intervention": "A high-dose regimen cured most patients.",
+    "disease_subtype": "Survival improved in metastatic disease.",
+    "organism_strain_lineage": "The ST131 lineage spread widely.",
+    "gene_mutation_molecular_background": "Tumours with KRAS mutations did not respond.",
+    "clinical_setting": "Infections were common in the ICU.",
+    "sample_source": "The marker was raised in serum.",
+    "endpoint_definition": "The drug improved overall survival.",
+}
+
+
+def test_every_axis_but_the_latent_factor_has_cue_patterns_that_find_its_values():
+    """The latent factor is by definition unstated: no pattern. Every other axis's patterns compile and cue the
+    sentence written for it, and only on that axis; a sentence without context cues none."""
+    assert set(AXIS_SENTENCES) == set(ontology.AXIS_NAMES) - {"unknown_latent_factor"}
     for axis in ontology.AXES:
+        assert bool(axis.cue_patterns) == (axis.name != "unknown_latent_factor"), axis.name
         for pattern in axis.cue_patterns:
             re.compile(pattern)
+    for name, sentence in AXIS_SENTENCES.items():
+        assert {hit.axis for hit in cues.axis_cues(sentence)} == {name}, sentence
+    assert cues.axis_cues("The drug lowered fever.") == []
 
 
 def test_features_agree_with_ontology_and_record():

