@@ -1,4 +1,4 @@
-"""Session-wide fixtures: the things that are expensive to make and the same for every test that reads them
+"""Session-wide fixtures, the things that are expensive to make and the same for every test that reads them
 (a model loaded from the package, a llama.cpp server). A test that changes one makes its own instead.
 
 The shared helpers these fixtures use live in ``tests/support`` (on ``sys.path`` through pytest's ``pythonpath``).
@@ -7,6 +7,16 @@ The shared helpers these fixtures use live in ``tests/support`` (on ``sys.path``
 from __future__ import annotations
 
 import pytest
+
+#: Fixtures that train a model or start a real server: a test that uses one is slow (``make test`` leaves it out).
+SLOW_FIXTURES = frozenset({"llama", "trained", "suite_run", "judge_dir"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

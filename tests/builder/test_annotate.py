@@ -291,6 +291,7 @@ def test_killed_or_interrupted_run_resumes_without_loss_or_resending(pairs_dir, 
     assert all(counts[c] == 1 for c, pid in by_claims.items() if pid in first)
 
 
+@pytest.mark.slow  # the CLI in subprocesses over real pairs
 def test_cli_annotate_and_agreement(pairs_dir, tmp_path, capsys):
     from biodivergence_dataset.cli import main
 

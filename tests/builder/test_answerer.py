@@ -73,6 +73,7 @@ def test_an_answer_is_neutral_only_when_the_text_does_not_speak_to_the_question(
     assert Answer(relevance=0.9, yes=0.3).as_dict()["answer_probs"] == {"yes": 0.3, "no": 0.7}
 
 
+@pytest.mark.slow  # builds the training set from ../shared/data
 def test_training_examples_come_from_the_development_part_only():
     examples = answer_examples(SHARED_DATA, part="training")
     assert {e.source for e in examples} == set(SOURCES)
@@ -136,6 +137,7 @@ def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=REPO, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
 
 
+@pytest.mark.slow  # the CLI in a subprocess, loading both models
 def test_reader_read_writes_each_row_back_with_finding_and_answer(tmp_path):
     rows = [{"id": 1, "question": SENTENCES[0][0], "text": SENTENCES[0][1]},
             {"id": 2, "question": SENTENCES[4][0], "text": SENTENCES[4][1]}]
@@ -165,6 +167,7 @@ def test_reader_read_names_the_file_and_line_of_a_bad_row(tmp_path):
     assert piped.returncode != 0 and "<stdin> line 2" in piped.stderr and not piped.stdout
 
 
+@pytest.mark.slow  # trains an answerer
 def test_train_answerer_saves_a_folder_that_loads_and_reads(tmp_path):
     """A few steps on PubMedQA's development part, from the base model: the saved delta and config load back and
     read a pair; the config records the development part and the steps run."""

@@ -267,6 +267,7 @@ def test_a_build_killed_anywhere_and_rerun_gives_the_identical_release(small_bui
     assert validate_release(work / "release").ok
 
 
+@pytest.mark.slow  # trains a model on the built release
 def test_a_built_release_trains_predicts_and_scores_through_the_cli(small_build, tmp_path):
     """The user journey on a release the pipeline produced: train (short schedule) → predict → evaluate."""
     release = small_build[0] / "work" / "release"

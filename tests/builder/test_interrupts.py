@@ -86,6 +86,7 @@ def test_a_signalled_build_stops_every_worker_and_the_next_run_resumes(tmp_path,
     assert [s.status for s in outcome.steps][:2] == ["up to date", "ran"]
 
 
+@pytest.mark.slow  # a whole build, killed, then resumed
 def test_a_build_killed_outright_leaves_no_worker_and_the_next_run_resumes(tmp_path):
     """SIGKILL reaches no handler: the pool workers end by themselves (they watch the build's PID), then the
     forkserver and the resource tracker, which they held open; the next run resumes."""

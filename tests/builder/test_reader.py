@@ -100,6 +100,7 @@ def test_disagreement_kinds_and_never_a_negation_word_alone():
     assert set(ontology.DISAGREEMENT_REASONS) >= {"opposite_direction", "null_vs_effect", "opposite_answer"}
 
 
+@pytest.mark.slow  # builds the training sets twice
 def test_the_held_out_partition_is_deterministic_and_kept_out_of_training():
     keys = [f"{i}" for i in range(5000)]
     held = [k for k in keys if goldparts.is_heldout("evidence_inference", k)]
@@ -114,6 +115,7 @@ def test_the_held_out_partition_is_deterministic_and_kept_out_of_training():
         assert all(goldparts.is_heldout(source, e.key) for e in test)
 
 
+@pytest.mark.slow  # builds the training sets from ../shared/data
 def test_the_development_part_splits_training_in_two_and_never_touches_the_held_out_part():
     """training = fit + development, disjoint; development is about 20% of the training keys, salted by source;
     a reader trains on training or fit only, and the floor beside a development score trains on fit."""
@@ -251,6 +253,7 @@ def test_the_arms_exchanged_diagnostic_tells_a_reader_of_the_arms_from_a_reader_
     assert arm_exchange(_ArmsReader(arm_marks=False), DATA) is None
 
 
+@pytest.mark.slow  # builds the shipped reader's training data
 def test_the_default_recipe_trains_on_the_shipped_readers_data():
     import json
 
@@ -289,6 +292,7 @@ def test_evidence_inference_texts_are_marked_only_for_a_reader_that_learned_the_
     assert ReaderConfig(base_model="m").arm_marks is False  # a config saved before the marks reads plain text
 
 
+@pytest.mark.slow  # reads every gold source in ../shared/data
 def test_the_goldcheck_sets_build_from_shared_data_with_their_n(reader):
     sets = goldcheck_sets(reader, DATA, max_items=40)
     ei, hv = sets["evidence_inference_findings"], sets["healthver_same_claim"]
@@ -402,6 +406,7 @@ def test_stated_only_calls_a_stated_effect_against_a_stated_null_and_nothing_els
     assert disagreement(yes, no) == "opposite_answer" and disagreement(yes, no, stated_only=True) is None
 
 
+@pytest.mark.slow  # trains a reader
 def test_reader_train_saves_a_delta_over_the_base_model_that_loads_and_records_its_run(tmp_path):
     import json
 
@@ -423,6 +428,7 @@ def test_reader_train_saves_a_delta_over_the_base_model_that_loads_and_records_i
     assert reading.finding in ontology.READER_FINDINGS and reading.stance in ontology.READER_STANCES
 
 
+@pytest.mark.slow  # trains a reader
 def test_a_reader_trained_on_the_fit_part_never_saw_the_development_part_and_is_scored_there(tmp_path):
     import json
 

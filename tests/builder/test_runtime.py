@@ -185,6 +185,7 @@ def test_slurm_executor_submits_an_array_job_whose_ranks_give_the_same_claims(ab
         assert line in array_job
 
 
+@pytest.mark.slow  # starts a local Ray cluster
 def test_ray_executor_gives_the_same_claims(abstracts_dir, one_task, tmp_path):
     out = tmp_path / "claims"
     claims.run_stage(abstracts_dir, out, claims.ClaimsConfig(),

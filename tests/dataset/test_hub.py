@@ -338,6 +338,7 @@ def _same(a, b) -> bool:
     return a == b
 
 
+@pytest.mark.slow  # a fresh Python process loads the metric
 def test_pushed_metric_loads_pinned_from_a_fresh_process_and_scores_like_the_local_folder(
         metric_folder, tmp_path, monkeypatch, capsys):
     import os

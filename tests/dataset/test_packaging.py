@@ -60,6 +60,7 @@ def test_declared_dependencies_match_the_imports(wheel):
     assert "llm" not in metadata.get_all("Provides-Extra")
 
 
+@pytest.mark.slow  # installs the wheel in a fresh environment
 def test_the_installed_metric_is_found_without_an_environment_variable(wheel, tmp_path):
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)

@@ -224,6 +224,7 @@ def test_errors_rank_the_most_confident_mistakes(tiny):
     assert row[matrix.labels.index(ontology.NO_CONFLICT)] == sum(row) > 0
 
 
+@pytest.mark.slow  # the whole analyze command with its figures
 def test_analyze_cli_writes_report_figures_and_card_section(tiny, tiny_release, tmp_path):
     predictions = tmp_path / "gold.jsonl"
     predictions.write_text("".join(json.dumps(p) + "\n" for p in Gold().predict(tiny.rows)), encoding="utf-8")
@@ -269,6 +270,7 @@ def test_remembered_predictions_are_asked_once_per_pair_text(tiny):
     assert len(asked) == len(tiny.rows) + 1  # only the edited text is new
 
 
+@pytest.mark.slow  # trains the reference model
 def test_reference_fitter_trains_a_fold_and_predicts_through_load_model(tiny, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the fold's model folder is temporary
     held_out = ontology.DOMAIN_NAMES[0]

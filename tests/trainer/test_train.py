@@ -416,6 +416,7 @@ def tiny_encoder(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow  # two real training processes (torchrun-style)
 def test_two_processes_train_save_once_and_scale_the_loss_like_one(scifact_release, tiny_encoder, tmp_path):
     """torchrun (what ``accelerate launch`` runs) with two CPU processes: every process saves through
     Trainer.save_model, the main one writes our files; the loss is the batch mean, never multiplied by the
