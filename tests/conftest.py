@@ -1,5 +1,6 @@
 """Session-wide fixtures, the things that are expensive to make and the same for every test that reads them
-(a model loaded from the package, a llama.cpp server). A test that changes one makes its own instead.
+(a model loaded from the package), and the llama.cpp server of the modules that talk to one. A test that changes
+one makes its own instead.
 
 The shared helpers these fixtures use live in ``tests/support`` (on ``sys.path`` through pytest's ``pythonpath``).
 """
@@ -19,10 +20,11 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def llama(tmp_path_factory):
-    """One llama.cpp server (SmolLM2-135M-Instruct) for the session: its ``/v1`` URL and its log, from which a test
-    counts the completions it asked for (``chat_requests_served`` before and after)."""
+    """A llama.cpp server (SmolLM2-135M-Instruct) for the module: its ``/v1`` URL and its log, from which a test
+    counts the completions it asked for (``chat_requests_served`` before and after). One per module, not per
+    session: the clean-interrupt tests stop and count every process the test process started, a server included."""
     from llm_server import llama_server
 
     log = tmp_path_factory.mktemp("llama") / "server.log"
