@@ -6,12 +6,16 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from math import comb
 
 import pytest
 from hand_pairs import label_with, pair
 from llm_server import HEALTHVER, SCIFACT
+from repo_paths import REPO
 from sklearn.metrics import cohen_kappa_score
 
 from biodivergence_dataset import ontology
@@ -74,9 +78,23 @@ def test_agreeing_and_unrelated_claims_are_no_conflict():
     assert same.comparable and not other.comparable and same.evidence_spans == []
 
 
+#: A fresh interpreter labels the pair of the determinism test and prints its release fields.
+LABEL_IN_A_NEW_PROCESS = ("import json; from hand_pairs import pair; "
+                          "from builder.annotators.heuristic import HeuristicAnnotator; "
+                          "print(json.dumps(HeuristicAnnotator().annotate(pair(*__import__('sys').argv[1:]))"
+                          ".example_fields(), default=str))")
+
+
 def test_annotator_is_deterministic_and_values_are_canonical():
-    p = pair("Metformin increases lactate in adults.", "Metformin decreases lactate in children.")
-    assert H.annotate(p) == H.annotate(p)
+    """The same labels in any process: set and dict orders follow the hash seed, the labels must not."""
+    a, b = "Metformin increases lactate in adults.", "Metformin decreases lactate in children."
+    here = json.loads(json.dumps(H.annotate(pair(a, b)).example_fields(), default=str))
+    path = os.pathsep.join([str(REPO), str(REPO / "tests" / "support")])
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", LABEL_IN_A_NEW_PROCESS, a, b], capture_output=True, text=True,
+                             check=True, cwd=REPO, env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": path})
+        assert json.loads(out.stdout) == here
+    assert here["conflict_type"] == ontology.CONTEXTUAL and here["divergence_axes"] == ["population_cohort"]
     assert canonical_value("Adults") == canonical_value("adult") and canonical_value("USA") == "united states"
 
 
