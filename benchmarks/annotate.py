@@ -3,7 +3,7 @@
 - heuristic: pairs/s of the bare annotator call next to the full stage (durable log, Parquet, manifests);
 - gold check: the heuristic's confusion matrix and Cohen's κ (conflict vs no conflict) on SciFact
   (519 pairs) and HealthVer (4,473 pairs), next to the negation-mismatch baseline;
-- llama.cpp: the OpenAI backend against ``python -m llama_cpp.server`` (SmolLM2-135M) with
+- llama.cpp: the OpenAI backend against llama.cpp's server (xllamacpp, SmolLM2-135M) with
   concurrency 1 and 4 — pairs/s and the share of wall time the server was busy — and a re-run
   over the finished folder, which must make zero server calls.
 
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from llm_server import HEALTHVER, SCIFACT, chat_requests_served, llama_server, write_pairs
 

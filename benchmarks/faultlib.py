@@ -1,7 +1,7 @@
 """What the fault suite's cases share: the case type, running a ``biodivergence`` command in this process, and
-the test fixtures the cases build their inputs with (``tests/fault_cases.py``, the fake LLM servers).
+the test fixtures the cases build their inputs with (``tests/support/fault_cases.py``, the fake LLM servers).
 
-Importing it puts the repository and ``tests/`` first on ``sys.path``, so the case modules import the fixtures
+Importing it puts the repository and ``tests/support/`` first on ``sys.path``, so the case modules import the fixtures
 from here.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the repo first: benchmarks/trainer.py is not the package
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support")]  # the repo first: benchmarks/trainer.py is not the package
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import fault_cases as cases

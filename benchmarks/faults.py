@@ -1,7 +1,7 @@
 """The project's fault suite: each bad input is run through the CLI, what happened is recorded and judged.
 
 Every case builds its input in a scratch folder from the real files in ../shared/data (with
-``tests/fault_cases.py``), runs the ``biodivergence`` command a user would run, and reports the exit code, the
+``tests/support/fault_cases.py``), runs the ``biodivergence`` command a user would run, and reports the exit code, the
 message and the counts; the case's pattern says whether that is the behaviour a careful user expects. The cases
 live in one module per issue (``faults_14``, ``faults_29``, ``faults_61*``). Writes
 benchmarks/results/faults.md (case, expected, observed, verdict) and exits 1 when a case behaved badly.

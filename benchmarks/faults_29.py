@@ -198,7 +198,7 @@ def symlink_in_release(work: Path) -> str:
 def stale_card(work: Path) -> str:
     import random
 
-    from test_split import example, write_annotations
+    from split_factory import example, write_annotations
 
     from biodivergence_dataset import ontology
     from biodivergence_dataset.release import state_dir
@@ -232,13 +232,13 @@ def wrong_type_records(work: Path) -> str:
 def interrupted_build(signum: int, ignore_sigint: bool) -> Callable[[Path], str]:
     def run(work: Path) -> str:
         import yaml
-        from test_interrupts import CONFIG, _interrupted_build
+        from interrupted_build import CONFIG, interrupted_build
 
         from builder import build
 
         config = work / "build.yaml"
         config.write_text(yaml.safe_dump(CONFIG))
-        code, err, started = _interrupted_build(config, work / "work", signum, ignore_sigint)  # asserts no orphan
+        code, err, started = interrupted_build(config, work / "work", signum, ignore_sigint)  # asserts no orphan
         outcome = build.build(config, work / "work")
         return (f"exit {code}: {last_line(err)}; {started} processes started, none left after exit; re-run: "
                 f"{'OK' if outcome.ok else 'FAILED'}, stages {[s.status for s in outcome.steps]}")
@@ -375,7 +375,7 @@ CASES: list[Case] = [
          out_of_range(("annotate", "{pairs}", "--out", "{work}/labels", "--annotator", "heuristic", "--limit", "0")),
          REFUSED + r".*error: --limit: must be at least 1, got 0$"),
     Case("29.11", "goldcheck --bootstrap -5", "exit 1: bootstrap must be at least 0",
-         out_of_range(("goldcheck", "--annotator", "heuristic", "--data-dir", str(cases.DATA), "--source", "scifact",
+         out_of_range(("goldcheck", "--annotator", "heuristic", "--data-dir", str(cases.SHARED_DATA), "--source", "scifact",
                        "--no-slot-similarity", "--bootstrap", "-5")),
          REFUSED + r".*bootstrap must be at least 0 resamples, got -5$"),
     Case("29.12", "ingest jsonl:in/user@host (an '@' in a folder name)", "read as a path, not a domain", at_sign,

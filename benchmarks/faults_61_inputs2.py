@@ -16,7 +16,7 @@ from faultlib import ROOT, Case, cases, first_error, ingest_summary, interruptib
 
 from biodivergence_dataset import io
 
-DATA = cases.DATA
+DATA = cases.SHARED_DATA
 COHEN = DATA / "cohen2006_drug_class_reviews"
 SCIFACT_CORPUS = DATA / "scifact" / "corpus_train.csv"
 

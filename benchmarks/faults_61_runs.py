@@ -20,13 +20,13 @@ PACK_SIZE, ABSTRACTS = 10_000, 400
 
 
 def killed_build(work: Path) -> str:
-    from test_interrupts import CONFIG, _interrupted_build
+    from interrupted_build import CONFIG, interrupted_build
 
     from builder import build
 
     config = work / "build.yaml"
     config.write_text(yaml.safe_dump(CONFIG))
-    code, _, started = _interrupted_build(config, work / "work", signal.SIGKILL, ignore_sigint=False)  # no orphan
+    code, _, started = interrupted_build(config, work / "work", signal.SIGKILL, ignore_sigint=False)  # no orphan
     outcome = build.build(config, work / "work")
     return (f"exit {code}; {started} processes started, none left within 10 s of the kill; re-run: "
             f"{'OK' if outcome.ok else 'FAILED'}, stages {[s.status for s in outcome.steps][:3]}")
@@ -38,7 +38,7 @@ def large_pack(path: Path) -> Path:
     from builder.reader import data as reader_data
 
     prompts = list({f.prompt.prompt_id: f.prompt for f in
-                    reader_data.ei_findings(cases.DATA / "evidence_inference")}.values())
+                    reader_data.ei_findings(cases.SHARED_DATA / "evidence_inference")}.values())
     questions = []
     for i in range(PACK_SIZE):
         arms, outcome = prompts[i % len(prompts)], prompts[(7 * i + 3 * (i // len(prompts))) % len(prompts)]
@@ -52,7 +52,7 @@ def ten_thousand_questions(work: Path) -> str:
     import json
 
     source = work / "abstracts.json"
-    records = json.loads((cases.DATA / "pubmedqa_pqal" / "ori_pqal.json").read_text(encoding="utf-8"))
+    records = json.loads((cases.SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json").read_text(encoding="utf-8"))
     source.write_text(json.dumps(dict(list(records.items())[:ABSTRACTS])), encoding="utf-8")
     assert run_cli("ingest", f"pubmedqa:{source}", "--out", work / "abstracts", "--domain", "oncology")[0] == 0
     assert run_cli("claims", work / "abstracts", "--out", work / "claims")[0] == 0

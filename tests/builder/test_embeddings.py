@@ -1,0 +1,58 @@
+"""Embedding precisions: the opt-in bfloat16 encoder agrees with float32 and never shares its cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+from repo_paths import SHARED_DATA
+
+from builder import checks, embeddings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def sentences():
+    """Sentences of three real PubMedQA abstracts."""
+    abstracts = checks.pubmedqa_abstracts(SHARED_DATA / "pubmedqa_pqal" / "ori_pqal.json")[:3]
+    found = [s for a in abstracts for s in re.split(r"(?<=\.)\s+", a.text) if len(s.split()) >= 5]
+    assert len(found) >= 6
+    return found
+
+
+def test_bfloat16_vectors_are_unit_length_and_close_to_float32(sentences):
+    fp32, bf16 = embeddings.load_encoder(), embeddings.load_encoder(precision="bfloat16")
+    assert (embeddings.encoder_precision(fp32), embeddings.encoder_precision(bf16)) == ("float32", "bfloat16")
+    a, b = embeddings.embed_texts(sentences, fp32), embeddings.embed_texts(sentences, bf16)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert (a * b).sum(axis=1).min() > 0.99
+    assert not np.array_equal(a, b)  # really another precision, not the float32 model again
+
+
+def test_each_precision_has_its_own_cache_folder(tmp_path, sentences):
+    model = embeddings.DEFAULT_MODEL
+    assert embeddings.model_fingerprint(model) == embeddings.model_fingerprint(model, "float32")
+    fp32_cache = embeddings.open_cache(tmp_path, model, 384)
+    bf16_cache = embeddings.open_cache(tmp_path, model, 384, "bfloat16")
+    assert fp32_cache.folder != bf16_cache.folder
+    assert json.loads((bf16_cache.folder / "meta.json").read_text(encoding="utf-8"))["precision"] == "bfloat16"
+
+    bf16 = embeddings.load_encoder(precision="bfloat16")
+    first = embeddings.embed_texts(sentences, bf16, bf16_cache)
+    again = embeddings.open_cache(tmp_path, model, 384, "bfloat16")
+    np.testing.assert_array_equal(embeddings.embed_texts(sentences, bf16, again), first)
+    assert again.stats.from_cache == len(set(sentences)) and again.stats.embedded == 0
+    assert not list(fp32_cache.folder.glob("emb-*.npz"))
+
+
+def test_a_cache_of_another_precision_is_refused(tmp_path, sentences):
+    fp32_cache = embeddings.open_cache(tmp_path, embeddings.DEFAULT_MODEL, 384)
+    with pytest.raises(ValueError, match="float32 vectors, the encoder is bfloat16"):
+        embeddings.embed_texts(sentences, embeddings.load_encoder(precision="bfloat16"), fp32_cache)
+    with pytest.raises(ValueError, match="precision"):
+        embeddings.load_encoder(precision="int8")
