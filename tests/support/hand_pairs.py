@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Example
-from builder.annotators.goldcheck import make_claim, make_pair
+from builder.goldsources import make_claim, make_pair
 
 DOMAIN = ontology.DOMAIN_NAMES[0]
 
