@@ -9,7 +9,7 @@ import pytest
 
 from biodivergence_dataset.ontology import SECTION_LABELS
 from builder.sources import FORMATS, Deletion, Fault, RawRecord, SourceSpec
-from builder.sources.base import canonical_label, clean_doi, clean_pmid, parse_year, split_inline_sections
+from builder.sources.raw_records import canonical_label, clean_doi, clean_pmid, parse_year, split_inline_sections
 from builder.sources.scifact import parse_array_repr
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

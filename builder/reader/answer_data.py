@@ -2,9 +2,9 @@
 
 Every example is (question, text) with ``relevant`` (does the text report a result on the question) and, for a
 relevant text that answers a yes / no question, ``answer`` (yes / no); ``None`` where the source says nothing.
-Only the development part of each source is used (``data.in_part``; the check part is never trained on):
+Only the development part of each source is used (``reader_examples.in_part``; the check part is never trained on):
 
-- ``evidence_inference``: each verified finding asked in two phrasings of its prompt (``data.QUESTION_TEMPLATES``,
+- ``evidence_inference``: each verified finding asked in two phrasings of its prompt (``reader_examples.QUESTION_TEMPLATES``,
   picked by a hash): relevant, answered when the phrasing asks a direction ("does I reduce O compared with C?" →
   yes iff decrease). Not relevant: a background / methods sentence of its own abstract, the evidence of another
   prompt of the same article whose outcome shares no content word with this one (a result on another outcome:
@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..frameterms import terms
-from .data import (
+from .reader_examples import (
     NO,
     QUESTION_TEMPLATES,
     YES,
