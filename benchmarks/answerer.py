@@ -30,8 +30,8 @@ from builder.annotators.reader_annotator import ReaderAnnotator
 from builder.embeddings import load_encoder
 from builder.goldsources import make_claim, make_pair
 from builder.reader.answer_eval import evaluate_answerer, render_answerer_report
-from builder.reader.data import ei_findings, in_part
 from builder.reader.model import NO
+from builder.reader.reader_examples import ei_findings, in_part
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

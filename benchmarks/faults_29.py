@@ -41,7 +41,7 @@ def leaked_secrets(work: Path) -> str:
     """annotate with ``user:sk-…@`` in the server URL and the env secrets set, a run with the server down,
     a failing collect, split + card; then grep every file and both streams."""
     from biodivergence_dataset.validate import validate_release
-    from builder.release import run_stage as release_stage
+    from builder.release_stage import run_stage as release_stage
     from builder.split import SplitConfig
     from builder.split import run_stage as split
 
@@ -202,7 +202,7 @@ def stale_card(work: Path) -> str:
 
     from biodivergence_dataset import ontology
     from biodivergence_dataset.release import state_dir
-    from builder import audit, release, split
+    from builder import audit, release_stage, split
 
     rnd = random.Random(3)
     ann = write_annotations(work / "annotations", [example(f"amr:{rnd.randrange(60)}", f"amr:x{i}",
@@ -211,7 +211,7 @@ def stale_card(work: Path) -> str:
     rel = work / "release"
     split.run_stage(ann, rel)
     audit.run_stage(rel, rel, audit.AuditConfig(dpi=30))
-    release.run_stage(None, rel)
+    release_stage.run_stage(None, rel)
     split.run_stage(ann, rel, split.SplitConfig(seed=7))  # a new split; the audit is killed before it finishes
     (state_dir(rel, "audit") / io.SUCCESS_MARKER).unlink()
     code, out, _ = run_cli("validate", "--release", rel)

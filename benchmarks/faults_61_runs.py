@@ -35,10 +35,10 @@ def killed_build(work: Path) -> str:
 def large_pack(path: Path) -> Path:
     """``PACK_SIZE`` questions of Evidence Inference's prompts, each arm pair asked about other prompts'
     outcomes (shared words across medicine, as a real large pack has)."""
-    from builder.reader import data as reader_data
+    from builder.reader import reader_examples
 
     prompts = list({f.prompt.prompt_id: f.prompt for f in
-                    reader_data.ei_findings(cases.SHARED_DATA / "evidence_inference")}.values())
+                    reader_examples.ei_findings(cases.SHARED_DATA / "evidence_inference")}.values())
     questions = []
     for i in range(PACK_SIZE):
         arms, outcome = prompts[i % len(prompts)], prompts[(7 * i + 3 * (i // len(prompts))) % len(prompts)]

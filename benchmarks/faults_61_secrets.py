@@ -97,7 +97,7 @@ def userinfo_pipeline(userinfo: str, fragment: str) -> Callable[[Path], str]:
         from urllib.parse import unquote
 
         from biodivergence_dataset.validate import validate_release
-        from builder.release import run_stage as release_stage
+        from builder.release_stage import run_stage as release_stage
         from builder.split import SplitConfig
         from builder.split import run_stage as split
 

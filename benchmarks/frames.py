@@ -17,7 +17,7 @@ from pathlib import Path
 
 from builder import frames
 from builder.annotators import heuristic
-from builder.annotators.frames import FramesAnnotator
+from builder.annotators.frame_annotator import FramesAnnotator
 from builder.annotators.heuristic import HeuristicAnnotator
 from builder.goldsources import available_sources, load_gold
 

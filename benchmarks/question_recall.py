@@ -4,7 +4,7 @@ Evidence Inference's prompts (intervention, comparator, outcome on one RCT abstr
 text) are put as pack entries with ``id`` and ``text`` only, in the issue's wording ("Is O higher, lower, or the
 same when comparing I to C?"), and the prompts' abstracts go through the build's own stages as a user's would:
 a JSONL source → ``ingest`` → ``claims`` → ``questions``. Only training articles are read
-(``builder.reader.data.in_part``; the held-out articles that score the finding reader stay unseen), a seeded
+(``builder.reader.reader_examples.in_part``; the held-out articles that score the finding reader stay unseen), a seeded
 sample of them. For each prompt whose evidence text is found in its abstract:
 
 - kept: the claims stage kept a sentence holding the evidence (its recall bounds everything after it);
@@ -39,7 +39,7 @@ from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.records import Abstract, Claim
 from builder import questionpacks
 from builder.questions import Assignment
-from builder.reader import data as reader_data
+from builder.reader import reader_examples
 from builder.reader.answer_eval import holds, normalised
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ TEMPLATE = "Is {o} higher, lower, or the same when comparing {i} to {c}?"
 
 def abstract_record(pmcid: str) -> dict | None:
     """One JSONL row (title, text with inline section labels) of an Evidence Inference article's abstract."""
-    if (abstract := reader_data.ei_abstract(DATA, pmcid)) is None:
+    if (abstract := reader_examples.ei_abstract(DATA, pmcid)) is None:
         return None
     title, sections = abstract
     parts = [f"{label}: {' '.join(body.split())}" for label, body in sections if body.split()]
@@ -68,15 +68,15 @@ PARTS = ("development", "check")
 
 
 def samples(n_articles: int, drawn_from: str = "training", parts: tuple[str, ...] = PARTS
-            ) -> dict[str, tuple[list[dict], dict[str, reader_data.EIPrompt], dict[str, list[str]]]]:
+            ) -> dict[str, tuple[list[dict], dict[str, reader_examples.EIPrompt], dict[str, list[str]]]]:
     """For each of ``PARTS``, in one pass over the training articles in seeded order (each part the next
     ``n_articles`` with an abstract): the JSONL rows, the prompts by question id, and each prompt's evidence texts
     that its abstract holds."""
     evidence: dict[str, list[str]] = defaultdict(list)
-    prompts: dict[str, reader_data.EIPrompt] = {}
-    for finding in reader_data.ei_findings(DATA):
+    prompts: dict[str, reader_examples.EIPrompt] = {}
+    for finding in reader_examples.ei_findings(DATA):
         p = finding.prompt
-        if reader_data.in_part(SOURCE, p.pmcid, drawn_from):
+        if reader_examples.in_part(SOURCE, p.pmcid, drawn_from):
             prompts[f"ei{p.prompt_id}"] = p
             evidence[f"ei{p.prompt_id}"].append(finding.text)
     rows: list[dict] = []
@@ -96,7 +96,7 @@ def samples(n_articles: int, drawn_from: str = "training", parts: tuple[str, ...
     return out
 
 
-def write_inputs(work: Path, rows: list[dict], prompts: dict[str, reader_data.EIPrompt]) -> tuple[Path, Path]:
+def write_inputs(work: Path, rows: list[dict], prompts: dict[str, reader_examples.EIPrompt]) -> tuple[Path, Path]:
     import yaml
 
     work.mkdir(parents=True, exist_ok=True)
@@ -128,12 +128,12 @@ def timed_run(cmd: list[str]) -> float:
     return round(time.perf_counter() - t0, 1)
 
 
-def question_text(prompt: reader_data.EIPrompt) -> str:
+def question_text(prompt: reader_examples.EIPrompt) -> str:
     """A prompt put as a question's text, as a pack entry with ``id`` and ``text`` only holds it."""
     return TEMPLATE.format(o=prompt.outcome, i=prompt.intervention, c=prompt.comparator)
 
 
-def arms_read(prompt: reader_data.EIPrompt) -> bool:
+def arms_read(prompt: reader_examples.EIPrompt) -> bool:
     """Whether the pack's reading of a prompt's question text gives the prompt's own intervention and comparator
     (as ``questionpacks`` cleans a phrase, spaces and case aside)."""
     read = questionpacks.read_question(question_text(prompt))
@@ -144,7 +144,7 @@ def arms_read(prompt: reader_data.EIPrompt) -> bool:
     return same(read.intervention, prompt.intervention) and same(read.comparator, prompt.comparator)
 
 
-def score(work: Path, prompts: dict[str, reader_data.EIPrompt], evidence: dict[str, list[str]]) -> dict:
+def score(work: Path, prompts: dict[str, reader_examples.EIPrompt], evidence: dict[str, list[str]]) -> dict:
     claims = {c.claim_id: c for c in io.read_records(work / "claims", Claim)}
     article_of = {a.pmcid: a.article_uid for a in io.read_records(work / "abstracts", Abstract)}
     assigned: dict[str, set[str]] = defaultdict(set)

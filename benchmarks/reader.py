@@ -24,7 +24,7 @@ cap_threads()  # before numpy and torch size their thread pools
 from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from builder import frames
 from builder.reader import load_reader
-from builder.reader.data import load_examples
+from builder.reader.reader_examples import load_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

@@ -166,7 +166,7 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-# --- Lexical contradiction cues (added for pair mining; see builder/scoring.py) -----------------------
+# --- Lexical contradiction cues (added for pair mining; see builder/pair_scores.py) -----------------------
 CONTRAST_PHRASES = (
     "however", "in contrast", "by contrast", "contrary to", "contrasts with", "conflicting", "inconsistent with",
     "controversial", "contradictory", "discordant", "discrepant", "paradoxically", "unlike", "whereas",

@@ -16,7 +16,7 @@ from biodivergence_dataset.arguments import OptionError
 from biodivergence_dataset.io import DEFAULT_SHARD_SIZE
 
 from .annotators import DEFAULT_ANNOTATOR, AnnotatorSpec, parse_spec
-from .annotators.base import MAX_ANSWER_BYTES
+from .annotators.annotator_base import MAX_ANSWER_BYTES
 from .prompt import DEFAULT_MAX_ABSTRACT_CHARS, PROMPT_VERSION, prompt_fingerprint
 from .questions.lexicon import LEXICON, Lexicon, load_lexicon
 

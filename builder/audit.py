@@ -1,7 +1,7 @@
 """Leakage audit (paper Table 37), release statistics (Tables 17–18) and plots of a release folder.
 
 ``biodivergence audit --release DIR`` writes ``audit.json``, ``stats.json`` and ``plots/*.png`` into the
-release, then runs the release stage (:mod:`builder.release`: manifests, funnel, card), and exits non-zero
+release, then runs the release stage (:mod:`builder.release_stage`: manifests, funnel, card), and exits non-zero
 when ``primary`` leaks: any article, claim or pair shared between two of its splits (the test-family splits
 ``test`` and ``test_matched`` may share). The audit itself does not write the card.
 """

@@ -24,7 +24,7 @@ The config file is YAML with one section per stage whose keys go to that stage's
 The runtime may also come from its own file (``--runtime FILE``, e.g. ``builder/configs/runtime/slurm.yaml``):
 it decides where and on how many ranks claim extraction and claim embeddings run, never what they produce.
 
-The card is written once, by the last stage (``builder/release.py``).
+The card is written once, by the last stage (``builder/release_stage.py``).
 """
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ from biodivergence_dataset.records import one_line
 from biodivergence_dataset.redact import redact
 from biodivergence_dataset.release import GOLDCHECK_FILE
 
-from . import annotate, audit, claims, gather, goldcheck_stage, ingest, mine, release, split
+from . import annotate, audit, claims, gather, goldcheck_stage, ingest, mine, release_stage, split
 from .folders import add_force_argument, build_lock, claim_output
 from .questionpacks import load_questions, pack_domain
-from .questions import stage as questions
+from .questions import questions_stage as questions
 from .runtime import RuntimeConfig
 from .stage import SOURCES, Stage, execute
 
@@ -226,7 +226,7 @@ STEPS: tuple[Stage, ...] = (
     split.stage,
     audit.stage,
     replace(goldcheck_stage.stage, wire=goldcheck_wiring),  # before the release: the card shows it
-    release.stage,
+    release_stage.stage,
 )
 
 

@@ -24,7 +24,7 @@ from biodivergence_dataset.records import Abstract, Claim, MiningScores, claim_i
 
 from .claim_analysis import analyse_sentence
 from .embeddings import embed_texts
-from .scoring import ClaimFeatures, ScoringConfig, claim_features, score_pair
+from .pair_scores import ClaimFeatures, ScoringConfig, claim_features, score_pair
 from .sources.scifact import parse_array_repr
 
 SCIFACT_LABELLED = ("claims_train.jsonl", "claims_dev.jsonl")
@@ -140,7 +140,7 @@ def claim_from_text(article_uid: str, text: str, domain: str) -> Claim:
 
 def score_labelled_pairs(pairs: list[LabelledPair], encoder, config: ScoringConfig | None = None
                          ) -> list[MiningScores]:
-    """The miner's scores of each pair: cosine similarity of the embeddings plus :func:`scoring.score_pair`."""
+    """The miner's scores of each pair: cosine similarity of the embeddings plus :func:`pair_scores.score_pair`."""
     texts = sorted({c.sentence for p in pairs for c in (p.claim_a, p.claim_b)})
     vectors = dict(zip(texts, embed_texts(texts, encoder), strict=True))
     features: dict[str, ClaimFeatures] = {}

@@ -29,7 +29,7 @@ from .claim_analysis import SCANNER, analyse_matches, confidence_from, position_
 from .folders import add_force_argument, claim_output
 from .frames import extract_frame
 from .runtime import RuntimeConfig, ShardJob, check_stage_input, clear_tasks, run_sharded
-from .sources.base import BACKGROUND, CONCLUSIONS, METHODS, OBJECTIVE, RESULTS, UNASSIGNED, canonical_label
+from .sources.raw_records import BACKGROUND, CONCLUSIONS, METHODS, OBJECTIVE, RESULTS, UNASSIGNED, canonical_label
 from .stage import Opened, Stage, execute
 
 STAGE = "claims"

@@ -44,7 +44,7 @@ from .domains import DomainAssigner
 from .folders import add_force_argument, claim_output
 from .normalise import Normaliser
 from .sources import SourceSpec
-from .sources.base import MALFORMED, TOO_LONG, Deletion, Fault, RawRecord
+from .sources.raw_records import MALFORMED, TOO_LONG, Deletion, Fault, RawRecord
 from .stage import SOURCES, Opened, Stage, execute
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 Claims are embedded (all-MiniLM-L6-v2 by default, cached on disk by text hash), and each claim's
 top-k cosine neighbours are found **within its domain, never in its own article**, with faiss: an
 exact flat index up to ``exact_search_max_rows`` claims per domain, an IVF index (seeded, so
-deterministic) above it. Neighbour links with similarity ≥ ``min_similarity`` become candidate pairs, scored by :mod:`builder.scoring`; pairs with
+deterministic) above it. Neighbour links with similarity ≥ ``min_similarity`` become candidate pairs, scored by :mod:`builder.pair_scores`; pairs with
 ``combined ≥ min_combined`` are ranked (combined score descending, then pair id) and capped
 per domain. With a questions stage folder (``questions_dir``), pairs between claims of different articles
 that answer the same question come first (``cap_per_question`` each, by combined score with every two articles
@@ -32,13 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from biodivergence_dataset import io, ontology
 from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Question, pair_id_for
 
-from . import scoring
-from .annotators.frames import frames_of, slot_similarities
+from . import pair_scores
+from .annotators.frame_annotator import frames_of, slot_similarities
 from .embeddings import BATCHES_DIR, DEFAULT_MODEL, PRECISIONS, EmbedConfig, fill_cache
 from .folders import add_force_argument, claim_output
 from .framealign import best_alignment
+from .pair_scores import ScoringConfig
 from .runtime import RuntimeConfig, check_stage_input, clear_tasks
-from .scoring import ScoringConfig
 from .stage import Opened, Stage, execute
 
 log = logging.getLogger(__name__)
@@ -256,11 +256,11 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig, cap: i
     lo, hi, vals, below = neighbour_pairs(indices, sims, config.min_similarity)
     dropped = {"below_similarity": below, "identical_text": 0, "below_combined": 0, "over_domain_cap": 0}
     skipped = {"within_question": 0}  # pairs already formed within a question: not dropped, not counted twice
-    features: dict[int, scoring.ClaimFeatures] = {}
+    features: dict[int, pair_scores.ClaimFeatures] = {}
 
-    def feats(k: int) -> scoring.ClaimFeatures:
+    def feats(k: int) -> pair_scores.ClaimFeatures:
         if k not in features:
-            features[k] = scoring.claim_features(claims[k])
+            features[k] = pair_scores.claim_features(claims[k])
         return features[k]
 
     def candidates() -> Iterator[tuple[float, str, int, int, MiningScores]]:
@@ -273,7 +273,7 @@ def mine_domain(claims: list[Claim], emb: np.ndarray, config: MineConfig, cap: i
             if config.drop_identical_text and _normalised(a.sentence) == _normalised(b.sentence):
                 dropped["identical_text"] += 1
                 continue
-            scores = scoring.score_pair(feats(i), feats(j), min(1.0, sim), config.scoring)
+            scores = pair_scores.score_pair(feats(i), feats(j), min(1.0, sim), config.scoring)
             if scores.combined_score < config.min_combined:
                 dropped["below_combined"] += 1
                 continue
@@ -337,7 +337,7 @@ def question_pairs(claims: list[Claim], emb: np.ndarray, assigned: dict[str, dic
                 dropped["identical_text"] += 1
                 elsewhere += 1
                 continue
-            scores = scoring.score_pair(scoring.claim_features(a), scoring.claim_features(b),
+            scores = pair_scores.score_pair(pair_scores.claim_features(a), pair_scores.claim_features(b),
                                         min(1.0, float(sims[o])), config.scoring)
             scored.append((-scores.combined_score, pid, i, j, scores, qid))
         scored.sort(key=lambda r: (r[0], r[1]))

@@ -21,7 +21,7 @@ from biodivergence_dataset.redact import redact
 
 from .annotate_config import AnnotateConfig
 from .annotators import DEFAULT_ANNOTATOR, BackendError, ChatBackend, ServerUnreachable, make_local, parse_json_lenient
-from .annotators.frames import compared_frames
+from .annotators.frame_annotator import compared_frames
 from .annotators.panel import DEFAULT_WEIGHTS, Vote, consensus
 from .http import RetryPolicy
 from .prompt import PROMPT_VERSION, build_messages, response_schema

@@ -245,7 +245,7 @@ def run_stage(
     runtime: RuntimeConfig | None = None,
 ) -> dict[str, Any]:
     """Split one or more annotation folders into a release folder's data; resumable. The release stage
-    (:mod:`builder.release`) turns the split's report into ``split_manifest.json`` and writes the card."""
+    (:mod:`builder.release_stage`) turns the split's report into ``split_manifest.json`` and writes the card."""
     return execute(stage, annotations_dir, release_dir, config, runtime)
 
 
@@ -266,12 +266,12 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     config = SplitConfig(seed=args.seed, matched_test=not args.no_matched_test)
-    from . import release
+    from . import release_stage
     if args.force:
         claim_output(args.out, RELEASE_OWNER, args.annotations_dir, force=True)
 
     stats = run_stage(args.annotations_dir, args.out, config)
-    release.run_stage(None, args.out)
+    release_stage.run_stage(None, args.out)
     for name in ontology.CONFIGS:
         sizes = stats.get(f"{name}_sizes", {})
         print(f"{name}: " + ", ".join(f"{s}={n}" for s, n in sizes.items()))

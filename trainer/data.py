@@ -5,7 +5,7 @@ folder, ClassLabel features from its README). Each row becomes
 
 * ``input_ids`` / ``attention_mask`` (/ ``token_type_ids``) of ``[CLS] claim_a [SEP] claim_b [SEP]``;
 * ``pair_segments``: 1 on claim-a tokens, 2 on claim-b tokens, 0 on special and padding tokens;
-* ``features`` (``trainer.features``) and ``claim_types`` (two claim-type ids);
+* ``features`` (``trainer.pair_features``) and ``claim_types`` (two claim-type ids);
 * ``labels`` (conflict type id), ``axis_labels`` (13-dim multi-hot), ``confounder_labels``
   (axis id, -100 when the example has no dominant confounder), when the row is labelled.
 """
@@ -22,8 +22,8 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.features import decode_row
 from biodivergence_dataset.release import README, load_release
 
-from .features import FEATURE_NAMES, claim_type_ids, feature_vector
 from .modeling import IGNORE_INDEX
+from .pair_features import FEATURE_NAMES, claim_type_ids, feature_vector
 
 DEFAULT_MAX_LENGTH = 256
 #: Cap for train-split class weights and axis pos_weight (a class seen once must not dominate the loss).

@@ -2,7 +2,7 @@
 
 ``[CLS] claim_a [SEP] claim_b [SEP]`` → a transformer encoder → token states projected to 256
 dims → 8-head cross-attention between the two claims' tokens → fused with the [CLS] state,
-32-dim claim-type embeddings and the comparison features (``trainer.features``) into ``z`` →
+32-dim claim-type embeddings and the comparison features (``trainer.pair_features``) into ``z`` →
 three heads: conflict type (softmax over 6), axes (sigmoid over 13) and the dominant
 confounder (softmax over 13 on ``[z; Â]``).
 
@@ -26,7 +26,7 @@ Given tokens only, ``forward`` finds the two claims from the ``[SEP]`` tokens (`
 takes the hand-computed inputs as unknown: comparison features 0 and both claim types ``factual`` (the
 BioDivergence toolkit's ``trainer.pipeline`` computes them from the pair and its release columns).
 The label and feature vocabularies below are a copy of ``biodivergence_dataset.ontology`` and
-``trainer.features`` (a test keeps them equal); a saved model carries its own in ``config.json``.
+``trainer.pair_features`` (a test keeps them equal); a saved model carries its own in ``config.json``.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ _NEG_INF = -1e4  # large enough to zero a softmax entry, small enough for fp16
 #: claim type of a claim whose type is not given (``biodivergence_dataset.ontology.DEFAULT_CLAIM_TYPE``)
 DEFAULT_CLAIM_TYPE = "factual"
 
-# --- vocabularies: a copy of biodivergence_dataset.ontology and trainer.features (a test keeps them equal) ---
+# --- vocabularies: a copy of biodivergence_dataset.ontology and trainer.pair_features (a test keeps them equal) ---
 CONFLICT_TYPE_NAMES: tuple[str, ...] = (
     "no_conflict", "direct_contradiction", "contextual_contradiction", "underspecified_apparent_contradiction",
     "evidence_insufficiency", "unresolved_scientific_controversy",

@@ -11,7 +11,7 @@ Importing this module registers the task ``biodivergence-conflict``, so
 
 A pair is a dict with ``claim_a_text`` and ``claim_b_text`` (``text`` / ``text_pair`` work too) or a
 ``(claim_a, claim_b)`` tuple; a list of pairs gives a list of results (``batch_size=`` batches them). The
-model also reads the comparison features of ``trainer.features``: the release columns ``claim_a_type`` /
+model also reads the comparison features of ``trainer.pair_features``: the release columns ``claim_a_type`` /
 ``claim_b_type``, ``domain``, ``pub_year_a`` / ``pub_year_b`` and the mining scores (``similarity``,
 ``disagreement``, ``entity_overlap``, ``type_compatibility``, ``year_penalty``, ``combined_score``) are
 used when the pair carries them; missing ones count as unknown (claim type ``factual``, no domain, no

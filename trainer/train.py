@@ -86,7 +86,7 @@ def reported_keys() -> list[str]:
 def model_config_kwargs(settings: TrainSettings, train_rows: list[dict[str, Any]]) -> dict[str, Any]:
     """``MultiTaskConflictConfig`` arguments for a run: vocabularies, loss weights, imbalance handling, ablation."""
     from .data import axis_pos_weight, class_weights
-    from .features import FEATURES
+    from .pair_features import FEATURES
 
     ct, ax, dc = settings.loss_weights
     kwargs: dict[str, Any] = {

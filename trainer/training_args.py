@@ -17,7 +17,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.arguments import RELEASE_HELP
 
 from .constants import PAPER_EPOCHS, PAPER_SEEDS
-from .features import DISAGREEMENT, METADATA
+from .pair_features import DISAGREEMENT, METADATA
 
 BEST_METRIC = "conflict_type/macro_f1"
 LABEL_NAMES = ["labels", "axis_labels", "confounder_labels"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import (
+from .annotator_base import (
     AnnotatorSpec,
     BackendError,
     ChatBackend,
@@ -17,7 +17,7 @@ from .base import (
     parse_json_lenient,
     parse_spec,
 )
-from .frames import FRAMES_ID, FramesAnnotator
+from .frame_annotator import FRAMES_ID, FramesAnnotator
 from .heuristic import HEURISTIC_ID, HeuristicAnnotator
 from .ollama_backend import OllamaBackend
 from .openai_backend import OpenAIBackend

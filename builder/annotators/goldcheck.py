@@ -5,7 +5,7 @@ their question); the PubMedQA pairs with their question score the path such pair
 conclusion's answer to a declared yes / no question).
 
 The learned finding reader (``--reader``) is scored on two more sets, held-out items only
-(``builder.reader.data.is_heldout``: it was trained on the rest): Evidence Inference findings (held-out
+(``builder.reader.reader_examples.is_heldout``: it was trained on the rest): Evidence Inference findings (held-out
 articles; accuracy and three-way macro-F1, beside a TF-IDF + logistic-regression floor trained on the other
 articles) and HealthVer same-claim pairs that carry their claim as the question (``healthver_pairs(...,
 with_question=True)``; κ of the reader's disagreement beside the negation rule).
@@ -113,7 +113,7 @@ def make_local_annotator(spec: str, heldout: str | None = None):
 def with_slot_similarity(gold: list[GoldPair], encoder) -> list[GoldPair]:
     """The gold pairs with the exposure/outcome phrase similarities the miner gives every mined pair, so
     annotators see gold pairs exactly as they see pipeline pairs."""
-    from .frames import slot_similarities
+    from .frame_annotator import slot_similarities
 
     sims = slot_similarities([g.pair for g in gold], encoder)
     return [GoldPair(g.pair.model_copy(update={"scores": g.pair.scores.model_copy(
@@ -125,7 +125,7 @@ def reader_sets(reader: str | None, data_dir: str | Path) -> dict[str, Any]:
     """The finding reader's gold sets (held-out items only): ``reader`` is a folder / Hub id, or None for the
     shipped reader."""
     from ..reader import load_reader
-    from ..reader.evaluate import goldcheck_sets
+    from ..reader.out_of_fold import goldcheck_sets
 
     return {"reader": reader or "shipped", **goldcheck_sets(load_reader(reader), data_dir)}
 
@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
                        encoder=encoder, parts=not args.no_parts)
     print(render_table(result))  # with the development / check table when the parts were scored
     if args.reader:
-        from ..reader.evaluate import render_sets
+        from ..reader.out_of_fold import render_sets
 
         result["reader"] = reader_sets(None if args.reader == "shipped" else args.reader, args.data_dir)
         print(render_sets(result["reader"]))

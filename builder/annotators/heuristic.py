@@ -28,7 +28,7 @@ from biodivergence_text import cues
 from biodivergence_text.cues import canonical_value
 
 from ..repair import ROLE_A, ROLE_B, Labels
-from .base import LocalAnnotator
+from .annotator_base import LocalAnnotator
 
 HEURISTIC_ID = "heuristic-v1"
 KIND = ontology.check_label("annotator_kind", "heuristic")

@@ -31,8 +31,8 @@ from biodivergence_dataset.io import current_umask, write_json_atomic
 from biodivergence_dataset.records import CandidatePair
 
 from ..repair import Labels
-from .base import LocalAnnotator
-from .frames import FramesAnnotator
+from .annotator_base import LocalAnnotator
+from .frame_annotator import FramesAnnotator
 
 if TYPE_CHECKING:
     from .judge_data import TrainingPair

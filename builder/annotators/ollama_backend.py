@@ -10,7 +10,7 @@ from typing import Any
 
 from biodivergence_dataset.redact import redact
 
-from .base import BackendError, ChatBackend
+from .annotator_base import BackendError, ChatBackend
 
 
 def _same_model(wanted: str, served: str) -> bool:

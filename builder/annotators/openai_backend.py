@@ -15,7 +15,7 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from .base import AnnotatorSpec, BackendError, ChatBackend
+from .annotator_base import AnnotatorSpec, BackendError, ChatBackend
 
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
 

@@ -47,11 +47,11 @@ from ..questions.lexicon import Lexicon, load_lexicon
 from ..reader import READER_VERSION, FindingReader, disagreement
 from ..reader.answerer import ANSWERER_VERSION, Answer, AnswererConfig, QuestionAnswerer
 from ..reader.answerer import SHIPPED as SHIPPED_ANSWERER
-from ..reader.data import ARM_PHRASING, QUESTION_TEMPLATES, heldout_gold
 from ..reader.model import OPPOSITE_ANSWER, READ_FINDINGS, ReaderConfig, reader_folder
+from ..reader.reader_examples import ARM_PHRASING, QUESTION_TEMPLATES, heldout_gold
 from ..repair import ROLE_A, ROLE_B, Labels
-from .base import LocalAnnotator
-from .frames import SPECIFICITY, frames_of
+from .annotator_base import LocalAnnotator
+from .frame_annotator import SPECIFICITY, frames_of
 from .heuristic import CONTROVERSY, CONTROVERSY_RE, DIRECT, INSUFFICIENT, UNDERSPECIFIED, WEAK_RE, axis_report
 
 KIND = ontology.check_label("annotator_kind", "reader")

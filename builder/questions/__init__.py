@@ -27,11 +27,11 @@ CLI: ``biodivergence questions CLAIMS_DIR --pack FILE --out DIR``.
 The package, by job: :mod:`.lexicon` (stems and the lexicon, shared with gather and the reader annotator),
 :mod:`.compiled` (a question read against it), the sentence rules of the rule assigner (:mod:`.arms`,
 :mod:`.groups`, :mod:`.filters`, :mod:`.population`, :mod:`.endpoints`) and the assigner itself (:mod:`.match`),
-the learned assigner (:mod:`.relevance`), and the stage (:mod:`.config`, :mod:`.stage`).
+the learned assigner (:mod:`.relevance`), and the stage (:mod:`.config`, :mod:`.questions_stage`).
 """
 
 from .config import QUESTIONS_FILE, STAGE, Assignment, QuestionsConfig
-from .stage import abstract_texts, add_arguments, read_assignments, run, run_stage
+from .questions_stage import abstract_texts, add_arguments, read_assignments, run, run_stage
 
 __all__ = ["QUESTIONS_FILE", "STAGE", "Assignment", "QuestionsConfig", "abstract_texts", "add_arguments",
            "read_assignments", "run", "run_stage"]

@@ -2,9 +2,9 @@
 
 Every example is (question, text) with ``relevant`` (does the text report a result on the question) and, for a
 relevant text that answers a yes / no question, ``answer`` (yes / no); ``None`` where the source says nothing.
-Only the development part of each source is used (``data.in_part``; the check part is never trained on):
+Only the development part of each source is used (``reader_examples.in_part``; the check part is never trained on):
 
-- ``evidence_inference``: each verified finding asked in two phrasings of its prompt (``data.QUESTION_TEMPLATES``,
+- ``evidence_inference``: each verified finding asked in two phrasings of its prompt (``reader_examples.QUESTION_TEMPLATES``,
   picked by a hash): relevant, answered when the phrasing asks a direction ("does I reduce O compared with C?" →
   yes iff decrease). Not relevant: a background / methods sentence of its own abstract, the evidence of another
   prompt of the same article whose outcome shares no content word with this one (a result on another outcome:
@@ -29,20 +29,20 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..frameterms import terms
-from .data import (
+from .reader_examples import (
     NO,
     QUESTION_TEMPLATES,
     YES,
     Part,
-    _clean,
-    _pick,
     ei_findings,
+    hashed_choice,
     healthver_examples,
     in_part,
     non_result_sentences,
     pubmedqa_records,
     scifact_examples,
     source_path,
+    squeeze_spaces,
     stance_for,
 )
 
@@ -66,7 +66,7 @@ def ei_answer_examples(folder: Path, part: Part, phrasings: int = 2, cross_trial
     negatives per prompt, four with ``cross_trial`` (see the module docstring)."""
     findings = [f for f in ei_findings(folder) if in_part("evidence_inference", f.prompt.pmcid, part)]
     for f in findings:
-        first = _pick(f"answer:{f.prompt.prompt_id}:{f.text}", len(QUESTION_TEMPLATES))
+        first = hashed_choice(f"answer:{f.prompt.prompt_id}:{f.text}", len(QUESTION_TEMPLATES))
         for shift in range(phrasings):
             template = (first + 3 * shift) % len(QUESTION_TEMPLATES)
             yield AnswerExample(f.prompt.question(template), f.text, True,
@@ -78,21 +78,21 @@ def ei_answer_examples(folder: Path, part: Part, phrasings: int = 2, cross_trial
     rng = random.Random("answer-negatives")
     prompts = sorted({f.prompt for f in findings}, key=lambda p: int(p.prompt_id))
     for prompt in prompts:
-        question = prompt.question(_pick(f"answer-neg:{prompt.prompt_id}", len(QUESTION_TEMPLATES)))
+        question = prompt.question(hashed_choice(f"answer-neg:{prompt.prompt_id}", len(QUESTION_TEMPLATES)))
         own_texts = {f.text for f in by_article[prompt.pmcid] if f.prompt == prompt}
         negatives = []
         if own := non_result_sentences(folder, prompt.pmcid):
-            negatives.append(own[_pick(f"own:{prompt.prompt_id}", len(own))])
+            negatives.append(own[hashed_choice(f"own:{prompt.prompt_id}", len(own))])
         outcome = terms(prompt.outcome)
         siblings = [f.text for f in by_article[prompt.pmcid]
                     if f.text not in own_texts and not (terms(f.prompt.outcome) & outcome)]
         if siblings:
-            negatives.append(siblings[_pick(f"sibling:{prompt.prompt_id}", len(siblings))])
+            negatives.append(siblings[hashed_choice(f"sibling:{prompt.prompt_id}", len(siblings))])
         other = rng.choice(findings)
         if other.prompt.pmcid != prompt.pmcid:
             negatives.append(other.text)
         if cross_trial and (like := other_trials_on_like_outcomes(prompt, findings)):
-            negatives.append(like[_pick(f"cross:{prompt.prompt_id}", len(like))])
+            negatives.append(like[hashed_choice(f"cross:{prompt.prompt_id}", len(like))])
         for text in negatives:
             yield AnswerExample(question, text, False, None, "evidence_inference", prompt.pmcid)
 
@@ -114,12 +114,12 @@ def pubmedqa_answer_examples(folder: Path, part: Part) -> Iterator[AnswerExample
     conclusion of another question of the same part (not relevant)."""
     records = sorted((pmid, rec) for pmid, rec in pubmedqa_records(folder).items() if in_part("pubmedqa", pmid, part))
     for i, (pmid, rec) in enumerate(records):
-        question = _clean(rec["QUESTION"])
+        question = squeeze_spaces(rec["QUESTION"])
         decision = rec["final_decision"]
-        yield AnswerExample(question, _clean(rec["LONG_ANSWER"]), True, decision if decision in (YES, NO) else None,
+        yield AnswerExample(question, squeeze_spaces(rec["LONG_ANSWER"]), True, decision if decision in (YES, NO) else None,
                             "pubmedqa", pmid)
-        other = records[(i + 1 + _pick(f"other:{pmid}", len(records) - 1)) % len(records)][1]
-        yield AnswerExample(question, _clean(other["LONG_ANSWER"]), False, None, "pubmedqa", pmid)
+        other = records[(i + 1 + hashed_choice(f"other:{pmid}", len(records) - 1)) % len(records)][1]
+        yield AnswerExample(question, squeeze_spaces(other["LONG_ANSWER"]), False, None, "pubmedqa", pmid)
 
 
 def claim_relevance_examples(source: str, folder: Path, part: Part) -> Iterator[AnswerExample]:

@@ -25,7 +25,7 @@ from ..goldparts import PART_NAMES
 from ..sentences import split
 from .answer_data import SOURCES, answer_examples
 from .answerer import NO, YES, QuestionAnswerer
-from .data import ARM_PHRASING, Part, ei_abstract, ei_findings, in_part, source_path
+from .reader_examples import ARM_PHRASING, Part, ei_abstract, ei_findings, in_part, source_path
 
 #: What each part is scored against: a floor's threshold is fitted on the development part.
 CHECK: Part = "heldout"

@@ -23,7 +23,7 @@ from typing import Any
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 
 from . import europepmc, jsonl, medline, pubmed_xml, pubmedqa, pubtator, scifact, table
-from .base import EMPTY_FILE, MALFORMED, READ_ERRORS, Deletion, Fault, Item, RawRecord, stream_error_fault
+from .raw_records import EMPTY_FILE, MALFORMED, READ_ERRORS, Deletion, Fault, Item, RawRecord, stream_error_fault
 
 Reader = Callable[[Path, dict | None], Iterator[Item]]
 

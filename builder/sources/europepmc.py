@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import (
+from .raw_records import (
     MALFORMED,
     MISSING_ID,
     Fault,

@@ -16,7 +16,7 @@ from typing import Any
 
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 
-from .base import (
+from .raw_records import (
     MALFORMED,
     Fault,
     Item,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .base import (
+from .raw_records import (
     MALFORMED,
     MISSING_ID,
     TRUNCATED,

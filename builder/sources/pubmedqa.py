@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import (
+from .raw_records import (
     CONCLUSIONS,
     MALFORMED,
     MISSING_ID,

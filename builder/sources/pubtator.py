@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from .base import (
+from .raw_records import (
     MISSING_ID,
     Fault,
     Item,

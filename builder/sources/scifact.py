@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from .base import (
+from .raw_records import (
     MALFORMED,
     UNASSIGNED,
     Fault,

@@ -19,7 +19,7 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
-from .base import (
+from .raw_records import (
     MALFORMED,
     Fault,
     Item,

@@ -188,7 +188,7 @@ def test_cross_trial_negatives_are_other_trials_results_on_a_like_outcome_with_a
     whose outcome shares a content word with this one and whose intervention shares none."""
     from builder.frameterms import terms
     from builder.reader.answer_data import ei_answer_examples, ei_findings, other_trials_on_like_outcomes
-    from builder.reader.data import source_path
+    from builder.reader.reader_examples import source_path
 
     folder = source_path("evidence_inference", SHARED_DATA)
     plain = list(ei_answer_examples(folder, "development"))

@@ -11,7 +11,7 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import ontology
 from biodivergence_dataset.card import write_card
 from biodivergence_dataset.release import write_config
-from builder import audit, release
+from builder import audit, release_stage
 
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -105,7 +105,7 @@ def test_statistics_match_hand_counts(tmp_path):
     rel = make_release(tmp_path, primary, primary, manifest)
     audit.run_stage(rel, rel)
     assert "per_domain" not in json.loads((rel / "stats.json").read_text())  # the release stage adds the funnel
-    release.run_stage(None, rel)
+    release_stage.run_stage(None, rel)
     stats = json.loads((rel / "stats.json").read_text())
     prim = stats["by_config"]["primary"]
     assert prim["conflict_type_by_split"][ontology.CONTEXTUAL] == {TRAIN: 1, VALIDATION: 1, TEST: 0}
@@ -127,7 +127,7 @@ def test_statistics_match_hand_counts(tmp_path):
 def test_plots_are_pngs_shown_by_the_card(tmp_path):
     rel = make_release(tmp_path, clean_splits(), leaky_splits())
     audit.run_stage(rel, rel)
-    release.run_stage(None, rel)
+    release_stage.run_stage(None, rel)
     pngs = sorted(p.name for p in (rel / "plots").glob("*.png"))
     assert pngs == ["axes_by_split.png", "component_sizes.png", "conflict_type_by_split.png"]
     for name in pngs:

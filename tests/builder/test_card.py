@@ -20,7 +20,7 @@ from biodivergence_dataset.features import (
     release_features,
 )
 from biodivergence_dataset.provenance import parse_source_md, read_sources
-from builder import audit, release
+from builder import audit, release_stage
 
 MIT_SOURCE = """# Tiny abstracts (test fixture)
 
@@ -54,7 +54,7 @@ def sourced_release(tmp_path, monkeypatch):
     (root / "split_manifest.json").write_text(json.dumps({"sources": {"abstracts": sources}}))
     monkeypatch.chdir(tmp_path)  # the manifest's paths are relative to where the build ran
     audit.run_stage(root, root, audit.AuditConfig(dpi=40))
-    release.run_stage(None, root)
+    release_stage.run_stage(None, root)
     return root
 
 
@@ -87,7 +87,7 @@ def test_the_card_holds_no_local_path(sourced_release, tmp_path):
 def test_one_shared_licence_is_declared_as_is(sourced_release):
     for name in ("tiny", "unlicensed"):
         (sourced_release.parent / "data" / name / "SOURCE.md").write_text(MIT_SOURCE.replace("# Tiny", f"# {name}"))
-    release.record_sources(sourced_release, json.loads((sourced_release / "split_manifest.json").read_text()))
+    release_stage.record_sources(sourced_release, json.loads((sourced_release / "split_manifest.json").read_text()))
     card.write_card(sourced_release, cardmeta.CardMeta(labels_license="mit"))
     header = _header(sourced_release)
     assert header["license"] == "mit" and "license_name" not in header and "license_link" not in header
@@ -97,7 +97,7 @@ def test_sources_are_kept_when_the_build_paths_are_gone(sourced_release, tmp_pat
     import shutil
 
     shutil.rmtree(tmp_path / "data")
-    release.record_sources(sourced_release, json.loads((sourced_release / "split_manifest.json").read_text()))
+    release_stage.record_sources(sourced_release, json.loads((sourced_release / "split_manifest.json").read_text()))
     card.write_card(sourced_release)
     assert _header(sourced_release)["source_datasets"] == ["extended|tiny", "extended|unlicensed"]
 

@@ -27,7 +27,7 @@ from builder.collect import CollectConfig, HttpClient, run_stage
 from builder.folders import claim_output
 from builder.ingest import IngestConfig, read_sources_file
 from builder.ingest import run_stage as ingest
-from builder.sources.base import open_binary
+from builder.sources.raw_records import open_binary
 
 READBIOMED = SHARED_DATA / "readbiomed_pathogens_medline" / "manual-set" / "articles-xml-format"
 EPMC = SHARED_DATA / "europepmc_pyeuropepmc_fixtures"

@@ -14,7 +14,7 @@ from builder.questions import QuestionsConfig
 from builder.questions.compiled import CompiledQuestion, compile_questions
 from builder.questions.lexicon import COHEN_PACK, LEXICON, alternatives, load_lexicon
 from builder.questions.match import answers
-from builder.questions.stage import data_files as questions_data_files
+from builder.questions.questions_stage import data_files as questions_data_files
 
 PACK = """
 distinctions:

@@ -7,7 +7,7 @@ import pytest
 from hand_pairs import label_with
 
 from biodivergence_dataset import ontology
-from builder.annotators.frames import FramesAnnotator
+from builder.annotators.frame_annotator import FramesAnnotator
 from builder.framealign import align, findings_disagree
 from builder.frames import extract_frame, extract_frames
 
@@ -208,7 +208,7 @@ def test_a_change_without_an_object_has_no_exposure_and_reporting_clauses_are_no
 
 
 def test_the_frames_a_row_shows_are_the_clauses_the_gate_compared():
-    from builder.annotators.frames import compared_frames
+    from builder.annotators.frame_annotator import compared_frames
     from builder.goldsources import make_claim, make_pair
 
     a = "Statins did not change triglycerides in the trial, whereas statins lowered LDL cholesterol."

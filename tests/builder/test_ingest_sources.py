@@ -9,7 +9,7 @@ from repo_paths import SHARED_DATA
 
 from biodivergence_dataset.ontology import SECTION_LABELS
 from builder.sources import FORMATS, Deletion, Fault, RawRecord, SourceSpec
-from builder.sources.base import canonical_label, clean_doi, clean_pmid, parse_year, split_inline_sections
+from builder.sources.raw_records import canonical_label, clean_doi, clean_pmid, parse_year, split_inline_sections
 from builder.sources.scifact import parse_array_repr
 
 NCBIUTILS = SHARED_DATA / "pubmed_xml_ncbiutils"

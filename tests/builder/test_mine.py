@@ -17,7 +17,7 @@ from repo_paths import SHARED_DATA
 from biodivergence_cli import main as cli
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract, CandidatePair, Claim, pair_id_for
-from builder import checks, claims, embeddings, mine, scoring
+from builder import checks, claims, embeddings, mine, pair_scores
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 DOMAINS = ("clinical_trials_epidemiology", "oncology")
@@ -100,9 +100,9 @@ def test_groups_must_be_contiguous():
 
 
 # --- pair scores --------------------------------------------------------------------------------------
-def _f(text: str, year: int | None = None) -> scoring.ClaimFeatures:
+def _f(text: str, year: int | None = None) -> pair_scores.ClaimFeatures:
     claim = checks.claim_from_text(f"t:{text}", text, "amr").model_copy(update={"pub_year": year})
-    return scoring.claim_features(claim)
+    return pair_scores.claim_features(claim)
 
 
 def test_disagreement_signals_fire_on_general_contradiction_patterns():
@@ -117,27 +117,27 @@ def test_disagreement_signals_fire_on_general_contradiction_patterns():
         ("numeric_mismatch", "Resistance was 12% in 2010 isolates.", "Resistance was 45% in 2010 isolates."),
     ]
     for signal, a, b in cases:
-        signals = scoring.disagreement_signals(_f(a), _f(b))
+        signals = pair_scores.disagreement_signals(_f(a), _f(b))
         assert signals[signal] > 0, (signal, signals)
-        assert scoring.disagreement(_f(a), _f(b)) > 0.15
-    assert scoring.disagreement(_f(base), _f(base)) == 0
-    assert scoring.disagreement_signals(_f(cases[-1][1]), _f(cases[-1][2]))["context_conflict"] == 0  # same year
+        assert pair_scores.disagreement(_f(a), _f(b)) > 0.15
+    assert pair_scores.disagreement(_f(base), _f(base)) == 0
+    assert pair_scores.disagreement_signals(_f(cases[-1][1]), _f(cases[-1][2]))["context_conflict"] == 0  # same year
 
 
 def test_combined_score_is_the_paper_formula():
     a = _f("Vancomycin lowered MRSA carriage in nursing homes.", 2001)
     b = _f("Vancomycin raised MRSA carriage in nursing homes.", 2019)
-    s = scoring.score_pair(a, b, 0.8)
+    s = pair_scores.score_pair(a, b, 0.8)
     assert s.year_penalty == pytest.approx(0.08)
     want = 0.35 * 0.8 + 0.35 * s.disagreement + 0.15 * s.entity_overlap + 0.10 * s.type_compatibility - 0.08
     assert s.combined_score == pytest.approx(want, abs=1e-5)
     assert s.entity_overlap == 1.0 and s.type_compatibility == 1.0
-    assert scoring.type_compatibility("efficacy", "factual") == 0.6
-    assert scoring.type_compatibility("efficacy", "prognostic") == 0.3
-    assert scoring.year_penalty(None, 2000) == 0.0 and scoring.year_penalty(1980, 2020) == 0.1
-    custom = scoring.ScoringConfig(w_similarity=1, w_disagreement=0, w_entity=0, w_type=0,
-                                   year=scoring.YearPenalty(cap=0))
-    assert scoring.score_pair(a, b, 0.8, custom).combined_score == pytest.approx(0.8)
+    assert pair_scores.type_compatibility("efficacy", "factual") == 0.6
+    assert pair_scores.type_compatibility("efficacy", "prognostic") == 0.3
+    assert pair_scores.year_penalty(None, 2000) == 0.0 and pair_scores.year_penalty(1980, 2020) == 0.1
+    custom = pair_scores.ScoringConfig(w_similarity=1, w_disagreement=0, w_entity=0, w_type=0,
+                                   year=pair_scores.YearPenalty(cap=0))
+    assert pair_scores.score_pair(a, b, 0.8, custom).combined_score == pytest.approx(0.8)
 
 
 @given(st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20))

@@ -17,7 +17,7 @@ from builder import goldsources
 from builder.annotate import run_stage
 from builder.annotate_config import AnnotateConfig
 from builder.annotators import goldcheck as gc
-from builder.annotators.base import LocalAnnotator
+from builder.annotators.annotator_base import LocalAnnotator
 from builder.annotators.panel import Vote, consensus, disagree, panel_agreement
 from builder.goldsources import make_claim, make_pair
 from builder.repair import Labels

@@ -17,15 +17,15 @@ from builder.questions.match import QuestionIndex, answers, claim_may_answer, cl
 def _evidence_inference(articles: int):
     """Expert evidence sentences of Evidence Inference training articles with their abstracts, and every prompt
     of these articles put as a pack entry's text (questions from across medicine)."""
-    from builder.reader import data as reader_data
+    from builder.reader import reader_examples
 
     folder = SHARED_DATA / "evidence_inference"
     abstracts, chosen = {}, []
-    for f in reader_data.ei_findings(folder):
-        if not reader_data.in_part("evidence_inference", f.prompt.pmcid, "training"):
+    for f in reader_examples.ei_findings(folder):
+        if not reader_examples.in_part("evidence_inference", f.prompt.pmcid, "training"):
             continue
         if f.prompt.pmcid not in abstracts and len(abstracts) < articles:
-            read = reader_data.ei_abstract(folder, f.prompt.pmcid)
+            read = reader_examples.ei_abstract(folder, f.prompt.pmcid)
             abstracts[f.prompt.pmcid] = " ".join(body for _, body in read[1]) if read else ""
         if abstracts.get(f.prompt.pmcid):
             chosen.append(f)

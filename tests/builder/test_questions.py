@@ -1709,15 +1709,15 @@ def test_evidence_inference_findings_answer_their_own_trials_question_through_th
     """Real trials grouped by question: the expert evidence sentences of Evidence Inference training articles,
     each against every prompt of these articles (put as a pack entry's text). Through the abstract, more of them
     answer their own prompt, and none answers another trial's."""
-    from builder.reader import data as reader_data
+    from builder.reader import reader_examples
 
     folder = SHARED_DATA / "evidence_inference"
-    findings = [f for f in reader_data.ei_findings(folder) if reader_data.in_part("evidence_inference",
+    findings = [f for f in reader_examples.ei_findings(folder) if reader_examples.in_part("evidence_inference",
                                                                                     f.prompt.pmcid, "training")]
     abstracts, chosen = {}, []
     for f in findings:
         if f.prompt.pmcid not in abstracts and len(abstracts) < 120:
-            read = reader_data.ei_abstract(folder, f.prompt.pmcid)
+            read = reader_examples.ei_abstract(folder, f.prompt.pmcid)
             abstracts[f.prompt.pmcid] = " ".join(body for _, body in read[1]) if read else ""
         if abstracts.get(f.prompt.pmcid) and " ".join(f.text.split()) in " ".join(abstracts[f.prompt.pmcid].split()):
             chosen.append(f)

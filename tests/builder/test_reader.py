@@ -14,9 +14,7 @@ from llm_server import SCIFACT
 from biodivergence_dataset import ontology
 from builder import goldparts
 from builder.goldsources import healthver_pairs
-from builder.reader import READER_VERSION, Reading, disagreement, load_reader
-from builder.reader import data as reader_data
-from builder.reader.evaluate import evidence_inference_findings, goldcheck_sets, scored_part
+from builder.reader import READER_VERSION, Reading, disagreement, load_reader, reader_examples
 from builder.reader.model import (
     CONFIG_FILE,
     SHIPPED,
@@ -26,6 +24,7 @@ from builder.reader.model import (
     mark_arms,
     unmarked,
 )
+from builder.reader.out_of_fold import evidence_inference_findings, goldcheck_sets, scored_part
 
 DATA = SCIFACT.parent
 Q = "Does drug X lower blood pressure compared to placebo?"
@@ -45,7 +44,7 @@ def test_the_shipped_reader_loads_from_the_package_offline(reader, monkeypatch):
     assert reader.config.version == READER_VERSION
     assert reader.config.findings == list(ontology.READER_FINDINGS)
     assert reader.config.stances == list(ontology.READER_STANCES)
-    assert set(reader.trained_on) == set(reader_data.SOURCES)
+    assert set(reader.trained_on) == set(reader_examples.SOURCES)
     assert reader.config.training["data_fingerprint"] and reader.config.training["examples"] > 1000
 
 
@@ -107,9 +106,9 @@ def test_the_held_out_partition_is_deterministic_and_kept_out_of_training():
     assert held == [k for k in keys if goldparts.is_heldout("evidence_inference", k)]
     assert 0.17 < len(held) / len(keys) < 0.23
     assert held != [k for k in keys if goldparts.is_heldout("pubmedqa", k)]  # salted by source
-    for source in reader_data.SOURCES:
-        train = reader_data.load_examples(source, DATA)
-        test = reader_data.load_examples(source, DATA, "heldout")
+    for source in reader_examples.SOURCES:
+        train = reader_examples.load_examples(source, DATA)
+        test = reader_examples.load_examples(source, DATA, "heldout")
         assert train and test and not {e.key for e in train} & {e.key for e in test}
         assert not any(goldparts.is_heldout(source, e.key) for e in train)
         assert all(goldparts.is_heldout(source, e.key) for e in test)
@@ -125,17 +124,17 @@ def test_the_development_part_splits_training_in_two_and_never_touches_the_held_
     training = [k for k in keys if goldparts.in_part("evidence_inference", k, "training")]
     assert 0.17 < len(dev) / len(training) < 0.23
     assert dev != [k for k in keys if goldparts.is_development("pubmedqa", k)]
-    for source in reader_data.SOURCES:
-        parts = {part: {e.key for e in reader_data.load_examples(source, DATA, part)}
+    for source in reader_examples.SOURCES:
+        parts = {part: {e.key for e in reader_examples.load_examples(source, DATA, part)}
                  for part in ("training", "fit", "development")}
         assert parts["fit"] and parts["development"] and not parts["fit"] & parts["development"]
         assert parts["fit"] | parts["development"] == parts["training"]
     with pytest.raises(ValueError, match="unknown part 'test'"):
         goldparts.in_part("pubmedqa", "1", "test")
     with pytest.raises(ValueError, match="a reader trains on one of"):
-        reader_data.training_examples(DATA, ("pubmedqa",), part="heldout")
+        reader_examples.training_examples(DATA, ("pubmedqa",), part="heldout")
 
-    findings = reader_data.ei_findings(DATA / "evidence_inference")
+    findings = reader_examples.ei_findings(DATA / "evidence_inference")
     articles = {part: {f.prompt.pmcid for f in findings if goldparts.in_part("evidence_inference", f.prompt.pmcid,
                                                                                  part)} for part in ("fit", "development")}
     ei = evidence_inference_findings(None, DATA, part="development")
@@ -144,8 +143,8 @@ def test_the_development_part_splits_training_in_two_and_never_touches_the_held_
 
     import json
 
-    from builder.reader.evaluate import render_report
     from builder.reader.model import REPORT_FILE
+    from builder.reader.out_of_fold import render_report
 
     shipped = json.loads((SHIPPED / REPORT_FILE).read_text())
     assert "held-out articles" in render_report(shipped) and "development" not in render_report(shipped)
@@ -154,68 +153,68 @@ def test_the_development_part_splits_training_in_two_and_never_touches_the_held_
 
 
 def test_evidence_inference_questions_carry_the_stance_they_ask_for():
-    assert reader_data.stance_for("decrease", "decrease") == "yes"
-    assert reader_data.stance_for("decrease", "increase") == reader_data.stance_for("increase", "no_difference") == "no"
-    assert reader_data.stance_for("change", "increase") == "yes" and reader_data.stance_for("change", "no_difference") == "no"
-    assert reader_data.stance_for(None, "increase") is None
-    examples = {(e.question, e.text): e for e in reader_data.load_examples("evidence_inference", DATA)}
-    findings = reader_data.ei_findings(DATA / "evidence_inference")
+    assert reader_examples.stance_for("decrease", "decrease") == "yes"
+    assert reader_examples.stance_for("decrease", "increase") == reader_examples.stance_for("increase", "no_difference") == "no"
+    assert reader_examples.stance_for("change", "increase") == "yes" and reader_examples.stance_for("change", "no_difference") == "no"
+    assert reader_examples.stance_for(None, "increase") is None
+    examples = {(e.question, e.text): e for e in reader_examples.load_examples("evidence_inference", DATA)}
+    findings = reader_examples.ei_findings(DATA / "evidence_inference")
     for f in findings[:300]:
         if not goldparts.is_heldout("evidence_inference", f.prompt.pmcid):
-            template = reader_data.phrasing(f)
+            template = reader_examples.phrasing(f)
             e = examples[f.prompt.question(template), f.text]
-            assert (e.finding, e.stance) == (f.finding, reader_data.stance_for(
-                reader_data.QUESTION_TEMPLATES[template][1], f.finding))
+            assert (e.finding, e.stance) == (f.finding, reader_examples.stance_for(
+                reader_examples.QUESTION_TEMPLATES[template][1], f.finding))
     assert {e.finding for e in examples.values()} == set(ontology.READER_FINDINGS)
     assert all(e.stance == "neutral" for e in examples.values() if e.finding == "not_reported")
 
 
 def test_each_finding_can_be_asked_in_several_phrasings_each_with_its_own_stance():
-    one = reader_data.load_examples("evidence_inference", DATA, "fit")
-    assert reader_data.load_examples("evidence_inference", DATA, "fit", phrasings=1) == one
-    three = reader_data.load_examples("evidence_inference", DATA, "fit", phrasings=3)
+    one = reader_examples.load_examples("evidence_inference", DATA, "fit")
+    assert reader_examples.load_examples("evidence_inference", DATA, "fit", phrasings=1) == one
+    three = reader_examples.load_examples("evidence_inference", DATA, "fit", phrasings=3)
     found = [e for e in three if e.finding != "not_reported"]
     assert len(found) == 3 * sum(e.finding != "not_reported" for e in one)
     assert [e for e in three if e.finding == "not_reported"] == [e for e in one if e.finding == "not_reported"]
     patterns = [(re.compile(re.escape(t).replace(re.escape("{i}"), ".+").replace(re.escape("{c}"), ".+")
                             .replace(re.escape("{o}"), ".+")), direction)
-                for t, direction in reader_data.QUESTION_TEMPLATES]
+                for t, direction in reader_examples.QUESTION_TEMPLATES]
     for e in found:
         direction = next(d for pattern, d in patterns if pattern.fullmatch(e.question))
-        assert e.stance == reader_data.stance_for(direction, e.finding)
+        assert e.stance == reader_examples.stance_for(direction, e.finding)
     for i in range(0, len(found), 3):  # a finding's phrasings come together: one text, three distinct questions
         assert len({e.text for e in found[i:i + 3]}) == 1 and len({e.question for e in found[i:i + 3]}) == 3
-    for bad in (0, len(reader_data.QUESTION_TEMPLATES) + 1):
+    for bad in (0, len(reader_examples.QUESTION_TEMPLATES) + 1):
         with pytest.raises(ValueError, match="phrasings must be"):
-            reader_data.load_examples("evidence_inference", DATA, "fit", phrasings=bad)
+            reader_examples.load_examples("evidence_inference", DATA, "fit", phrasings=bad)
 
 
 def test_a_finding_asked_with_its_arms_exchanged_flips_its_direction_only_when_its_text_marks_an_arm():
-    prompt = reader_data.EIPrompt("1", "9", "lisinopril", "losartan", "cough")
-    finding = reader_data.EIFinding(prompt, "Cough was more frequent with lisinopril (p < 0.01).", "increase")
-    other = reader_data.exchanged_example(finding)
+    prompt = reader_examples.EIPrompt("1", "9", "lisinopril", "losartan", "cough")
+    finding = reader_examples.EIFinding(prompt, "Cough was more frequent with lisinopril (p < 0.01).", "increase")
+    other = reader_examples.exchanged_example(finding)
     assert other.text == "Cough was more frequent with { lisinopril } (p < 0.01)."
     assert other.finding == "decrease" and "losartan" in other.question
     assert other.question.index("losartan") < other.question.index("lisinopril")
-    template = next(d for t, d in reader_data.QUESTION_TEMPLATES if t.format(i="losartan", c="lisinopril", o="cough")
+    template = next(d for t, d in reader_examples.QUESTION_TEMPLATES if t.format(i="losartan", c="lisinopril", o="cough")
                     == other.question)
-    assert other.stance == reader_data.stance_for(template, "decrease")
+    assert other.stance == reader_examples.stance_for(template, "decrease")
     null = dataclasses.replace(finding, finding="no_difference")
-    assert reader_data.exchanged_example(null).finding == "no_difference"
-    assert reader_data.exchanged_example(dataclasses.replace(finding, text="Cough did not differ.")) is None
-    plain = reader_data.load_examples("evidence_inference", DATA, "development", arm_marks=True)
-    both = reader_data.load_examples("evidence_inference", DATA, "development", arm_marks=True, exchange_arms=True)
+    assert reader_examples.exchanged_example(null).finding == "no_difference"
+    assert reader_examples.exchanged_example(dataclasses.replace(finding, text="Cough did not differ.")) is None
+    plain = reader_examples.load_examples("evidence_inference", DATA, "development", arm_marks=True)
+    both = reader_examples.load_examples("evidence_inference", DATA, "development", arm_marks=True, exchange_arms=True)
     added = [e for e in both if e not in set(plain)]
     assert len(both) == len(plain) + len(added) and 0 < len(added) < len(plain)
     assert all(re.search(r"[\[{] ", e.text) and e.finding != "not_reported" for e in added)
     # without the marks the same words would be asked both ways: nothing is exchanged
-    assert reader_data.load_examples("evidence_inference", DATA, "development", exchange_arms=True) == \
-        reader_data.load_examples("evidence_inference", DATA, "development")
+    assert reader_examples.load_examples("evidence_inference", DATA, "development", exchange_arms=True) == \
+        reader_examples.load_examples("evidence_inference", DATA, "development")
 
 
 def test_exchanged_arms_without_arm_marks_is_refused_not_a_silent_no_op(tmp_path, capsys):
     from biodivergence_cli.main import main
-    from builder.reader.train import TrainConfig
+    from builder.reader.reader_training import TrainConfig
 
     with pytest.raises(ValueError, match="needs arm_marks"):
         TrainConfig(arm_marks=False, exchange_arms=True)
@@ -241,7 +240,7 @@ class _ArmsReader:
 
 def test_the_arms_exchanged_diagnostic_tells_a_reader_of_the_arms_from_a_reader_of_the_subject():
     from builder.goldreport import arm_exchange_line
-    from builder.reader.evaluate import arm_exchange
+    from builder.reader.out_of_fold import arm_exchange
 
     arms = arm_exchange(_ArmsReader(), DATA, max_items=60)
     assert arms["as_asked"]["n"] == arms["exchanged"]["n"] == 60
@@ -257,13 +256,13 @@ def test_the_arms_exchanged_diagnostic_tells_a_reader_of_the_arms_from_a_reader_
 def test_the_default_recipe_trains_on_the_shipped_readers_data():
     import json
 
-    from builder.reader.train import TrainConfig
+    from builder.reader.reader_training import TrainConfig
 
     d = TrainConfig()
-    examples = reader_data.training_examples(DATA, d.sources, d.max_per_source, d.seed, d.arm_marks, d.part,
+    examples = reader_examples.training_examples(DATA, d.sources, d.max_per_source, d.seed, d.arm_marks, d.part,
                                              d.phrasings)
     shipped = json.loads((SHIPPED / CONFIG_FILE).read_text())["training"]
-    assert reader_data.data_fingerprint(examples) == shipped["data_fingerprint"]
+    assert reader_examples.data_fingerprint(examples) == shipped["data_fingerprint"]
 
 
 def test_arm_marks_set_off_the_words_that_name_one_arm_only():
@@ -279,8 +278,8 @@ def test_arm_marks_set_off_the_words_that_name_one_arm_only():
 def test_evidence_inference_texts_are_marked_only_for_a_reader_that_learned_the_marks(reader, monkeypatch):
     """Marked examples are the plain ones with their arm words set off, label for label; the shipped reader
     learned the marks, and a reader that did not reads every text unchanged."""
-    plain = reader_data.load_examples("evidence_inference", DATA, "heldout")
-    marked = reader_data.load_examples("evidence_inference", DATA, "heldout", arm_marks=True)
+    plain = reader_examples.load_examples("evidence_inference", DATA, "heldout")
+    marked = reader_examples.load_examples("evidence_inference", DATA, "heldout", arm_marks=True)
     assert [(e.question, e.finding, e.stance, e.key) for e in plain] == [
         (e.question, e.finding, e.stance, e.key) for e in marked]
     assert [unmarked(e.text) for e in marked] == [e.text for e in plain]
@@ -438,8 +437,8 @@ def test_a_reader_trained_on_the_fit_part_never_saw_the_development_part_and_is_
     assert main(["reader", "train", "--out", str(out), "--source", "pubmedqa", "--max-steps", "1",
                  "--batch-size", "4", "--part", "fit", "--no-evaluate"]) == 0
     training = json.loads((out / CONFIG_FILE).read_text())["training"]
-    fit = reader_data.training_examples(DATA, ("pubmedqa",), {"pubmedqa": 1000}, 13, True, "fit")
-    assert training["part"] == "fit" and training["data_fingerprint"] == reader_data.data_fingerprint(fit)
+    fit = reader_examples.training_examples(DATA, ("pubmedqa",), {"pubmedqa": 1000}, 13, True, "fit")
+    assert training["part"] == "fit" and training["data_fingerprint"] == reader_examples.data_fingerprint(fit)
     assert not any(goldparts.in_part("pubmedqa", e.key, "development") for e in fit)
     assert scored_part(load_reader(out)) == "development" and scored_part(load_reader()) == "heldout"
 

@@ -469,7 +469,7 @@ def test_findings_of_two_different_trials_are_seldom_called_conflicts(reader_ann
     import random
 
     from builder.goldparts import in_part
-    from builder.reader.data import ei_findings
+    from builder.reader.reader_examples import ei_findings
 
     findings = [f for f in ei_findings(SHARED_DATA / "evidence_inference")
                 if in_part("evidence_inference", f.prompt.pmcid, "heldout")]

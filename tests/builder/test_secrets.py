@@ -17,7 +17,7 @@ from biodivergence_dataset.validate import validate_release
 from builder.annotators import parse_spec
 from builder.collect import CollectConfig
 from builder.collect import run_stage as collect
-from builder.release import run_stage as release_stage
+from builder.release_stage import run_stage as release_stage
 from builder.split import SplitConfig
 from builder.split import run_stage as split
 

@@ -17,7 +17,7 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import ontology
 from biodivergence_dataset.release import iter_examples, load_release, split_sizes
 from biodivergence_dataset.validate import validate_release
-from builder import article_graph, release, split
+from builder import article_graph, release_stage, split
 from builder.placement import apportion, distribution, matched_sample
 from builder.split import SplitConfig, split_pool
 
@@ -400,7 +400,7 @@ def test_run_stage_writes_a_valid_release_that_load_dataset_reads(annotated, tmp
     stats = split.run_stage(ann, tmp_path / "release")
     rel = tmp_path / "release"
     assert not (rel / "README.md").exists() and not (rel / "split_manifest.json").exists()  # the release stage's
-    release.run_stage(None, rel)
+    release_stage.run_stage(None, rel)
     report = validate_release(rel)
     assert report.ok, report.problems
     sizes = split_sizes(rel)
@@ -429,7 +429,7 @@ def test_run_stage_is_resumable_and_reruns_when_parameters_change(annotated, tmp
     split.run_stage(ann, rel)
     assert shard.stat().st_mtime_ns == before  # up to date: nothing rewritten
     split.run_stage(ann, rel, SplitConfig(seed=7))
-    release.run_stage(None, rel)
+    release_stage.run_stage(None, rel)
     assert json.loads((rel / "split_manifest.json").read_text())["seed"] == 7
 
 
@@ -440,7 +440,7 @@ def test_several_annotation_runs_are_merged_with_llm_preferred(tmp_path):
     a = write_annotations(tmp_path / "heuristic", base)
     b = write_annotations(tmp_path / "llm", relabelled, {"provider": "ollama", "model": "qwen2.5:7b"})
     split.run_stage([a, b], tmp_path / "release")
-    release.run_stage(None, tmp_path / "release")
+    release_stage.run_stage(None, tmp_path / "release")
     manifest = json.loads((tmp_path / "release" / "split_manifest.json").read_text())
     assert manifest["duplicates"]["duplicate_pair_ids"] == 20
     assert manifest["duplicates"]["label_conflicting_duplicates"] == 10  # half of the base pairs were contextual

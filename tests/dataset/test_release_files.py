@@ -18,7 +18,7 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import hub, ontology
 from biodivergence_dataset.release import card_files, read_file_manifest, state_dir
 from biodivergence_dataset.validate import validate_release
-from builder import audit, release, split
+from builder import audit, release_stage, split
 
 REPO, TAG = "biodivergence/test-release", "v1.0"
 
@@ -92,7 +92,7 @@ def built(tmp_path):
     rel = tmp_path / "release"
     split.run_stage(ann, rel)
     audit.run_stage(rel, rel, audit.AuditConfig(dpi=30))
-    release.run_stage(None, rel)
+    release_stage.run_stage(None, rel)
     assert validate_release(rel).ok, validate_release(rel).problems
     return ann, rel
 

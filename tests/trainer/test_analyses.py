@@ -11,7 +11,16 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import card, ontology, release
 from biodivergence_dataset.records import AnnotatorLabel, ClaimFrame, FrameSlot
 from biodivergence_text import cues
-from trainer.analyses import annotators, common, confidence, counterfactual, domains, edits, errors, perturbation
+from trainer.analyses import (
+    analysis_release,
+    annotators,
+    confidence,
+    counterfactual,
+    edits,
+    errors,
+    leave_domain_out,
+    perturbation,
+)
 from trainer.analyses.predictors import LEXICAL, FilePredictor, Remembered
 from trainer.analyses.report import FIGURES, RECORDS, REPORT, SECTIONS
 
@@ -68,7 +77,7 @@ def tiny_release(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tiny(tiny_release):
-    return common.load(tiny_release)
+    return analysis_release.load(tiny_release)
 
 
 class Gold:
@@ -164,7 +173,7 @@ def test_leave_one_domain_out_holds_each_domain_out(tiny):
         seen.append((fold, {r["domain"] for r in train}, {r["domain"] for r in validation}))
         return Gold()
 
-    result = domains.analyze(tiny, {"gold": gold_fitter})  # the lexical fitter runs in the CLI test
+    result = leave_domain_out.analyze(tiny, {"gold": gold_fitter})  # the lexical fitter runs in the CLI test
     assert [f.domain for f in result.folds] == list(ontology.DOMAIN_NAMES)
     for fold, train_domains, validation_domains in seen:
         assert fold not in train_domains | validation_domains
@@ -190,12 +199,12 @@ def test_scores_of_a_slice_without_a_class_are_null_as_in_the_metric():
     rows = [{"pair_id": f"p{i}", "conflict_type": ontology.NO_CONFLICT, "divergence_axes": [],
              "dominant_confounder": None} for i in range(3)]
     predictions = [{"conflict_type": ontology.NO_CONFLICT, "divergence_axes": [], "dominant_confounder": ""}] * 3
-    scores = common.conflict_scores(predictions, rows)
+    scores = analysis_release.conflict_scores(predictions, rows)
     assert scores == {"accuracy": 1.0, "macro_f1": 1.0, "ctx_f1": None}
     metric = score([{"conflict_type": p["conflict_type"]} for p in predictions],
                    [{"conflict_type": r["conflict_type"]} for r in rows])
     assert scores == {k: metric[f"conflict_type/{k}"] for k in scores}
-    assert common.task_scores(predictions, rows)["conflict_type/kappa"] is None
+    assert analysis_release.task_scores(predictions, rows)["conflict_type/kappa"] is None
     assert _f(scores["ctx_f1"]) == "n/a" and _f(scores["macro_f1"]) == "1.000"
 
 
@@ -275,7 +284,7 @@ def test_remembered_predictions_are_asked_once_per_pair_text(tiny):
 def test_reference_fitter_trains_a_fold_and_predicts_through_load_model(tiny, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the fold's model folder is temporary
     held_out = ontology.DOMAIN_NAMES[0]
-    predictor = domains.ReferenceFitter(encoder="minilm")(
+    predictor = leave_domain_out.ReferenceFitter(encoder="minilm")(
         [r for r in tiny.train if r["domain"] != held_out], [r for r in tiny.splits["validation"] if r["domain"] != held_out],
         held_out)
     test = [r for r in tiny.rows if r["domain"] == held_out]

@@ -14,7 +14,7 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import ontology, release, templating
 from trainer import metric
 from trainer.baselines import frequency, reconciliation, spans, transfer
-from trainer.baselines.common import clauses
+from trainer.baselines.baseline_system import clauses
 from trainer.baselines.lexical import CUE_AXES, per_axis_pipeline, slot_features
 from trainer.baselines.suite import RESULTS_JSON, RESULTS_MD, CachedEncoder, standard_systems
 from trainer.encoders import packaged_minilm
@@ -207,7 +207,7 @@ def test_suite_markdown_has_the_paper_tables(suite_run):
 
 def test_an_interrupted_suite_keeps_finished_systems_and_a_rerun_skips_them(suite_run, tmp_path, monkeypatch, capsys):
     from trainer.baselines import suite
-    from trainer.baselines.common import System
+    from trainer.baselines.baseline_system import System
 
     rel = suite_run[0]
     calls = Counter()

@@ -13,8 +13,8 @@ from transformers import AutoModel, AutoTokenizer, BertConfig, pipeline
 from biodivergence_dataset import ontology
 from trainer import encoders, modeling
 from trainer.data import PairCollator, axis_pos_weight, class_weights, encode_rows, label_ids
-from trainer.features import DISAGREEMENT, FEATURE_NAMES, FEATURES, METADATA, feature_mask, feature_vector
 from trainer.modeling import MultiTaskConflictConfig, MultiTaskConflictModel, masked_cross_entropy
+from trainer.pair_features import DISAGREEMENT, FEATURE_NAMES, FEATURES, METADATA, feature_mask, feature_vector
 from trainer.predict import decode
 
 N_AXES = len(ontology.AXIS_NAMES)

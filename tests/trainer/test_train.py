@@ -22,7 +22,7 @@ from biodivergence_dataset import ontology, release
 from trainer import metric
 from trainer.constants import RESULTS_FILE
 from trainer.data import subsample
-from trainer.features import DISAGREEMENT, METADATA
+from trainer.pair_features import DISAGREEMENT, METADATA
 from trainer.predict import AXIS_THRESHOLD_GRID, read_jsonl, reference_record, tune_axis_threshold
 from trainer.train import (
     TUNED_THRESHOLD,

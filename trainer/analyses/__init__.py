@@ -1,6 +1,6 @@
 """``biodivergence analyze``: the analyses that make a benchmark trustworthy (paper appendix), as one report.
 
-One module per analysis; each takes the release (``common.Release``) and a predictor and returns a
+One module per analysis; each takes the release (``analysis_release.Release``) and a predictor and returns a
 result record, which ``report`` renders:
 
 1. ``perturbation`` — edit families from the ontology and the claim frames; flip rates per family;
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from biodivergence_dataset.io import write_text_atomic
     from biodivergence_dataset.release import resolve_release
 
-    from . import annotators, common, confidence, counterfactual, domains, errors, perturbation
+    from . import analysis_release, annotators, confidence, counterfactual, errors, leave_domain_out, perturbation
     from .predictors import LEXICAL, FilePredictor, LexicalPredictor, ModelPredictor, Remembered, SlotFeatures
     from .report import FEW, ROBUSTNESS, AnalysisResults, write_report
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.card and not Path(args.release).is_dir():
         raise ValueError(f"--card writes into the release folder; {args.release} is not a local folder")
     release_dir = resolve_release(args.release)
-    release = common.load(release_dir, args.config, args.split)
+    release = analysis_release.load(release_dir, args.config, args.split)
     out = Path(args.out)
     features = SlotFeatures()
     if args.predictions:
@@ -68,17 +68,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         scored = Remembered(ModelPredictor(Path(args.model)) if args.model else LexicalPredictor(release.train, features=features))
     live = scored if scored.labels_new_pairs else Remembered(LexicalPredictor(release.train, features=features))
-    fitters = {LEXICAL: domains.LexicalFitter(features)}
+    fitters = {LEXICAL: leave_domain_out.LexicalFitter(features)}
     schedule = ""
     if args.model:
-        reference = domains.ReferenceFitter(args.full_schedule, args.encoder)
+        reference = leave_domain_out.ReferenceFitter(args.full_schedule, args.encoder)
         fitters[scored.name], schedule = reference, reference.schedule
     steps = [  # the evaluated split first: the edits' originals are then already predicted
         ("errors", lambda: errors.analyze(release, scored)),
         ("confidence", lambda: confidence.analyze(release, scored)),
         ("perturbation", lambda: perturbation.analyze(release, live, args.max_pairs, args.seed)),
         ("counterfactual", lambda: counterfactual.analyze(release, live, args.max_pairs, args.seed)),
-        ("domains", lambda: None if args.skip_domains else domains.analyze(release, fitters, schedule)),
+        ("domains", lambda: None if args.skip_domains else leave_domain_out.analyze(release, fitters, schedule)),
         ("annotators", lambda: annotators.analyze(release)),
     ]
     notes = [] if live is scored else [

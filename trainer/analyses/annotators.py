@@ -15,7 +15,7 @@ from itertools import combinations
 
 from biodivergence_dataset import ontology
 
-from .common import Release, Row
+from .analysis_release import Release, Row
 
 
 @dataclass

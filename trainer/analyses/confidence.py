@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .common import Predictor, Release, conflict_scores
+from .analysis_release import Predictor, Release, conflict_scores
 
 COLUMNS: tuple[str, ...] = ("confidence", "label_quality")
 #: upper bin edges (inclusive); a value v falls in the first bin with v <= edge

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from biodivergence_dataset import ontology
 
 from . import edits
-from .common import Predictor, Release, rate
+from .analysis_release import Predictor, Release, rate
 from .perturbation import DEFAULT_MAX_PAIRS, sample
 
 

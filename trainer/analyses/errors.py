@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from biodivergence_dataset import ontology
 
-from .common import Predictor, Release, task_scores
+from .analysis_release import Predictor, Release, task_scores
 
 TOP_ERRORS = 20
 NO_CONFOUNDER = "(none)"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from . import edits
-from .common import Predictor, Release, Row, rate
+from .analysis_release import Predictor, Release, Row, rate
 
 
 @dataclass(frozen=True)

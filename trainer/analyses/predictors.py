@@ -12,7 +12,7 @@ import numpy as np
 from biodivergence_dataset import ontology
 
 from ..baselines import lexical
-from .common import Predictor, Record, Row
+from .analysis_release import Predictor, Record, Row
 
 LEXICAL = "lexical baseline"
 REFERENCE = "reference model"

@@ -18,9 +18,9 @@ from biodivergence_dataset.release import ROBUSTNESS_FILE as ROBUSTNESS
 from .annotators import AnnotatorAuditResult
 from .confidence import ConfidenceSlicesResult
 from .counterfactual import CounterfactualResult
-from .domains import LeaveOneDomainOutResult
 from .edits import DIRECT
 from .errors import NO_CONFOUNDER, ErrorAnalysisResult
+from .leave_domain_out import LeaveOneDomainOutResult
 from .perturbation import PerturbationResult
 from .plots import Figure, bar_chart, heatmap
 

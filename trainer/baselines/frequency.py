@@ -9,7 +9,7 @@ import numpy as np
 
 from biodivergence_dataset import ontology
 
-from .common import Record, Row
+from .baseline_system import Record, Row
 
 DEFAULT_SEED = 42
 

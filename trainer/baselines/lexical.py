@@ -17,8 +17,8 @@ import numpy as np
 from biodivergence_dataset import ontology
 from biodivergence_text import cues
 
-from ..features import feature_vector
-from .common import Record, Row, words
+from ..pair_features import feature_vector
+from .baseline_system import Record, Row, words
 
 CUE_AXES: tuple[str, ...] = tuple(a.name for a in ontology.AXES if a.cue_patterns)
 DEFAULT_SEED = 42

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from biodivergence_dataset import ontology
 from biodivergence_text import cues
 
-from .common import Record, Row, sentences, words
+from .baseline_system import Record, Row, sentences, words
 
 
 def _best_sentence(abstract: str, claim: str) -> str:

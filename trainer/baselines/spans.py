@@ -16,7 +16,7 @@ import numpy as np
 
 from biodivergence_dataset import ontology
 
-from .common import Record, Row, clauses, span, words
+from .baseline_system import Record, Row, clauses, span, words
 
 _REPORTING_FRAME = re.compile(
     r"^(?:(?:in conclusion|in summary|overall|taken together|together|collectively|thus|therefore|however),?\s+)?"

@@ -32,7 +32,7 @@ from biodivergence_dataset.templating import reconciliation_templating
 from ..metric import score
 from ..predict import read_jsonl, reference_record, write_jsonl
 from . import frequency, lexical, reconciliation, spans, transfer
-from .common import Record, Row, System
+from .baseline_system import Record, Row, System
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from biodivergence_dataset import ontology
 
-from .common import Record, Row
+from .baseline_system import Record, Row
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from biodivergence_dataset.io import write_json_atomic
 
 from .answerer import REPORT_FILE as ANSWER_REPORT
 from .answerer import AnswererTrainConfig
-from .data import SCORED_ON, SOURCES, Part, ReaderExample, data_fingerprint, training_examples
 from .fitting import fit_heads, freeze, save_delta
 from .model import CONFIG_FILE, IGNORE, REPORT_FILE, WEIGHTS_FILE, ReaderConfig, build_network
+from .reader_examples import SCORED_ON, SOURCES, Part, ReaderExample, data_fingerprint, training_examples
 
 
 @dataclass
@@ -57,12 +57,12 @@ class TrainConfig:
     #: mark the arm words of Evidence Inference texts (``model.mark_arms``); the reader remembers it
     arm_marks: bool = True
     #: ``training`` (all but the held-out part; scored there) or ``fit`` (the development part left out too,
-    #: scored there: for choosing settings without looking at the held-out part), ``data.SCORED_ON``
+    #: scored there: for choosing settings without looking at the held-out part), ``reader_examples.SCORED_ON``
     part: Part = "training"
-    #: questions asked of each Evidence Inference finding (``data.ei_examples``)
+    #: questions asked of each Evidence Inference finding (``reader_examples.ei_examples``)
     phrasings: int = 1
     #: also ask each Evidence Inference finding whose text marks an arm with its arms exchanged, direction
-    #: flipped (``data.exchanged_example``; needs ``arm_marks``)
+    #: flipped (``reader_examples.exchanged_example``; needs ``arm_marks``)
     exchange_arms: bool = False
 
     def __post_init__(self) -> None:
@@ -116,8 +116,8 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
         **{k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")},
         "sources": list(config.sources), "steps": step, "scheduled_steps": scheduled, "seconds": round(seconds, 1),
         "examples": len(examples), "examples_per_source": dict(Counter(e.source for e in examples)),
-        "data_fingerprint": data_fingerprint(examples), "heldout": "builder.reader.data.is_heldout (20%)",
-        **({"development": "builder.reader.data.is_development (20% of the rest)"} if config.part == "fit" else {})})
+        "data_fingerprint": data_fingerprint(examples), "heldout": "builder.reader.reader_examples.is_heldout (20%)",
+        **({"development": "builder.reader.reader_examples.is_development (20% of the rest)"} if config.part == "fit" else {})})
     write_json_atomic(out / CONFIG_FILE, asdict(saved))
     return saved
 
@@ -150,7 +150,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--no-arm-marks", dest="arm_marks", action="store_false",
                    help="train on plain Evidence Inference texts, without their arm words marked")
     p.add_argument("--phrasings", type=int, default=d.phrasings,
-                   help="questions asked of each Evidence Inference finding (1 to 8 of data.QUESTION_TEMPLATES)")
+                   help="questions asked of each Evidence Inference finding (1 to 8 of reader_examples.QUESTION_TEMPLATES)")
     p.add_argument("--exchange-arms", action="store_true",
                    help="also ask each Evidence Inference finding whose text marks an arm with the arms exchanged "
                         "(direction flipped), so the marks decide the direction")
@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
         folder = Path(args.out)
     else:
         folder = reader_folder(args.reader)
-    from .evaluate import evaluate_reader, render_report
+    from .out_of_fold import evaluate_reader, render_report
 
     report = evaluate_reader(load_reader(folder), args.data_dir)
     print(render_report(report))

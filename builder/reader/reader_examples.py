@@ -99,7 +99,8 @@ class ReaderExample:
     key: str
 
 
-def _clean(text: str) -> str:
+def squeeze_spaces(text: str) -> str:
+    """``text`` with every run of whitespace one space, none at the ends."""
     return " ".join(text.split())
 
 
@@ -144,8 +145,8 @@ class EIFinding:
 
 def ei_prompts(folder: Path) -> dict[str, EIPrompt]:
     with open(folder / "prompts_merged.csv", newline="", encoding="utf-8") as fh:
-        return {row["PromptID"]: EIPrompt(row["PromptID"], row["PMCID"], _clean(row["Intervention"]),
-                                          _clean(row["Comparator"]), _clean(row["Outcome"]))
+        return {row["PromptID"]: EIPrompt(row["PromptID"], row["PMCID"], squeeze_spaces(row["Intervention"]),
+                                          squeeze_spaces(row["Comparator"]), squeeze_spaces(row["Outcome"]))
                 for row in csv.DictReader(fh)}
 
 
@@ -162,7 +163,7 @@ def ei_findings(folder: str | Path) -> list[EIFinding]:
                 continue
             if row["Label"] not in EI_LABELS:
                 raise ValueError(f"{folder / 'v2_annotations.csv'} line {n}: unknown label {row['Label']!r}")
-            text = _clean(row["Annotations"])
+            text = squeeze_spaces(row["Annotations"])
             if text and (row["PromptID"], text) not in seen:
                 seen.add((row["PromptID"], text))
                 out.append(EIFinding(prompts[row["PromptID"]], text, EI_LABELS[row["Label"]]))
@@ -191,16 +192,17 @@ def non_result_sentences(folder: Path, pmcid: str) -> list[str]:
     if abstract is None:
         return []
     return [s for label, body in abstract[1] if label in NON_RESULT_SECTIONS
-            for s in split(_clean(body)) if len(s) > 30]
+            for s in split(squeeze_spaces(body)) if len(s) > 30]
 
 
-def _pick(key: str, n: int) -> int:
+def hashed_choice(key: str, n: int) -> int:
+    """An index in ``range(n)`` drawn by a hash of ``key``: the same key picks the same one in every run."""
     return int.from_bytes(hashlib.sha1(key.encode()).digest()[:4], "big") % n
 
 
 def phrasing(finding: EIFinding, seed: int = 0) -> int:
     """The question phrasing (index into ``QUESTION_TEMPLATES``) a finding is asked in: a hash of its text."""
-    return _pick(f"{finding.prompt.prompt_id}:{finding.text}:{seed}", len(QUESTION_TEMPLATES))
+    return hashed_choice(f"{finding.prompt.prompt_id}:{finding.text}:{seed}", len(QUESTION_TEMPLATES))
 
 
 def ei_examples(folder: Path, part: Part, seed: int = 0, negative_every: int = 2,
@@ -226,10 +228,10 @@ def ei_examples(folder: Path, part: Part, seed: int = 0, negative_every: int = 2
             yield other
     prompts = sorted({f.prompt for f in findings}, key=lambda p: int(p.prompt_id))
     for prompt in prompts[::negative_every]:
-        question = prompt.question(_pick(f"neg:{prompt.prompt_id}:{seed}", len(QUESTION_TEMPLATES)))
-        own = non_result_sentences(folder, prompt.pmcid) if _pick(f"kind:{prompt.prompt_id}", 2) else []
+        question = prompt.question(hashed_choice(f"neg:{prompt.prompt_id}:{seed}", len(QUESTION_TEMPLATES)))
+        own = non_result_sentences(folder, prompt.pmcid) if hashed_choice(f"kind:{prompt.prompt_id}", 2) else []
         if own:
-            text = own[_pick(f"own:{prompt.prompt_id}", len(own))]
+            text = own[hashed_choice(f"own:{prompt.prompt_id}", len(own))]
         else:
             other = rng.choice(findings)
             if other.prompt.pmcid == prompt.pmcid:
@@ -248,7 +250,7 @@ def exchanged_example(finding: EIFinding, seed: int = 0) -> ReaderExample | None
     text = prompt.marked(finding.text)
     if text == finding.text:
         return None
-    template = _pick(f"exchanged:{finding.prompt.prompt_id}:{finding.text}:{seed}", len(QUESTION_TEMPLATES))
+    template = hashed_choice(f"exchanged:{finding.prompt.prompt_id}:{finding.text}:{seed}", len(QUESTION_TEMPLATES))
     label = EXCHANGED.get(finding.finding, finding.finding)
     return ReaderExample(prompt.question(template), text, label, stance_for(QUESTION_TEMPLATES[template][1], label),
                          "evidence_inference", finding.prompt.pmcid)
@@ -261,7 +263,7 @@ def pubmedqa_examples(folder: Path, part: Part) -> Iterator[ReaderExample]:
     """Question vs expert conclusion → yes / no ("maybe" left out, see the module docstring)."""
     for pmid, rec in sorted(pubmedqa_records(folder).items()):
         if rec["final_decision"] in (YES, NO) and in_part("pubmedqa", pmid, part):
-            yield ReaderExample(_clean(rec["QUESTION"]), _clean(rec["LONG_ANSWER"]), None, rec["final_decision"],
+            yield ReaderExample(squeeze_spaces(rec["QUESTION"]), squeeze_spaces(rec["LONG_ANSWER"]), None, rec["final_decision"],
                                 "pubmedqa", pmid)
 
 
@@ -269,7 +271,7 @@ def scifact_examples(folder: Path, part: Part, neutral_per_claim: int = 2) -> It
     """Claim vs rationale → yes (SUPPORT) / no (CONTRADICT); NEI claims vs sentences of their cited abstracts."""
     for p in scifact_rationale_pairs(folder):
         if in_part("scifact", p.group, part):
-            yield ReaderExample(_clean(p.text_a), _clean(p.text_b), None, NO if p.conflict else YES, "scifact",
+            yield ReaderExample(squeeze_spaces(p.text_a), squeeze_spaces(p.text_b), None, NO if p.conflict else YES, "scifact",
                                 p.group)
     docs = scifact_corpus(folder)
     for claim in scifact_claims(folder):
@@ -279,8 +281,8 @@ def scifact_examples(folder: Path, part: Part, neutral_per_claim: int = 2) -> It
         sentences = [doc.abstract.text[slice(*span)] for d in claim.get("cited_doc_ids", ())
                      if (doc := docs.get(int(d))) for span in doc.sentence_spans if span[1] > span[0]]
         for i in range(min(neutral_per_claim, len(sentences))):
-            text = sentences[_pick(f"{key}:{i}", len(sentences))]
-            yield ReaderExample(_clean(claim["claim"]), text, None, NEUTRAL, "scifact", key)
+            text = sentences[hashed_choice(f"{key}:{i}", len(sentences))]
+            yield ReaderExample(squeeze_spaces(claim["claim"]), text, None, NEUTRAL, "scifact", key)
 
 
 HEALTHVER_STANCES = {"Supports": YES, "Refutes": NO, "Neutral": NEUTRAL}
@@ -292,7 +294,7 @@ def healthver_examples(folder: Path, part: Part) -> Iterator[ReaderExample]:
         if row["label"] not in HEALTHVER_STANCES:
             raise ValueError(f"{folder / name} row id {row['id']}: unknown label {row['label']!r}")
         if in_part("healthver", claim_key(row["claim"]), part):
-            yield ReaderExample(_clean(row["claim"]), _clean(row["evidence"]), None, HEALTHVER_STANCES[row["label"]],
+            yield ReaderExample(squeeze_spaces(row["claim"]), squeeze_spaces(row["evidence"]), None, HEALTHVER_STANCES[row["label"]],
                                 "healthver", claim_key(row["claim"]))
 
 

@@ -1,10 +1,10 @@
-"""Out-of-fold scores of the finding reader, on the held-out partition only (``data.is_heldout``); a reader
-trained on the ``fit`` part is scored on the development part instead (``data.SCORED_ON``), to choose settings.
+"""Out-of-fold scores of the finding reader, on the held-out partition only (``reader_examples.is_heldout``); a reader
+trained on the ``fit`` part is scored on the development part instead (``reader_examples.SCORED_ON``), to choose settings.
 
 - per source: accuracy of each head on the held-out examples that carry its label (n beside each);
 - Evidence Inference findings: three-way accuracy and macro-F1 (increase / decrease / no_difference) on the
   held-out articles, each asked in one of the question phrasings of training (picked by a hash), and again
-  in the phrasing the annotator asks claims in (``data.ARM_PHRASING``: the reading behind the labels), its
+  in the phrasing the annotator asks claims in (``reader_examples.ARM_PHRASING``: the reading behind the labels), its
   evidence marked with the prompt's arms if the reader learned them (``model.mark_arms``), beside a TF-IDF +
   logistic-regression floor trained on the other articles' evidence texts (its C chosen by 5-fold
   cross-validation grouped by article on those training articles);
@@ -27,7 +27,8 @@ from typing import Any
 from biodivergence_dataset import ontology
 from biodivergence_text import cues
 
-from .data import (
+from .model import EFFECTS, FindingReader, disagreement
+from .reader_examples import (
     ARM_PHRASING,
     FLOOR_TRAINS_ON,
     SCORED_ON,
@@ -40,7 +41,6 @@ from .data import (
     phrasing,
     source_path,
 )
-from .model import EFFECTS, FindingReader, disagreement
 
 THREE_WAY = ontology.READER_FINDINGS[:3]
 #: How much κ the reader must gain over the negation rule on HealthVer same-claim pairs (issue 27).
@@ -103,8 +103,8 @@ def evidence_inference_findings(reader: FindingReader | None, data_dir: str | Pa
     floor = tfidf_floor([f.text for f in train], [f.finding for f in train])
     out: dict[str, Any] = {
         "articles": len({f.prompt.pmcid for f in held}), "train_articles": len({f.prompt.pmcid for f in train}),
-        "questions": ("reader: each finding asked in one of data.QUESTION_TEMPLATES (picked by a hash of its "
-                      "text, as in training); reader_as_annotated: each asked in data.ARM_PHRASING, the "
+        "questions": ("reader: each finding asked in one of reader_examples.QUESTION_TEMPLATES (picked by a hash of its "
+                      "text, as in training); reader_as_annotated: each asked in reader_examples.ARM_PHRASING, the "
                       "annotator's"),
         "tfidf_floor": _three_way(gold, list(floor.predict([f.text for f in held])))}
     if reader is not None:
@@ -132,7 +132,7 @@ def healthver_same_claim(reader: FindingReader, data_dir: str | Path, max_items:
 
     from ..annotators.reader_annotator import by_answers
     from ..goldsources import healthver_pairs
-    from .data import gold_in_part
+    from .reader_examples import gold_in_part
 
     gold = [g for g in healthver_pairs(source_path("healthver", data_dir), with_question=True)
             if gold_in_part(g, part)][:max_items]
@@ -186,9 +186,9 @@ def goldcheck_sets(reader: FindingReader, data_dir: str | Path, max_items: int |
 
 #: What each scored part is, as the report states it.
 PART_NOTES = {
-    "heldout": "20% of the articles / questions / claims of each source (builder.reader.data.is_heldout)",
+    "heldout": "20% of the articles / questions / claims of each source (builder.reader.reader_examples.is_heldout)",
     "development": ("the development part: 20% of the training articles / questions / claims of each source "
-                    "(builder.reader.data.is_development); a development score, not a held-out one"),
+                    "(builder.reader.reader_examples.is_development); a development score, not a held-out one"),
 }
 
 

@@ -23,7 +23,7 @@ from biodivergence_dataset.records import CandidatePair, Claim, EvidenceSpan
 from .. import framealign
 from .. import frames as fr
 from ..repair import ROLE_A, ROLE_B, Labels
-from .base import LocalAnnotator
+from .annotator_base import LocalAnnotator
 from .heuristic import (
     CLAIM_VS_CLAIM,
     CONTROVERSY,

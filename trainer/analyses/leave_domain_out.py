@@ -10,7 +10,7 @@ from pathlib import Path
 
 from biodivergence_dataset import ontology
 
-from .common import Predictor, Release, Row, conflict_scores
+from .analysis_release import Predictor, Release, Row, conflict_scores
 from .predictors import LexicalPredictor, ModelPredictor, SlotFeatures
 
 #: (train rows, validation rows, fold name) -> a fitted predictor
