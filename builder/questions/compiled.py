@@ -15,7 +15,7 @@ from biodivergence_dataset.records import Question
 from .lexicon import CHANGE_STEMS, Alternative, Distinction, Lexicon, alternatives, stem, terms
 
 #: Words for people that say nothing of which population ("adults with migraine": migraine), beyond those
-#: ``frames.terms`` already drops as generic ("patients", "subjects", "participants", "people").
+#: ``frameterms.terms`` already drops as generic ("patients", "subjects", "participants", "people").
 PERSON_STEMS = frozenset(stem(w) for w in ("adult", "adults", "persons", "women", "men"))
 
 

@@ -156,7 +156,7 @@ def without_non_findings(sentence: str) -> str:
 
 @lru_cache(maxsize=1024)
 def expansions(context: str) -> dict[str, frozenset[str]] | None:
-    """The abbreviations a text defines (``frames.abbreviations``; None without a bracket), read once for a claim
+    """The abbreviations a text defines (``frameterms.abbreviations``; None without a bracket), read once for a claim
     and its abstract however many of its readings ask (its words, its role clause's, its arm names')."""
     return abbreviations(context) if "(" in context else None
 

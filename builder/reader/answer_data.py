@@ -105,7 +105,7 @@ def other_trials_on_like_outcomes(prompt, findings: list) -> list[str]:
                    and not _terms(f.prompt.intervention) & treatment})
 
 
-#: ``frames.terms`` read once per phrase (each prompt's phrases are compared with every other prompt's).
+#: ``frameterms.terms`` read once per phrase (each prompt's phrases are compared with every other prompt's).
 _terms = lru_cache(maxsize=None)(terms)
 
 

@@ -93,7 +93,7 @@ class ReaderConfig:
 
 def mark_arms(text: str, intervention: str, comparator: str) -> str:
     """``text`` with the words that name only the intervention marked ``[ word ]`` and those that name only the
-    comparator ``{ word }`` (content stems, ``frames.terms``), so the reader sees which arm each part of a
+    comparator ``{ word }`` (content stems, ``frameterms.terms``), so the reader sees which arm each part of a
     sentence is about: "[ lisinopril ] caused more cough than { losartan }". Evidence Inference evidence is
     marked with its prompt's arms in training and evaluation, a claim with the arms it names
     (``questions.claim_arms``) in the annotator; on a development part of the training articles the marks
@@ -161,7 +161,7 @@ class Reading:
     significance: str | None
     #: probability of the finding read (of the stance when the finding is not_reported)
     confidence: float
-    #: what the text's own words say of its results (``frames.stated_tests``): an effect (a significant test),
+    #: what the text's own words say of its results (``significance.stated_tests``): an effect (a significant test),
     #: a null (a non-significant test or a null finding cue); both for a mixed result
     states_effect: bool = True
     states_null: bool = True
