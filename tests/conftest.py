@@ -1,6 +1,7 @@
 """Session-wide fixtures, the things that are expensive to make and the same for every test that reads them
 (a model loaded from the package), and the llama.cpp server of the modules that talk to one. A test that changes
-one makes its own instead.
+one makes its own instead. Also the fixtures that several test modules of one folder share (``comparisons``,
+``metric``): a second ``conftest.py`` in a folder would clash with this one under ``--doctest-modules``.
 
 The shared helpers these fixtures use live in ``tests/support`` (on ``sys.path`` through pytest's ``pythonpath``).
 """
@@ -54,3 +55,28 @@ def reader_annotator():
     from builder.annotators.reader_annotator import ReaderAnnotator
 
     return ReaderAnnotator()
+
+
+@pytest.fixture(scope="module")
+def comparisons(tmp_path_factory):
+    """Five clinical questions, compiled, one per kind of comparison (the question modules of tests/builder)."""
+    from question_packs import compiled_pack
+
+    return compiled_pack(tmp_path_factory.mktemp("cmp") / "p.yaml", """
+questions:
+  - {id: vs_placebo, text: "After myocardial infarction, do ACE inhibitors reduce mortality compared with placebo?"}
+  - {id: no_comparator, text: "In heart failure, do beta blockers reduce mortality?"}
+  - {id: head_to_head, text: "Does tolterodine cause less dry mouth than oxybutynin?"}
+  - {id: vs_others, text: "Do calcium channel blockers increase cardiovascular events compared with other antihypertensive drugs?"}
+  - {id: met_vs_su, text: "Is metformin more effective than sulfonylureas for glycemic control?"}
+""")
+
+
+@pytest.fixture(scope="module")
+def metric():
+    """The metric's evaluate module, loaded offline from its folder (the metric modules of tests/metrics)."""
+    from metric_records import METRIC_DIR
+
+    from trainer.metric import load_metric
+
+    return load_metric(METRIC_DIR)
