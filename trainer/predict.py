@@ -122,8 +122,9 @@ def load_model(model_dir: str | Path, constraint_mode: str | None = None, axis_t
     """
     from transformers import AutoTokenizer
 
+    from builder.embeddings import looks_like_path
+
     from .data import check_features
-    from .encoders import looks_like_path
     from .modeling import CONSTRAINT_MODES, MultiTaskConflictModel
 
     name = str(model_dir)

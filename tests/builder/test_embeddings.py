@@ -56,3 +56,15 @@ def test_a_cache_of_another_precision_is_refused(tmp_path, sentences):
         embeddings.embed_texts(sentences, embeddings.load_encoder(precision="bfloat16"), fp32_cache)
     with pytest.raises(ValueError, match="precision"):
         embeddings.load_encoder(precision="int8")
+
+
+@pytest.mark.parametrize("name, is_path", [
+    ("sentence-transformers/all-MiniLM-L6-v2", False), ("all-mpnet-base-v2", False),
+    ("./models/encoder", True), ("/opt/models/encoder", True), ("~/encoder", True), ("models/org/encoder", True),
+    ("C:\\models\\encoder", True),
+])
+def test_a_model_name_is_a_folder_only_when_written_as_one(name, is_path):
+    """One reading for builder and trainer: a missing folder is an error, a Hub ``org/name`` is looked up."""
+    from builder.embeddings import looks_like_path
+
+    assert looks_like_path(name) is is_path
