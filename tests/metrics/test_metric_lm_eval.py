@@ -53,6 +53,10 @@ def same(reported, expected) -> bool:
     return reported is None if expected is None else reported == pytest.approx(expected)
 
 
+#: The conflict-type task's choices, in answer-index order.
+CLASS_NAMES = utils.conflict_type_choices({})
+
+
 def test_both_configs_report_the_metric_numbers(run):
     for suffix in ("", "_pairlevel"):
         results = {t: run["results"][f"biodivergence_{t}{suffix}"] for t in ("conflict_type", "axes", "confounder")}
@@ -61,6 +65,9 @@ def test_both_configs_report_the_metric_numbers(run):
         ct = scored(run, f"biodivergence_conflict_type{suffix}", "conflict_type",
                     lambda s: max(range(6), key=lambda i: s["filtered_resps"][i][0]))
         assert results["conflict_type"]["acc,none"] == pytest.approx(ct["conflict_type/accuracy"])
+        per_char = scored(run, f"biodivergence_conflict_type{suffix}", "conflict_type",
+                          lambda s: max(range(6), key=lambda i: s["filtered_resps"][i][0] / len(CLASS_NAMES[i])))
+        assert results["conflict_type"]["acc_norm,none"] == pytest.approx(per_char["conflict_type/accuracy"])
         assert results["conflict_type"]["macro_f1,none"] == pytest.approx(ct["conflict_type/macro_f1"])
         assert same(results["conflict_type"]["ctx_f1,none"], ct["conflict_type/ctx_f1"])
         assert results["conflict_type"]["ctx_n,none"] == ct["conflict_type/support/contextual_contradiction"]
@@ -92,3 +99,18 @@ def test_a_class_on_neither_side_is_null_not_one():
 
 def test_answer_parsing_examples():
     assert doctest.testmod(utils).failed == 0
+
+
+def test_acc_norm_takes_the_likeliest_class_per_character_of_its_name():
+    """A raw log-likelihood leans to the shortest name: the class with the highest log-likelihood per character
+    (lm-eval's acc_norm) can be another, and acc_norm scores that one."""
+    names = utils.conflict_type_choices({})
+    short, long_ = min(range(len(names)), key=lambda i: len(names[i])), max(range(len(names)), key=lambda i: len(names[i]))
+    lls = [-100.0] * len(names)
+    lls[short], lls[long_] = -2.0 * len(names[short]), -1.5 * len(names[long_])  # per character: the long one wins
+    assert lls[short] > lls[long_]  # and raw, the short one
+    results = [(ll, False) for ll in lls]
+    on_long = utils.conflict_type_results({"conflict_type": long_}, results)
+    assert on_long["acc"] == 0.0 and on_long["acc_norm"] == 1.0
+    on_short = utils.conflict_type_results({"conflict_type": short}, results)
+    assert on_short["acc"] == 1.0 and on_short["acc_norm"] == 0.0

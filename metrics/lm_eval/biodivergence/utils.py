@@ -119,9 +119,14 @@ def parse_confounder(text: str) -> str:
 
 
 def conflict_type_results(doc: dict[str, Any], results: list[tuple[float, bool]]) -> dict[str, Any]:
-    """Predicted class = the choice with the highest log-likelihood; (reference, prediction) per metric."""
+    """Predicted class = the choice with the highest log-likelihood; (reference, prediction) per metric. Beside it,
+    ``acc_norm``: the choice with the highest log-likelihood per character of its name (lm-eval's ``acc_norm``), as
+    the class names differ in length and a raw log-likelihood leans to the shortest."""
+    choices = conflict_type_choices(doc)
     pair = (doc["conflict_type"], max(range(len(results)), key=lambda i: results[i][0]))
-    return {"acc": float(pair[0] == pair[1]), "macro_f1": pair, "ctx_f1": pair, "ctx_n": pair}
+    per_char = max(range(len(results)), key=lambda i: results[i][0] / len(choices[i]))
+    return {"acc": float(pair[0] == pair[1]), "acc_norm": float(doc["conflict_type"] == per_char),
+            "macro_f1": pair, "ctx_f1": pair, "ctx_n": pair}
 
 
 def axes_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
