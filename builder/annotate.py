@@ -111,8 +111,11 @@ def _prepare_out_dir(out_dir: Path, params: dict[str, Any], config: AnnotateConf
             _remove_stage_files(out_dir, forget_cache=False)
         elif previous != as_stored(params):
             if not config.overwrite:
-                raise ValueError(f"{out_dir} holds annotations made with other parameters ({previous}); "
-                                 "use another --out folder or --overwrite")
+                before, now = _settings(previous), _settings(as_stored(params))
+                differ = sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
+                raise ValueError(f"{out_dir} holds annotations made with other parameters ({', '.join(differ)}); "
+                                 "use another output folder, or overwrite it (--overwrite; in a build config: "
+                                 "annotate: {overwrite: true})")
             _remove_stage_files(out_dir, config.forget_cache)
     elif has_state and config.overwrite:
         _remove_stage_files(out_dir, config.forget_cache)

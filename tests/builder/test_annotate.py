@@ -239,8 +239,10 @@ def test_other_settings_on_a_partial_run_are_refused_unless_overwrite(pairs_dir,
     with FakeOllama(models=("a", "b")) as server:
         run_stage(pairs_dir, out, AnnotateConfig(annotator=server.spec("a"), **FAST))
         (out / "_SUCCESS").unlink()
-        with pytest.raises(ValueError, match="other parameters"):
+        with pytest.raises(ValueError, match=r"other parameters \(annotator\); .*--overwrite; in a build config: "
+                                             r"annotate: \{overwrite: true\}") as refused:
             run_stage(pairs_dir, out, AnnotateConfig(annotator=server.spec("b"), **FAST))
+        assert server.spec("a") not in str(refused.value)  # the settings are named, not their values
         stats = run_stage(pairs_dir, out, AnnotateConfig(annotator=server.spec("b"), overwrite=True, **FAST))
     assert stats["kept"] == 12 and {e.annotator_id for e in examples(out)} == {"ollama:b"}
     with FakeOllama(models=("a",)) as server, pytest.raises(RuntimeError, match="ollama pull c"):
