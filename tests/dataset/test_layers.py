@@ -3,15 +3,13 @@ them, and ``lint-imports`` fails, naming the contract and the import, when a mod
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import importlinter  # noqa: F401  (the dev extra's checker; these tests need it)
 import pytest
+from isolated import isolated_python
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("biodivergence_cli", "trainer", "builder", "biodivergence_text", "biodivergence_dataset",
@@ -20,18 +18,14 @@ LAYERS = "Layers: command line > trainer > builder > text rules > contract"
 METRIC_ALONE = "The metric imports nothing of ours"
 
 
-#: ``lint-imports`` run with ``site`` off and the libraries' folder appended as a plain path: a path appended so
-#: runs none of the folder's .pth files, so the editable install of the checkout (whose finder also answers for
-#: the metric's namespace package) cannot stand in for the packages of the tree under test.
-LINT = ("import sys; sys.path[:0] = sys.argv[1:3]; sys.path.append(sys.argv[3]); sys.argv[1:] = ['--no-cache']; "
-        "from importlinter.cli import lint_imports_command; lint_imports_command()")
+#: ``lint-imports`` in an isolated interpreter (``isolated_python``) with the tree's packages first: the editable
+#: install of the checkout, whose finder also answers for the metric's namespace package, cannot stand in for them.
+LINT = "sys.argv[1:] = ['--no-cache']; from importlinter.cli import lint_imports_command; lint_imports_command()"
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
     """``lint-imports`` with ``root``'s pyproject.toml and only its packages (and the metric folder) importable."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    command = [sys.executable, "-S", "-c", LINT, str(root), str(root / "metrics"), sysconfig.get_paths()["purelib"]]
-    return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
+    return isolated_python(LINT, first=[root, root / "metrics"], cwd=root)
 
 
 def python_only(folder: str, names: list[str]) -> set[str]:

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import ast
 import json
-import site
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+from isolated import isolated_python
 
 from biodivergence_dataset import ontology
 from trainer import harness_labels
@@ -49,23 +47,22 @@ def test_the_task_folder_imports_no_package_of_ours():
     assert modules and all(not imported_packages(m) & OURS for m in modules), {m.name: imported_packages(m) for m in modules}
 
 
-#: Run with ``python -I -S``: no checkout on the path and no .pth file processed (the editable install's finder is
-#: one), only the interpreter's site-packages directories, appended as plain folders, and the metrics folder.
+#: In an isolated interpreter (``isolated_python``): our packages must not import, then the metric folder is put on
+#: the path and the metric and the task's utils.py import from it alone.
 _ISOLATED = """
 import importlib.util, json, sys
-sys.path += json.loads(sys.argv[1])
 try:
     import builder
 except ModuleNotFoundError:
     pass
 else:
     raise SystemExit("not isolated: builder imports from " + builder.__file__)
-sys.path.append(sys.argv[2])
+sys.path.append(sys.argv[1])
 from biodivergence import biodivergence, scoring
-spec = importlib.util.spec_from_file_location("task_utils", sys.argv[3])
+spec = importlib.util.spec_from_file_location("task_utils", sys.argv[2])
 utils = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(utils)
-ours = sorted({name.split(".")[0] for name in sys.modules} & set(json.loads(sys.argv[4])) - {"biodivergence"})
+ours = sorted({name.split(".")[0] for name in sys.modules} & set(json.loads(sys.argv[3])) - {"biodivergence"})
 print(json.dumps({"ours": ours, "metric": biodivergence.__file__, "choices": utils.conflict_type_choices({}),
                   "macro_f1": utils.conflict_type_macro_f1([(0, 0), (2, 2)]),
                   "axes": utils.parse_axes("Geography and disease subtype")}))
@@ -75,9 +72,7 @@ print(json.dumps({"ours": ours, "metric": biodivergence.__file__, "choices": uti
 def test_the_metric_and_the_task_import_with_only_their_libraries():
     """In a fresh interpreter that cannot import our packages (``import builder`` fails there), the metric package
     and the task's utils.py import from the metrics folder alone and score."""
-    paths = json.dumps(site.getsitepackages())
-    out = subprocess.run([sys.executable, "-I", "-S", "-c", _ISOLATED, paths, str(METRICS), str(TASK_DIR / "utils.py"),
-                          json.dumps(sorted(OURS))], capture_output=True, text=True, check=False, cwd=METRICS)
+    out = isolated_python(_ISOLATED, str(METRICS), str(TASK_DIR / "utils.py"), json.dumps(sorted(OURS)), cwd=METRICS)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.splitlines()[-1])
     assert result["ours"] == [] and Path(result["metric"]).parent == METRICS / "biodivergence"
