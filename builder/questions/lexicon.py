@@ -9,7 +9,6 @@ claim may name a phrase (:func:`alternatives`, :func:`best_match`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -180,11 +179,6 @@ def read_lexicon_file(path: str | Path) -> LexiconFile:
                  else str(loc[0]) if loc else "a lexicon is a mapping of drug_classes, synonyms and distinctions")
         field = f", {'.'.join(map(str, loc[2:]))}" if len(loc) > 2 else ""
         raise ValueError(f"{path}: {where}{field}: {err['msg']}") from None
-
-
-def lexicon_texts(path: str | Path, packs: Iterable[str | Path] = ()) -> list[str]:
-    """The texts of a lexicon and its domain packs, for the fingerprint of a stage that reads them."""
-    return [Path(p).read_text(encoding="utf-8") for p in (path, *packs)]
 
 
 @lru_cache(maxsize=4)
