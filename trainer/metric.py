@@ -7,13 +7,16 @@
 (``scoring.py``):
 
 * :func:`load_metric` — ``evaluate.load`` on the folder, the public way (ARCHITECTURE §2);
-* :func:`score` / :func:`scoring_module` — the plain scorer imported by file path. Trainer's
+* :func:`score` / :func:`scoring_module` — the plain scorer imported from the folder. Trainer's
   ``compute_metrics`` and the baselines use it: it skips ``evaluate``'s per-call Arrow round trip
   and cache files, and returns exactly what ``load_metric().compute`` returns.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -24,7 +27,7 @@ from types import ModuleType
 from typing import Any
 
 ENV_VAR = "BIODIVERGENCE_METRIC"
-_MODULE_NAME = "biodivergence_metric_scoring"
+_PACKAGE_NAME = "biodivergence_metric"
 _PACKAGE = "biodivergence"  # metrics/biodivergence as the wheel installs it
 _CHECKOUT_DIR = Path(__file__).resolve().parents[1] / "metrics" / "biodivergence"
 
@@ -46,15 +49,18 @@ def metric_dir(path: str | os.PathLike | None = None) -> Path:
 
 @cache
 def _scoring(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(_MODULE_NAME, path / "scoring.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[_MODULE_NAME] = module  # dataclasses in the module look themselves up here
-    spec.loader.exec_module(module)
-    return module
+    """``scoring`` of the metric folder ``path``, loaded as a submodule of a package over that folder (its modules
+    import each other relatively). The package is registered under a name of its own per folder, so it never
+    shadows an importable ``biodivergence`` nor another folder's metric."""
+    name = f"{_PACKAGE_NAME}_{hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]}"
+    package = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(name, None, is_package=True))
+    package.__path__ = [str(path)]
+    sys.modules[name] = package
+    return importlib.import_module(f"{name}.scoring")
 
 
 def scoring_module(path: str | os.PathLike | None = None) -> ModuleType:
-    """The metric folder's ``scoring.py`` as a module."""
+    """The metric folder's ``scoring`` module (the folder loaded as a package)."""
     return _scoring(metric_dir(path))
 
 

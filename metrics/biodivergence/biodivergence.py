@@ -1,6 +1,6 @@
 """BioDivergence: the five-task metric of the BioDivergence benchmark as an ``evaluate`` module.
 
-A thin adapter: all scoring lives in the sibling ``scoring.py``. The declared features are the
+A thin adapter: all scoring lives in the sibling ``scoring.py`` and the modules it imports. The declared features are the
 record itself (``metric.features[0]``), with one JSON string per record as the fallback form
 (``metric.features[1]``), as evaluate's squad metric declares two forms. Before a typed record is
 stored, ``add``/``add_batch`` bring it to the declared shape: a field the record does not carry is
@@ -16,8 +16,18 @@ import numbers
 import datasets
 import evaluate
 
-from .scoring import AXES, CONFLICT_TYPES, METRIC_VERSION, ONTOLOGY_VERSION, check_records
+# evaluate.load copies into its module cache only the sibling modules named in this file's import lines (it does
+# not follow their own imports, and reads a comment on an import line as a URL to fetch), so every module of the
+# scorer is named here, one per line; the names imported only for that are listed in _COPIED.
+from .label_scores import conflict_type_scores
+from .labels import AXES, CONFLICT_TYPES, QUESTION_FIELD
+from .records import check_records
+from .scoring import METRIC_VERSION, ONTOLOGY_VERSION
 from .scoring import compute as score
+from .text_scores import rouge_l
+
+#: Imported so that evaluate copies their modules (see the imports above); the scorer uses them.
+_COPIED = (conflict_type_scores, rouge_l)
 
 _CITATION = """\
 @article{hossain2026biodivergence,
@@ -48,6 +58,10 @@ Args:
     seed: seed of the bootstrap resamples.
     semsim_model: sentence-transformers model name or path for SemSim, an object with `encode`,
         or None to skip SemSim (default: sentence-transformers/all-MiniLM-L6-v2).
+    classes: conflict-type names that `conflict_type/macro_f1` averages over (e.g. the classes of
+        the release's train split, as its card lists them); default: the classes either side uses.
+    A reference may carry `question_id` (the release column): the result's `per_question` then
+    holds Tasks 1-3 per question, each with its n.
 Returns:
     A flat dict such as `conflict_type/macro_f1`, `axes/micro_f1`, `confounder/accuracy`,
     `reconciliation/rouge_l`, `spans/f1` (see the metric card for every key). An undefined score
@@ -90,6 +104,8 @@ RECORD = {
             "role": datasets.Value("string"),
         }
     ),
+    # not a task: groups references by clinical question for the per-question scores
+    QUESTION_FIELD: datasets.Value("string"),
 }
 _SPAN_KEYS = tuple(RECORD["evidence_spans"].feature)
 
@@ -154,6 +170,7 @@ def _typed(record):
         "dominant_confounder": _confounder(record.get("dominant_confounder")),
         "reconciliation": record.get("reconciliation"),
         "evidence_spans": None if spans is None else [_span(s) for s in spans],
+        QUESTION_FIELD: record.get(QUESTION_FIELD),
     }
 
 

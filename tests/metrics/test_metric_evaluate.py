@@ -26,9 +26,10 @@ def test_features_declare_the_typed_record_with_json_strings_as_fallback(metric)
     typed, as_json = metric.features
     assert typed["predictions"] == typed["references"]
     record = typed["references"]
-    assert list(record) == list(scoring.TASK_FIELDS.values())
+    assert list(record) == [*scoring.TASK_FIELDS.values(), scoring.QUESTION_FIELD]  # the tasks, then the grouping
     text = datasets.Value("string")
-    assert (record["conflict_type"], record["dominant_confounder"], record["reconciliation"]) == (text, text, text)
+    assert (record["conflict_type"], record["dominant_confounder"], record["reconciliation"],
+            record[scoring.QUESTION_FIELD]) == (text, text, text, text)
     assert record["divergence_axes"] == datasets.List(text)
     assert record["evidence_spans"] == datasets.List(
         {"text": text, "start": datasets.Value("int32"), "end": datasets.Value("int32"), "role": text})

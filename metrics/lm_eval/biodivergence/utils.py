@@ -3,13 +3,15 @@
 The task group imports nothing of the BioDivergence packages: it needs lm-eval and the metric folder only.
 Prompts carry the ontology's definitions, read from ``labels.yaml`` beside this file (generated from the ontology;
 a test keeps them equal). Generated answers are parsed into labels and scored by the BioDivergence metric's own
-scorer, ``scoring.py`` of the metric folder (``$BIODIVERGENCE_METRIC``, e.g. a clone of the Hub Space, else
-``metrics/biodivergence`` beside this task folder), loaded by path as lm-eval loads this file, so the harness
+scorer, ``scoring`` of the metric folder (``$BIODIVERGENCE_METRIC``, e.g. a clone of the Hub Space, else
+``metrics/biodivergence`` beside this task folder), loaded from its folder as lm-eval loads this file, so the harness
 reports the numbers ``evaluate.load("metrics/biodivergence")`` would.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -24,16 +26,16 @@ import yaml
 _HERE = Path(__file__).resolve().parent
 #: The folder of the metric whose scorer the harness reports.
 METRIC_DIR = Path(os.environ.get("BIODIVERGENCE_METRIC") or _HERE.parents[1] / "biodivergence")
-_SCORING_MODULE = "biodivergence_lm_eval_scoring"
+_METRIC_PACKAGE = "biodivergence_lm_eval_metric"
 
 
 def _load_scoring(folder: Path) -> ModuleType:
-    """The metric folder's ``scoring.py`` as a module (registered first: its dataclasses look themselves up)."""
-    spec = importlib.util.spec_from_file_location(_SCORING_MODULE, folder / "scoring.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[_SCORING_MODULE] = module
-    spec.loader.exec_module(module)
-    return module
+    """The metric folder's ``scoring`` module, the folder loaded as a package (its modules import each other
+    relatively) under a name of its own, so it never shadows an importable ``biodivergence``."""
+    package = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(_METRIC_PACKAGE, None, is_package=True))
+    package.__path__ = [str(folder)]
+    sys.modules[_METRIC_PACKAGE] = package
+    return importlib.import_module(f"{_METRIC_PACKAGE}.scoring")
 
 
 scoring = _load_scoring(METRIC_DIR)
