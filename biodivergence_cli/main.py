@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "predict": ("trainer.predict", "write predictions of a trained model"),
     "evaluate": ("trainer.evaluate", "score predictions against a release with the BioDivergence metric"),
     "baselines": ("trainer.baselines", "run and score the baseline suite"),
+    "floors": ("trainer.floors", "measure a release's trivial floors on its test split and show them in its card"),
     "analyze": ("trainer.analyses", "robustness, counterfactual, leave-one-domain-out, slices, annotator and error analyses"),
 }
 

@@ -8,10 +8,20 @@ scored on the test split of the default config. A model repo reports a score as 
 ``.eval_results/*.yaml`` naming this dataset and that ``task_id``. A headline metric whose test support (the
 rows its ``support`` rule in ``tasks.yaml`` counts) is below the card's minimum is left off: a leaderboard of a
 number that rests on a handful of examples ranks noise. With no metric left, no ``eval.yaml`` is written.
+
+Every leaderboard is shown beside the release's trivial floors (``floors.json``, measured on the same split by
+``biodivergence floors``: majority, constant template, stratified random), and macro-F1 is scored over the
+classes of the release's train split (:func:`train_classes`), so a system that predicts one class is not averaged
+over the two a test split happens to hold. Which metrics are headlines stays data (``tasks.yaml``); the rule that
+decides it (:func:`headline_verdicts`: the reference model must beat the best floor by ``headline_margin``) is
+applied from counts by a test over the measured demo floors and reference run, so a card rendered without a model
+stays correct.
 """
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,8 +32,8 @@ import yaml
 from . import ontology
 from .features import decode_row
 from .io import write_text_atomic
-from .release import EVAL_FILE, split_files
-from .tasks import SupportRule, TaskSpec, load_tasks
+from .release import EVAL_FILE, FLOORS_FILE, split_files
+from .tasks import SupportRule, TaskSpec, headline_margin, load_tasks
 
 if TYPE_CHECKING:
     from .cardmeta import CardMeta
@@ -74,10 +84,91 @@ def leaderboards() -> list[Leaderboard]:
     return [Leaderboard(t, m) for t in load_tasks() for m in t.headline]
 
 
+def split_rows(release_dir: str | Path, split: str, config: str = ontology.DEFAULT_CONFIG) -> list[dict[str, Any]]:
+    """The decoded rows of one split of a config (empty when the release lacks it)."""
+    return [decode_row(row) for path in split_files(release_dir, config, split)
+            for row in pq.read_table(path).to_pylist()]
+
+
 def test_rows(release_dir: str | Path) -> list[dict[str, Any]]:
     """The decoded rows of the scored split (the default config's test; empty when the release lacks it)."""
-    return [decode_row(row) for path in split_files(release_dir, ontology.DEFAULT_CONFIG, TEST_SPLIT)
-            for row in pq.read_table(path).to_pylist()]
+    return split_rows(release_dir, TEST_SPLIT)
+
+
+def _column(release_dir: str | Path, split: str, name: str) -> list[Any]:
+    """One stored column of a split of the default config (ClassLabel ids as stored)."""
+    return [v for path in split_files(release_dir, ontology.DEFAULT_CONFIG, split)
+            for v in pq.read_table(path, columns=[name]).column(0).to_pylist()]
+
+
+def train_classes(release_dir: str | Path) -> list[str]:
+    """The conflict types of the default config's train split, in ontology order: the classes macro-F1 averages
+    over (a model is trained on them; a test split that lacks one cannot show the model finds it)."""
+    present = set(_column(release_dir, ontology.SPLITS[0], "conflict_type"))
+    return [name for i, name in enumerate(ontology.CONFLICT_TYPE_NAMES) if i in present]
+
+
+def read_floors(release_dir: str | Path) -> dict[str, Any]:
+    """The release's measured floors (``floors.json``: ``systems`` -> ``{description, scores}`` and ``best`` ->
+    ``{metric key: {system, score}}``); empty when they were not measured."""
+    path = Path(release_dir) / FLOORS_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One headline metric under the headline rule: its best trivial floor, the reference model's score, and
+    whether the reference beats the floor by more than the margin (no reference score: it does not)."""
+
+    id: str
+    floor_system: str | None
+    floor: float | None
+    reference: float | None
+    margin: float
+
+    @property
+    def headline(self) -> bool:
+        return self.reference is not None and self.floor is not None and self.reference - self.floor > self.margin
+
+
+def headline_verdicts(floors: dict[str, Any], reference: dict[str, float | None]) -> list[Verdict]:
+    """Every headline metric of ``tasks.yaml`` judged from counts: ``floors`` as :func:`read_floors` gives them,
+    ``reference`` the reference model's score per metric key (None or absent: not scored)."""
+    best = floors.get("best", {})
+    return [Verdict(b.id, best.get(b.id, {}).get("system"), best.get(b.id, {}).get("score"), reference.get(b.id),
+                    headline_margin()) for b in leaderboards()]
+
+
+@dataclass(frozen=True)
+class SplitLimits:
+    """What one split can show: its rows, conflicts (rows not ``no_conflict``), the questions those conflicts
+    come from, and the largest share of them one claim takes part in."""
+
+    split: str
+    rows: int
+    conflicts: int
+    questions: dict[str, int]
+    top_claim: str | None
+    top_claim_conflicts: int
+
+    @property
+    def top_claim_share(self) -> float:
+        return self.top_claim_conflicts / self.conflicts if self.conflicts else 0.0
+
+
+def split_limits(release_dir: str | Path) -> list[SplitLimits]:
+    """Per core split of the default config, counted from its rows (conflicts per question, largest claim share)."""
+    out = []
+    for split in ontology.SPLITS:
+        types, questions = _column(release_dir, split, "conflict_type"), _column(release_dir, split, "question_id")
+        claims = zip(_column(release_dir, split, "claim_a_id"), _column(release_dir, split, "claim_b_id"))
+        conflict = [ontology.CONFLICT_TYPE_NAMES[t] != ontology.NO_CONFLICT for t in types]
+        by_question = Counter(q for q, c in zip(questions, conflict) if c and q)
+        by_claim = Counter(claim for pair, c in zip(claims, conflict) if c for claim in set(pair))
+        top = by_claim.most_common(1)
+        out.append(SplitLimits(split, len(types), sum(conflict), dict(by_question.most_common()),
+                               top[0][0] if top else None, top[0][1] if top else 0))
+    return out
 
 
 def supports(release_dir: str | Path, min_support: int, rows: list[dict[str, Any]] | None = None) -> list[Support]:
@@ -102,16 +193,36 @@ def lm_eval_tasks(config: str = ontology.DEFAULT_CONFIG) -> dict[str, str]:
     return {t.name: lm_eval_task(t.name, config) for t in load_tasks() if t.lm_eval}
 
 
-def eval_yaml(meta: CardMeta, supported: list[Support]) -> dict[str, Any]:
-    """The content of ``eval.yaml`` (the Hub's benchmark format): the listed leaderboards of ``supported``."""
+def floor_line(board_id: str, floors: dict[str, Any]) -> str:
+    """A leaderboard's trivial floors in one line (``majority 0.195, constant template 0.091, ...``)."""
+    systems = floors.get("systems", {})
+    shown = [f"{name.replace('_', ' ')} {_fixed(s['scores'].get(board_id))}" for name, s in systems.items()]
+    return ", ".join(shown)
+
+
+def _fixed(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def eval_yaml(meta: CardMeta, supported: list[Support], floors: dict[str, Any] | None = None,
+              classes: list[str] | None = None) -> dict[str, Any]:
+    """The content of ``eval.yaml`` (the Hub's benchmark format): the listed leaderboards of ``supported``; the
+    description names the classes macro-F1 averages over and each leaderboard's trivial floors."""
     boards = [s.board for s in supported if s.listed]
     version = load_tasks()[0].version
+    floors = floors or {}
     description = (
         f"{meta.summary} Each task is one headline metric of the {len(load_tasks())} BioDivergence tasks "
         f"(tasks.yaml {version}) on the {TEST_SPLIT} split of the {ontology.DEFAULT_CONFIG} config, as the "
         f"companion metric evaluate.load(\"{meta.metric_id}\") reports it under the task id; higher is better. "
         f"Headline metrics with fewer than {meta.min_support} test examples are not listed."
     )
+    if classes:
+        description += (f" Macro-F1 averages over the {len(classes)} classes of the train split "
+                        f"(compute(..., classes={classes})).")
+    if floors:
+        description += (f" Trivial floors on this split (n {floors.get('n')}; a score is worth its margin over "
+                        "them): " + "; ".join(f"{b.id}: {floor_line(b.id, floors)}" for b in boards) + ".")
     return {
         "name": meta.pretty_name,
         "description": description,
@@ -126,8 +237,8 @@ def write_eval_yaml(release_dir: str | Path, meta: CardMeta, supported: list[Sup
     if not any(s.listed for s in supported):
         path.unlink(missing_ok=True)
         return None
-    return write_text_atomic(path, yaml.safe_dump(eval_yaml(meta, supported), sort_keys=False,
-                                                  allow_unicode=True, width=100))
+    content = eval_yaml(meta, supported, read_floors(release_dir), train_classes(release_dir))
+    return write_text_atomic(path, yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=100))
 
 
 def eval_results_example(meta: CardMeta, supported: list[Support]) -> str:
@@ -139,10 +250,18 @@ def eval_results_example(meta: CardMeta, supported: list[Support]) -> str:
     return "\n".join(lines)
 
 
-def card_context(meta: CardMeta, supported: list[Support]) -> dict[str, Any]:
-    """What the card's "Evaluate a model" section shows: every headline metric with its support."""
+def card_context(meta: CardMeta, supported: list[Support], floors: dict[str, Any] | None = None,
+                 classes: list[str] | None = None) -> dict[str, Any]:
+    """What the card's "Evaluate a model" section shows: every headline metric with its support and floors, the
+    floor systems, the headline rule's margin and the classes macro-F1 averages over."""
     lm_tasks = lm_eval_tasks()
+    floors = floors or {}
     return {
+        "floors": floors,
+        "floors_file": FLOORS_FILE,
+        "floor_lines": {s.board.id: floor_line(s.board.id, floors) for s in supported},
+        "headline_margin": headline_margin(),
+        "classes": classes or [],
         "eval_file": EVAL_FILE,
         "framework": EVALUATION_FRAMEWORK,
         "min_support": meta.min_support,

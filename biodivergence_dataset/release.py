@@ -52,6 +52,8 @@ GOLDCHECK_FILE = "goldcheck.json"
 #: ``goldcheck.json`` as Markdown (tables and warnings), rendered by the builder for the card to show.
 GOLDCHECK_SUMMARY = "goldcheck.md"
 ROBUSTNESS_FILE = "robustness.md"
+#: The trivial floors measured on the release's test split (``biodivergence floors``; ``benchmark.read_floors``).
+FLOORS_FILE = "floors.json"
 #: The card's own files besides the README: the Hub's benchmark registration (``benchmark``) and what the card says
 #: beyond the data (``cardmeta.CardMeta``).
 EVAL_FILE = "eval.yaml"
@@ -59,7 +61,7 @@ META_FILE = "card_meta.json"
 #: The files the release format declares at a release's top level, besides the card's own: nothing else there
 #: is the release's, so a stray file is never fingerprinted, listed or pushed (``validate`` names it).
 TOP_LEVEL_FILES = (SPLIT_MANIFEST, ANNOTATION_MANIFEST, STATS_FILE, AUDIT_FILE, SOURCES_FILE, GOLDCHECK_FILE,
-                   GOLDCHECK_SUMMARY, ROBUSTNESS_FILE)
+                   GOLDCHECK_SUMMARY, ROBUSTNESS_FILE, FLOORS_FILE)
 
 HUB_ID = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)(?:@(?P<revision>[\w./-]+))?$")
 

@@ -125,6 +125,13 @@ def load_tasks() -> tuple[TaskSpec, ...]:
     return tuple(specs)
 
 
+@lru_cache(maxsize=1)
+def headline_margin() -> float:
+    """How far above its best trivial floor the reference model must score for a metric to be a headline
+    (``headline_margin`` of ``tasks.yaml``)."""
+    return float(yaml.safe_load(TASKS_FILE.read_text(encoding="utf-8"))["headline_margin"])
+
+
 def task(name: str) -> TaskSpec:
     for spec in load_tasks():
         if spec.name == name:

@@ -51,6 +51,7 @@ from biodivergence_dataset.provenance import (
 from biodivergence_dataset.release import (
     ANNOTATION_MANIFEST,
     AUDIT_FILE,
+    FLOORS_FILE,
     GOLDCHECK_FILE,
     PLOTS_DIR,
     ROBUSTNESS_FILE,
@@ -68,8 +69,8 @@ if TYPE_CHECKING:
     from .runtime import RuntimeConfig
 
 STAGE = "release"
-#: Files beside the data that the card shows and that other commands (goldcheck, analyze) write.
-_CARD_INPUTS = (AUDIT_FILE, GOLDCHECK_FILE, ROBUSTNESS_FILE, f"{PLOTS_DIR}/plots.json")
+#: Files beside the data that the card shows and that other commands (goldcheck, analyze, floors) write.
+_CARD_INPUTS = (AUDIT_FILE, GOLDCHECK_FILE, ROBUSTNESS_FILE, FLOORS_FILE, f"{PLOTS_DIR}/plots.json")
 
 
 class ReleaseConfig(BaseModel):

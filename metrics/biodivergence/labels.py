@@ -84,9 +84,6 @@ HEADLINE_KEYS: tuple[str, ...] = (
     "conflict_type/ctx_f1",
     "axes/micro_f1",
     "confounder/accuracy",
-    "reconciliation/rouge_l",
-    "reconciliation/semsim",
-    "spans/f1",
 )
 DEFAULT_SEMSIM_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: SemSim shows a progress bar when it encodes at least this many new texts.
