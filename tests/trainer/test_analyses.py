@@ -234,6 +234,28 @@ def test_errors_rank_the_most_confident_mistakes(tiny):
     assert row[matrix.labels.index(ontology.NO_CONFLICT)] == sum(row) > 0
 
 
+def test_errors_show_which_questions_a_predictor_gets_wrong(tiny, tmp_path):
+    """The test rows split over two questions (and three rows without one): per question its rows, conflicts,
+    errors and the metric's scores; the question with more errors first; rows without a question pooled only."""
+    from trainer.analyses.report import render_errors
+
+    questions = ["q_even" if i % 2 == 0 else "q_odd" for i in range(len(tiny.rows) - 3)] + ["", "", ""]
+    rows = [{**r, "question_id": q} for r, q in zip(tiny.rows, questions)]
+    split = analysis_release.Release(tiny.path, tiny.config, tiny.split, {**tiny.splits, tiny.split: rows})
+    result = errors.analyze(split, NoConflict())
+    by_id = {q.question_id: q for q in result.questions}
+    assert set(by_id) == {"q_even", "q_odd"}
+    for question, q in by_id.items():
+        mine = [r for r in rows if r["question_id"] == question]
+        conflicts = sum(r["conflict_type"] != ontology.NO_CONFLICT for r in mine)
+        assert (q.n, q.conflicts, q.errors) == (len(mine), conflicts, conflicts)  # no conflict is wrong on each
+        assert q.scores["conflict_type/n"] == len(mine)
+        assert q.scores["conflict_type/accuracy"] == pytest.approx((len(mine) - conflicts) / len(mine))
+    assert [q.errors for q in result.questions] == sorted((q.errors for q in result.questions), reverse=True)
+    text, _ = render_errors(result, tmp_path)
+    assert "Per clinical question" in text and all(f"`{q}`" in text for q in by_id)
+
+
 @pytest.mark.slow  # the whole analyze command with its figures
 def test_analyze_cli_writes_report_figures_and_card_section(tiny, tiny_release, tmp_path):
     predictions = tmp_path / "gold.jsonl"

@@ -15,6 +15,8 @@ from ..metric import score
 from ..predict import reference_record
 
 Row = Mapping[str, Any]
+#: The release column that names a row's clinical question ("" for none).
+QUESTION = "question_id"
 Record = dict[str, Any]
 
 
@@ -77,10 +79,22 @@ def conflict_scores(predictions: Sequence[Record], rows: Sequence[Row]) -> dict[
     return {k: scores[f"conflict_type/{k}"] for k in ("accuracy", "macro_f1", "ctx_f1")}
 
 
+def _scored(predictions: Sequence[Record], rows: Sequence[Row]) -> dict[str, Any]:
+    """The metric's result for the tasks the predictions carry (conflict type, axes, confounder), the references
+    carrying their row's question (so the result holds ``per_question``)."""
+    fields = [f for f in ("conflict_type", "divergence_axes", "dominant_confounder") if f in predictions[0]]
+    refs = [{**{f: reference_record(r)[f] for f in fields}, QUESTION: r.get(QUESTION) or ""} for r in rows]
+    return score([{f: p[f] for f in fields} for p in predictions], refs)
+
+
 def task_scores(predictions: Sequence[Record], rows: Sequence[Row]) -> dict[str, float | None]:
     """Every scalar metric score of the tasks the predictions carry (conflict type, axes, confounder); None
     where the metric says undefined."""
-    fields = [f for f in ("conflict_type", "divergence_axes", "dominant_confounder") if f in predictions[0]]
-    refs = [reference_record(r) for r in rows]
-    scores = score([{f: p[f] for f in fields} for p in predictions], [{f: r[f] for f in fields} for r in refs])
+    scores = _scored(predictions, rows)
     return {k: v if v is None else float(v) for k, v in scores.items() if v is None or isinstance(v, (int, float))}
+
+
+def question_scores(predictions: Sequence[Record], rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
+    """The metric's Tasks 1-3 scores per clinical question (``{question_id: {key: score}}``, each task with its n);
+    empty when no row carries a question."""
+    return _scored(predictions, rows).get("per_question", {})

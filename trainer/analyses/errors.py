@@ -1,5 +1,6 @@
 """Analysis 6, error analysis: the predictor's scores, confusion matrices per task (conflict type, each axis,
-dominant confounder) and the most confident conflict-type errors with their claims."""
+dominant confounder), the scores per clinical question (which questions the predictor gets wrong) and the most
+confident conflict-type errors with their claims."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 
 from biodivergence_dataset import ontology
 
-from .analysis_release import Predictor, Release, task_scores
+from .analysis_release import QUESTION, Predictor, Release, question_scores, task_scores
 
 TOP_ERRORS = 20
 NO_CONFOUNDER = "(none)"
@@ -42,6 +43,18 @@ class ErrorExample:
 
 
 @dataclass
+class QuestionErrors:
+    """One clinical question: its rows, conflicts and conflict-type errors, and the metric's Tasks 1-3 scores on
+    its rows (``PER_QUESTION_KEYS`` of the metric, each task with its n)."""
+
+    question_id: str
+    n: int
+    conflicts: int
+    errors: int
+    scores: dict[str, float | None] = field(default_factory=dict)
+
+
+@dataclass
 class ErrorAnalysisResult:
     predictor: str
     n: int
@@ -52,6 +65,8 @@ class ErrorAnalysisResult:
     #: whether the predictor gave a confidence (otherwise the errors are listed in release order)
     ranked_by_confidence: bool = False
     top_errors: list[ErrorExample] = field(default_factory=list)
+    #: per clinical question, most conflict-type errors first (empty when no row carries a question)
+    questions: list[QuestionErrors] = field(default_factory=list)
 
 
 def confusion(task: str, gold: list[str], predicted: list[str], labels: list[str]) -> ConfusionMatrix:
@@ -70,6 +85,17 @@ def axis_counts(gold: list[list[str]], predicted: list[list[str]]) -> list[AxisC
             for axis, m in zip(ontology.AXIS_NAMES, matrices)]
 
 
+def by_question(rows: list, predicted: list) -> list[QuestionErrors]:
+    """Rows, conflicts, conflict-type errors and the metric's scores per question, most errors first."""
+    scores = question_scores(predicted, rows)
+    out = []
+    for question, metrics in scores.items():
+        mine = [(r, p) for r, p in zip(rows, predicted) if (r.get(QUESTION) or "") == question]
+        out.append(QuestionErrors(question, len(mine), sum(r["conflict_type"] != ontology.NO_CONFLICT for r, _ in mine),
+                                  sum(r["conflict_type"] != p["conflict_type"] for r, p in mine), metrics))
+    return sorted(out, key=lambda q: (-q.errors, q.question_id))
+
+
 def analyze(release: Release, predictor: Predictor, top: int = TOP_ERRORS) -> ErrorAnalysisResult:
     rows = release.rows
     predicted = predictor.predict(rows)
@@ -77,6 +103,7 @@ def analyze(release: Release, predictor: Predictor, top: int = TOP_ERRORS) -> Er
     if not rows:
         return result
     result.scores = task_scores(predicted, rows)
+    result.questions = by_question(rows, predicted)
     result.confusions.append(confusion("conflict_type", [r["conflict_type"] for r in rows],
                                        [p["conflict_type"] for p in predicted], list(ontology.CONFLICT_TYPE_NAMES)))
     if "divergence_axes" in predicted[0]:

@@ -189,6 +189,8 @@ def render_errors(r: ErrorAnalysisResult, out: Path) -> tuple[str, list[Figure]]
     if r.axes:
         parts.append("Divergence axes, one-vs-rest counts:\n\n" + _table(
             ["axis", "TP", "FP", "FN", "TN"], [[_title(a.axis), a.tp, a.fp, a.fn, a.tn] for a in r.axes]))
+    if r.questions:
+        parts.append(question_table(r.questions))
     order = "by the predictor's confidence" if r.ranked_by_confidence else "in release order (the predictions carry no confidence)"
     rows = [[i + 1, f"`{e.pair_id}`", _title(e.domain), _title(e.gold), _title(e.predicted), _f(e.confidence, 2),
              _cell(e.claim_a), _cell(e.claim_b)] for i, e in enumerate(r.top_errors)]
@@ -196,6 +198,21 @@ def render_errors(r: ErrorAnalysisResult, out: Path) -> tuple[str, list[Figure]]
         parts.append(f"The {len(r.top_errors)} most confident conflict-type errors ({order}):\n\n"
                      + _table(["#", "pair", "domain", "gold", "predicted", "confidence", "claim A", "claim B"], rows))
     return "\n\n".join(parts), figs
+
+
+#: (column, metric key) of the per-question table.
+QUESTION_COLUMNS = (("accuracy", "conflict_type/accuracy"), ("Ctx-F1", "conflict_type/ctx_f1"),
+                    ("axes micro-F1", "axes/micro_f1"), ("confounder acc.", "confounder/accuracy"),
+                    ("confounder n", "confounder/n"))
+
+
+def question_table(questions: list) -> str:
+    """Which questions the predictor gets wrong: per question its rows, conflicts, conflict-type errors and scores."""
+    rows = [[f"`{q.question_id}`", q.n, q.conflicts, q.errors, *(_f(q.scores.get(k)) if not k.endswith("/n")
+                                                                 else q.scores.get(k, "–") for _, k in QUESTION_COLUMNS)]
+            for q in questions]
+    return ("Per clinical question, most conflict-type errors first (rows without a question count in the pooled "
+            "scores only):\n\n" + _table(["question", "n", "conflicts", "errors", *(c for c, _ in QUESTION_COLUMNS)], rows))
 
 
 def _cell(text: str) -> str:
