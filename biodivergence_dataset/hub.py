@@ -310,7 +310,7 @@ def push_release(
 #: What an evaluate metric Space needs: the module (evaluate fetches ``NAME.py`` and the files it imports),
 #: the scorer, the card whose YAML header configures the Space, the Gradio app and its requirements.
 METRIC_MODULE = "biodivergence.py"
-METRIC_FILES = (METRIC_MODULE, "scoring.py", "labels.py", "records.py", "label_scores.py", "text_scores.py",
+METRIC_FILES = (METRIC_MODULE, "scoring.py", "labels.py", "record_checks.py", "label_scores.py", "text_scores.py",
                 "__init__.py", "README.md", "app.py", "requirements.txt")
 #: ``push-metric`` stamps these lines; the card's version block sits between the markers.
 _VERSION_LINE = re.compile(r'^METRIC_VERSION = "[^"]*"$', re.MULTILINE)

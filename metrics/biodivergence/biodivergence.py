@@ -21,7 +21,7 @@ import evaluate
 # scorer is named here, one per line; the names imported only for that are listed in _COPIED.
 from .label_scores import conflict_type_scores
 from .labels import AXES, CONFLICT_TYPES, QUESTION_FIELD
-from .records import check_records
+from .record_checks import check_records
 from .scoring import METRIC_VERSION, ONTOLOGY_VERSION
 from .scoring import compute as score
 from .text_scores import rouge_l

@@ -1,7 +1,7 @@
 """BioDivergence scoring: the five task metrics of the paper (§3, §7.1, appendix K) as plain functions.
 
 This module is the metric's one entry: it puts the tasks together, bootstraps and compares, and names every public
-function and label list of its sibling modules (``labels``, ``records``, ``label_scores`` for Tasks 1-2,
+function and label list of its sibling modules (``labels``, ``record_checks``, ``label_scores`` for Tasks 1-2,
 ``text_scores`` for Tasks 4-5). None imports ``evaluate`` or ``datasets`` (numpy only; sacrebleu, rouge_score and
 sentence-transformers are imported when Task 4 is scored), so the evaluate module, Trainer's ``compute_metrics``,
 the CLI and any harness call the same code. Load the folder as a package (``from biodivergence import scoring``
@@ -58,7 +58,7 @@ from .labels import (
     TEMPLATED_SHARE,
     UndefinedScoreWarning,
 )
-from .records import (
+from .record_checks import (
     axis_matrix,
     check_records,
     column,
