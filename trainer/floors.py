@@ -104,20 +104,21 @@ def score_floors(train: Sequence[Mapping[str, Any]], test: Sequence[Mapping[str,
         from .metric import score
     keys = [k for t in load_tasks() for k in t.metric_keys()]
     references = [reference(r) for r in test]
-    systems = {}
+    systems, distinct = {}, None
     for name, predict in SYSTEMS.items():
         with warnings.catch_warnings():  # a floor leaves most classes and axes undefined: expected, not news
             warnings.simplefilter("ignore", UserWarning)
             scores = score(predict(train, test, seed), references, semsim_model=semsim_model, classes=classes)
         systems[name] = {"description": DESCRIPTIONS[name], "scores": {k: scores.get(k) for k in keys}}
+        distinct = scores.get("reconciliation/distinct_references", distinct)
     best = {}
     for key in keys:
         measured = [(s["scores"][key], name) for name, s in systems.items() if s["scores"][key] is not None]
         if measured:
             value, name = max(measured)
             best[key] = {"system": name, "score": value}
-    return {"n": len(test), "train_rows": len(train), "seed": seed, "classes": classes, "systems": systems,
-            "best": best}
+    return {"n": len(test), "train_rows": len(train), "seed": seed, "classes": classes,
+            "distinct_reference_reconciliations": distinct, "systems": systems, "best": best}
 
 
 def measure_floors(release_dir: str | Path, seed: int = 0, semsim_model: Any = None) -> dict[str, Any]:

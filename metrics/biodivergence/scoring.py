@@ -281,7 +281,7 @@ def notes(predictions: Sequence[Mapping[str, Any]], references: Sequence[Mapping
         if seen["templated"]:
             out.append(f"reconciliation: the references hold {seen['distinct']} distinct texts over {seen['rows']} "
                        "rows (templated, as rule annotators write them): ROUGE-L, BLEU and SemSim reward repeating "
-                       "a template; compare with the constant-template floor of `biodivergence baselines`")
+                       "a template; compare with the floors of `biodivergence floors`")
     return out
 
 

@@ -21,7 +21,8 @@ from packaging.utils import canonicalize_name
 from repo_paths import REPO
 from setuptools.config.pyprojecttoml import read_configuration
 
-METRIC_FILES = ("biodivergence.py", "scoring.py", "README.md", "requirements.txt")
+METRIC_FILES = ("biodivergence.py", "scoring.py", "labels.py", "record_checks.py", "label_scores.py", "text_scores.py",
+                "__init__.py", "README.md", "requirements.txt")
 SHARED = REPO.parent / "shared" / "data"
 #: The 40 studies one Cohen 2006 review included: a small real corpus for the installed question pack.
 TINY_SOURCE = (f"cohen2006[where=label_included:1]:{SHARED / 'cohen2006_drug_class_reviews' / 'UrinaryIncontinence.csv'}"

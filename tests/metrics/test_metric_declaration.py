@@ -37,9 +37,25 @@ def test_metric_folder_stands_alone():
     ours = {"biodivergence_dataset", "builder", "trainer"}
     for script in METRIC_DIR.glob("*.py"):
         assert not top_level_names(imports(script)) & ours, script.name
-    assert not top_level_names(imports(METRIC_DIR / "scoring.py")) & {"evaluate", "datasets"}
+    scorer = [p for p in METRIC_DIR.glob("*.py") if p.name not in ("biodivergence.py", "app.py")]
+    for module in scorer:
+        assert not top_level_names(imports(module)) & {"evaluate", "datasets"}, module.name
     # evaluate's import scanner reads one module per import line
     assert all(len(n.names) == 1 for n in imports(METRIC_DIR / "biodivergence.py") if isinstance(n, ast.Import))
+
+
+def test_the_evaluate_module_names_every_module_of_the_scorer():
+    """evaluate.load copies only the sibling modules named in the evaluate module's own import lines (it does not
+    follow their imports, and reads a comment on an import line as a URL): every module of the scorer is named there,
+    with no comment on the line, and the Space ships them all."""
+    from biodivergence_dataset import hub
+
+    lines = (METRIC_DIR / "biodivergence.py").read_text().splitlines()
+    named = {line.split()[1][1:] for line in lines if line.startswith("from .")}
+    assert all("#" not in line for line in lines if line.startswith("from ."))
+    modules = {p.stem for p in METRIC_DIR.glob("*.py")} - {"biodivergence", "app", "__init__"}
+    assert named == modules
+    assert {f"{m}.py" for m in modules} <= set(hub.METRIC_FILES)
 
 
 def test_tasks_and_headline_keys_follow_the_task_declaration():

@@ -242,7 +242,7 @@ def test_templated_reference_reconciliations_get_a_note():
     assert s["reconciliation/distinct_references"] == 2 and s["reconciliation/rouge_l"] > 0.9
     assert s["notes"] == [("reconciliation: the references hold 2 distinct texts over 20 rows (templated, as rule "
                            "annotators write them): ROUGE-L, BLEU and SemSim reward repeating a template; compare "
-                           "with the constant-template floor of `biodivergence baselines`")]
+                           "with the floors of `biodivergence floors`")]
     varied = [{"reconciliation": f"Text number {i}."} for i in range(20)]
     assert "notes" not in scoring.compute(varied, varied, semsim_model=None)
     assert scoring.templated([r["reconciliation"] for r in refs]) == {"rows": 20, "distinct": 2, "templated": True}
