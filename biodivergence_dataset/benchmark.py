@@ -95,16 +95,16 @@ def test_rows(release_dir: str | Path) -> list[dict[str, Any]]:
     return split_rows(release_dir, TEST_SPLIT)
 
 
-def _column(release_dir: str | Path, split: str, name: str) -> list[Any]:
-    """One stored column of a split of the default config (ClassLabel ids as stored)."""
-    return [v for path in split_files(release_dir, ontology.DEFAULT_CONFIG, split)
+def _column(release_dir: str | Path, split: str, name: str, config: str = ontology.DEFAULT_CONFIG) -> list[Any]:
+    """One stored column of a split of a config (ClassLabel ids as stored)."""
+    return [v for path in split_files(release_dir, config, split)
             for v in pq.read_table(path, columns=[name]).column(0).to_pylist()]
 
 
-def train_classes(release_dir: str | Path) -> list[str]:
-    """The conflict types of the default config's train split, in ontology order: the classes macro-F1 averages
-    over (a model is trained on them; a test split that lacks one cannot show the model finds it)."""
-    present = set(_column(release_dir, ontology.SPLITS[0], "conflict_type"))
+def train_classes(release_dir: str | Path, config: str = ontology.DEFAULT_CONFIG) -> list[str]:
+    """The conflict types of a config's train split, in ontology order: the classes macro-F1 averages over (a
+    model is trained on them; a test split that lacks one cannot show the model finds it)."""
+    present = set(_column(release_dir, ontology.SPLITS[0], "conflict_type", config))
     return [name for i, name in enumerate(ontology.CONFLICT_TYPE_NAMES) if i in present]
 
 

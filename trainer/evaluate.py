@@ -5,7 +5,9 @@ Prediction rows carry ``pair_id`` plus any task fields (``conflict_type``, ``div
 release's references by ``pair_id``; references without a prediction and predictions without
 a reference are reported (missing predictions stop the command unless ``--allow-missing``, and
 then the report says how many were missing), and the matched pairs are scored with the BioDivergence metric,
-loaded through ``evaluate.load`` (``trainer.metric.load_metric``) exactly as users load it.
+loaded through ``evaluate.load`` (``trainer.metric.load_metric``) exactly as users load it: macro-F1 over the
+classes of the config's train split (as the card's leaderboard defines it), and Tasks 1-3 per clinical question
+(the references carry the release's ``question_id``).
 """
 
 from __future__ import annotations
@@ -17,13 +19,19 @@ import re
 from pathlib import Path
 from typing import Any
 
-from biodivergence_dataset import ontology
+from biodivergence_dataset import benchmark, ontology
 from biodivergence_dataset.arguments import add_release_argument
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import load_tasks
 
 from .metric import ENV_VAR, load_metric, versions
 
+#: The reference field that groups rows by clinical question (the metric reports Tasks 1-3 per question).
+QUESTION = "question_id"
+#: (column, key) of the printed per-question table.
+QUESTION_COLUMNS = (("n", "conflict_type/n"), ("accuracy", "conflict_type/accuracy"),
+                    ("Ctx-F1", "conflict_type/ctx_f1"), ("axes micro-F1", "axes/micro_f1"),
+                    ("confounder acc.", "confounder/accuracy"), ("confounder n", "confounder/n"))
 #: How many unmatched ids the printed report lists (the JSON lists all of them).
 SHOWN_IDS = 5
 
@@ -77,7 +85,7 @@ def read_predictions(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, i
 
 
 def read_references(release: Path, config: str, split: str) -> dict[str, dict[str, Any]]:
-    """``{pair_id: task fields}`` of one release split, labels as names, no confounder as ""."""
+    """``{pair_id: task fields and question_id}`` of one release split, labels as names, no confounder as ""."""
     from biodivergence_dataset.release import config_names, iter_rows, split_names
 
     if config not in config_names(release):
@@ -89,6 +97,7 @@ def read_references(release: Path, config: str, split: str) -> dict[str, dict[st
     for _, row in iter_rows(release, config, split):
         record = {f: row[f] for f in fields}
         record["dominant_confounder"] = record["dominant_confounder"] or ""
+        record[QUESTION] = row.get(QUESTION) or ""
         out[row["pair_id"]] = record
     if not out:
         raise ValueError(f"no rows for config {config!r}, split {split!r} in {release}")
@@ -127,7 +136,7 @@ def _group(scores: dict[str, Any]) -> dict[str, dict[str, Any]]:
     and the confusion matrix (``notes`` are not grouped)."""
     groups: dict[str, dict[str, Any]] = {}
     for key, value in scores.items():
-        if key == "notes":
+        if key in ("notes", "per_question"):
             continue
         prefix, metric, *rest = key.split("/")
         group = groups.setdefault(prefix, {"scalars": {}, "intervals": {}, "labels": {}, "over": {}, "matrix": None})
@@ -165,7 +174,7 @@ def format_report(scores: dict[str, Any]) -> str:
             interval = f"[{_fmt(ci['ci_low'])}, {_fmt(ci['ci_high'])}]" if ci else ""
             rows.append([metric, value] + ([interval] if with_ci else []))
         lines += _table(header, rows)
-        lines += [f"  {metric} over {len(names)} label(s) either side has: {', '.join(names) or 'none'}"
+        lines += [f"  {metric} over {len(names)} label(s): {', '.join(names) or 'none'}"
                   for metric, names in group["over"].items()]
         if group["labels"]:
             metrics = list(dict.fromkeys(m for values in group["labels"].values() for m in values))
@@ -176,6 +185,10 @@ def format_report(scores: dict[str, Any]) -> str:
             lines += ["", "  confusion matrix (rows: reference, columns: prediction)"]
             lines += _table(["reference"] + [f"#{i}" for i in range(len(names))],
                             [[f"#{i} {name}"] + row for i, (name, row) in enumerate(zip(names, group["matrix"]))])
+    if scores.get("per_question"):
+        lines += ["", "Per clinical question (Tasks 1-3; rows without a question are in the pooled figures only)"]
+        lines += _table(["question", *(c for c, _ in QUESTION_COLUMNS)],
+                        [[q, *(s.get(k) for _, k in QUESTION_COLUMNS)] for q, s in scores["per_question"].items()])
     if scores.get("notes"):
         lines += ["", "Notes:"] + [f"  - {note}" for note in scores["notes"]]
     return "\n".join(lines)
@@ -204,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
     predictions, lines = read_predictions(args.predictions)
     from biodivergence_dataset.release import resolve_release
 
-    references = read_references(resolve_release(args.release), args.config, args.split)
+    release = resolve_release(args.release)
+    references = read_references(release, args.config, args.split)
     matched, missing, extra = match(predictions, references)
     print(f"{len(matched)} of {len(references)} references of {args.config}/{args.split} have a prediction")
     if missing:
@@ -217,7 +231,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.predictions}: {len(missing)} of {len(references)} references of {args.config}/"
                          f"{args.split} have no prediction (e.g. {', '.join(missing[:SHOWN_IDS])}); predict every "
                          f"pair, or pass --allow-missing to score the {len(matched)} covered ones")
-    options: dict[str, Any] = {"bootstrap": args.bootstrap, "seed": args.seed}
+    options: dict[str, Any] = {"bootstrap": args.bootstrap, "seed": args.seed,
+                               "classes": benchmark.train_classes(release, args.config) or None}
     if args.no_semsim or args.semsim_model:
         options["semsim_model"] = None if args.no_semsim else args.semsim_model
     metric = load_metric(args.metric)

@@ -90,7 +90,9 @@ def test_evaluate_all_tasks_with_bootstrap_and_out_path(release, tmp_path):
     assert main(argv) == 0
     metrics = json.loads(out.read_text())["metrics"]
     assert metrics["conflict_type/macro_f1"] == 1.0 and metrics["spans/f1"] == 1.0
-    assert metrics["conflict_type/macro_f1/ci_low"] == 1.0
+    # macro-F1 is over the train split's one class: a resample without it scores 0 on it
+    assert metrics["conflict_type/macro_f1/over"] == [LABELS[0][0]]
+    assert metrics["conflict_type/macro_f1/ci_low"] < metrics["conflict_type/macro_f1/ci_high"] == 1.0
     assert 0 < metrics["reconciliation/slot_overlap"] < 1 and "reconciliation/semsim" not in metrics
 
 
@@ -123,11 +125,11 @@ def test_evaluate_reports_a_class_on_neither_side_as_null_not_one(release, tmp_p
     assert (metrics["conflict_type/ctx_f1"], metrics["conflict_type/support/contextual_contradiction"]) == (None, 0)
     assert metrics["conflict_type/ctx_f1/ci_low"] is None and metrics["conflict_type/kappa"] is None
     assert metrics["conflict_type/f1/contextual_contradiction"] is None
-    assert metrics["conflict_type/macro_f1/over"] == ["no_conflict"]
+    assert metrics["conflict_type/macro_f1/over"] == [LABELS[0][0]]  # the train split's classes
     out = capsys.readouterr().out
     assert re.search(r"^ +ctx_f1 +n/a +\[n/a, n/a\]$", out, re.MULTILINE)  # the score and its interval
     assert re.search(r"^ +contextual_contradiction +n/a \(n=0\) +n/a \(n=0\) +n/a \(n=0\) +0$", out, re.MULTILINE)
-    assert "macro_f1 over 1 label(s) either side has: no_conflict" in out
+    assert f"macro_f1 over 1 label(s): {LABELS[0][0]}" in out
     assert "Notes:" in out and "confounder not scored: no prediction carries 'dominant_confounder'" in out
 
 
