@@ -228,6 +228,7 @@ def render_body(release_dir: str | Path, meta: CardMeta, rows: list[dict[str, An
         evaluation=benchmark.card_context(meta, supported, benchmark.read_floors(release_dir),
                                           benchmark.train_classes(release_dir)),
         split_limits=benchmark.split_limits(release_dir),
+        test_classes=sorted({r["conflict_type"] for r in rows}),
         conflict_types=ontology.CONFLICT_TYPES,
         axes=ontology.AXES,
         preference_rule=ontology.PREFERENCE_RULE,
