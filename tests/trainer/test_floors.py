@@ -87,6 +87,8 @@ def test_the_command_writes_floors_and_the_card_shows_them(small_release):
     assert f"constant template {ctx:.3f}" in line
     readme = (small_release / release.README).read_text()
     assert "| `conflict_type/ctx_f1` |" in readme and line in readme
-    assert "averages over the 3 classes of the train split" in readme
+    assert "averages over the 3 classes of the train split" in readme and "perfect predictions score 0.667" in readme
+    # the Limitations count each split's conflicts by question and the largest claim share
+    assert "- `primary/test`: 2 conflicts of 4 rows, from 0 questions; one claim (" in readme
     description = yaml.safe_load((small_release / release.EVAL_FILE).read_text())["description"]
     assert f"conflict_type/ctx_f1: {line}" in description and str([NC, DIRECT, CTX]) in description
