@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-RELEASE_FOLDER_HELP = "release folder"
 RELEASE_HELP = "release: a local folder or a Hub dataset id ORG/NAME[@REVISION] (read offline from the HF cache)"
 _LEGACY_RELEASE = "legacy_release_dir"
 

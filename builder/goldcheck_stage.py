@@ -79,7 +79,8 @@ def reader_reports(specs) -> dict[str, Any]:
 def work(opened: Opened, runtime: RuntimeConfig) -> dict[str, Any]:
     """Score the local annotators on the gold sources (out of fold) into ``release/goldcheck.json``; without gold
     sources (or disabled) the file is removed, so the card shows none."""
-    from .annotators.goldcheck import goldcheck, render_table, warnings_for
+    from .annotators.goldcheck import goldcheck
+    from .goldreport import PLAIN_WARNING, goldcheck_table, goldcheck_warnings
 
     config, release = opened.config, opened.out
     if not config.scored_sources():
@@ -97,8 +98,8 @@ def work(opened: Opened, runtime: RuntimeConfig) -> dict[str, Any]:
     result["not_scored"] = [str(s) for s in specs if s.is_llm]
     result["readers"] = reader_reports(specs)
     write_json_atomic(release / GOLDCHECK_FILE, result)
-    print(render_table(result), flush=True)
-    for line in warnings_for(result):
+    print(goldcheck_table(result), flush=True)
+    for line in goldcheck_warnings(result, PLAIN_WARNING):
         print(line, file=sys.stderr, flush=True)
     return {"stage": STAGE, "scored": True}
 

@@ -32,6 +32,7 @@ from biodivergence_text import cues
 
 from ..agreement import cohen_kappa, is_conflict
 from ..goldparts import PART_NAMES
+from ..goldreport import PLAIN_WARNING, goldcheck_table, goldcheck_warnings
 from ..goldsources import GOLD_SOURCES, ITEMS_OF, GoldPair, available_sources, gold_part, load_gold
 
 
@@ -198,20 +199,6 @@ def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None 
     return result
 
 
-def render_table(result: dict[str, Any]) -> str:
-    """The markdown table of ``build_report.md``, the card and the CLI (rendered by ``builder.goldreport``)."""
-    from ..goldreport import goldcheck_table
-
-    return goldcheck_table(result)
-
-
-def warnings_for(result: dict[str, Any]) -> list[str]:
-    """One loud line per annotator and source where it does not beat the negation rule."""
-    from ..goldreport import goldcheck_warnings
-
-    return [f"WARNING: {w.removeprefix('**Warning:** ')}" for w in goldcheck_warnings(result)]
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotator", action="append", dest="annotators",
                         help="reader[:PATH] | frames | heuristic | judge:PATH (repeat for a panel; default: reader)")
@@ -241,13 +228,13 @@ def run(args: argparse.Namespace) -> int:
 
     result = goldcheck(args.annotators or [DEFAULT_ANNOTATOR], args.data_dir, args.sources, args.bootstrap,
                        encoder=encoder, parts=not args.no_parts)
-    print(render_table(result))  # with the development / check table when the parts were scored
+    print(goldcheck_table(result))  # with the development / check table when the parts were scored
     if args.reader:
         from ..reader.out_of_fold import render_sets
 
         result["reader"] = reader_sets(None if args.reader == "shipped" else args.reader, args.data_dir)
         print(render_sets(result["reader"]))
-    for line in warnings_for(result):
+    for line in goldcheck_warnings(result, PLAIN_WARNING):
         print(line, file=sys.stderr)
     if args.json_out:
         write_json_atomic(Path(args.json_out), result)
