@@ -65,12 +65,12 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _option_type(annotation: Any) -> tuple[str, Any, list[Any] | None] | None:
+def option_type(annotation: Any) -> tuple[str, Any, list[Any] | None] | None:
     """(kind, value type, choices) of a field's type on a command line: kind ``bool``, ``value`` or ``list``; None
     for a type a command line does not spell (a mapping, a nested model, a union of unlike types)."""
     origin, params = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
-        kinds = [k for k in map(_option_type, (a for a in params if a is not type(None))) if k is not None]
+        kinds = [k for k in map(option_type, (a for a in params if a is not type(None))) if k is not None]
         lists = [k for k in kinds if k[0] == "list"]
         if len(kinds) == 1 or (lists and all(k[1] == lists[0][1] for k in kinds)):  # X | None; str | list[str]
             return lists[0] if lists else kinds[0]
@@ -78,7 +78,7 @@ def _option_type(annotation: Any) -> tuple[str, Any, list[Any] | None] | None:
     if origin is Literal:
         return "value", type(params[0]), list(params)
     if origin in (list, tuple, set, frozenset):
-        item = _option_type(params[0]) if params else None
+        item = option_type(params[0]) if params else None
         if item is None or item[0] != "value" or (origin is tuple and params[1:] != (...,)):  # tuple[X, ...] only
             return None
         return "list", item[1], item[2]
@@ -117,7 +117,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, config: type[BaseModel
     go back through :func:`config_from_args`."""
     aliases, options, skipped = aliases or {}, options or {}, set(skip)
     for name, field in config.model_fields.items():
-        kind = _option_type(field.annotation)
+        kind = option_type(field.annotation)
         if name in skipped or kind is None:
             continue
         default = field.get_default(call_default_factory=True)

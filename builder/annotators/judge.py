@@ -33,6 +33,7 @@ from biodivergence_dataset.arguments import add_config_arguments, config_from_ar
 from biodivergence_dataset.io import current_umask, write_json_atomic
 from biodivergence_dataset.records import CandidatePair
 
+from ..reader import fitting
 from ..repair import Labels
 from .annotator_base import LocalAnnotator
 from .frame_annotator import FramesAnnotator
@@ -200,19 +201,19 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    data_dir: str = Field("../shared/data", description="folder holding the expert-labelled sources")
-    sources: tuple[str, ...] = Field((), description="train on these sources (default: all)")
-    base_model: str = Field("", description="encoder name or path (default: all-MiniLM-L6-v2)")
-    epochs: float = Field(1.0, description="training epochs")
-    batch_size: int = Field(32, description="pairs per training batch")
-    learning_rate: float = Field(2e-4, description="AdamW learning rate")
-    warmup_share: float = Field(0.1, description="share of steps of linear warm-up")
-    max_length: int = Field(128, description="longest pair in tokens (longer: truncated)")
+    data_dir: fitting.DataDir = "../shared/data"
+    sources: fitting.Sources = Field((), description="train on these sources (default: all)")
+    base_model: fitting.Encoder = Field("", description="encoder name or path (default: all-MiniLM-L6-v2)")
+    epochs: fitting.Epochs = 1.0
+    batch_size: fitting.BatchSize = 32
+    learning_rate: fitting.LearningRate = 2e-4
+    warmup_share: fitting.WarmupShare = 0.1
+    max_length: fitting.MaxLength = 128
     max_per_source: int | None = Field(1500, description="cap on the pairs (training + calibration) taken from "
                                                          "each source")
     calibration_share: float = Field(0.1, description="share of claims held out of training for the Platt "
                                                       "calibration")
-    seed: int = Field(42, description="seed of the sampling, the split and the training")
+    seed: fitting.Seed = 42
 
 
 def train_judge(out_dir: str | Path, config: TrainConfig, leave_out: str | None = None) -> JudgeSettings:

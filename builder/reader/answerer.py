@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic
 
+from . import fitting
 from .answer_data import SOURCES, AnswerExample, answer_examples
 from .fitting import fit_heads, freeze, save_delta
 from .model import IGNORE, HeadedReader, build_network, read_config
@@ -117,25 +118,24 @@ class AnswererTrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    data_dir: str = Field("../shared/data", description="folder holding the expert-labelled sources")
-    sources: tuple[str, ...] = Field(SOURCES, description="train on these sources")
-    base_model: str = Field("sentence-transformers/all-MiniLM-L6-v2", description="encoder name or path")
+    data_dir: fitting.DataDir = "../shared/data"
+    sources: fitting.Sources = SOURCES
+    base_model: fitting.Encoder = "sentence-transformers/all-MiniLM-L6-v2"
     init_reader: str | None = Field(str(SHIPPED_READER), description="a finding reader folder whose encoder layers "
                                                                      "start the answerer (none: the base model's own)")
-    epochs: float = Field(1.5, description="training epochs")
-    batch_size: int = Field(32, description="examples per training batch")
-    learning_rate: float = Field(5e-5, description="AdamW learning rate")
-    warmup_share: float = Field(0.06, description="share of steps of linear warm-up")
-    max_length: int = Field(192, description="longest question and text in tokens (longer: truncated)")
+    epochs: fitting.Epochs = 1.5
+    batch_size: fitting.BatchSize = 32
+    learning_rate: fitting.LearningRate = 5e-5
+    warmup_share: fitting.WarmupShare = 0.06
+    max_length: fitting.MaxLength = 192
     max_per_source: dict[str, int] = Field(default_factory=lambda: {"scifact": 800, "healthver": 1200})
     #: how many times the examples of a source are repeated (PubMedQA is the one source of questions as a
     #: reviewer writes them, and the smallest)
     repeat: dict[str, int] = Field(default_factory=lambda: {"pubmedqa": 2})
-    max_seconds: float = Field(0.0, description="stop and save after this many seconds of training (0: run the "
-                                                "whole schedule)")
-    threads: int = Field(2, description="torch CPU threads")
-    device: str = Field("cpu", description="torch device to train on (e.g. cuda on a GPU server)")
-    seed: int = Field(13, description="seed of the sampling and the training")
+    max_seconds: fitting.MaxSeconds = 0.0
+    threads: fitting.Threads = 2
+    device: fitting.Device = "cpu"
+    seed: fitting.Seed = 13
     part: str = Field("training", description="train on the development part (training), or on its fit part "
                                               "(its tuning part left out too) to compare settings")
     #: ``answer_data.ei_answer_examples``

@@ -22,6 +22,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.io import write_json_atomic
 
+from . import fitting
 from .answerer import REPORT_FILE as ANSWER_REPORT
 from .answerer import AnswererTrainConfig
 from .fitting import fit_heads, freeze, save_delta
@@ -36,26 +37,25 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    data_dir: str = Field("../shared/data", description="folder holding the expert-labelled sources")
-    sources: tuple[str, ...] = Field(SOURCES, description="train on these sources")
-    base_model: str = Field("sentence-transformers/all-MiniLM-L6-v2", description="encoder name or path")
-    epochs: float = Field(6.0, description="training epochs")
-    batch_size: int = Field(32, description="examples per training batch")
-    learning_rate: float = Field(6e-5, description="AdamW learning rate")
-    warmup_share: float = Field(0.06, description="share of steps of linear warm-up")
-    max_length: int = Field(128, description="longest question and text in tokens (longer: truncated)")
+    data_dir: fitting.DataDir = "../shared/data"
+    sources: fitting.Sources = SOURCES
+    base_model: fitting.Encoder = "sentence-transformers/all-MiniLM-L6-v2"
+    epochs: fitting.Epochs = 6.0
+    batch_size: fitting.BatchSize = 32
+    learning_rate: fitting.LearningRate = 6e-5
+    warmup_share: fitting.WarmupShare = 0.06
+    max_length: fitting.MaxLength = 128
     #: cap on the examples of each source (a seeded sample); Evidence Inference has none, so every finding is
     #: kept in each of its ``phrasings``
     max_per_source: dict[str, int] = Field(default_factory=lambda: {"pubmedqa": 1000, "scifact": 1000,
                                                                     "healthver": 1200})
     freeze_layers: int = Field(0, description="lowest encoder layers kept frozen")
     max_steps: int | None = Field(None, description="stop after this many steps (default: the epochs)")
-    max_seconds: float = Field(0.0, description="stop and save after this many seconds of training (0: run the "
-                                                "whole schedule)")
-    threads: int = Field(2, description="torch CPU threads")
+    max_seconds: fitting.MaxSeconds = 0.0
+    threads: fitting.Threads = 2
     #: the reader it saves loads on any device
-    device: str = Field("cpu", description="torch device to train on (e.g. cuda on a GPU server)")
-    seed: int = Field(13, description="seed of the sampling and the training")
+    device: fitting.Device = "cpu"
+    seed: fitting.Seed = 13
     #: else the base model's heads start fresh
     init: str | None = Field(None, description="a saved reader folder to continue training from")
     #: ``model.mark_arms``; the reader remembers it
