@@ -16,9 +16,10 @@ import os
 from pathlib import Path
 
 from builder.annotators import DEFAULT_ANNOTATOR
-from builder.annotators.goldcheck import goldcheck, render_table
+from builder.annotators.goldcheck import goldcheck
 from builder.annotators.judge import JudgeSettings
 from builder.embeddings import load_encoder
+from builder.goldreport import goldcheck_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -46,8 +47,8 @@ def main() -> None:
         lines += [(f"Judge: {s['base_model']} cross-encoder, {s['epochs']} epoch(s) on {s['train_pairs']} pairs "
                    f"(CPU schedule), calibrated on {s['calibration_pairs']}; each set scored by the fold trained "
                    "without it."), ""]
-    (RESULTS / "goldcheck.md").write_text("\n".join(lines + [render_table(result)]) + "\n", encoding="utf-8")
-    print(render_table(result))
+    (RESULTS / "goldcheck.md").write_text("\n".join(lines + [goldcheck_table(result)]) + "\n", encoding="utf-8")
+    print(goldcheck_table(result))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from builder.dedup import NearDuplicateFinder
 from builder.domains import DomainAssigner
 from builder.ingest import (
     IngestConfig,
-    _Counter,
+    IngestCounter,
     deduplicate,
     ingest,
     prepare,
@@ -116,9 +116,9 @@ def main() -> dict[str, Any]:
     t_norm, normed = cpu_best(lambda: [Normaliser().abstract(r.title, r.sections) for r in raws])
     assigner = DomainAssigner.from_dir()
     t_domain, _ = cpu_best(lambda: [assigner.assign(t, x, r.mesh_terms) for (t, x, _), r in zip(normed, raws)])
-    counter = _Counter(io.StageStats("x"), strict=False)
+    counter = IngestCounter(io.StageStats("x"), strict=False)
     drafts = list(prepare(items, config, counter, Normaliser(), assigner))
-    t_dedup, dedup = cpu_best(lambda: deduplicate(drafts, _Counter(io.StageStats("x"), strict=False)))
+    t_dedup, dedup = cpu_best(lambda: deduplicate(drafts, IngestCounter(io.StageStats("x"), strict=False)))
     texts = [d.text for d in dedup]
     t_sig, _ = cpu_best(lambda: NearDuplicateFinder().signatures(texts))
 

@@ -18,7 +18,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from biodivergence_dataset.arguments import OptionError, take_legacy_release
+from biodivergence_dataset.arguments import OptionError, flag, take_legacy_release
 from biodivergence_dataset.interrupts import stop_signals
 from biodivergence_dataset.redact import install_redaction, redact
 from biodivergence_dataset.threads import cap_threads
@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "questions": ("builder.questions", "assign claims to the clinical questions of a question pack they answer"),
     "mine": ("builder.mine", "mine disagreement-aware candidate claim pairs within each domain"),
     "annotate": ("builder.annotate", "silver-annotate candidate pairs (frames, heuristic, judge, LLMs; a panel)"),
-    "goldcheck": ("builder.annotators.goldcheck", "score annotators on expert-labelled pairs, out of fold"),
+    "goldcheck": ("builder.goldcheck_stage", "score annotators on expert-labelled pairs, out of fold"),
     "judge": ("builder.annotators.judge", "train a calibrated cross-encoder judge on the gold sources"),
     "reader": ("builder.reader.reader_training", "train or evaluate the learned finding reader (claim vs clinical question)"),
     "agreement": ("builder.agreement", "agreement between two annotation runs"),
@@ -169,37 +169,41 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def option_errors(exc: Exception, argv: list[str], flags: dict[str, str] | None = None) -> str | None:
+def option_errors(exc: Exception, argv: list[str], flags: dict[str, list[str]] | None = None) -> str | None:
     """A pydantic ValidationError of a command's config, or an :class:`OptionError`, as one line, each field named
     as the option the user gave (``--top-k: Input should be greater than or equal to 1, got 0``); ``flags``: each
-    field's option (the parser's ``dest`` → its long option string; default ``--`` and the field's name). None for
+    field's options (the parser's ``dest`` → its option strings; default ``--`` and the field's name). None for
     any other error."""
     flags = flags or {}
 
     def named(field: str) -> str | None:
-        flag = flags.get(field, "--" + field.replace("_", "-"))
-        return flag if any(a == flag or a.startswith(flag + "=") for a in argv) else None
+        given = [f for f in flags.get(field, [flag(field)]) if any(a == f or a.startswith(f + "=") for a in argv)]
+        return given[-1] if given else None
 
     if isinstance(exc, OptionError):
-        flag = named(exc.field)
-        return f"{flag}: {exc.message}" if flag else None
+        typed = named(exc.field)
+        return f"{typed}: {exc.message}" if typed else None
     errors = getattr(exc, "errors", None)
     if type(exc).__name__ != "ValidationError" or not callable(errors):
         return None
     parts = []
     for error in errors():
         loc = [str(part) for part in error["loc"]]
-        flag = named(loc[0]) if loc else None
-        where = flag if flag and len(loc) == 1 else ".".join(loc) or "value"
+        typed = named(loc[0]) if loc else None
+        where = typed if typed and len(loc) == 1 else ".".join(loc) or "value"
         value = error.get("input")
         shown = f", got {value!r}" if isinstance(value, int | float | str) and len(repr(value)) <= 40 else ""
         parts.append(f"{where}: {error['msg']}{shown}")
     return "; ".join(parts)
 
 
-def option_flags(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """Each option's destination → its longest option string (``timeout_s`` → ``--timeout``)."""
-    return {a.dest: max(a.option_strings, key=len) for a in parser._actions if a.option_strings}
+def option_flags(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    """Each option's destination → its option strings, of every option that sets it (``timeout_s`` →
+    ``--timeout-s``, ``--timeout``)."""
+    flags: dict[str, list[str]] = {}
+    for action in parser._actions:
+        flags.setdefault(action.dest, []).extend(action.option_strings)
+    return {dest: strings for dest, strings in flags.items() if strings}
 
 
 def os_error_line(exc: OSError) -> str:

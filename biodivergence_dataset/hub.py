@@ -150,11 +150,6 @@ def plan_publish(target: Target, folder: str | Path, repo_id: str, tag: str, pri
     return plan
 
 
-def plan_push(release_dir: str | Path, repo_id: str, tag: str, private: bool = False) -> PushPlan:
-    """The operations of a release push."""
-    return plan_publish(DATASET, release_dir, repo_id, tag, private)
-
-
 def resolve_token(token: str | None = None) -> str:
     """``token``, else ``HF_TOKEN``, else the login cache (``hf auth login``)."""
     from huggingface_hub import get_token

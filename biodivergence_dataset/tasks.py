@@ -76,7 +76,7 @@ class TaskSpec:
         return next(rule for rule in self.support if rule.metric == metric)
 
 
-def _support_rules(raw: dict[str, Any]) -> tuple[SupportRule, ...]:
+def support_rules(raw: dict[str, Any]) -> tuple[SupportRule, ...]:
     """The task's support rules, one per headline metric, checked against its targets and the ontology."""
     where = f"{TASKS_FILE}: task {raw['name']!r}"
     declared = raw.get("support") or {}
@@ -118,7 +118,7 @@ def load_tasks() -> tuple[TaskSpec, ...]:
                 higher_is_better=bool(raw["higher_is_better"]),
                 scope=raw["scope"],
                 version=version,
-                support=_support_rules(raw),
+                support=support_rules(raw),
                 lm_eval=bool(raw.get("lm_eval", False)),
             )
         )

@@ -185,15 +185,9 @@ QUANTIFIER_WORDS = (
 #: Prefixes that negate a word's meaning (un-, in-, non-, dis-, …): "effective" vs "ineffective".
 NEGATING_PREFIXES = ("un", "in", "im", "il", "ir", "non", "non-", "dis", "anti", "anti-")
 
-_CONTRAST_RE = phrase_regex(CONTRAST_PHRASES)
 #: A number, fraction or percentage that is not part of an identifier (``IL-6``, ``COVID-19``, ``CD4``).
 _NUMBER_RE = re.compile(r"(?<![\w.\-/])\d+(?:[.,]\d+)?(?:\s*/\s*\d+(?:[.,]\d+)?)?(?:\s?%)?(?![\w\-])")
 _YEAR_RE = re.compile(r"^(?:19[5-9]\d|20[0-3]\d)$")
-
-
-def has_contrast(text: str) -> bool:
-    """A contrast or conflict marker ('however', 'in contrast', 'conflicting', …)."""
-    return bool(_CONTRAST_RE.search(text))
 
 
 @lru_cache(maxsize=200_000)

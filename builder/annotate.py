@@ -35,6 +35,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.io import (
     BY_DOMAIN,
     MANIFEST_FILE,
@@ -55,7 +56,7 @@ from biodivergence_dataset.io import (
 from biodivergence_dataset.records import CandidatePair, Example
 
 from .annotate_config import AnnotateConfig
-from .annotators import DEFAULT_ANNOTATOR, ChatBackend, ServerUnreachable, make_backend, parse_json_lenient
+from .annotators import ChatBackend, ServerUnreachable, make_backend, parse_json_lenient
 from .annotators.panel import disagree, panel_agreement
 from .folders import add_force_argument, claim_output
 from .http import Cancelled, RetryPolicy
@@ -430,58 +431,18 @@ def _write_run_files(out_dir: Path, pairs_dir: Path, annotator: PairAnnotator, e
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    d = AnnotateConfig()
     parser.add_argument("pairs_dir", help="candidate-pair folder written by `biodivergence mine`")
     parser.add_argument("--out", required=True, help="output folder (resumable)")
-    parser.add_argument("--annotator", action="append", dest="annotators",
-                        help="reader[:PATH] | frames | heuristic | judge:PATH | openai:URL?model=NAME | "
-                             "ollama:URL?model=NAME; repeat for a panel whose consensus is the label "
-                             f"(default: {DEFAULT_ANNOTATOR})")
-    parser.add_argument("--llm-budget", type=int, default=None,
-                        help="in a panel, ask the LLM only about pairs the other members disagree on, at most N")
-    parser.add_argument("--concurrency", type=int, default=d.concurrency, help="requests in flight (default 4)")
-    parser.add_argument("--timeout", type=float, default=d.timeout_s, dest="timeout_s",
-                        help="seconds per request, all of it: connect, send and the whole answer")
-    parser.add_argument("--max-attempts", type=int, default=d.max_attempts, help="attempts per pair before the "
-                        "fallback to the local annotators")
-    parser.add_argument("--backoff", type=float, default=d.backoff_s, dest="backoff_s",
-                        help="first wait before another attempt, doubled each time")
-    parser.add_argument("--max-backoff", type=float, default=d.max_backoff_s, dest="max_backoff_s",
-                        help="longest wait before another attempt, a server's Retry-After included")
-    parser.add_argument("--max-tokens", type=int, default=d.max_tokens)
-    parser.add_argument("--temperature", type=float, default=d.temperature)
-    parser.add_argument("--max-abstract-chars", type=int, default=d.max_abstract_chars)
-    parser.add_argument("--limit", type=int, default=None, help="annotate only the first N pairs")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="discard a partial run made with other settings (only the files this stage wrote; "
-                             "stored LLM answers are kept and reused where provider, model and prompt match)")
-    parser.add_argument("--forget-cache", action="store_true",
-                        help=f"with --overwrite, also delete the stored LLM answers ({RAW_FILE})")
-    parser.add_argument("--retry-fallbacks", action="store_true",
-                        help="ask the LLM again about the pairs that fell back to the local annotators")
-    parser.add_argument("--max-fallback-share", type=float, default=d.max_fallback_share,
-                        help="fail (and leave the stage unfinished, good answers kept for the resume) when a "
-                             "larger share of pairs got no usable LLM answer (errors, timeouts, labels outside "
-                             "the ontology, empty answers) and fell back")
-    parser.add_argument("--lexicon", default=d.lexicon, help="clinical lexicon YAML the reader reads a pair's "
-                                                             "question with (drug classes, synonyms, distinctions)")
-    parser.add_argument("--domain-pack", action="append", default=[], dest="domain_packs", metavar="FILE",
-                        help="domain pack YAML merged onto the lexicon (repeatable; as given to `questions`)")
-    parser.add_argument("--no-progress", action="store_true")
+    add_config_arguments(parser, AnnotateConfig,
+                         aliases={"timeout_s": "--timeout", "backoff_s": "--backoff", "max_backoff_s": "--max-backoff",
+                                  "domain_packs": "--domain-pack"},
+                         options={"annotator": {"nargs": None, "metavar": "SPEC"},  # one per use: repeat for a panel
+                                  "domain_packs": {"metavar": "FILE"}})
     add_force_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    d = AnnotateConfig()
-    config = AnnotateConfig(
-        annotator=args.annotators or d.annotator, llm_budget=args.llm_budget, concurrency=args.concurrency,
-        timeout_s=args.timeout_s, backoff_s=args.backoff_s, max_backoff_s=args.max_backoff_s,
-        max_attempts=args.max_attempts, max_tokens=args.max_tokens, temperature=args.temperature,
-        max_abstract_chars=args.max_abstract_chars, limit=args.limit, overwrite=args.overwrite,
-        forget_cache=args.forget_cache, retry_fallbacks=args.retry_fallbacks,
-        max_fallback_share=args.max_fallback_share, progress=not args.no_progress, lexicon=args.lexicon,
-        domain_packs=args.domain_packs,
-    )
+    config = config_from_args(AnnotateConfig, args)
     if args.force:
         claim_output(args.out, STAGE, [args.pairs_dir], force=True)
     stats = run_stage(args.pairs_dir, args.out, config)

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset.arguments import OptionError
 from biodivergence_dataset.io import DEFAULT_SHARD_SIZE
@@ -26,32 +26,42 @@ class AnnotateConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    #: One spec or a list of specs (a panel): reader[:PATH] | frames | heuristic | judge:PATH | openai:… | ollama:….
-    annotator: str | list[str] = DEFAULT_ANNOTATOR
-    #: With an LLM in a panel: ask it only about pairs the local members disagree on, at most this many.
-    llm_budget: int | None = None
-    concurrency: int = 4
-    timeout_s: float = 120.0
-    max_attempts: int = 3
-    backoff_s: float = 1.0
-    #: Cap on any wait before another attempt, the server's ``Retry-After`` included.
-    max_backoff_s: float = 60.0
-    max_tokens: int = 512
-    #: The longest server answer read per request (longer: a failed attempt, then the fallback).
-    max_answer_bytes: int = MAX_ANSWER_BYTES
-    temperature: float = 0.0
-    max_abstract_chars: int = DEFAULT_MAX_ABSTRACT_CHARS
-    limit: int | None = None
-    shard_size: int = DEFAULT_SHARD_SIZE
-    overwrite: bool = False
-    forget_cache: bool = False
-    retry_fallbacks: bool = False
-    max_fallback_share: float = 0.05
-    progress: bool = True
-    #: The clinical lexicon and the domain packs merged onto it, with which the reader annotator reads a pair's
-    #: question (a build passes its questions section's: a pack's drug classes name the arms there too).
-    lexicon: str = str(LEXICON)
-    domain_packs: list[str] = []
+    annotator: str | list[str] = Field(
+        DEFAULT_ANNOTATOR, description="reader[:PATH] | frames | heuristic | judge:PATH | openai:URL?model=NAME | "
+                                       "ollama:URL?model=NAME; several: a panel whose consensus is the label")
+    llm_budget: int | None = Field(None, description="in a panel, ask the LLM only about pairs the other members "
+                                                     "disagree on, at most N")
+    concurrency: int = Field(4, description="requests in flight")
+    timeout_s: float = Field(120.0, description="seconds per request, all of it: connect, send and the whole "
+                                                "answer")
+    max_attempts: int = Field(3, description="attempts per pair before the fallback to the local annotators")
+    backoff_s: float = Field(1.0, description="first wait before another attempt, doubled each time")
+    max_backoff_s: float = Field(60.0, description="longest wait before another attempt, a server's Retry-After "
+                                                   "included")
+    max_tokens: int = Field(512, description="longest LLM answer asked for, in tokens")
+    max_answer_bytes: int = Field(MAX_ANSWER_BYTES, description="the longest server answer read per request "
+                                                                "(longer: a failed attempt, then the fallback)")
+    temperature: float = Field(0.0, description="LLM sampling temperature")
+    max_abstract_chars: int = Field(DEFAULT_MAX_ABSTRACT_CHARS, description="abstract text shown to an LLM, per "
+                                                                            "abstract, in characters")
+    limit: int | None = Field(None, description="annotate only the first N pairs")
+    shard_size: int = Field(DEFAULT_SHARD_SIZE, description="records per output shard")
+    overwrite: bool = Field(False, description="discard a partial run made with other settings (only the files "
+                                               "this stage wrote; stored LLM answers are kept and reused where "
+                                               "provider, model and prompt match)")
+    forget_cache: bool = Field(False, description="with --overwrite, also delete the stored LLM answers")
+    retry_fallbacks: bool = Field(False, description="ask the LLM again about the pairs that fell back to the "
+                                                     "local annotators")
+    max_fallback_share: float = Field(0.05, description="fail (and leave the stage unfinished, good answers kept "
+                                                        "for the resume) when a larger share of pairs got no usable "
+                                                        "LLM answer (errors, timeouts, labels outside the ontology, "
+                                                        "empty answers) and fell back")
+    progress: bool = Field(True, description="show progress bars")
+    #: A build passes its questions section's lexicon and packs: a pack's drug classes name the arms there too.
+    lexicon: str = Field(str(LEXICON), description="clinical lexicon YAML the reader reads a pair's question with "
+                                                   "(drug classes, synonyms, distinctions)")
+    domain_packs: list[str] = Field([], description="domain pack YAMLs merged onto the lexicon (as given to "
+                                                    "`questions`)")
 
     #: The smallest value of each count setting that makes sense (None, where allowed, means no limit).
     _MINIMUM: ClassVar[dict[str, int]] = {"limit": 1, "llm_budget": 0, "concurrency": 1, "max_tokens": 1,

@@ -347,7 +347,7 @@ def merged_stats(steps: list[StepResult]) -> dict[str, Any]:
 
 def goldcheck_section(release: Path) -> list[str]:
     """The "How good are these labels?" section of the report (from ``release/goldcheck.json``)."""
-    from .annotators.goldcheck import render_table, warnings_for
+    from .goldreport import PLAIN_WARNING, goldcheck_table, goldcheck_warnings
 
     path = release / GOLDCHECK_FILE
     lines = ["## How good are these labels?", ""]
@@ -356,8 +356,8 @@ def goldcheck_section(release: Path) -> list[str]:
     result = json.loads(path.read_text(encoding="utf-8"))
     lines += [("Agreement (conflict vs no conflict) of the annotators with expert labels, next to the rule "
                "\"exactly one claim contains a negation word\"; members trained on a source are scored on it only "
-               "out of fold."), "", render_table(result)]
-    return lines + [""] + [f"- {w}" for w in warnings_for(result)]
+               "out of fold."), "", goldcheck_table(result)]
+    return lines + [""] + [f"- {w}" for w in goldcheck_warnings(result, PLAIN_WARNING)]
 
 
 def render_report(outcome: BuildOutcome, config_path: Path) -> str:

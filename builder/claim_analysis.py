@@ -70,11 +70,6 @@ def score_matches(matches: dict[str, list[re.Match]]) -> tuple[float, bool]:
     return score, "speculative" in matches
 
 
-def score_sentence(sentence: str) -> tuple[float, bool]:
-    """:func:`score_matches` of one sentence."""
-    return score_matches(SCANNER.scan(sentence))
-
-
 def position_bonus(index: int, total: int) -> float:
     """Prior for unstructured abstracts: findings sit late, background early."""
     if total <= 1 or index == total - 1:
@@ -150,14 +145,15 @@ _GENERIC_MESH = frozenset(m.lower() for m in (
     "Treatment Outcome", "Questionnaires", "Surveys and Questionnaires", "Prognosis", "Incidence", "Prevalence",
     "Reproducibility of Results",
 ))
-#: Axes whose cue values name biomedical entities (organisms, genes, specimens).
-_ENTITY_AXES = ("organism_strain_lineage", "gene_mutation_molecular_background", "sample_source")
+#: Axes whose cue values name biomedical entities (organisms, genes, specimens). Every axis name here is looked
+#: up in the ontology at import, so that an axis renamed there fails here, not mid-run.
+_ENTITY_AXES = tuple(ontology.axis(a).name
+                     for a in ("organism_strain_lineage", "gene_mutation_molecular_background", "sample_source"))
 #: Slot ← axis whose first cue value fills it.
-_AXIS_SLOTS = (("setting", "clinical_setting"), ("geography", "geography"), ("period", "year_time_period"),
-               ("organism", "organism_strain_lineage"), ("population", "population_cohort"))
-_OUTCOME_AXIS = "endpoint_definition"
-#: Looked up at import so that an axis renamed in the ontology fails here, not mid-run.
-_USED_AXES = tuple(ontology.axis(a).name for a in _ENTITY_AXES + tuple(a for _, a in _AXIS_SLOTS) + (_OUTCOME_AXIS,))
+_AXIS_SLOTS = tuple((slot, ontology.axis(a).name) for slot, a in (
+    ("setting", "clinical_setting"), ("geography", "geography"), ("period", "year_time_period"),
+    ("organism", "organism_strain_lineage"), ("population", "population_cohort")))
+_OUTCOME_AXIS = ontology.axis("endpoint_definition").name
 
 
 _DIGITS_RE = re.compile(r"\d+(?:\.\d+)?")

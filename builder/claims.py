@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io, ontology
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.records import Abstract, Claim, ClaimFrame, claim_id_for
 
 from . import sentences
@@ -48,17 +49,20 @@ class ClaimsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # nan / inf: no score or bound
 
-    min_score: float = 2.0
-    min_words: int = Field(5, ge=1)
-    max_words: int = Field(80, ge=1)
-    max_claims_per_abstract: int | None = Field(10, ge=1)
-    filtered_sections: list[str] = Field(default_factory=lambda: [BACKGROUND, OBJECTIVE, METHODS])
+    min_score: float = Field(2.0, description="cue score (with the section bonus or position prior) a sentence "
+                                              "needs to be a claim")
+    min_words: int = Field(5, ge=1, description="a shorter sentence is no claim (too_short)")
+    max_words: int = Field(80, ge=1, description="a longer sentence is no claim (too_long)")
+    max_claims_per_abstract: int | None = Field(10, ge=1, description="keep the best-scoring claims of an "
+                                                                      "abstract up to this many")
+    filtered_sections: list[str] = Field(default_factory=lambda: [BACKGROUND, OBJECTIVE, METHODS],
+                                         description="sections whose sentences are never claims")
     section_bonus: dict[str, float] = Field(default_factory=lambda: {RESULTS: 1.0, CONCLUSIONS: 1.5})
-    #: Domain given to abstracts that have none (None: such abstracts are dropped and counted).
-    default_domain: str | None = None
-    #: Keep every dropped sentence with its reason in ``excluded-*.parquet`` (``io.read_exclusions``).
-    keep_exclusions: bool = False
-    shard_size: int = Field(io.DEFAULT_SHARD_SIZE, ge=1)
+    default_domain: str | None = Field(None, description="domain for abstracts that have none (otherwise they "
+                                                         "are dropped and counted)")
+    keep_exclusions: bool = Field(False, description="keep every dropped sentence with its reason in "
+                                                     "OUT/excluded-*.parquet (io.read_exclusions)")
+    shard_size: int = Field(io.DEFAULT_SHARD_SIZE, ge=1, description="records per output shard")
 
 
 # --- extraction ---------------------------------------------------------------------------------------
@@ -283,18 +287,12 @@ def _progress(items: Iterable, desc: str) -> Iterable:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("abstracts_dir", metavar="ABSTRACTS_DIR", help="finished ingest (Abstract) stage folder")
     parser.add_argument("--out", required=True, help="output folder for Claim shards")
-    parser.add_argument("--min-score", type=float, default=ClaimsConfig().min_score)
-    parser.add_argument("--max-claims-per-abstract", type=int, default=ClaimsConfig().max_claims_per_abstract)
-    parser.add_argument("--default-domain", choices=ontology.DOMAIN_NAMES, default=None,
-                        help="domain for abstracts that have none (otherwise they are dropped)")
-    parser.add_argument("--keep-exclusions", action="store_true",
-                        help="keep every dropped sentence with its reason in OUT/excluded-*.parquet")
+    add_config_arguments(parser, ClaimsConfig, options={"default_domain": {"choices": ontology.DOMAIN_NAMES}})
     add_force_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    config = ClaimsConfig(min_score=args.min_score, max_claims_per_abstract=args.max_claims_per_abstract,
-                          default_domain=args.default_domain, keep_exclusions=args.keep_exclusions)
+    config = config_from_args(ClaimsConfig, args)
     if args.force:
         claim_output(args.out, STAGE, [args.abstracts_dir], force=True)
     stats = run_stage(args.abstracts_dir, args.out, config)

@@ -37,6 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 from biodivergence_dataset.redact import redact, register_secret
 
@@ -65,21 +66,22 @@ class CollectConfig(BaseModel):
                                                 description="query-pack groups to run")
     queries: list[str] = Field(default_factory=list, description="extra queries (PubMed syntax)")
     query_domain: str | None = Field(None, description="domain the extra queries are collected for")
-    max_per_query: int = Field(1000, gt=0)
+    max_per_query: int = Field(1000, gt=0, description="most records fetched per query")
     batch_size: int = Field(200, gt=0, le=10_000, description="PMIDs per efetch request")
     page_size: int = Field(1000, gt=0, le=1000, description="Europe PMC results per page")
     rate: float | None = Field(None, gt=0, description="requests per second (default: 3, or 10 with an NCBI key)")
-    retries: int = Field(5, ge=0)
+    retries: int = Field(5, ge=0, description="retries of a failed request")
     backoff: float = Field(1.0, ge=0, description="first retry delay in seconds, doubled each time")
-    max_backoff: float = Field(60.0, ge=0)
-    timeout: float = Field(60.0, gt=0)
-    email: str | None = None
-    tool: str = "biodivergence"
-    api_key: str | None = None
-    base_url: str | None = None
-    querypacks: str | None = None
-    #: A question pack (``builder/questionpacks``): one query per question.
-    questions: str | None = None
+    max_backoff: float = Field(60.0, ge=0, description="longest retry delay in seconds")
+    timeout: float = Field(60.0, gt=0, description="seconds per request")
+    email: str | None = Field(None, description="contact e-mail sent to NCBI (recommended by its usage policy)")
+    tool: str = Field("biodivergence", description="tool name sent to NCBI")
+    api_key: str | None = Field(None, description="NCBI API key (default: $NCBI_API_KEY)")
+    base_url: str | None = Field(None, description="service base URL (for mirrors and tests)")
+    querypacks: str | None = Field(None, description="folder of query packs (default: the packaged ones)")
+    questions: str | None = Field(None, description="question pack YAML: one query per question (its query:, else "
+                                                    "its terms); with --domain: the domain of questions that name "
+                                                    "none")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,31 +363,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="output folder (raw response cache; re-run to resume)")
     parser.add_argument("--domain", action="append", default=[], choices=DOMAIN_NAMES,
                         help="run this domain's query pack (repeatable); with --query: the queries' domain")
-    parser.add_argument("--group", action="append", choices=QUERY_GROUPS,
-                        help="only these query-pack groups (repeatable; default: all four)")
-    parser.add_argument("--query", action="append", default=[], help="an extra query in PubMed syntax (repeatable)")
-    parser.add_argument("--max-per-query", type=int, default=CollectConfig.model_fields["max_per_query"].default)
-    parser.add_argument("--rate", type=float, help="requests per second (default: 3, 10 with NCBI_API_KEY)")
-    parser.add_argument("--email", help="contact e-mail sent to NCBI (recommended by its usage policy)")
-    parser.add_argument("--api-key", help="NCBI API key (default: $NCBI_API_KEY)")
-    parser.add_argument("--base-url", help="service base URL (for mirrors and tests)")
-    parser.add_argument("--querypacks", help="folder of query packs (default: the packaged ones)")
-    parser.add_argument("--questions", metavar="PACK",
-                        help="question pack YAML: one query per question (its query:, else its terms); with "
-                             "--domain: the domain of questions that name none")
+    add_config_arguments(parser, CollectConfig, skip=("api", "query_domain"),
+                         aliases={"groups": "--group", "queries": "--query"}, options={"questions": {"metavar": "PACK"}})
     add_force_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.query or args.questions) and len(args.domain) > 1:
+    if (args.queries or args.questions) and len(args.domain) > 1:
         raise ValueError("--query and --questions take at most one --domain (the domain the queries are for)")
-    config = CollectConfig(
-        api=args.api, groups=args.group or list(QUERY_GROUPS), queries=args.query,
-        query_domain=args.domain[0] if (args.query or args.questions) and args.domain else None,
-        max_per_query=args.max_per_query, rate=args.rate, email=args.email, api_key=args.api_key,
-        base_url=args.base_url, querypacks=args.querypacks, questions=args.questions,
-    )
-    domains = [] if args.query or args.questions else args.domain
+    config = config_from_args(CollectConfig, args, api=args.api,
+                              query_domain=args.domain[0] if (args.queries or args.questions) and args.domain else None)
+    domains = [] if args.queries or args.questions else args.domain
     if args.force:
         claim_output(args.out, STAGE, force=True)
     stats = run_stage(domains, args.out, config)

@@ -8,6 +8,7 @@ negation rule. Configured by the build config's ``goldcheck:`` section; the buil
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.release import GOLDCHECK_FILE, STATE_DIR, state_dir
 
@@ -31,10 +33,10 @@ class GoldcheckConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = True
-    data_dir: str = "../shared/data"
-    sources: list[str] | None = None
-    bootstrap: int = Field(1000, ge=0)
+    enabled: bool = Field(True, description="run the gold check in a build")
+    data_dir: str = Field("../shared/data", description="folder holding the gold sources")
+    sources: list[str] | None = Field(None, description="score only these sources (default: every source found)")
+    bootstrap: int = Field(1000, ge=0, description="bootstrap resamples for the intervals")
     #: The annotators scored (the build's ``annotate`` section).
     annotate: AnnotateConfig = Field(default_factory=AnnotateConfig)
     #: The miner whose slot similarities gold pairs carry as mined pairs do (the build's ``mine`` section).
@@ -79,7 +81,8 @@ def reader_reports(specs) -> dict[str, Any]:
 def work(opened: Opened, runtime: RuntimeConfig) -> dict[str, Any]:
     """Score the local annotators on the gold sources (out of fold) into ``release/goldcheck.json``; without gold
     sources (or disabled) the file is removed, so the card shows none."""
-    from .annotators.goldcheck import goldcheck, render_table, warnings_for
+    from .annotators.goldcheck import goldcheck
+    from .goldreport import PLAIN_WARNING, goldcheck_table, goldcheck_warnings
 
     config, release = opened.config, opened.out
     if not config.scored_sources():
@@ -97,8 +100,8 @@ def work(opened: Opened, runtime: RuntimeConfig) -> dict[str, Any]:
     result["not_scored"] = [str(s) for s in specs if s.is_llm]
     result["readers"] = reader_reports(specs)
     write_json_atomic(release / GOLDCHECK_FILE, result)
-    print(render_table(result), flush=True)
-    for line in warnings_for(result):
+    print(goldcheck_table(result), flush=True)
+    for line in goldcheck_warnings(result, PLAIN_WARNING):
         print(line, file=sys.stderr, flush=True)
     return {"stage": STAGE, "scored": True}
 
@@ -112,3 +115,49 @@ def run_stage(inputs: Any, release: str | Path, config: GoldcheckConfig | None =
     """Score the annotators on the gold sources into ``release``; resumable (redone when the annotators, the gold
     data or the code change)."""
     return execute(stage, inputs, release, config, runtime)
+
+
+# ---------------------------------------------------------------------------------------------
+# `biodivergence goldcheck`: the same check of the annotators named on the command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from .goldsources import GOLD_SOURCES
+
+    parser.add_argument("--annotator", action="append", dest="annotators",
+                        help="reader[:PATH] | frames | heuristic | judge:PATH (repeat for a panel; default: reader)")
+    add_config_arguments(parser, GoldcheckConfig, skip=("enabled",), aliases={"sources": "--source"},
+                         options={"sources": {"choices": sorted(GOLD_SOURCES)}})
+    parser.add_argument("--json", dest="json_out", default=None, help="also write the result to this JSON file")
+    parser.add_argument("--encoder", default=None,
+                        help="sentence encoder for the slot similarities (default: the miner's, all-MiniLM-L6-v2)")
+    parser.add_argument("--no-slot-similarity", action="store_true",
+                        help="compare frames by their words only (no encoder is loaded)")
+    parser.add_argument("--no-parts", action="store_true",
+                        help="skip the development / check table (each member then reads only the pairs it is scored on)")
+    parser.add_argument("--reader", nargs="?", const="shipped", default=None,
+                        help="also score the finding reader (a folder or Hub id; no value: the shipped one) on the "
+                             "Evidence Inference findings and HealthVer same-claim pairs, held-out items only")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .annotators import DEFAULT_ANNOTATOR
+    from .annotators.goldcheck import goldcheck, reader_sets
+    from .embeddings import DEFAULT_MODEL, load_encoder
+    from .goldreport import PLAIN_WARNING, goldcheck_table, goldcheck_warnings
+
+    encoder = None if args.no_slot_similarity else load_encoder(args.encoder or DEFAULT_MODEL)
+    config = config_from_args(GoldcheckConfig, args)
+    result = goldcheck(args.annotators or [DEFAULT_ANNOTATOR], config.data_dir, config.sources, config.bootstrap,
+                       encoder=encoder, parts=not args.no_parts)
+    print(goldcheck_table(result))  # with the development / check table when the parts were scored
+    if args.reader:
+        from .reader.out_of_fold import render_sets
+
+        result["reader"] = reader_sets(None if args.reader == "shipped" else args.reader, config.data_dir)
+        print(render_sets(result["reader"]))
+    for line in goldcheck_warnings(result, PLAIN_WARNING):
+        print(line, file=sys.stderr)
+    if args.json_out:
+        write_json_atomic(Path(args.json_out), result)
+    return 0

@@ -96,9 +96,13 @@ def arm_exchange_line(cell: dict[str, Any] | None) -> list[str]:
                  "effects read as asked are read in the same direction both ways.")]
 
 
-def goldcheck_warnings(result: dict[str, Any]) -> list[str]:
+#: How a warning line starts in Markdown (the card) and in plain text (the terminal, the build report).
+MARKDOWN_WARNING, PLAIN_WARNING = "**Warning:** ", "WARNING: "
+
+
+def goldcheck_warnings(result: dict[str, Any], prefix: str = MARKDOWN_WARNING) -> list[str]:
     """One line per annotator and source where the annotator does not beat the negation rule."""
-    return [f"**Warning:** `{name}` does not beat the negation rule on {source} (κ {c['kappa']:.3f} vs "
+    return [f"{prefix}`{name}` does not beat the negation rule on {source} (κ {c['kappa']:.3f} vs "
             f"{c['rule_kappa']:.3f}, needs +{result['min_kappa_gain']}): its labels there are no better than a "
             "word rule."
             for name, cells in result.get("scores", {}).items() for source, c in cells.items()

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from biodivergence_dataset import io
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.ontology import DOMAIN_NAMES
 from biodivergence_dataset.records import Abstract, RecordError
 
@@ -79,11 +80,13 @@ class IngestConfig(BaseModel):
         None, description="domain of a record the query packs place in none, instead of dropping it as "
                           "out_of_domain (a build with a question pack sets it to the questions' domain)")
     querypacks: str | None = Field(None, description="folder of query packs (default: builder/querypacks)")
-    near_duplicates: Literal["report", "drop", "off"] = "report"
-    near_duplicate_threshold: float = Field(0.85, gt=0.0, le=1.0)
+    near_duplicates: Literal["report", "drop", "off"] = Field(
+        "report", description="MinHash near duplicates: listed in near_duplicates.jsonl, dropped, or not looked for")
+    near_duplicate_threshold: float = Field(0.85, gt=0.0, le=1.0, description="estimated Jaccard similarity "
+                                                                               "of word shingles from which two abstracts are near duplicates")
     num_perm: int = Field(64, ge=16, le=256, description="MinHash signature length")
-    shard_size: int = Field(io.DEFAULT_SHARD_SIZE, gt=0)
-    progress: bool = True
+    shard_size: int = Field(io.DEFAULT_SHARD_SIZE, gt=0, description="records per output shard")
+    progress: bool = Field(True, description="show progress bars")
 
     @field_validator("domain", "fallback_domain")
     @classmethod
@@ -100,7 +103,7 @@ Source = str | dict | SourceSpec
 # the stage as plain functions over records
 
 
-class _Counter:
+class IngestCounter:
     """StageStats plus per-source bookkeeping and fault messages."""
 
     def __init__(self, stats: io.StageStats, strict: bool):
@@ -152,7 +155,7 @@ class _Counter:
 
 
 def prepare(
-    items: Iterable[tuple[str, Any]], config: IngestConfig, counter: _Counter,
+    items: Iterable[tuple[str, Any]], config: IngestConfig, counter: IngestCounter,
     normaliser: Normaliser, assigner: DomainAssigner | None,
 ) -> Iterator[Draft | Deletion]:
     """Faults, length checks, normalisation and domain assignment; yields Drafts (and Deletions)."""
@@ -167,7 +170,7 @@ def prepare(
                 yield draft
 
 
-def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
+def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: IngestCounter,
            normaliser: Normaliser, assigner: DomainAssigner | None) -> Draft | None:
     size = len(raw.title) + sum(len(text) for _, text in raw.sections)
     if size > config.max_chars:
@@ -196,7 +199,7 @@ def _draft(spec: str, raw: RawRecord, config: IngestConfig, counter: _Counter,
     )
 
 
-def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter, spill_dir: Path | None = None) -> Deduplicator:
+def deduplicate(drafts: Iterable[Draft | Deletion], counter: IngestCounter, spill_dir: Path | None = None) -> Deduplicator:
     """Merge exact duplicates and apply DeleteCitation blocks; returns the de-duplicated set (close it when read).
 
     The records wait on disk (in ``spill_dir``, else a temporary file), so memory does not grow with the corpus.
@@ -224,7 +227,7 @@ def deduplicate(drafts: Iterable[Draft | Deletion], counter: _Counter, spill_dir
     return dedup
 
 
-def _drop_conflicting(draft: Draft, merge: Merge, counter: _Counter) -> None:
+def _drop_conflicting(draft: Draft, merge: Merge, counter: IngestCounter) -> None:
     """Count and keep the records one identifier conflict excludes, each naming the record it conflicts with;
     nothing is merged."""
     identifier = merge.conflict_key
@@ -237,7 +240,7 @@ def _drop_conflicting(draft: Draft, merge: Merge, counter: _Counter) -> None:
 
 
 def finish(
-    drafts: Iterable[Draft], config: IngestConfig, counter: _Counter, near_pairs: list[dict[str, Any]],
+    drafts: Iterable[Draft], config: IngestConfig, counter: IngestCounter, near_pairs: list[dict[str, Any]],
 ) -> Iterator[Abstract]:
     """Validate into Abstracts, find (and optionally drop) near duplicates, count what is kept.
 
@@ -257,7 +260,7 @@ def finish(
 
 
 def _finish_batch(
-    drafts: list[Draft], signatures, finder: NearDuplicateFinder | None, config: IngestConfig, counter: _Counter,
+    drafts: list[Draft], signatures, finder: NearDuplicateFinder | None, config: IngestConfig, counter: IngestCounter,
     near_pairs: list[dict[str, Any]],
 ) -> Iterator[Abstract]:
     for i, draft in enumerate(drafts):
@@ -294,7 +297,7 @@ def ingest(
 
     sources = list(sources)
     near_pairs = near_pairs if near_pairs is not None else []
-    counter = _Counter(stats, config.strict)
+    counter = IngestCounter(stats, config.strict)
     normaliser = Normaliser()
     pinned = config.domain is not None or all(spec.domain for spec in sources)
     assigner = None if pinned else DomainAssigner.from_dir(config.querypacks, config.min_domain_score)
@@ -406,16 +409,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sources-file", action="append", default=[], metavar="YAML",
                         help="a YAML list of sources (e.g. builder/configs/shared_sources.yaml); repeatable")
     parser.add_argument("--out", required=True, help="output stage folder")
-    parser.add_argument("--strict", action="store_true", help="stop at the first bad record")
-    parser.add_argument("--domain", choices=DOMAIN_NAMES, help="pin every source without its own @domain")
-    parser.add_argument("--fallback-domain", choices=DOMAIN_NAMES,
-                        help="keep a record the query packs place in no domain in this one (else out_of_domain)")
-    parser.add_argument("--drop-near-duplicates", action="store_true",
-                        help="drop MinHash near duplicates (default: only report them)")
-    parser.add_argument("--min-chars", type=int, default=IngestConfig.model_fields["min_chars"].default)
-    parser.add_argument("--min-domain-score", type=int,
-                        default=IngestConfig.model_fields["min_domain_score"].default)
-    parser.add_argument("--querypacks", help="folder of query packs (default: the packaged ones)")
+    add_config_arguments(parser, IngestConfig, options={"domain": {"choices": DOMAIN_NAMES},
+                                                        "fallback_domain": {"choices": DOMAIN_NAMES}})
+    parser.add_argument("--drop-near-duplicates", dest="near_duplicates", action="store_const", const="drop",
+                        help="--near-duplicates drop")
     add_force_argument(parser)
 
 
@@ -431,11 +428,7 @@ def read_sources_file(path: str | Path) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     sources = list(args.sources) + [s for f in args.sources_file for s in read_sources_file(f)]
-    config = IngestConfig(
-        strict=args.strict, domain=args.domain, fallback_domain=args.fallback_domain, min_chars=args.min_chars,
-        min_domain_score=args.min_domain_score, querypacks=args.querypacks,
-        near_duplicates="drop" if args.drop_near_duplicates else "report",
-    )
+    config = config_from_args(IngestConfig, args)
     if args.force:
         claim_output(args.out, STAGE, source_paths(resolve_sources(sources, config.domain)), force=True)
     stats = run_stage(sources, args.out, config)

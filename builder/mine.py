@@ -30,6 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import io, ontology
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.records import CandidatePair, Claim, MiningScores, Question, pair_id_for
 
 from . import pair_scores
@@ -54,18 +55,19 @@ class MineConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=(), allow_inf_nan=False)  # nan / inf: no bound
 
-    model: str = DEFAULT_MODEL
-    device: str = "cpu"
+    model: str = Field(DEFAULT_MODEL, description="sentence-transformers model name or folder")
+    device: str = Field("cpu", description="torch device of the encoder")
     #: Encoder weight precision: float32 (the paper's vectors) or bfloat16 (0.988 top-10 neighbour overlap;
     #: 2.9x float32's speed on one avx512_bf16 machine, 0.77x on another: run benchmarks/embeddings.py on
     #: yours first). Each precision has its own cache folder.
-    precision: Literal[PRECISIONS] = PRECISIONS[0]  # type: ignore[valid-type]
-    batch_size: int = Field(64, ge=1)
-    #: Embedding cache folder (default: ``<out>/embedding_cache``).
-    cache_dir: str | None = None
-    #: Abstracts stage folder for the pairs' abstract text (default: the claims stage's manifest input).
-    abstracts_dir: str | None = None
-    top_k: int = Field(10, ge=1)
+    precision: Literal[PRECISIONS] = Field(  # type: ignore[valid-type]
+        PRECISIONS[0], description="encoder weight precision (bfloat16: faster on CPUs with bfloat16 units; own "
+                                   "cache)")
+    batch_size: int = Field(64, ge=1, description="sentences per encoder batch")
+    cache_dir: str | None = Field(None, description="embedding cache folder (default: OUT/embedding_cache)")
+    abstracts_dir: str | None = Field(None, description="abstracts stage folder for the pairs' abstract text "
+                                                        "(default: from the claims manifest)")
+    top_k: int = Field(10, ge=1, description="embedding neighbours proposed per claim")
     #: Exact neighbour search up to this many claims per domain; an approximate (IVF) index above.
     exact_search_max_rows: int = Field(EXACT_SEARCH_MAX_ROWS, ge=1)
     seed: int = 0
@@ -86,7 +88,8 @@ class MineConfig(BaseModel):
     #: per question, each article pair's best before any second (from the ``question_candidates`` × cap most
     #: similar such pairs and each article pair's most similar); open mining fills the
     #: rest of each domain's cap. None: open mining only.
-    questions_dir: str | None = None
+    questions_dir: str | None = Field(None, description="finished questions stage folder: pairs within each "
+                                                        "question first (default: none)")
     #: Embed the exposure and outcome phrases of every pair for the frames annotator's same-question gate
     #: (``MiningScores.exposure_similarity``/``outcome_similarity``); off leaves them None (the reader annotator,
     #: which reads findings against the question, does not use them).
@@ -101,7 +104,8 @@ class MineConfig(BaseModel):
     #: Fill each domain's cap by the paper's open mining after the within-question pairs. False keeps only
     #: pairs whose claims answer a common declared question (needs ``questions_dir``): a question-centred
     #: release, every row judged against its question.
-    open_fill: bool = True
+    open_fill: bool = Field(True, description="fill each domain's cap by open mining after the pairs within a "
+                                               "question (--no-open-fill: those only; needs --questions)")
     question_candidates: int = Field(4, ge=1)
     scoring: ScoringConfig = ScoringConfig()
     shard_size: int = Field(io.DEFAULT_SHARD_SIZE, ge=1)
@@ -550,33 +554,15 @@ def run_stage(claims_dir: str | Path, out_dir: str | Path, config: MineConfig | 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    d = MineConfig()
     parser.add_argument("claims_dir", metavar="CLAIMS_DIR", help="finished claims stage folder")
     parser.add_argument("--out", required=True, help="output folder for CandidatePair shards")
-    parser.add_argument("--abstracts", default=None, help="abstracts stage folder (default: from the claims manifest)")
-    parser.add_argument("--encoder", default=d.model, help="sentence-transformers model name or folder")
-    parser.add_argument("--cache-dir", default=None, help="embedding cache folder (default: OUT/embedding_cache)")
-    parser.add_argument("--top-k", type=int, default=d.top_k)
-    parser.add_argument("--min-similarity", type=float, default=d.min_similarity)
-    parser.add_argument("--min-combined", type=float, default=d.min_combined)
-    parser.add_argument("--cap-per-domain", type=int, default=d.cap_per_domain)
-    parser.add_argument("--questions", default=None,
-                        help="finished questions stage folder: pairs within each question first (default: none)")
-    parser.add_argument("--cap-per-question", type=int, default=d.cap_per_question)
-    parser.add_argument("--no-open-fill", dest="open_fill", action="store_false",
-                        help="keep only pairs within a question (no open mining to fill the cap; needs --questions)")
-    parser.add_argument("--batch-size", type=int, default=d.batch_size)
-    parser.add_argument("--precision", choices=PRECISIONS, default=d.precision,
-                        help="encoder weight precision (bfloat16: faster on CPUs with bfloat16 units; own cache)")
+    add_config_arguments(parser, MineConfig, aliases={"model": "--encoder", "abstracts_dir": "--abstracts",
+                                                      "questions_dir": "--questions"})
     add_force_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    config = MineConfig(model=args.encoder, cache_dir=args.cache_dir, abstracts_dir=args.abstracts, top_k=args.top_k,
-                        min_similarity=args.min_similarity, min_combined=args.min_combined,
-                        cap_per_domain=args.cap_per_domain, batch_size=args.batch_size, precision=args.precision,
-                        questions_dir=args.questions, cap_per_question=args.cap_per_question,
-                        open_fill=args.open_fill)
+    config = config_from_args(MineConfig, args)
     if args.force:
         claim_output(args.out, STAGE, [args.claims_dir], force=True)
     stats = run_stage(args.claims_dir, args.out, config)

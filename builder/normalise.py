@@ -27,9 +27,6 @@ from collections import Counter
 
 from biodivergence_dataset.records import Section
 
-OPERATIONS = ("encoding_repair", "html_entities", "unicode_nfkc", "inline_tags", "entity_markers", "citations",
-              "whitespace")
-
 # A UTF-8 lead byte followed by a continuation byte, both decoded as Latin-1 / CP1252.
 _MOJIBAKE = re.compile(
     "[\u00c2-\u00f4][\u0080-\u00bf\u20ac\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152"

@@ -302,17 +302,22 @@ def write_release_card(release_dir: str | Path, meta: CardMeta | None = None) ->
 
 
 def add_audit_arguments(parser) -> None:
-    from biodivergence_dataset.arguments import add_release_argument
+    from biodivergence_dataset.arguments import add_config_arguments, add_release_argument
+
+    from .audit import AuditConfig
 
     add_release_argument(parser, "release folder written by `biodivergence split`", legacy_positional=True)
-    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    add_config_arguments(parser, AuditConfig, options={"plots": {"help": "draw the PNG plots"},
+                                                       "dpi": {"help": "resolution of the plots"}})
 
 
 def run_audit(args) -> int:
+    from biodivergence_dataset.arguments import config_from_args
+
     from .audit import AuditConfig, format_audit
     from .audit import run_stage as audit_stage
 
-    audit = audit_stage(args.release, args.release, AuditConfig(plots=not args.no_plots))
+    audit = audit_stage(args.release, args.release, config_from_args(AuditConfig, args))
     run_stage(None, args.release)
     print(format_audit(audit))
     if not audit["ok"]:

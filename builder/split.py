@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.io import (
     StageStats,
     as_dirs,
@@ -259,13 +260,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("annotations_dir", nargs="+",
                         help="annotation stage folder(s); several runs are merged, LLM copies preferred")
     parser.add_argument("--out", required=True, help="release folder to write")
-    parser.add_argument("--seed", type=int, default=SplitConfig().seed)
-    parser.add_argument("--no-matched-test", action="store_true", help=f"do not build the {MATCHED} split")
+    add_config_arguments(parser, SplitConfig, options={"matched_test": {"help": f"build the {MATCHED} split"}})
     add_force_argument(parser)
 
 
 def run(args) -> int:
-    config = SplitConfig(seed=args.seed, matched_test=not args.no_matched_test)
+    config = config_from_args(SplitConfig, args)
     from . import release_stage
     if args.force:
         claim_output(args.out, RELEASE_OWNER, args.annotations_dir, force=True)

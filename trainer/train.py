@@ -499,7 +499,7 @@ def _train_and_report(args: argparse.Namespace) -> int:
         results = train(run_args.release, out, run_args.encoder, tuple(seeds), run_args.config, settings,
                         training, resume)
     except KeyboardInterrupt:
-        print(_interrupted_message(out, seeds), file=sys.stderr)
+        print(interrupted_message(out, seeds), file=sys.stderr)
         return 130
     for split, summary in results["summary"].items():
         shown = {k: v["mean"] for k, v in summary.items() if k in (BEST_METRIC, "conflict_type/ctx_f1", "axes/micro_f1", "confounder/accuracy")}
@@ -520,7 +520,7 @@ def _is_main_process() -> bool:
     return PartialState().is_main_process
 
 
-def _interrupted_message(out: Path, seeds: list[int]) -> str:
+def interrupted_message(out: Path, seeds: list[int]) -> str:
     """What an interrupted run left, and how to go on from it."""
     from transformers.trainer_utils import get_last_checkpoint
 

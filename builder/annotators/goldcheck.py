@@ -1,4 +1,5 @@
-"""Gold check of annotators on expert-labelled claim pairs: ``biodivergence goldcheck``.
+"""Gold check of annotators on expert-labelled claim pairs (run by ``biodivergence goldcheck`` and the build's
+goldcheck stage, both in :mod:`builder.goldcheck_stage`).
 
 The pairs are the gold sources of ``builder.goldsources`` (SciFact, HealthVer, PubMedQA and the same pairs carrying
 their question); the PubMedQA pairs with their question score the path such pairs take through an annotator (the
@@ -20,8 +21,6 @@ negation-mismatch baseline ("exactly one claim contains a negation word").
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -32,7 +31,7 @@ from biodivergence_text import cues
 
 from ..agreement import cohen_kappa, is_conflict
 from ..goldparts import PART_NAMES
-from ..goldsources import GOLD_SOURCES, ITEMS_OF, GoldPair, available_sources, gold_part, load_gold
+from ..goldsources import ITEMS_OF, GoldPair, available_sources, gold_part, load_gold
 
 
 def negation_mismatch(pair: CandidatePair) -> bool:
@@ -196,59 +195,3 @@ def goldcheck(specs: list[str], data_dir: str | Path, sources: list[str] | None 
     result["verdict"] = {name: all(c["beats_rule"] for c in cells.values() if not c["in_fold"])
                          for name, cells in result["scores"].items()}
     return result
-
-
-def render_table(result: dict[str, Any]) -> str:
-    """The markdown table of ``build_report.md``, the card and the CLI (rendered by ``builder.goldreport``)."""
-    from ..goldreport import goldcheck_table
-
-    return goldcheck_table(result)
-
-
-def warnings_for(result: dict[str, Any]) -> list[str]:
-    """One loud line per annotator and source where it does not beat the negation rule."""
-    from ..goldreport import goldcheck_warnings
-
-    return [f"WARNING: {w.removeprefix('**Warning:** ')}" for w in goldcheck_warnings(result)]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--annotator", action="append", dest="annotators",
-                        help="reader[:PATH] | frames | heuristic | judge:PATH (repeat for a panel; default: reader)")
-    parser.add_argument("--data-dir", default="../shared/data", help="folder holding the gold sources")
-    parser.add_argument("--source", action="append", choices=sorted(GOLD_SOURCES), dest="sources",
-                        help="score only these sources (repeat; default: every source found)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals")
-    parser.add_argument("--json", dest="json_out", default=None, help="also write the result to this JSON file")
-    parser.add_argument("--encoder", default=None,
-                        help="sentence encoder for the slot similarities (default: the miner's, all-MiniLM-L6-v2)")
-    parser.add_argument("--no-slot-similarity", action="store_true",
-                        help="compare frames by their words only (no encoder is loaded)")
-    parser.add_argument("--no-parts", action="store_true",
-                        help="skip the development / check table (each member then reads only the pairs it is scored on)")
-    parser.add_argument("--reader", nargs="?", const="shipped", default=None,
-                        help="also score the finding reader (a folder or Hub id; no value: the shipped one) on the "
-                             "Evidence Inference findings and HealthVer same-claim pairs, held-out items only")
-
-
-def run(args: argparse.Namespace) -> int:
-    from biodivergence_dataset.io import write_json_atomic
-
-    from ..embeddings import DEFAULT_MODEL, load_encoder
-
-    encoder = None if args.no_slot_similarity else load_encoder(args.encoder or DEFAULT_MODEL)
-    from . import DEFAULT_ANNOTATOR
-
-    result = goldcheck(args.annotators or [DEFAULT_ANNOTATOR], args.data_dir, args.sources, args.bootstrap,
-                       encoder=encoder, parts=not args.no_parts)
-    print(render_table(result))  # with the development / check table when the parts were scored
-    if args.reader:
-        from ..reader.out_of_fold import render_sets
-
-        result["reader"] = reader_sets(None if args.reader == "shipped" else args.reader, args.data_dir)
-        print(render_sets(result["reader"]))
-    for line in warnings_for(result):
-        print(line, file=sys.stderr)
-    if args.json_out:
-        write_json_atomic(Path(args.json_out), result)
-    return 0

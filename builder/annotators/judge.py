@@ -26,10 +26,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from biodivergence_dataset import ontology
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.io import current_umask, write_json_atomic
 from biodivergence_dataset.records import CandidatePair
 
+from ..reader import fitting
 from ..repair import Labels
 from .annotator_base import LocalAnnotator
 from .frame_annotator import FramesAnnotator
@@ -190,23 +194,26 @@ def _plain_modes(folder: Path) -> None:
             path.chmod(mode)
 
 
-@dataclass
-class TrainConfig:
+class TrainConfig(BaseModel):
     """``biodivergence judge train`` settings. CPU-sized defaults: a fold is ~150-175 steps of 32 pairs (1500 pairs
     per source, 1 epoch), about 2.3 s a step on 2 idle cores (6-7 min), 8-14 s when the machine is loaded; see
     benchmarks/judge.py."""
 
-    data_dir: str = "../shared/data"
-    sources: tuple[str, ...] = ()
-    base_model: str = ""
-    epochs: float = 1.0
-    batch_size: int = 32
-    learning_rate: float = 2e-4
-    warmup_share: float = 0.1
-    max_length: int = 128
-    max_per_source: int | None = 1500
-    calibration_share: float = 0.1
-    seed: int = 42
+    model_config = ConfigDict(extra="forbid")
+
+    data_dir: fitting.DataDir = "../shared/data"
+    sources: fitting.Sources = Field((), description="train on these sources (default: all)")
+    base_model: fitting.Encoder = Field("", description="encoder name or path (default: all-MiniLM-L6-v2)")
+    epochs: fitting.Epochs = 1.0
+    batch_size: fitting.BatchSize = 32
+    learning_rate: fitting.LearningRate = 2e-4
+    warmup_share: fitting.WarmupShare = 0.1
+    max_length: fitting.MaxLength = 128
+    max_per_source: int | None = Field(1500, description="cap on the pairs (training + calibration) taken from "
+                                                         "each source")
+    calibration_share: float = Field(0.1, description="share of claims held out of training for the Platt "
+                                                      "calibration")
+    seed: fitting.Seed = 42
 
 
 def train_judge(out_dir: str | Path, config: TrainConfig, leave_out: str | None = None) -> JudgeSettings:
@@ -267,34 +274,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     sub = parser.add_subparsers(dest="judge_command", required=True)
     p = sub.add_parser("train", help="fine-tune and calibrate a judge on every expert-labelled source",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    d = TrainConfig()
+                       formatter_class=parser.formatter_class)
     p.add_argument("--out", required=True, help="folder for the judge (save_pretrained + judge_config.json)")
-    p.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
-    p.add_argument("--source", action="append", choices=sorted(TRAINING_SOURCES), dest="sources",
-                   help="train on these sources (repeat; default: all)")
     p.add_argument("--loso", action="store_true",
                    help="also train one judge per scored gold source, without that source (DIR/heldout-SOURCE)")
-    p.add_argument("--base-model", default=d.base_model, help="encoder name or path (default: all-MiniLM-L6-v2)")
-    p.add_argument("--epochs", type=float, default=d.epochs)
-    p.add_argument("--batch-size", type=int, default=d.batch_size)
-    p.add_argument("--learning-rate", type=float, default=d.learning_rate)
-    p.add_argument("--warmup-share", type=float, default=d.warmup_share, help="share of steps of linear warm-up")
-    p.add_argument("--max-length", type=int, default=d.max_length)
-    p.add_argument("--max-per-source", type=int, default=d.max_per_source,
-                   help="cap on the pairs (training + calibration) taken from each source")
-    p.add_argument("--calibration-share", type=float, default=d.calibration_share,
-                   help="share of claims held out of training for the Platt calibration")
-    p.add_argument("--seed", type=int, default=d.seed)
+    add_config_arguments(p, TrainConfig, aliases={"sources": "--source"},
+                         options={"sources": {"choices": sorted(TRAINING_SOURCES)}})
 
 
 def run(args: argparse.Namespace) -> int:
     from ..goldsources import GOLD_SOURCES
 
-    config = TrainConfig(data_dir=args.data_dir, sources=tuple(args.sources or ()), base_model=args.base_model,
-                         epochs=args.epochs, batch_size=args.batch_size, learning_rate=args.learning_rate,
-                         warmup_share=args.warmup_share, max_length=args.max_length,
-                         max_per_source=args.max_per_source, calibration_share=args.calibration_share, seed=args.seed)
+    config = config_from_args(TrainConfig, args)
     settings = train_judge(args.out, config)
     print(f"judge saved to {args.out}: trained on {settings.pairs_per_source} ({settings.train_pairs} pairs, "
           f"{settings.train_seconds:.0f} s), calibrated on {settings.calibration_pairs}")

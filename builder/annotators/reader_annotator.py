@@ -217,7 +217,7 @@ def differences(ca: list[Condition], cb: list[Condition]) -> list[Difference]:
     return out
 
 
-def _asked_words(pair: CandidatePair) -> frozenset[str]:
+def asked_words(pair: CandidatePair) -> frozenset[str]:
     """The words of what is asked: the question, else the words the two claims share (their common topic)."""
     if pair.question is not None:
         return _words(" ".join(filter(None, (pair.question.text, pair.question.intervention,
@@ -315,7 +315,7 @@ def classify(pair: CandidatePair, question: CompiledQuestion | None = None) -> t
         return CONTROVERSY, [], 0.6
     if WEAK_RE.search(a_text) or WEAK_RE.search(b_text):
         return INSUFFICIENT, [], 0.6
-    asked = _asked_words(pair)
+    asked = asked_words(pair)
     if question is not None and question.comparison == INACTIVE:
         asked |= _PLACEBO_ARM  # "than placebo" names the arm the question compares with, not a design
     ca, cb = conditions(pair.claim_a, asked), conditions(pair.claim_b, asked)

@@ -26,13 +26,15 @@ class QuestionsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
     #: The question pack (None: the build skips the stage and mining is as without questions).
-    pack: str | None = None
-    lexicon: str = str(LEXICON)
+    pack: str | None = Field(None, description="question pack YAML (questions: [{id, text, …}])")
+    lexicon: str = Field(str(LEXICON), description="clinical lexicon YAML (drug classes, synonyms, distinctions)")
     #: Domain packs merged onto the lexicon (YAML of its schema: drug classes, synonyms, endpoint and setting
     #: distinctions of one field or corpus; ``builder/lexicons/cohen2006.yaml`` is the demo's).
-    domain_packs: list[str] = []
+    domain_packs: list[str] = Field([], description="domain pack YAMLs merged onto the lexicon (e.g. "
+                                                    "builder/lexicons/cohen2006.yaml, the demo's)")
     #: A claim below this cosine to the question is not assigned to it, whatever its words.
-    min_similarity: float = Field(0.20, ge=-1.0, le=1.0)
+    min_similarity: float = Field(0.20, ge=-1.0, le=1.0, description="least cosine of a claim to a question it "
+                                                                     "is assigned to")
     #: A claim this close to a question whose intervention it names needs no outcome word match. Off by default
     #: (above any cosine): on the Cohen demo such claims mostly spoke of another outcome of the same drugs (at
     #: 0.65-0.75 nearly all; above 0.80 about half: dry mouth for weight gain, relief for adverse events), and
@@ -49,7 +51,9 @@ class QuestionsConfig(BaseModel):
     #: (``benchmarks/results/question_recall.md``). With it, an article whose abstract answers a question as a
     #: whole answers it with one claim (``article_answers``). Off for abstracts gathered by search from a corpus
     #: where most merely mention the drugs: on the Cohen demo about 8 of 20 claims it added answered the question.
-    whole_abstract: bool = True
+    whole_abstract: bool = Field(True, description="a claim naming no drug may answer a question its abstract "
+                                                   "names the arms of (trials grouped by question; "
+                                                   "--no-whole-abstract for abstracts gathered by search)")
     #: Under ``whole_abstract``, an article whose abstract answers a question as a whole but none of whose claims
     #: names the question's outcome in its words answers it with its claim closest to the question when that
     #: cosine reaches this (``article_answers``). Evidence Inference outcomes are often said otherwise in the
@@ -66,19 +70,22 @@ class QuestionsConfig(BaseModel):
     #: assignments come from another trial than the prompt's, the rules' none (``benchmarks/results/
     #: question_recall_learned.md``): it stays opt-in until its relevance learns to tell another trial's finding
     #: on a similar outcome from an answer.
-    assigner: Literal["rules", "learned"] = "rules"
+    assigner: Literal["rules", "learned"] = Field("rules", description="the lexicon and word rules, or the "
+                                                                       "question answerer's relevance (any field)")
     learned_candidates: int = Field(3, ge=1)
     #: The question answerer folder for ``assigner: learned`` (None: the shipped one).
-    answerer: str | None = None
+    answerer: str | None = Field(None, description="question answerer folder for --assigner learned (default: "
+                                                   "the shipped one)")
     #: Abstracts folder (abbreviation definitions; default: the claims stage's manifest input).
-    abstracts_dir: str | None = None
-    model: str = DEFAULT_MODEL
-    device: str = "cpu"
+    abstracts_dir: str | None = Field(None, description="abstracts stage folder (default: from the claims "
+                                                        "manifest)")
+    model: str = Field(DEFAULT_MODEL, description="sentence-transformers model name or folder")
+    device: str = Field("cpu", description="torch device of the encoder")
     precision: Literal[PRECISIONS] = PRECISIONS[0]  # type: ignore[valid-type]
     batch_size: int = Field(64, ge=1)
     #: The embedding cache (the build points it at the miner's, so mine reuses these vectors).
-    cache_dir: str | None = None
-    shard_size: int = io.DEFAULT_SHARD_SIZE
+    cache_dir: str | None = Field(None, description="embedding cache folder (default: OUT/embedding_cache)")
+    shard_size: int = Field(io.DEFAULT_SHARD_SIZE, description="records per output shard")
 
     def read_lexicon(self) -> Lexicon:
         """The lexicon with the domain packs merged onto it (each file checked; errors name file and entry)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from biodivergence_dataset import io
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.records import Abstract, Claim, Question
 
 from ..folders import claim_output
@@ -262,34 +263,15 @@ def read_assignments(questions_dir: str | Path) -> tuple[dict[str, Question], di
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    d = QuestionsConfig()
     parser.add_argument("claims_dir", metavar="CLAIMS", help="finished claims stage folder")
-    parser.add_argument("--pack", required=True, help="question pack YAML (questions: [{id, text, …}])")
     parser.add_argument("--out", required=True, help="output folder for the assignments")
-    parser.add_argument("--abstracts", default=None, help="abstracts stage folder (default: from the claims manifest)")
-    parser.add_argument("--lexicon", default=d.lexicon, help="clinical lexicon YAML (drug classes, synonyms, "
-                                                             "distinctions)")
-    parser.add_argument("--domain-pack", action="append", default=[], dest="domain_packs", metavar="FILE",
-                        help="domain pack YAML merged onto the lexicon (repeatable; e.g. builder/lexicons/"
-                             "cohen2006.yaml, the demo's)")
-    parser.add_argument("--min-similarity", type=float, default=d.min_similarity)
-    parser.add_argument("--whole-abstract", action=argparse.BooleanOptionalAction, default=d.whole_abstract,
-                        help="a claim naming no drug may answer a question its abstract names the arms of "
-                             "(trials grouped by question; --no-whole-abstract for abstracts gathered by search)")
-    parser.add_argument("--encoder", default=d.model, help="sentence-transformers model name or folder")
-    parser.add_argument("--cache-dir", default=None, help="embedding cache folder (default: OUT/embedding_cache)")
-    parser.add_argument("--assigner", choices=["rules", "learned"], default=d.assigner,
-                        help="the lexicon and word rules, or the question answerer's relevance (any field)")
-    parser.add_argument("--answerer", default=None, help="question answerer folder for --assigner learned "
-                                                         "(default: the shipped one)")
+    add_config_arguments(parser, QuestionsConfig, options={"pack": {"required": True}},
+                         aliases={"abstracts_dir": "--abstracts", "domain_packs": "--domain-pack",
+                                  "model": "--encoder"})
 
 
 def run(args: argparse.Namespace) -> int:
-    config = QuestionsConfig(pack=args.pack, abstracts_dir=args.abstracts, lexicon=args.lexicon,
-                             domain_packs=args.domain_packs,
-                             min_similarity=args.min_similarity, whole_abstract=args.whole_abstract,
-                             model=args.encoder, cache_dir=args.cache_dir, assigner=args.assigner,
-                             answerer=args.answerer)
+    config = config_from_args(QuestionsConfig, args)
     stats = run_stage(args.claims_dir, args.out, config)
     per = stats.get("assignments_per_question", {})
     print(f"questions: {stats['kept']} of {stats['seen']} claims answer at least one of {len(per)} questions "

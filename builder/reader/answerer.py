@@ -22,11 +22,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.io import write_json_atomic
 
+from . import fitting
 from .answer_data import SOURCES, AnswerExample, answer_examples
 from .fitting import fit_heads, freeze, save_delta
 from .model import IGNORE, HeadedReader, build_network, read_config
@@ -110,35 +111,36 @@ def load_answerer(path: str | Path | None = None, device: str = "cpu") -> Questi
 # --------------------------------------------------------------------------- training
 
 
-@dataclass
-class AnswererTrainConfig:
+class AnswererTrainConfig(BaseModel):
     """``biodivergence reader train-answerer`` settings, sized for 2 CPU cores. The recipe was fixed before the
     check part was scored and nothing in it was chosen on that part: the finding reader's layers as the start,
     one and a half epochs, the reader's learning rate and batch."""
 
-    data_dir: str = "../shared/data"
-    sources: tuple[str, ...] = SOURCES
-    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"
-    #: a finding reader folder whose encoder layers start the answerer (None: the base model's own)
-    init_reader: str | None = str(SHIPPED_READER)
-    epochs: float = 1.5
-    batch_size: int = 32
-    learning_rate: float = 5e-5
-    warmup_share: float = 0.06
-    max_length: int = 192
-    max_per_source: dict[str, int] = field(default_factory=lambda: {"scifact": 800, "healthver": 1200})
+    model_config = ConfigDict(extra="forbid")
+
+    data_dir: fitting.DataDir = "../shared/data"
+    sources: fitting.Sources = SOURCES
+    base_model: fitting.Encoder = "sentence-transformers/all-MiniLM-L6-v2"
+    init_reader: str | None = Field(str(SHIPPED_READER), description="a finding reader folder whose encoder layers "
+                                                                     "start the answerer (none: the base model's own)")
+    epochs: fitting.Epochs = 1.5
+    batch_size: fitting.BatchSize = 32
+    learning_rate: fitting.LearningRate = 5e-5
+    warmup_share: fitting.WarmupShare = 0.06
+    max_length: fitting.MaxLength = 192
+    max_per_source: dict[str, int] = Field(default_factory=lambda: {"scifact": 800, "healthver": 1200})
     #: how many times the examples of a source are repeated (PubMedQA is the one source of questions as a
     #: reviewer writes them, and the smallest)
-    repeat: dict[str, int] = field(default_factory=lambda: {"pubmedqa": 2})
-    max_seconds: float = 0.0
-    threads: int = 2
-    device: str = "cpu"
-    seed: int = 13
-    #: ``training`` (the development part) or ``fit`` (its tuning part left out too, for comparing settings)
-    part: str = "training"
-    #: another trial's evidence on a like outcome as a further negative per Evidence Inference prompt
-    #: (``answer_data.ei_answer_examples``)
-    cross_trial: bool = False
+    repeat: dict[str, int] = Field(default_factory=lambda: {"pubmedqa": 2})
+    max_seconds: fitting.MaxSeconds = 0.0
+    threads: fitting.Threads = 2
+    device: fitting.Device = "cpu"
+    seed: fitting.Seed = 13
+    part: str = Field("training", description="train on the development part (training), or on its fit part "
+                                              "(its tuning part left out too) to compare settings")
+    #: ``answer_data.ei_answer_examples``
+    cross_trial: bool = Field(False, description="add another trial's result on a like outcome as a negative per "
+                                                 "Evidence Inference prompt")
 
 
 def _targets(examples: list[AnswerExample]) -> tuple[list[int], list[int]]:
@@ -175,7 +177,7 @@ def train_answerer(out_dir: str | Path, config: AnswererTrainConfig, log_every: 
                               "training answerer", log_every)
     out = Path(out_dir)
     sha256 = save_delta(network, out / WEIGHTS_FILE)
-    settings = {k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")}
+    settings = config.model_dump(exclude={"data_dir", "threads"})
     settings["init_reader"] = Path(config.init_reader).name if config.init_reader else None
     saved = AnswererConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen, training={
         **settings, "sources": list(config.sources), "steps": step, "seconds": round(seconds, 1),

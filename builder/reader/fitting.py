@@ -7,10 +7,29 @@ from __future__ import annotations
 import random
 import time
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
 
 from biodivergence_dataset.io import write_bytes_atomic
 
 from .model import IGNORE
+
+# The settings every fine-tuning on the expert-labelled sources takes (the judge, the finding reader, the question
+# answerer), each with what it means: a model's training config declares them with its own defaults.
+DataDir = Annotated[str, Field(description="folder holding the expert-labelled sources")]
+Sources = Annotated[tuple[str, ...], Field(description="train on these sources")]
+Encoder = Annotated[str, Field(description="encoder name or path")]
+Epochs = Annotated[float, Field(description="training epochs")]
+BatchSize = Annotated[int, Field(description="examples per training batch")]
+LearningRate = Annotated[float, Field(description="AdamW learning rate")]
+WarmupShare = Annotated[float, Field(description="share of steps of linear warm-up")]
+MaxLength = Annotated[int, Field(description="longest input in tokens (longer: truncated)")]
+MaxSeconds = Annotated[float, Field(description="stop and save after this many seconds of training (0: run the "
+                                                "whole schedule)")]
+Threads = Annotated[int, Field(description="torch CPU threads")]
+Device = Annotated[str, Field(description="torch device to train on (e.g. cuda on a GPU server)")]
+Seed = Annotated[int, Field(description="seed of the sampling and the training")]
 
 
 def length_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:

@@ -13,12 +13,16 @@ from __future__ import annotations
 import argparse
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from biodivergence_dataset import ontology
+from biodivergence_dataset.arguments import add_config_arguments, config_from_args
 from biodivergence_dataset.io import write_json_atomic
 
+from . import fitting
 from .answerer import REPORT_FILE as ANSWER_REPORT
 from .answerer import AnswererTrainConfig
 from .fitting import fit_heads, freeze, save_delta
@@ -26,49 +30,56 @@ from .model import CONFIG_FILE, IGNORE, REPORT_FILE, WEIGHTS_FILE, ReaderConfig,
 from .reader_examples import SCORED_ON, SOURCES, Part, ReaderExample, data_fingerprint, training_examples
 
 
-@dataclass
-class TrainConfig:
+class TrainConfig(BaseModel):
     """``biodivergence reader train`` settings, sized for 2 CPU cores: the shipped reader is these defaults
     (1,272 steps, 32 min on 2 idle cores, about 25 s on one H100; six epochs over three, and the arm marks,
     were chosen on a development part of the training articles)."""
 
-    data_dir: str = "../shared/data"
-    sources: tuple[str, ...] = SOURCES
-    base_model: str = "sentence-transformers/all-MiniLM-L6-v2"
-    epochs: float = 6.0
-    batch_size: int = 32
-    learning_rate: float = 6e-5
-    warmup_share: float = 0.06
-    max_length: int = 128
+    model_config = ConfigDict(extra="forbid")
+
+    data_dir: fitting.DataDir = "../shared/data"
+    sources: fitting.Sources = SOURCES
+    base_model: fitting.Encoder = "sentence-transformers/all-MiniLM-L6-v2"
+    epochs: fitting.Epochs = 6.0
+    batch_size: fitting.BatchSize = 32
+    learning_rate: fitting.LearningRate = 6e-5
+    warmup_share: fitting.WarmupShare = 0.06
+    max_length: fitting.MaxLength = 128
     #: cap on the examples of each source (a seeded sample); Evidence Inference has none, so every finding is
     #: kept in each of its ``phrasings``
-    max_per_source: dict[str, int] = field(default_factory=lambda: {"pubmedqa": 1000, "scifact": 1000,
+    max_per_source: dict[str, int] = Field(default_factory=lambda: {"pubmedqa": 1000, "scifact": 1000,
                                                                     "healthver": 1200})
-    freeze_layers: int = 0
-    max_steps: int | None = None
-    #: stop (and save) after this many seconds of training even if the schedule is not done (0: no limit)
-    max_seconds: float = 0.0
-    threads: int = 2
-    #: torch device to train on ("cpu", "cuda", "cuda:1", ...); the reader it saves loads on any device
-    device: str = "cpu"
-    seed: int = 13
-    #: a saved reader to start from (continue training it), else the base model's heads start fresh
-    init: str | None = None
-    #: mark the arm words of Evidence Inference texts (``model.mark_arms``); the reader remembers it
-    arm_marks: bool = True
-    #: ``training`` (all but the held-out part; scored there) or ``fit`` (the development part left out too,
-    #: scored there: for choosing settings without looking at the held-out part), ``reader_examples.SCORED_ON``
-    part: Part = "training"
-    #: questions asked of each Evidence Inference finding (``reader_examples.ei_examples``)
-    phrasings: int = 1
-    #: also ask each Evidence Inference finding whose text marks an arm with its arms exchanged, direction
-    #: flipped (``reader_examples.exchanged_example``; needs ``arm_marks``)
-    exchange_arms: bool = False
+    freeze_layers: int = Field(0, description="lowest encoder layers kept frozen")
+    max_steps: int | None = Field(None, description="stop after this many steps (default: the epochs)")
+    max_seconds: fitting.MaxSeconds = 0.0
+    threads: fitting.Threads = 2
+    #: the reader it saves loads on any device
+    device: fitting.Device = "cpu"
+    seed: fitting.Seed = 13
+    #: else the base model's heads start fresh
+    init: str | None = Field(None, description="a saved reader folder to continue training from")
+    #: ``model.mark_arms``; the reader remembers it
+    arm_marks: bool = Field(True, description="mark the arm words of Evidence Inference texts (--no-arm-marks: "
+                                              "train on plain texts)")
+    #: ``reader_examples.SCORED_ON``
+    part: Part = Field(
+        "training", description="train on all but the held-out part (scored there), or on the fit part: the "
+                                "development part left out too and scored instead, to compare settings without "
+                                "seeing the held-out part")
+    #: ``reader_examples.ei_examples``
+    phrasings: int = Field(1, description="questions asked of each Evidence Inference finding (1 to 8 of "
+                                          "reader_examples.QUESTION_TEMPLATES)")
+    #: ``reader_examples.exchanged_example``
+    exchange_arms: bool = Field(False, description="also ask each Evidence Inference finding whose text marks an "
+                                                   "arm with the arms exchanged (direction flipped), so the marks "
+                                                   "decide the direction; needs the arm marks")
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _exchange_needs_marks(self) -> TrainConfig:
         if self.exchange_arms and not self.arm_marks:
             raise ValueError("exchange_arms (--exchange-arms) asks marked findings with their arms exchanged; "
                              "it needs arm_marks (drop --no-arm-marks)")
+        return self
 
 
 def _labels(examples: list[ReaderExample]) -> tuple[list[int], list[int]]:
@@ -113,7 +124,7 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     sha256 = save_delta(network, out / WEIGHTS_FILE)
     saved = ReaderConfig(base_model=config.base_model, max_length=config.max_length, frozen=frozen,
                          arm_marks=config.arm_marks, weights_sha256=sha256, training={
-        **{k: v for k, v in asdict(config).items() if k not in ("data_dir", "threads")},
+        **config.model_dump(exclude={"data_dir", "threads"}),
         "sources": list(config.sources), "steps": step, "scheduled_steps": scheduled, "seconds": round(seconds, 1),
         "examples": len(examples), "examples_per_source": dict(Counter(e.source for e in examples)),
         "data_fingerprint": data_fingerprint(examples), "heldout": "builder.reader.reader_examples.is_heldout (20%)",
@@ -128,35 +139,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("train", help="fine-tune the finding reader on the non-held-out expert data",
                        formatter_class=parser.formatter_class)
     p.add_argument("--out", required=True, help="folder for the reader (delta weights + reader_config.json)")
-    p.add_argument("--data-dir", default=d.data_dir, help="folder holding the expert-labelled sources")
-    p.add_argument("--source", action="append", choices=SOURCES, dest="sources",
-                   help="train on these sources (repeat; default: all)")
-    p.add_argument("--base-model", default=d.base_model, help="encoder name or path (the packaged one by default)")
-    p.add_argument("--epochs", type=float, default=d.epochs)
-    p.add_argument("--batch-size", type=int, default=d.batch_size)
-    p.add_argument("--learning-rate", type=float, default=d.learning_rate)
-    p.add_argument("--warmup-share", type=float, default=d.warmup_share, help="share of steps of linear warm-up")
-    p.add_argument("--max-length", type=int, default=d.max_length)
-    p.add_argument("--max-per-source", type=int, default=None,
+    p.add_argument("--max-per-source", dest="every_source_cap", type=int, default=None, metavar="N",
                    help=f"cap on examples of every source (default: per source, {d.max_per_source})")
-    p.add_argument("--freeze-layers", type=int, default=d.freeze_layers, help="lowest encoder layers kept frozen")
-    p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (default: the epochs)")
-    p.add_argument("--max-seconds", type=float, default=d.max_seconds,
-                   help="stop and save after this many seconds of training (0: run the whole schedule)")
-    p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
-    p.add_argument("--device", default=d.device, help="torch device to train on (e.g. cuda on a GPU server)")
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--init", default=None, help="a saved reader folder to continue training from")
-    p.add_argument("--no-arm-marks", dest="arm_marks", action="store_false",
-                   help="train on plain Evidence Inference texts, without their arm words marked")
-    p.add_argument("--phrasings", type=int, default=d.phrasings,
-                   help="questions asked of each Evidence Inference finding (1 to 8 of reader_examples.QUESTION_TEMPLATES)")
-    p.add_argument("--exchange-arms", action="store_true",
-                   help="also ask each Evidence Inference finding whose text marks an arm with the arms exchanged "
-                        "(direction flipped), so the marks decide the direction")
-    p.add_argument("--part", choices=list(SCORED_ON), default=d.part,
-                   help="train on all but the held-out part (scored there), or on the fit part: the development "
-                        "part left out too and scored instead, to compare settings without seeing the held-out part")
+    add_config_arguments(p, TrainConfig, aliases={"sources": "--source"},
+                         options={"sources": {"choices": SOURCES}, "part": {"choices": list(SCORED_ON)}})
     p.add_argument("--no-evaluate", action="store_true", help="skip the report (held-out, or development for --part fit)")
     e = sub.add_parser("evaluate", help="score a reader on the held-out part of every source (the development part "
                                         "for a reader trained with --part fit)",
@@ -171,20 +157,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     r.add_argument("--out", default=None, help="write the rows here (default: standard output)")
     r.add_argument("--reader", default=None, help="finding reader folder or Hub id (default: the shipped one)")
     r.add_argument("--answerer", default=None, help="question answerer folder (default: the shipped one)")
-    a = AnswererTrainConfig()
     t = sub.add_parser("train-answerer", help="fine-tune the question answerer (relevance + yes / no) on the "
                                               "development part", formatter_class=parser.formatter_class)
     t.add_argument("--out", required=True, help="folder for the answerer (delta weights + answerer_config.json)")
-    t.add_argument("--data-dir", default=a.data_dir, help="folder holding the expert-labelled sources")
-    t.add_argument("--epochs", type=float, default=a.epochs)
-    t.add_argument("--max-seconds", type=float, default=a.max_seconds,
-                   help="stop and save after this many seconds of training (0: run the whole schedule)")
-    t.add_argument("--device", default=a.device, help="torch device to train on (e.g. cuda on a GPU server)")
-    t.add_argument("--seed", type=int, default=a.seed)
-    t.add_argument("--part", choices=list(SCORED_ON), default=a.part,
-                   help="train on the development part (training), or on its fit part to compare settings")
-    t.add_argument("--cross-trial", action=argparse.BooleanOptionalAction, default=a.cross_trial,
-                   help="add another trial's result on a like outcome as a negative per Evidence Inference prompt")
+    add_config_arguments(t, AnswererTrainConfig, aliases={"sources": "--source"},
+                         options={"part": {"choices": list(SCORED_ON)}})
     v = sub.add_parser("evaluate-answerer", help="score the question answerer on the check part",
                        formatter_class=parser.formatter_class)
     v.add_argument("--answerer", default=None, help="question answerer folder (default: the shipped one)")
@@ -198,16 +175,8 @@ def run(args: argparse.Namespace) -> int:
     if args.reader_command in ANSWERER_COMMANDS:
         return run_answerer(args)
     if args.reader_command == "train":
-        config = TrainConfig(data_dir=args.data_dir, sources=tuple(args.sources or SOURCES),
-                             base_model=args.base_model, epochs=args.epochs, batch_size=args.batch_size,
-                             learning_rate=args.learning_rate, warmup_share=args.warmup_share,
-                             max_length=args.max_length,
-                             max_per_source=({s: args.max_per_source for s in SOURCES} if args.max_per_source
-                                             else TrainConfig().max_per_source),
-                             freeze_layers=args.freeze_layers, max_steps=args.max_steps,
-                             max_seconds=args.max_seconds, threads=args.threads, device=args.device,
-                             seed=args.seed, init=args.init, arm_marks=args.arm_marks, part=args.part,
-                             phrasings=args.phrasings, exchange_arms=args.exchange_arms)
+        cap = args.every_source_cap
+        config = config_from_args(TrainConfig, args, **({"max_per_source": dict.fromkeys(SOURCES, cap)} if cap else {}))
         saved = train_reader(args.out, config)
         print(f"reader saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps, "
               f"{saved.training['seconds']:.0f} s")
@@ -227,7 +196,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-
 ANSWERER_COMMANDS = ("read", "train-answerer", "evaluate-answerer")
 
 
@@ -242,10 +210,7 @@ def run_answerer(args: argparse.Namespace) -> int:
 
         return run_read(args.file, args.out, lambda: (load_reader(args.reader), load_answerer(args.answerer)))
     if args.reader_command == "train-answerer":
-        saved = train_answerer(args.out, AnswererTrainConfig(data_dir=args.data_dir, epochs=args.epochs,
-                                                             max_seconds=args.max_seconds, device=args.device,
-                                                             seed=args.seed, part=args.part,
-                                                             cross_trial=args.cross_trial))
+        saved = train_answerer(args.out, config_from_args(AnswererTrainConfig, args))
         print(f"answerer saved to {args.out}: {saved.training['examples']} examples, {saved.training['steps']} steps")
         folder = Path(args.out)
     else:

@@ -19,6 +19,7 @@ from builder.annotate_config import AnnotateConfig
 from builder.annotators import goldcheck as gc
 from builder.annotators.annotator_base import LocalAnnotator
 from builder.annotators.panel import Vote, consensus, disagree, panel_agreement
+from builder.goldreport import goldcheck_table, goldcheck_warnings
 from builder.goldsources import make_claim, make_pair
 from builder.repair import Labels
 
@@ -107,7 +108,7 @@ def test_goldcheck_never_scores_a_member_on_a_source_it_was_trained_on(monkeypat
     assert result["scores"]["judge:fake"]["scifact"] == {"in_fold": True, "pairs": 519}
     assert not result["scores"]["judge:fake"]["pubmedqa"]["in_fold"]
     assert set(_TrainedOn.scored) == {"pubmedqa"}
-    assert "trained on this source" in gc.render_table(result)
+    assert "trained on this source" in goldcheck_table(result)
 
 
 def test_goldcheck_reports_intervals_and_warns_when_the_rule_is_not_beaten():
@@ -121,7 +122,7 @@ def test_goldcheck_reports_intervals_and_warns_when_the_rule_is_not_beaten():
     assert cell["rule_kappa"] == pytest.approx(rule_kappa, abs=1e-4)
     assert cell["beats_rule"] == (cell["kappa"] - cell["rule_kappa"] >= gc.MIN_KAPPA_GAIN)
     forced = {**result, "scores": {"frames": {"scifact": {**cell, "beats_rule": False}}}}
-    assert gc.warnings_for(forced) and "scifact" in gc.warnings_for(forced)[0]
+    assert goldcheck_warnings(forced) and "scifact" in goldcheck_warnings(forced)[0]
 
 
 def test_pubmedqa_questions_read_as_claims():

@@ -10,7 +10,7 @@ from repo_paths import SHARED_DATA
 
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Question
-from builder.annotators.reader_annotator import _asked_words, classify, conditions, differences
+from builder.annotators.reader_annotator import asked_words, classify, conditions, differences
 from builder.goldsources import make_claim, make_pair
 from builder.questionpacks import question_from
 from builder.questions.compiled import compile_questions
@@ -119,7 +119,7 @@ def test_words_of_the_question_are_not_conditions():
     a = "Contrast media increased the risk of acute kidney injury."
     b = "Contrast media did not increase the risk of acute kidney injury."
     asked = pair(a, b, "Does contrast media increase the risk of acute kidney injury?")
-    assert conditions(asked.claim_a, _asked_words(asked)) == []
+    assert conditions(asked.claim_a, asked_words(asked)) == []
     conflict, chosen, _ = classify(asked)
     assert conflict != ontology.CONTEXTUAL and chosen == []
     # the same words outside the question are a condition: chronic vs acute disease
@@ -132,12 +132,12 @@ def test_words_of_the_question_are_not_conditions():
 def test_condition_phrases_cover_the_whole_condition():
     text = "Drug X 20 mg twice daily in combination with metformin lowered HbA1c in obese adults aged over 65 years."
     p = pair(text, "Drug X did not lower HbA1c.", "Does drug X lower HbA1c?")
-    found = {c.span.text for c in conditions(p.claim_a, _asked_words(p))}
+    found = {c.span.text for c in conditions(p.claim_a, asked_words(p))}
     assert "20 mg twice daily" in found
     assert "in combination with metformin" in found
     assert any(t.startswith("in obese adults aged over 65") for t in found)
     # the claim without conditions makes the difference one-sided
-    diffs = differences(conditions(p.claim_a, _asked_words(p)), conditions(p.claim_b, _asked_words(p)))
+    diffs = differences(conditions(p.claim_a, asked_words(p)), conditions(p.claim_b, asked_words(p)))
     assert diffs and not any(d.two_sided for d in diffs)
 
 
@@ -158,7 +158,7 @@ def test_condition_phrases_cover_the_whole_condition():
 def test_a_clause_that_recalls_other_research_states_no_condition_of_this_study(sentence, question, recalled, own):
     """Conditions come from the claim's own finding, not from a clause reporting what other studies showed."""
     p = pair(sentence, "The drug had no effect.", question)
-    found = [c.span.text for c in conditions(p.claim_a, _asked_words(p))]
+    found = [c.span.text for c in conditions(p.claim_a, asked_words(p))]
     assert not any(recalled in t for t in found), found
     assert any(t.startswith(own) for t in found), found
 
@@ -330,7 +330,7 @@ def test_a_difference_read_only_from_the_abstracts_is_named_without_phrases():
 def test_a_follow_up_window_in_weeks_is_an_endpoint_condition():
     asked = pair("Captopril was associated with a non-significant reduction in 4-week mortality.",
                  "Captopril reduced mortality.", "Does captopril reduce mortality?")
-    conds = conditions(asked.claim_a, _asked_words(asked))
+    conds = conditions(asked.claim_a, asked_words(asked))
     assert [(c.axis, c.span.text) for c in conds if c.axis == "endpoint_definition"] == [
         ("endpoint_definition", "4-week")]
 
@@ -347,7 +347,7 @@ def test_a_follow_up_window_in_weeks_is_an_endpoint_condition():
 ])
 def test_a_measured_amount_per_time_or_volume_is_no_dose(sentence, doses):
     asked = pair(sentence, "Captopril reduced proteinuria.", "Does captopril reduce proteinuria?")
-    assert [c.span.text for c in conditions(asked.claim_a, _asked_words(asked))
+    assert [c.span.text for c in conditions(asked.claim_a, asked_words(asked))
             if c.axis == "dosage_intervention"] == doses
 
 
@@ -384,7 +384,7 @@ def test_a_measured_amount_per_time_or_volume_is_no_dose(sentence, doses):
 ])
 def test_measures_and_counts_are_not_conditions(sentence, question, expected):
     asked = pair(sentence, "Nothing was stated.", question)
-    assert [(c.axis, c.span.text) for c in conditions(asked.claim_a, _asked_words(asked))] == expected
+    assert [(c.axis, c.span.text) for c in conditions(asked.claim_a, asked_words(asked))] == expected
 
 
 @pytest.mark.parametrize(("text", "yes_or_no"), [

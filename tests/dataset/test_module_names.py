@@ -3,8 +3,9 @@ name (``_x``) from another module of ours.
 
 A shared file name (two ``stage.py``, two ``scoring.py``) makes every traceback, grep and import line ambiguous;
 a private name imported across modules is an interface nobody declared. ``__init__.py`` and ``__main__.py`` are
-the package machinery and are left out of the first rule; dunder names (``__version__``) are not private. Only the
-product packages are walked: tests and benchmarks may reach into a module's private parts to test them.
+the package machinery and are left out of the first rule; dunder names (``__version__``) are not private. The
+second rule holds for the tests and benchmarks too: what they need of a module is public there, and the shared
+helpers they import by plain name (``tests/support`` on pytest's path, a benchmark's sibling scripts) count as ours.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ PACKAGES = {"biodivergence_dataset": "biodivergence_dataset", "biodivergence_tex
             "biodivergence_cli": "biodivergence_cli", "builder": "builder", "trainer": "trainer",
             "metrics/biodivergence": "biodivergence"}
 MACHINERY = {"__init__.py", "__main__.py"}
+#: Folders of scripts (tests, benchmarks) that import our packages and each other's modules by plain name.
+SCRIPTS = ("tests", "benchmarks")
 
 
 def modules(root: Path, packages: dict[str, str]) -> dict[Path, str]:
@@ -79,6 +82,16 @@ def private_imports_in(root: Path, packages: dict[str, str]) -> dict[str, list[s
     return {path: lines for path, lines in found.items() if lines}
 
 
+def script_private_imports(root: Path, packages: dict[str, str], scripts: tuple[str, ...] = SCRIPTS
+                           ) -> dict[str, list[str]]:
+    """File -> its imports of private names of ours, for every script under ``scripts`` that has one; ours: the
+    packages and every script module, by its plain name (how ``tests/support`` and the benchmarks import them)."""
+    paths = [path for folder in scripts for path in sorted((root / folder).rglob("*.py"))]
+    ours = set(packages.values()) | {path.stem for path in paths if path.name not in MACHINERY}
+    found = {str(path.relative_to(root)): private_imports(path, path.stem, ours) for path in paths}
+    return {path: lines for path, lines in found.items() if lines}
+
+
 def test_no_two_modules_share_a_file_name():
     shared = shared_file_names(list(modules(ROOT, PACKAGES)), ROOT)
     assert not shared, "file names used by more than one module (rename one to say its job):\n" + "\n".join(
@@ -88,6 +101,13 @@ def test_no_two_modules_share_a_file_name():
 def test_no_module_imports_a_private_name_of_another():
     found = private_imports_in(ROOT, PACKAGES)
     assert not found, "private names imported across modules (make them public where they are defined):\n" + "\n".join(
+        f"  {path}: {'; '.join(lines)}" for path, lines in found.items())
+
+
+def test_no_test_or_benchmark_imports_a_private_name():
+    found = script_private_imports(ROOT, PACKAGES)
+    assert not found, "private names imported by tests or benchmarks (make them public where they are shared, or " \
+                      "test through the public ones):\n" + "\n".join(
         f"  {path}: {'; '.join(lines)}" for path, lines in found.items())
 
 
@@ -117,3 +137,14 @@ def test_a_private_import_from_our_modules_is_reported(tmp_path, text, expected)
                           "pkg/two.py": text})
     found = private_imports_in(tmp_path, {"pkg": "pkg"})
     assert found == ({"pkg/two.py": expected} if expected else {})
+
+
+def test_a_private_import_in_a_test_or_benchmark_is_reported(tmp_path):
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/one.py": "_hidden = shown = 1\n",
+                          "tests/support/helpers.py": "_made = made = 1\n",
+                          "tests/test_a.py": "from pkg.one import _hidden, shown\nfrom helpers import _made, made\n",
+                          "tests/test_b.py": "from pkg.one import shown\nfrom re import _parser\n",
+                          "benchmarks/bench.py": "def f():\n    from helpers import _made\n"})
+    found = script_private_imports(tmp_path, {"pkg": "pkg"}, ("tests", "benchmarks"))
+    assert found == {"tests/test_a.py": ["line 1: from pkg.one import _hidden", "line 2: from helpers import _made"],
+                     "benchmarks/bench.py": ["line 2: from helpers import _made"]}

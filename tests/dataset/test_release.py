@@ -277,15 +277,15 @@ def test_metrics_below_the_minimum_support_are_warned_about_and_left_off_the_lea
 
 
 def test_support_rules_are_checked_against_the_task_and_the_ontology():
-    from biodivergence_dataset.tasks import _support_rules, load_tasks
+    from biodivergence_dataset.tasks import load_tasks, support_rules
 
     raw = {"name": "t", "headline": ["f1"], "target_fields": ["conflict_type"]}
     with pytest.raises(ValueError, match=r"unknown conflict_type labels \['nope'\]"):
-        _support_rules({**raw, "support": {"f1": {"field": "conflict_type", "labels": ["nope"]}}})
+        support_rules({**raw, "support": {"f1": {"field": "conflict_type", "labels": ["nope"]}}})
     with pytest.raises(ValueError, match="not one of its targets"):
-        _support_rules({**raw, "support": {"f1": {"field": "reconciliation"}}})
+        support_rules({**raw, "support": {"f1": {"field": "reconciliation"}}})
     with pytest.raises(ValueError, match="exactly the headline metrics"):
-        _support_rules({**raw, "support": {}})
+        support_rules({**raw, "support": {}})
     macro = load_tasks()[0].support_rule("macro_f1")
     assert macro.labels == ontology.EVALUABLE_CLASSES
     rows = [{"conflict_type": ontology.CONTEXTUAL}] * 3 + [{"conflict_type": ontology.NO_CONFLICT}]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from pathlib import Path
 
 import yaml
@@ -47,34 +48,38 @@ def test_the_task_folder_imports_no_package_of_ours():
     assert modules and all(not imported_packages(m) & OURS for m in modules), {m.name: imported_packages(m) for m in modules}
 
 
-#: In an isolated interpreter (``isolated_python``): our packages must not import, then the metric folder is put on
-#: the path and the metric and the task's utils.py import from it alone.
+#: In a fresh virtual environment (``isolated_python``): which of our packages import before the metric folder is
+#: put on the path (none may), then the metric and the task's utils.py import from that folder alone.
 _ISOLATED = """
 import importlib.util, json, sys
-try:
-    import builder
-except ModuleNotFoundError:
-    pass
-else:
-    raise SystemExit("not isolated: builder imports from " + builder.__file__)
+importable = []
+for name in ("builder", "biodivergence_dataset", "trainer"):
+    try:
+        __import__(name)
+    except ModuleNotFoundError:
+        continue
+    importable.append(name)
 sys.path.append(sys.argv[1])
 from biodivergence import biodivergence, scoring
 spec = importlib.util.spec_from_file_location("task_utils", sys.argv[2])
 utils = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(utils)
 ours = sorted({name.split(".")[0] for name in sys.modules} & set(json.loads(sys.argv[3])) - {"biodivergence"})
-print(json.dumps({"ours": ours, "metric": biodivergence.__file__, "choices": utils.conflict_type_choices({}),
+print(json.dumps({"importable": importable, "prefix": sys.prefix, "ours": ours, "metric": biodivergence.__file__,
+                  "choices": utils.conflict_type_choices({}),
                   "macro_f1": utils.conflict_type_macro_f1([(0, 0), (2, 2)]),
                   "axes": utils.parse_axes("Geography and disease subtype")}))
 """
 
 
 def test_the_metric_and_the_task_import_with_only_their_libraries():
-    """In a fresh interpreter that cannot import our packages (``import builder`` fails there), the metric package
-    and the task's utils.py import from the metrics folder alone and score."""
+    """In a fresh virtual environment that sees the installed libraries but not our editable install (``import
+    builder``, ``biodivergence_dataset`` and ``trainer`` fail there), the metric package and the task's utils.py
+    import from the metrics folder alone and score."""
     out = isolated_python(_ISOLATED, str(METRICS), str(TASK_DIR / "utils.py"), json.dumps(sorted(OURS)), cwd=METRICS)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.splitlines()[-1])
+    assert result["importable"] == [] and Path(result["prefix"]) != Path(sys.prefix)
     assert result["ours"] == [] and Path(result["metric"]).parent == METRICS / "biodivergence"
     assert result["choices"] == list(ontology.CONFLICT_TYPE_NAMES)
     assert result["macro_f1"] == 1.0 and result["axes"] == ["geography", "disease_subtype"]

@@ -193,7 +193,7 @@ def test_confidence_slices_show_where_a_model_fails_on_shaky_labels(tiny):
 
 def test_scores_of_a_slice_without_a_class_are_null_as_in_the_metric():
     """A bin (or fold) without contextual contradictions, predicted right: Ctx-F1 n/a, never 1.0; same as the metric."""
-    from trainer.analyses.report import _f
+    from trainer.analyses.report import score_text
     from trainer.metric import score
 
     rows = [{"pair_id": f"p{i}", "conflict_type": ontology.NO_CONFLICT, "divergence_axes": [],
@@ -205,7 +205,7 @@ def test_scores_of_a_slice_without_a_class_are_null_as_in_the_metric():
                    [{"conflict_type": r["conflict_type"]} for r in rows])
     assert scores == {k: metric[f"conflict_type/{k}"] for k in scores}
     assert analysis_release.task_scores(predictions, rows)["conflict_type/kappa"] is None
-    assert _f(scores["ctx_f1"]) == "n/a" and _f(scores["macro_f1"]) == "1.000"
+    assert score_text(scores["ctx_f1"]) == "n/a" and score_text(scores["macro_f1"]) == "1.000"
 
 
 def test_annotator_audit_finds_agreeing_and_opposed_members(tiny):

@@ -15,7 +15,7 @@ from trainer.pair_features import DISAGREEMENT, METADATA
 from trainer.predict import tune_axis_threshold
 from trainer.train import (
     TUNED_THRESHOLD,
-    _interrupted_message,
+    interrupted_message,
     kept_evaluation,
     make_compute_metrics,
     model_config_kwargs,
@@ -26,12 +26,12 @@ from trainer.training_args import ABLATIONS, BEST_METRIC, PAPER_DEFAULTS, TrainS
 
 
 def test_interrupted_run_says_how_to_resume(tmp_path):
-    assert "starts over" in _interrupted_message(tmp_path, [7])
+    assert "starts over" in interrupted_message(tmp_path, [7])
     (tmp_path / "checkpoint-5").mkdir()
-    message = _interrupted_message(tmp_path, [7])
+    message = interrupted_message(tmp_path, [7])
     assert "checkpoint-5" in message and "--resume-from-checkpoint true" in message
     (tmp_path / "seed-2" / "checkpoint-3").mkdir(parents=True)
-    message = _interrupted_message(tmp_path, [1, 2])
+    message = interrupted_message(tmp_path, [1, 2])
     assert "seed-2/checkpoint-3" in message and "finished seeds are kept" in message
 
 

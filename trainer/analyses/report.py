@@ -50,7 +50,7 @@ class AnalysisResults:
     notes: list[str] = field(default_factory=list)
 
 
-def _f(value: float | None, digits: int = 3) -> str:
+def score_text(value: float | None, digits: int = 3) -> str:
     """A score; "n/a" where the metric says undefined (None), never a made-up value."""
     return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
@@ -87,8 +87,8 @@ def data_warnings(results: AnalysisResults) -> list[str]:
 
 
 def render_perturbation(r: PerturbationResult, out: Path) -> tuple[str, list[Figure]]:
-    rows = [[f"`{f.family}`", f.description, "yes" if f.label_preserving else "no", f.n, _f(f.flip_rate),
-             _f(f.expected_rate), _f(f.label_changed)] for f in r.families]
+    rows = [[f"`{f.family}`", f.description, "yes" if f.label_preserving else "no", f.n, score_text(f.flip_rate),
+             score_text(f.expected_rate), score_text(f.label_changed)] for f in r.families]
     fig = bar_chart(out, "perturbation", f"Perturbation robustness ({r.predictor})", "edit family", "share of edited pairs",
                     [f.family for f in r.families], {"prediction flips": [f.flip_rate for f in r.families],
                                                      "prediction = edit's label": [f.expected_rate for f in r.families]})
@@ -102,11 +102,11 @@ def render_perturbation(r: PerturbationResult, out: Path) -> tuple[str, list[Fig
 
 def render_counterfactual(r: CounterfactualResult, out: Path) -> tuple[str, list[Figure]]:
     head = (f"Predictor: {r.predictor}; {r.contextual_pairs} contextual contradictions edited. Identical contexts → "
-            f"predicted direct: {_f(r.identical_consistency)} of {r.identical_n}; a difference on a new axis → the axes "
-            f"head includes it: {_f(r.new_axis_consistency)} of {r.new_axis_n}.")
+            f"predicted direct: {score_text(r.identical_consistency)} of {r.identical_n}; a difference on a new axis → the axes "
+            f"head includes it: {score_text(r.new_axis_consistency)} of {r.new_axis_n}.")
     if not r.per_axis:
         return head, []
-    rows = [[_title(a.axis), a.identical_n, _f(a.identical_consistency), a.new_axis_n, _f(a.new_axis_consistency)] for a in r.per_axis]
+    rows = [[_title(a.axis), a.identical_n, score_text(a.identical_consistency), a.new_axis_n, score_text(a.new_axis_consistency)] for a in r.per_axis]
     fig = bar_chart(out, "counterfactual", f"Counterfactual consistency per axis ({r.predictor})", "divergence axis",
                     "consistent share", [_title(a.axis) for a in r.per_axis],
                     {"identical context → direct": [a.identical_consistency for a in r.per_axis],
@@ -121,7 +121,7 @@ def render_domains(r: LeaveOneDomainOutResult | None, out: Path) -> tuple[str, l
     header = ["held-out domain", "train rows", "test rows", "contextual in test"]
     header += [f"{s} {m}" for s in r.systems for m in ("macro-F1", "Ctx-F1")]
     rows = [[_title(f.domain), f.n_train, f.n_test, f.n_test_contextual]
-            + [_f(f.scores.get(s, {}).get(m)) for s in r.systems for m in ("macro_f1", "ctx_f1")] for f in r.folds]
+            + [score_text(f.scores.get(s, {}).get(m)) for s in r.systems for m in ("macro_f1", "ctx_f1")] for f in r.folds]
     fig = bar_chart(out, "leave_one_domain_out", "Leave-one-domain-out conflict-type macro-F1", "held-out domain",
                     "macro-F1", [_title(f.domain) for f in r.folds],
                     {s: [f.scores.get(s, {}).get("macro_f1") for f in r.folds] for s in r.systems})
@@ -131,7 +131,7 @@ def render_domains(r: LeaveOneDomainOutResult | None, out: Path) -> tuple[str, l
 
 
 def render_confidence(r: ConfidenceSlicesResult, out: Path) -> tuple[str, list[Figure]]:
-    rows = [[s.column, s.bin, s.n, _f(s.accuracy), _f(s.macro_f1), _f(s.ctx_f1)] for s in r.slices]
+    rows = [[s.column, s.bin, s.n, score_text(s.accuracy), score_text(s.macro_f1), score_text(s.ctx_f1)] for s in r.slices]
     missing = ", ".join(f"{k}: {v}" for k, v in r.missing.items() if v)
     figs = []
     for column in dict.fromkeys(s.column for s in r.slices):
@@ -151,23 +151,23 @@ def render_annotators(r: AnnotatorAuditResult, out: Path) -> tuple[str, list[Fig
     if r.members:
         parts.append("Each member against the release label (build manifest):\n\n" + _table(
             ["member", "pairs", "agreement", "κ"],
-            [[f"`{m}`", v.get("pairs"), _f(v.get("agreement")), _f(v.get("kappa"))] for m, v in r.members.items()]))
+            [[f"`{m}`", v.get("pairs"), score_text(v.get("agreement")), score_text(v.get("kappa"))] for m, v in r.members.items()]))
     if not r.pairs:
         parts.append(f"No two annotators labelled the same pairs ({r.labelled_rows} rows carry panel labels): there is "
                      "nothing to compare. A release annotated by a single annotator (or without `annotator_labels`) "
                      "cannot be audited this way.")
         return "\n\n".join(parts), []
     parts.append(_table(["annotator A", "annotator B", "pairs", "raw agreement", "κ", "axis-set Jaccard"],
-                        [[f"`{p.a}`", f"`{p.b}`", p.n, _f(p.raw_agreement), _f(p.kappa),
-                          _f(p.axis_jaccard) if p.axis_jaccard is not None else "n/a (no member axes)"] for p in r.pairs]))
+                        [[f"`{p.a}`", f"`{p.b}`", p.n, score_text(p.raw_agreement), score_text(p.kappa),
+                          score_text(p.axis_jaccard) if p.axis_jaccard is not None else "n/a (no member axes)"] for p in r.pairs]))
     classes = list(dict.fromkeys(c for p in r.pairs for c in p.per_class_kappa))
     parts.append("κ per class (one vs rest):\n\n" + _table(
         ["annotator pair", *(_title(c) for c in classes)],
-        [[f"`{p.a}` / `{p.b}`", *(_f(p.per_class_kappa.get(c)) for c in classes)] for p in r.pairs]))
+        [[f"`{p.a}` / `{p.b}`", *(score_text(p.per_class_kappa.get(c)) for c in classes)] for p in r.pairs]))
     domains = list(dict.fromkeys(d for p in r.pairs for d in p.per_domain_kappa))
     parts.append("κ per domain:\n\n" + _table(
         ["annotator pair", *(_title(d) for d in domains)],
-        [[f"`{p.a}` / `{p.b}`", *(_f(p.per_domain_kappa.get(d)) for d in domains)] for p in r.pairs]))
+        [[f"`{p.a}` / `{p.b}`", *(score_text(p.per_domain_kappa.get(d)) for d in domains)] for p in r.pairs]))
     fig = heatmap(out, "annotator_kappa", "Pairwise Cohen's κ of annotators (conflict type)", "annotator", "annotator",
                   r.annotators, r.annotators, r.kappa_matrix, fmt="{:.2f}", vmin=-1, vmax=1)
     parts.append(_image(fig))
@@ -178,7 +178,7 @@ def render_errors(r: ErrorAnalysisResult, out: Path) -> tuple[str, list[Figure]]
     shown = ["conflict_type/accuracy", "conflict_type/macro_f1", "conflict_type/kappa", "conflict_type/ctx_f1",
              "axes/micro_f1", "axes/macro_f1", "confounder/accuracy"]
     parts = [f"Predictor: {r.predictor}; {r.n} pairs, {r.errors} conflict-type errors.",
-             _table(["metric", "score"], [[k, _f(r.scores[k])] for k in shown if k in r.scores])]
+             _table(["metric", "score"], [[k, score_text(r.scores[k])] for k in shown if k in r.scores])]
     figs = []
     for c in r.confusions:
         names = [_title(x) if x != NO_CONFOUNDER else x for x in c.labels]
@@ -192,7 +192,7 @@ def render_errors(r: ErrorAnalysisResult, out: Path) -> tuple[str, list[Figure]]
     if r.questions:
         parts.append(question_table(r.questions))
     order = "by the predictor's confidence" if r.ranked_by_confidence else "in release order (the predictions carry no confidence)"
-    rows = [[i + 1, f"`{e.pair_id}`", _title(e.domain), _title(e.gold), _title(e.predicted), _f(e.confidence, 2),
+    rows = [[i + 1, f"`{e.pair_id}`", _title(e.domain), _title(e.gold), _title(e.predicted), score_text(e.confidence, 2),
              _cell(e.claim_a), _cell(e.claim_b)] for i, e in enumerate(r.top_errors)]
     if rows:
         parts.append(f"The {len(r.top_errors)} most confident conflict-type errors ({order}):\n\n"
@@ -235,14 +235,14 @@ def robustness_section(results: AnalysisResults) -> str:
     lines = [(f"Measured with `biodivergence analyze` for the {p.predictor} on the `{results.split}` split "
              f"({p.pairs} pairs sampled)."), "",
              _table(["edit family", "label-preserving", "pairs", "flip rate", "= edit's label"],
-                    [[f"`{f.family}`", "yes" if f.label_preserving else "no", f.n, _f(f.flip_rate), _f(f.expected_rate)]
+                    [[f"`{f.family}`", "yes" if f.label_preserving else "no", f.n, score_text(f.flip_rate), score_text(f.expected_rate)]
                      for f in p.families]), "",
              (f"Counterfactual context on {c.contextual_pairs} contextual contradictions: identical contexts → direct "
-             f"{_f(c.identical_consistency)} (n = {c.identical_n}); new axis followed {_f(c.new_axis_consistency)} "
+             f"{score_text(c.identical_consistency)} (n = {c.identical_n}); new axis followed {score_text(c.new_axis_consistency)} "
              f"(n = {c.new_axis_n}).")]
     if results.domains is not None:
         lines += ["", "Leave-one-domain-out conflict-type macro-F1: " + "; ".join(
-            f"{_title(f.domain)}: " + ", ".join(f"{s} {_f(f.scores.get(s, {}).get('macro_f1'))}" for s in results.domains.systems)
+            f"{_title(f.domain)}: " + ", ".join(f"{s} {score_text(f.scores.get(s, {}).get('macro_f1'))}" for s in results.domains.systems)
             for f in results.domains.folds) + "."]
     lines += ["", *(f"- {w}" for w in data_warnings(results))]
     return "\n".join(lines) + "\n"
