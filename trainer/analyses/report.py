@@ -208,7 +208,7 @@ QUESTION_COLUMNS = (("accuracy", "conflict_type/accuracy"), ("Ctx-F1", "conflict
 
 def question_table(questions: list) -> str:
     """Which questions the predictor gets wrong: per question its rows, conflicts, conflict-type errors and scores."""
-    rows = [[f"`{q.question_id}`", q.n, q.conflicts, q.errors, *(_f(q.scores.get(k)) if not k.endswith("/n")
+    rows = [[f"`{q.question_id}`", q.n, q.conflicts, q.errors, *(score_text(q.scores.get(k)) if not k.endswith("/n")
                                                                  else q.scores.get(k, "–") for _, k in QUESTION_COLUMNS)]
             for q in questions]
     return ("Per clinical question, most conflict-type errors first (rows without a question count in the pooled "
