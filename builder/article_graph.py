@@ -27,6 +27,10 @@ def _preference(ex: Example) -> tuple:
             hashlib.sha1(ex.model_dump_json().encode()).hexdigest())
 
 
+def is_conflict(ex: Example) -> bool:
+    return ex.conflict_type != ontology.NO_CONFLICT
+
+
 # ---------------------------------------------------------------------------------------------
 # pool preparation
 
