@@ -1,5 +1,6 @@
-"""Placing the split's components: per-domain targets, the stratified group split of ``primary``, the per-domain
-stratified split of ``pairlevel`` and the ``test_matched`` sample.
+"""Placing the split's components: per-domain targets, the group split of ``primary`` stratified over questions
+(the evaluation splits' draft first), the claim cap, the per-domain stratified split of ``pairlevel`` and the
+``test_matched`` sample.
 
 Every ordering is a seeded hash of record identities (``seeded_rank``), so a placement depends only on the pool's
 content and the seed.

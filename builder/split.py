@@ -6,8 +6,13 @@ conflict type inside each domain.
 ``primary`` (article-disjoint, paper appendix M): duplicate ``pair_id``s are resolved (LLM copies
 preferred over heuristic ones; label-conflicting duplicates counted), articles linked by any shared
 pair (or claim) form connected components, and whole components are placed per domain at 70/15/15
-by example count, those holding conflicts by conflict count (a stratified group split: conflicts cluster
-in a few components, and placed by size alone they can all land in train). Components too large for
+by example count. Those holding conflicts are placed by their questions (beyond the paper): validation and
+test first draft components bringing them questions they lack, up to their share of the conflicts, then the
+rest go where their questions' conflicts fall furthest short (a group split stratified over questions; placed
+by size alone, conflicts, which cluster in a few components, can all land in train). No claim may be in more
+than ``max_claim_share`` of a split's conflicts: the excess conflict rows of a claim over it are dropped and
+counted (``claim_share_cap``), so that one claim's reading cannot decide a large part of a score; the report
+gives every split's conflicts per question and its largest claim share. Components too large for
 validation/test go to train and are reported (``oversized_components: auto``, the default, carves them only when
 that would leave a split of ``primary`` empty); with ``oversized_components: carve`` (beyond the paper, for
 small corpora whose article graph percolates into one component per domain) they are cut into Louvain
