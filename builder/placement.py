@@ -238,7 +238,7 @@ def _draft(units: Sequence[Component], target: Mapping[str, int], conflict_targe
 
     In turn, the evaluation split holding the fewest questions (test first on a tie) picks, among the units that
     bring it a question it lacks, fit its row target and suit it (:func:`_suits`), the one that keeps the largest
-    share of its conflicts under the claim cap (``most`` per claim), then the one with the fewest conflicts. A split
+    share of its conflicts under the claim cap (``most`` per claim), then the most of them per row. A split
     stops at its conflict target (counted under the cap) or when no such unit is left. So each evaluation split
     gathers as many questions, and as many claims, as its share of the conflicts allows; under the cap, a split's
     conflicts need many claims, and the units whose conflicts hang on a few claims stay for train."""
@@ -262,7 +262,8 @@ def _draft(units: Sequence[Component], target: Mapping[str, int], conflict_targe
         if not options or kept(held[s], s) >= conflict_target[s]:
             turns.remove(s)
             continue
-        pick = min(options, key=lambda c: (-kept(eligible[c.key], s) / _conflicts(c), _conflicts(c), c.size, c.key))
+        pick = min(options, key=lambda c: (-kept(eligible[c.key], s) / _conflicts(c),
+                                           -kept(eligible[c.key], s) / len(eligible[c.key]), c.key))
         drafted[pick.key] = s
         rows[s] += len(eligible[pick.key])
         held[s] += [ex for ex in eligible[pick.key] if is_conflict(ex)]
