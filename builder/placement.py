@@ -202,11 +202,12 @@ def _fill(units: Sequence[Component], target: Mapping[str, int], eval_ok: Callab
     filled_questions: dict[str, Counter] = defaultdict(Counter)
     split_of: dict[str, str] = {}
     for comp in sorted(units, key=lambda c: c.key not in drafted):
-        n_eval = sum(eval_ok(ex) for ex in comp.examples)
+        members_eval = [ex for ex in comp.examples if eval_ok(ex)]
+        n_eval = len(members_eval)
         held = question_conflicts(comp.examples)
         options = [drafted[comp.key]] if comp.key in drafted else [TRAIN] + [
             s for s in EVAL_SPLITS if n_eval and filled[s] + n_eval <= target[s]
-            and _suits([ex for ex in comp.examples if eval_ok(ex)], most[s])]
+            and _suits(capped_conflicts(members_eval, most[s]), sum(map(is_conflict, members_eval)))]
 
         def spread(s: str, held: Counter = held) -> float:
             return math.fsum(n * _shortfall(question_target[q], filled_questions[q], s)
@@ -226,9 +227,10 @@ def _fill(units: Sequence[Component], target: Mapping[str, int], eval_ok: Callab
     return split_of
 
 
-def _suits(examples: Sequence[Example], most: int) -> bool:
-    """Do ``examples`` keep all but ``EVAL_CAP_LOSS`` of their conflicts when no claim may be in more than ``most``?"""
-    return capped_conflicts(examples, most) >= (1 - EVAL_CAP_LOSS) * sum(map(is_conflict, examples))
+def _suits(kept: int, conflicts: int) -> bool:
+    """Would an evaluation split lose at most ``EVAL_CAP_LOSS`` of a unit's ``conflicts`` to the claim cap, keeping
+    ``kept`` (:func:`capped_conflicts`)?"""
+    return kept >= (1 - EVAL_CAP_LOSS) * conflicts
 
 
 def _draft(units: Sequence[Component], target: Mapping[str, int], conflict_target: Mapping[str, float],
@@ -245,25 +247,25 @@ def _draft(units: Sequence[Component], target: Mapping[str, int], conflict_targe
     drafted: dict[str, str] = {}
     rows: Counter = Counter()
     held: dict[str, list[Example]] = {s: [] for s in EVAL_SPLITS}
-    # what a unit would bring to validation/test: its rows eligible there
+    # what a unit would bring to validation/test (its rows eligible there), the questions of its conflicts, and how
+    # many of those the cap keeps in each evaluation split
     eligible = {c.key: [ex for ex in c.examples if eval_ok(ex)] for c in units}
     candidates = [c for c in units if any(map(is_conflict, eligible[c.key]))]
+    asks = {c.key: set(question_conflicts(eligible[c.key])) for c in candidates}
+    brings = {c.key: sum(map(is_conflict, eligible[c.key])) for c in candidates}
+    keeps = {(c.key, s): capped_conflicts(eligible[c.key], most[s]) for c in candidates for s in EVAL_SPLITS}
     turns = list(EVAL_SPLITS)
-
-    def kept(rows: Sequence[Example], s: str) -> int:
-        return capped_conflicts(rows, most[s])
-
     while turns:
         s = min(turns, key=lambda s: (len(question_conflicts(held[s])), TIE_ORDER.index(s)))
         have = set(question_conflicts(held[s]))
-        options = [c for c in candidates if c.key not in drafted and _suits(eligible[c.key], most[s])
-                   and set(question_conflicts(eligible[c.key])) - have
+        options = [c for c in candidates if c.key not in drafted and asks[c.key] - have
+                   and _suits(keeps[c.key, s], brings[c.key])
                    and rows[s] + len(eligible[c.key]) <= target[s]]
-        if not options or kept(held[s], s) >= conflict_target[s]:
+        if not options or capped_conflicts(held[s], most[s]) >= conflict_target[s]:
             turns.remove(s)
             continue
-        pick = min(options, key=lambda c: (-kept(eligible[c.key], s) / _conflicts(c),
-                                           -kept(eligible[c.key], s) / len(eligible[c.key]), c.key))
+        pick = min(options, key=lambda c: (-keeps[c.key, s] / brings[c.key], -keeps[c.key, s] / len(eligible[c.key]),
+                                           c.key))
         drafted[pick.key] = s
         rows[s] += len(eligible[pick.key])
         held[s] += [ex for ex in eligible[pick.key] if is_conflict(ex)]
@@ -371,9 +373,13 @@ def _trim_claims(conflicts: Sequence[Example], most: int, seed: int) -> set[str]
     """The pair ids to drop so that no claim is in more than ``most`` of ``conflicts``: a claim's excess rows,
     those whose other claim is over ``most`` too first, then in seeded order."""
     held = Counter(c for ex in conflicts for c in (ex.claim_a_id, ex.claim_b_id))
+    rows_of: dict[str, list[Example]] = defaultdict(list)
+    for ex in conflicts:
+        rows_of[ex.claim_a_id].append(ex)
+        rows_of[ex.claim_b_id].append(ex)
     dropped: set[str] = set()
     for claim in sorted((c for c, n in held.items() if n > most), key=lambda c: (-held[c], c)):
-        mine = sorted((ex for ex in conflicts if claim in (ex.claim_a_id, ex.claim_b_id) and ex.pair_id not in dropped),
+        mine = sorted((ex for ex in rows_of[claim] if ex.pair_id not in dropped),
                       key=lambda ex: (held[ex.claim_b_id if ex.claim_a_id == claim else ex.claim_a_id] <= most,
                                       seeded_rank(seed, f"cap|{ex.pair_id}")))
         for ex in mine[: max(0, held[claim] - most)]:
