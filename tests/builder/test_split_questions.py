@@ -8,6 +8,8 @@ import math
 from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from split_factory import example, question_stars, write_annotations
 
 from biodivergence_dataset import ontology
@@ -115,3 +117,34 @@ def test_release_reports_conflicts_per_question_and_stays_article_disjoint(tmp_p
         (line,) = [row for row in section.splitlines() if row.startswith(f"| `{q}` |")]
         assert line.split(" | ")[test_column].strip() == str(n)
     assert f"| **questions with conflicts** | {manifest['questions'][TRAIN]['questions']} |" in section
+
+
+@st.composite
+def question_graphs(draw):
+    """Random pools of pairs answering a few questions, some pairs answering none, conflicts anywhere."""
+    examples = []
+    n_articles = draw(st.integers(2, 40))
+    for a, b, claim, q, kind in draw(st.lists(st.tuples(
+            st.integers(0, n_articles - 1), st.integers(0, n_articles - 1), st.integers(0, 2), st.integers(0, 4),
+            st.sampled_from(ontology.ANNOTATOR_KINDS)), min_size=1, max_size=120)):
+        if a != b:
+            examples.append(example(f"amr:{a}", f"amr:{b}", claim_a=claim, claim_b=claim, kind=kind,
+                                    conflict=draw(st.sampled_from(ontology.CONFLICT_TYPE_NAMES)))
+                            .model_copy(update={"question_id": f"q{q}" if q else ""}))
+    return examples
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(question_graphs(), st.integers(0, 2**16), st.sampled_from(["train", "carve", "auto"]),
+       st.sampled_from([0.05, 0.10, 0.25, 1.0]))
+def test_any_pool_splits_article_disjoint_under_the_cap_with_every_pair_accounted(examples, seed, oversized, cap):
+    result = split_pool(examples, SplitConfig(seed=seed, oversized_components=oversized, max_claim_share=cap))
+    primary = result.configs["primary"]
+    assert not audit.leakage({s: [r.model_dump() for r in rows] for s, rows in primary.items()}).leaks
+    for rows in primary.values():
+        top, n = largest_share(rows)
+        assert top <= max(1, math.floor(cap * n + 1e-9))
+    placed = [r.pair_id for s in ontology.SPLITS for r in primary[s]]
+    assert len(placed) == len(set(placed))
+    dropped = sum(n for reason, n in result.report["dropped"].items() if reason != "duplicate_pair_id")
+    assert len(placed) + dropped == len({r.pair_id for r in examples})
