@@ -221,6 +221,9 @@ def _stage_stats(result: SplitResult, n_read: int) -> StageStats:
     stats.figures.update({f"{config}_sizes": {split: len(rows) for split, rows in splits.items()}
                           for config, splits in result.configs.items()})
     stats.figures.update({k: result.report[k] for k in ("duplicates", "components", MATCHED) if k in result.report})
+    # per split of primary: conflicts, questions holding them, the largest share one claim is in
+    stats.figures.update({f"primary_{figure}": {split: spread[figure] for split, spread in result.report["questions"].items()}
+                          for figure in ("conflicts", "questions", "largest_claim_share")})
     return stats
 
 

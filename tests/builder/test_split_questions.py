@@ -99,9 +99,11 @@ def test_cap_keeps_the_most_conflicts_the_cap_allows():
 def test_release_reports_conflicts_per_question_and_stays_article_disjoint(tmp_path, pool):
     annotations = write_annotations(tmp_path / "annotations", pool)
     release = tmp_path / "release"
-    split.run_stage(annotations, release, SplitConfig(oversized_components="carve"))
+    stats = split.run_stage(annotations, release, SplitConfig(oversized_components="carve"))
     release_stage.run_stage(None, release)
     manifest = json.loads((release / "split_manifest.json").read_text())
+    for figure in ("conflicts", "questions", "largest_claim_share"):  # the stage's stats carry them too
+        assert stats[f"primary_{figure}"] == {s: spread[figure] for s, spread in manifest["questions"].items()}
     assert manifest["thresholds"]["max_claim_share"] == CAP
     rows = {s: list(iter_examples(release, "primary", s)) for s in manifest["questions"]}
     for name, spread in manifest["questions"].items():
