@@ -28,6 +28,7 @@ def _preference(ex: Example) -> tuple:
 
 
 def is_conflict(ex: Example) -> bool:
+    """Does the row hold a conflict (any class but ``no_conflict``)?"""
     return ex.conflict_type != ontology.NO_CONFLICT
 
 

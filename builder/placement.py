@@ -105,12 +105,15 @@ def place_components(
     carve_oversized: bool = False, claim_cap: float = 1.0,
 ) -> Placement:
     """Place whole components per domain, filling each split towards its target by example count and, for the
-    components holding conflicts, towards each question's share of the conflicts (:func:`_fill`).
+    components holding conflicts, towards each question's share of the conflicts, validation and test drafting
+    theirs first (:func:`_fill`); ``claim_cap`` is the split's cap on one claim's share of a split's conflicts,
+    which decides what suits an evaluation split.
 
     A component whose eval-eligible examples exceed every validation/test target is oversized: it goes to train
     and is reported, or, with ``carve_oversized``, it is cut into communities (:func:`carve`) that are placed like
-    components; a pair crossing two communities is kept when both land in the same split and dropped otherwise. In a component sent to validation/test, examples not eligible for
-    evaluation (heuristic labels when an LLM annotator was used) are dropped.
+    components; a pair crossing two communities is kept when both land in the same split and dropped otherwise.
+    In a component sent to validation/test, examples not eligible for evaluation (heuristic labels when an LLM
+    annotator was used) are dropped.
     """
     placement = Placement({s: [] for s in ontology.SPLITS})
     for domain, comps in _by_domain(components).items():
@@ -219,7 +222,7 @@ def _fill(units: Sequence[Component], target: Mapping[str, int], eval_ok: Callab
         for q, n in held.items():
             filled_questions[q][split] += n
         filled_conflicts[split] += held.total()
-        members = comp.examples if split == TRAIN else [ex for ex in comp.examples if eval_ok(ex)]
+        members = comp.examples if split == TRAIN else members_eval
         placement.dropped["not_llm_labelled_in_eval_component"] += comp.size - len(members)
         placement.splits[split].extend(members)
         filled[split] += len(members)
