@@ -112,7 +112,7 @@ def _flatten(d: dict[str, Any]) -> dict[str, str]:
 
 #: Nested split_manifest.json entries shown as their own tables instead of one-line JSON (``sources`` holds
 #: local paths: the card lists the source datasets from ``sources.json`` instead).
-_MANIFEST_TABLES = ("per_domain_counts", "targets", "funnel_per_domain", "sources")
+_MANIFEST_TABLES = ("per_domain_counts", "targets", "funnel_per_domain", "sources", "questions")
 
 
 def feature_type(feature: Any) -> str:
@@ -198,6 +198,15 @@ def limitations(rows: list[dict[str, Any]], supported: list[benchmark.Support], 
     }
 
 
+def questions_by_conflicts(per_split: dict[str, Any]) -> list[str]:
+    """The questions of the split manifest's per-split conflict counts, most conflicts over the core splits first."""
+    totals: Counter[str] = Counter()
+    for split, spread in per_split.items():
+        if split in ontology.SPLITS:
+            totals.update(spread.get("conflicts_per_question", {}))
+    return sorted(totals, key=lambda q: (-totals[q], q))
+
+
 def render_body(release_dir: str | Path, meta: CardMeta, rows: list[dict[str, Any]] | None = None) -> str:
     """The card's Markdown body; ``rows``: the scored split's decoded rows when already read."""
     release_dir = Path(release_dir)
@@ -250,6 +259,9 @@ def render_body(release_dir: str | Path, meta: CardMeta, rows: list[dict[str, An
         robustness=_read_text(release_dir / ROBUSTNESS_FILE),
         split_manifest=_flatten({k: v for k, v in split_manifest.items() if k not in _MANIFEST_TABLES}),
         per_domain_counts=split_manifest.get("per_domain_counts", {}),
+        split_questions=split_manifest.get("questions", {}),
+        question_rows=questions_by_conflicts(split_manifest.get("questions", {})),
+        max_claim_share=split_manifest.get("thresholds", {}).get("max_claim_share"),
         core_splits=ontology.SPLITS,
         by_config=stats.get("by_config", {}),
         matched=audit_file.get(matched_split) or split_manifest.get(matched_split),

@@ -27,6 +27,11 @@ def _preference(ex: Example) -> tuple:
             hashlib.sha1(ex.model_dump_json().encode()).hexdigest())
 
 
+def is_conflict(ex: Example) -> bool:
+    """Does the row hold a conflict (any class but ``no_conflict``)?"""
+    return ex.conflict_type != ontology.NO_CONFLICT
+
+
 # ---------------------------------------------------------------------------------------------
 # pool preparation
 

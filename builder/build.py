@@ -42,6 +42,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from biodivergence_dataset import ontology
+from biodivergence_dataset.card import questions_by_conflicts
 from biodivergence_dataset.io import (
     DROPPED,
     DROPPED_TOTAL,
@@ -53,7 +54,7 @@ from biodivergence_dataset.io import (
 )
 from biodivergence_dataset.records import one_line
 from biodivergence_dataset.redact import redact
-from biodivergence_dataset.release import GOLDCHECK_FILE
+from biodivergence_dataset.release import GOLDCHECK_FILE, SPLIT_MANIFEST
 
 from . import annotate, audit, claims, gather, goldcheck_stage, ingest, mine, release_stage, split
 from .folders import add_force_argument, build_lock, claim_output
@@ -360,6 +361,23 @@ def goldcheck_section(release: Path) -> list[str]:
     return lines + [""] + [f"- {w}" for w in goldcheck_warnings(result, PLAIN_WARNING)]
 
 
+def questions_section(release: Path) -> list[str]:
+    """Conflicts per question in each split of ``primary`` and the largest share of a split's conflicts one claim
+    is in (from the split's counts in ``split_manifest.json``)."""
+    path = release / SPLIT_MANIFEST
+    per_split = json.loads(path.read_text(encoding="utf-8")).get("questions", {}) if path.exists() else {}
+    if not per_split:
+        return []
+    spreads = list(per_split.values())
+    rows = [[f"`{q}`" if q else "(no question)", *(st["conflicts_per_question"].get(q, 0) for st in spreads)]
+            for q in questions_by_conflicts(per_split)]
+    rows += [["**conflicts**", *(st["conflicts"] for st in spreads)],
+             ["**questions with conflicts**", *(st["questions"] for st in spreads)],
+             ["**largest claim share**", *(f"{st['largest_claim_share']:.3f} ({st['largest_claim_conflicts']} of "
+                                           f"{st['conflicts']})" for st in spreads)]]
+    return ["", "## Conflicts per question (primary)", "", *_table(["question", *per_split], rows)]
+
+
 def render_report(outcome: BuildOutcome, config_path: Path) -> str:
     from .audit import format_audit
 
@@ -384,6 +402,7 @@ def render_report(outcome: BuildOutcome, config_path: Path) -> str:
     splits = list(dict.fromkeys(s for c in outcome.sizes.values() for s in c))
     rows = [[c, *(sizes.get(s, "–") for s in splits)] for c, sizes in outcome.sizes.items()]
     lines += _table(["config", *splits], rows)
+    lines += questions_section(outcome.release)
     lines += ["", *goldcheck_section(outcome.release)]
     lines += ["", "## Leakage audit", "", "```", format_audit(outcome.audit), "```", "",
               "## Validation", ""]

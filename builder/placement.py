@@ -1,5 +1,6 @@
-"""Placing the split's components: per-domain targets, the stratified group split of ``primary``, the per-domain
-stratified split of ``pairlevel`` and the ``test_matched`` sample.
+"""Placing the split's components: per-domain targets, the group split of ``primary`` stratified over questions
+(the evaluation splits' draft first), the claim cap, the per-domain stratified split of ``pairlevel`` and the
+``test_matched`` sample.
 
 Every ordering is a seeded hash of record identities (``seeded_rank``), so a placement depends only on the pool's
 content and the seed.
@@ -17,10 +18,15 @@ from typing import Any
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import Example
 
-from .article_graph import Component, carve
+from .article_graph import Component, carve, is_conflict
 
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 EVAL_SPLITS = (VALIDATION, TEST)
+#: Where a unit goes when every shortfall ties: train first (the paper's rule), then test before validation (the
+#: split scores are read from picks first among the units the evaluation splits may take).
+TIE_ORDER = (TRAIN, TEST, VALIDATION)
+#: The largest share of a unit's conflicts the claim cap may drop in the evaluation split that takes it.
+EVAL_CAP_LOSS = 0.5
 
 
 def seeded_rank(seed: int, key: str) -> str:
@@ -96,17 +102,18 @@ def _by_domain(components: Iterable[Component]) -> dict[str, list[Component]]:
 
 def place_components(
     components: Sequence[Component], ratios: Mapping[str, float], seed: int, eval_ok: Callable[[Example], bool],
-    carve_oversized: bool = False,
+    carve_oversized: bool = False, claim_cap: float = 1.0,
 ) -> Placement:
-    """Place whole components per domain, filling each split towards its target by example count.
+    """Place whole components per domain, filling each split towards its target by example count and, for the
+    components holding conflicts, towards each question's share of the conflicts, validation and test drafting
+    theirs first (:func:`_fill`); ``claim_cap`` is the split's cap on one claim's share of a split's conflicts,
+    which decides what suits an evaluation split.
 
-    Components go in seeded order to the split with the largest relative shortfall that they fit into
-    (train always fits). A component whose eval-eligible examples exceed every validation/test target
-    is oversized: it goes to train and is reported, or, with ``carve_oversized``, it is cut into
-    communities (:func:`carve`) that are placed like components; a pair crossing two communities is
-    kept when both land in the same split and dropped otherwise. In a component sent to
-    validation/test, examples not eligible for evaluation (heuristic labels when an LLM annotator was
-    used) are dropped.
+    A component whose eval-eligible examples exceed every validation/test target is oversized: it goes to train
+    and is reported, or, with ``carve_oversized``, it is cut into communities (:func:`carve`) that are placed like
+    components; a pair crossing two communities is kept when both land in the same split and dropped otherwise.
+    In a component sent to validation/test, examples not eligible for evaluation (heuristic labels when an LLM
+    annotator was used) are dropped.
     """
     placement = Placement({s: [] for s in ontology.SPLITS})
     for domain, comps in _by_domain(components).items():
@@ -128,12 +135,11 @@ def place_components(
             else:
                 units.append(comp)
             placement.oversized.append(report)
-        conflicts = apportion(sum(_conflicts(c) for c in comps), ratios)
-        # conflict-holding components first, most conflicts first (as scikit-learn's StratifiedGroupKFold orders
-        # its groups), so the few that hold most conflicts are spread before the row targets fill; then the rest
-        # in seeded order
+        # after the evaluation splits' draft, conflict-holding components first, most conflicts first (as
+        # scikit-learn's StratifiedGroupKFold orders its groups), so the few that hold most conflicts are spread
+        # before the row targets fill; then the rest in seeded order
         order = sorted(units, key=lambda c: (-_conflicts(c), seeded_rank(seed, c.key)))
-        split_of = _fill(order, target, eval_ok, placement, conflicts)
+        split_of = _fill(order, target, eval_ok, placement, ratios, claim_cap)
         for ex in crossing:
             here = split_of[ex.article_uid_a]
             if here != split_of[ex.article_uid_b]:
@@ -145,38 +151,128 @@ def place_components(
     return placement
 
 
+def question_conflicts(examples: Iterable[Example]) -> Counter:
+    """Conflicts per question (rows that carry none counted under ``""``)."""
+    return Counter(ex.question_id for ex in examples if is_conflict(ex))
+
+
+def allowance(claim_cap: float, conflicts: float) -> int:
+    """How many of ``conflicts`` one claim may be in under the claim cap (never fewer than one)."""
+    return max(1, math.floor(claim_cap * conflicts + 1e-9))
+
+
+def largest_claim(examples: Iterable[Example]) -> int:
+    """The most conflicts any one claim is in."""
+    held = Counter(c for ex in examples if is_conflict(ex) for c in (ex.claim_a_id, ex.claim_b_id))
+    return max(held.values(), default=0)
+
+
+def capped_conflicts(examples: Iterable[Example], most: int) -> int:
+    """How many of the conflicts survive when no claim may be in more than ``most`` of them (greedy, in order)."""
+    held: Counter = Counter()
+    for ex in examples:
+        if is_conflict(ex) and held[ex.claim_a_id] < most and held[ex.claim_b_id] < most:
+            held.update((ex.claim_a_id, ex.claim_b_id))
+    return held.total() // 2
+
+
 def _conflicts(comp: Component) -> int:
-    return sum(ex.conflict_type != ontology.NO_CONFLICT for ex in comp.examples)
+    return sum(map(is_conflict, comp.examples))
 
 
-def _shortfall(target: Mapping[str, int], filled: Mapping[str, int], split: str) -> float:
+def _shortfall(target: Mapping[str, float], filled: Mapping[str, int], split: str) -> float:
     return (target[split] - filled[split]) / target[split] if target[split] else -1.0
 
 
 def _fill(units: Sequence[Component], target: Mapping[str, int], eval_ok: Callable[[Example], bool],
-          placement: Placement, conflict_target: Mapping[str, int] | None = None) -> dict[str, str]:
-    """Greedy placement of ``units`` in order; returns the split of every article. A unit holding conflicts
-    goes where the conflicts fall furthest short of ``conflict_target`` (the ratios applied to the domain's
-    conflict rows), else where the examples do, so conflicts, which cluster in a few components, are spread
-    over the splits as the rows are (a stratified group split)."""
+          placement: Placement, ratios: Mapping[str, float], claim_cap: float) -> dict[str, str]:
+    """Greedy placement of ``units`` in order, after the evaluation splits' draft (:func:`_draft`); returns the
+    split of every article.
+
+    A unit holding conflicts goes where its questions' conflicts fall furthest short of their shares (the
+    ``ratios`` applied to each question's conflicts in the domain; the relative shortfalls averaged over the
+    unit's conflicts), then where the domain's conflicts do, then the examples: a stratified group split over
+    questions. A unit without conflicts goes where the examples fall furthest short. Validation/test take a unit
+    only while it fits their row target and keeps most of its conflicts under the claim cap (:func:`_suits`).
+    """
+    totals = question_conflicts(ex for comp in units for ex in comp.examples)
+    question_target = {q: {s: ratios[s] * n for s in ontology.SPLITS} for q, n in totals.items()}
+    conflict_target = {s: ratios[s] * totals.total() for s in ontology.SPLITS}
+    most = {s: allowance(claim_cap, conflict_target[s]) for s in EVAL_SPLITS}
+    drafted = _draft(units, target, conflict_target, most, eval_ok)
     filled: Counter = Counter()
     filled_conflicts: Counter = Counter()
+    filled_questions: dict[str, Counter] = defaultdict(Counter)
     split_of: dict[str, str] = {}
-    for comp in units:
-        n_eval = sum(eval_ok(ex) for ex in comp.examples)
-        n_conflicts = _conflicts(comp)
-        options = [TRAIN] + [s for s in EVAL_SPLITS if n_eval and filled[s] + n_eval <= target[s]]
-        by_conflicts = bool(n_conflicts and conflict_target)
+    for comp in sorted(units, key=lambda c: c.key not in drafted):
+        members_eval = [ex for ex in comp.examples if eval_ok(ex)]
+        n_eval = len(members_eval)
+        held = question_conflicts(comp.examples)
+        options = [drafted[comp.key]] if comp.key in drafted else [TRAIN] + [
+            s for s in EVAL_SPLITS if n_eval and filled[s] + n_eval <= target[s]
+            and _suits(capped_conflicts(members_eval, most[s]), sum(map(is_conflict, members_eval)))]
+
+        def spread(s: str, held: Counter = held) -> float:
+            return math.fsum(n * _shortfall(question_target[q], filled_questions[q], s)
+                             for q, n in sorted(held.items())) / held.total()
+
         split = max(options, key=lambda s: (
-            _shortfall(conflict_target, filled_conflicts, s) if by_conflicts else _shortfall(target, filled, s),
-            _shortfall(target, filled, s), -ontology.SPLITS.index(s)))
-        filled_conflicts[split] += n_conflicts
-        members = comp.examples if split == TRAIN else [ex for ex in comp.examples if eval_ok(ex)]
+            (spread(s), _shortfall(conflict_target, filled_conflicts, s)) if held else (0.0, 0.0),
+            _shortfall(target, filled, s), -TIE_ORDER.index(s)))
+        for q, n in held.items():
+            filled_questions[q][split] += n
+        filled_conflicts[split] += held.total()
+        members = comp.examples if split == TRAIN else members_eval
         placement.dropped["not_llm_labelled_in_eval_component"] += comp.size - len(members)
         placement.splits[split].extend(members)
         filled[split] += len(members)
         split_of.update(dict.fromkeys(comp.article_ids, split))
     return split_of
+
+
+def _suits(kept: int, conflicts: int) -> bool:
+    """Would an evaluation split lose at most ``EVAL_CAP_LOSS`` of a unit's ``conflicts`` to the claim cap, keeping
+    ``kept`` (:func:`capped_conflicts`)?"""
+    return kept >= (1 - EVAL_CAP_LOSS) * conflicts
+
+
+def _draft(units: Sequence[Component], target: Mapping[str, int], conflict_target: Mapping[str, float],
+           most: Mapping[str, int], eval_ok: Callable[[Example], bool]) -> dict[str, str]:
+    """The evaluation splits pick conflict-holding units before the rest is placed; returns the split of each
+    picked unit (by key).
+
+    In turn, the evaluation split holding the fewest questions (test first on a tie) picks, among the units that
+    bring it a question it lacks, fit its row target and suit it (:func:`_suits`), the one that keeps the largest
+    share of its conflicts under the claim cap (``most`` per claim), then the most of them per row. A split
+    stops at its conflict target (counted under the cap) or when no such unit is left. So each evaluation split
+    gathers as many questions, and as many claims, as its share of the conflicts allows; under the cap, a split's
+    conflicts need many claims, and the units whose conflicts hang on a few claims stay for train."""
+    drafted: dict[str, str] = {}
+    rows: Counter = Counter()
+    held: dict[str, list[Example]] = {s: [] for s in EVAL_SPLITS}
+    # what a unit would bring to validation/test (its rows eligible there), the questions of its conflicts, and how
+    # many of those the cap keeps in each evaluation split
+    eligible = {c.key: [ex for ex in c.examples if eval_ok(ex)] for c in units}
+    candidates = [c for c in units if any(map(is_conflict, eligible[c.key]))]
+    asks = {c.key: set(question_conflicts(eligible[c.key])) for c in candidates}
+    brings = {c.key: sum(map(is_conflict, eligible[c.key])) for c in candidates}
+    keeps = {(c.key, s): capped_conflicts(eligible[c.key], most[s]) for c in candidates for s in EVAL_SPLITS}
+    turns = list(EVAL_SPLITS)
+    while turns:
+        s = min(turns, key=lambda s: (len(question_conflicts(held[s])), TIE_ORDER.index(s)))
+        have = set(question_conflicts(held[s]))
+        options = [c for c in candidates if c.key not in drafted and asks[c.key] - have
+                   and _suits(keeps[c.key, s], brings[c.key])
+                   and rows[s] + len(eligible[c.key]) <= target[s]]
+        if not options or capped_conflicts(held[s], most[s]) >= conflict_target[s]:
+            turns.remove(s)
+            continue
+        pick = min(options, key=lambda c: (-keeps[c.key, s] / brings[c.key], -keeps[c.key, s] / len(eligible[c.key]),
+                                           c.key))
+        drafted[pick.key] = s
+        rows[s] += len(eligible[pick.key])
+        held[s] += [ex for ex in eligible[pick.key] if is_conflict(ex)]
+    return drafted
 
 
 def _stratified_sequence(n: int, shares: Mapping[str, int]) -> list[str]:
@@ -252,3 +348,56 @@ def matched_sample(
         "counts": {c: counts[c] for c in ontology.CONFLICT_TYPE_NAMES if counts[c] or reference.get(c)},
     }
     return chosen, report
+
+
+# ---------------------------------------------------------------------------------------------
+# the claim cap
+
+
+def cap_claim_share(rows: Sequence[Example], cap: float, seed: int) -> tuple[list[Example], int]:
+    """Drop conflict rows until no claim is in more than ``cap`` of the conflicts left (a claim in a single
+    conflict is always kept: a split of fewer than ``1 / cap`` conflicts could meet the cap only by losing them
+    all). Returns the rows kept, in their order, and how many were dropped.
+
+    One claim read one way against many others can decide a large share of a split's score. Every claim is cut
+    down to the largest number of conflicts ``k`` that still is within the cap of the conflicts left after the
+    cut (cutting lowers the number of conflicts and so the allowance; the largest such ``k`` keeps the most).
+    """
+    conflicts = [ex for ex in rows if is_conflict(ex)]
+    dropped: set[str] = set()
+    for most in range(largest_claim(conflicts), 0, -1):
+        dropped = _trim_claims(conflicts, most, seed)
+        if allowance(cap, len(conflicts) - len(dropped)) >= most:
+            break
+    return [ex for ex in rows if ex.pair_id not in dropped], len(dropped)
+
+
+def _trim_claims(conflicts: Sequence[Example], most: int, seed: int) -> set[str]:
+    """The pair ids to drop so that no claim is in more than ``most`` of ``conflicts``: a claim's excess rows,
+    those whose other claim is over ``most`` too first, then in seeded order."""
+    held = Counter(c for ex in conflicts for c in (ex.claim_a_id, ex.claim_b_id))
+    rows_of: dict[str, list[Example]] = defaultdict(list)
+    for ex in conflicts:
+        rows_of[ex.claim_a_id].append(ex)
+        rows_of[ex.claim_b_id].append(ex)
+    dropped: set[str] = set()
+    for claim in sorted((c for c, n in held.items() if n > most), key=lambda c: (-held[c], c)):
+        mine = sorted((ex for ex in rows_of[claim] if ex.pair_id not in dropped),
+                      key=lambda ex: (held[ex.claim_b_id if ex.claim_a_id == claim else ex.claim_a_id] <= most,
+                                      seeded_rank(seed, f"cap|{ex.pair_id}")))
+        for ex in mine[: max(0, held[claim] - most)]:
+            dropped.add(ex.pair_id)
+            held.subtract((ex.claim_a_id, ex.claim_b_id))
+    return dropped
+
+
+def claim_spread(rows: Sequence[Example]) -> dict[str, Any]:
+    """A split's conflicts by question and the largest share of them any one claim is in (with n)."""
+    conflicts = [ex for ex in rows if is_conflict(ex)]
+    held = Counter(c for ex in conflicts for c in (ex.claim_a_id, ex.claim_b_id))
+    top = max(held.values(), default=0)
+    per_question = question_conflicts(conflicts)
+    return {"conflicts": len(conflicts), "questions": len([q for q in per_question if q]),
+            "claims": len(held), "largest_claim_conflicts": top,
+            "largest_claim_share": round(top / len(conflicts), 4) if conflicts else 0.0,
+            "conflicts_per_question": dict(sorted(per_question.items(), key=lambda kv: (-kv[1], kv[0])))}

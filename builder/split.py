@@ -6,8 +6,13 @@ conflict type inside each domain.
 ``primary`` (article-disjoint, paper appendix M): duplicate ``pair_id``s are resolved (LLM copies
 preferred over heuristic ones; label-conflicting duplicates counted), articles linked by any shared
 pair (or claim) form connected components, and whole components are placed per domain at 70/15/15
-by example count, those holding conflicts by conflict count (a stratified group split: conflicts cluster
-in a few components, and placed by size alone they can all land in train). Components too large for
+by example count. Those holding conflicts are placed by their questions (beyond the paper): validation and
+test first draft components bringing them questions they lack, up to their share of the conflicts, then the
+rest go where their questions' conflicts fall furthest short (a group split stratified over questions; placed
+by size alone, conflicts, which cluster in a few components, can all land in train). No claim may be in more
+than ``max_claim_share`` of a split's conflicts: the excess conflict rows of a claim over it are dropped and
+counted (``claim_share_cap``), so that one claim's reading cannot decide a large part of a score; the report
+gives every split's conflicts per question and its largest claim share. Components too large for
 validation/test go to train and are reported (``oversized_components: auto``, the default, carves them only when
 that would leave a split of ``primary`` empty); with ``oversized_components: carve`` (beyond the paper, for
 small corpora whose article graph percolates into one component per domain) they are cut into Louvain
@@ -56,7 +61,15 @@ from biodivergence_dataset.release import state_dir as release_state_dir
 
 from .article_graph import article_components, prepare_pool
 from .folders import RELEASE_OWNER, add_force_argument, claim_output
-from .placement import distribution, matched_sample, pairlevel_split, place_components
+from .placement import (
+    cap_claim_share,
+    claim_spread,
+    distribution,
+    matched_sample,
+    pairlevel_split,
+    place_components,
+    total_variation,
+)
 from .stage import Opened, Stage, execute
 
 if TYPE_CHECKING:
@@ -65,6 +78,8 @@ if TYPE_CHECKING:
 STAGE = "split"
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 MATCHED = ontology.EXTRA_TEST_SPLITS[0]
+#: The drop reason of the conflict rows over ``max_claim_share``.
+CLAIM_CAP = "claim_share_cap"
 
 
 class SplitConfig(BaseModel):
@@ -78,9 +93,14 @@ class SplitConfig(BaseModel):
     #: What happens to a component too large for validation/test: ``train`` (the paper's rule) or ``carve``:
     #: cut it into article communities placed like components, dropping pairs that end up between splits
     #: (for corpora whose article graph percolates, e.g. small demo corpora mined densely, or trials grouped by
-    #: question, each question's trials all paired). ``auto``: the paper's rule, unless it would leave a split of
+    #: question, each question's trials all paired); ``carve`` also cuts a component holding more of a question's
+    #: conflicts than an evaluation split's share of them, so that each question can reach every split. ``auto``: the paper's rule, unless it would leave a split of
     #: ``primary`` empty, which ``load_dataset`` cannot read; then ``carve``, said in the report and on stderr.
     oversized_components: Literal["train", "carve", "auto"] = "auto"
+    #: No claim may be in more than this share of a split's conflicts in ``primary``: the excess conflict rows of a
+    #: claim over it are dropped (counted as ``claim_share_cap``), so that one claim's reading cannot decide a
+    #: large part of a score. 1.0 turns the cap off.
+    max_claim_share: float = Field(0.10, gt=0.0, le=1.0)
     #: Heuristic labels below this confidence are not used to top up train when an LLM annotator was used.
     heuristic_topup_min_confidence: float = Field(0.45, ge=0.0, le=1.0)
     matched_test: bool = True
@@ -126,20 +146,28 @@ def split_pool(examples: Iterable[Example], config: SplitConfig | None = None) -
     components = article_components(pool.examples)
     rule = "carve" if config.oversized_components == "carve" else "train"
     primary = place_components(components, config.primary_ratios, config.seed, pool.eval_ok,
-                               carve_oversized=rule == "carve")
+                               carve_oversized=rule == "carve", claim_cap=config.max_claim_share)
     if config.oversized_components == "auto" and primary.oversized and not all(
             primary.splits[s] for s in ontology.SPLITS):
         rule = AUTO_CARVE
         primary = place_components(components, config.primary_ratios, config.seed, pool.eval_ok,
-                                   carve_oversized=True)
+                                   carve_oversized=True, claim_cap=config.max_claim_share)
     pairlevel = pairlevel_split(pool.examples, config.pairlevel_ratios, config.seed, pool.eval_ok)
     primary_splits = {s: sorted(rows, key=lambda e: e.pair_id) for s, rows in primary.splits.items()}
+    for s in ontology.SPLITS:
+        primary_splits[s], n_capped = cap_claim_share(primary_splits[s], config.max_claim_share, config.seed)
+        primary.dropped[CLAIM_CAP] += n_capped
     pairlevel_splits = {s: sorted(rows, key=lambda e: e.pair_id) for s, rows in pairlevel.splits.items()}
     report: dict[str, Any] = {}
     if config.matched_test:
         reference = distribution(ex.conflict_type for ex in pairlevel_splits[TEST])
         matched, report[MATCHED] = matched_sample(
             primary_splits[TEST], reference, config.seed, config.matched_tolerance, config.matched_min_fraction)
+        # a sample of test can concentrate claims again: the cap holds in it too (its dropped rows stay in test)
+        matched, n_capped = cap_claim_share(matched, config.max_claim_share, config.seed)
+        if n_capped:
+            report[MATCHED].update(claim_share_cap=n_capped, size=len(matched), tv_distance=round(total_variation(
+                distribution(ex.conflict_type for ex in matched), reference), 4))
         # an empty split cannot be loaded, and one holding every test row adds nothing: the report says why
         report[MATCHED]["written"] = 0 < len(matched) < len(primary_splits[TEST])
         if report[MATCHED]["written"]:
@@ -156,6 +184,7 @@ def split_pool(examples: Iterable[Example], config: SplitConfig | None = None) -
                        "singletons": sum(1 for n in sizes if n == 1),
                        "size_histogram": dict(sorted(Counter(sizes).items())),
                        "oversized": primary.oversized, "oversized_rule": rule},
+        "questions": {s: claim_spread(rows) for s, rows in primary_splits.items()},
         "targets": {"primary": primary.targets, "pairlevel": pairlevel.targets},
         "per_domain_counts": {"primary": _per_domain(primary_splits), "pairlevel": _per_domain(pairlevel_splits)},
     })
@@ -193,6 +222,9 @@ def _stage_stats(result: SplitResult, n_read: int) -> StageStats:
     stats.figures.update({f"{config}_sizes": {split: len(rows) for split, rows in splits.items()}
                           for config, splits in result.configs.items()})
     stats.figures.update({k: result.report[k] for k in ("duplicates", "components", MATCHED) if k in result.report})
+    # per split of primary: conflicts, questions holding them, the largest share one claim is in
+    stats.figures.update({f"primary_{figure}": {split: spread[figure] for split, spread in result.report["questions"].items()}
+                          for figure in ("conflicts", "questions", "largest_claim_share")})
     return stats
 
 
@@ -227,7 +259,8 @@ def work(opened: Opened, runtime: RuntimeConfig) -> StageStats:
             "ratios": {"primary": config.primary_ratios, "pairlevel": config.pairlevel_ratios},
             "thresholds": {"heuristic_topup_min_confidence": config.heuristic_topup_min_confidence,
                            "matched_tolerance": config.matched_tolerance,
-                           "matched_min_fraction": config.matched_min_fraction},
+                           "matched_min_fraction": config.matched_min_fraction,
+                           "max_claim_share": config.max_claim_share},
             "sources": {"annotations": [d.name for d in dirs]},
             "sizes": {c: {s: len(rows) for s, rows in splits.items()} for c, splits in result.configs.items()},
             **{k: v for k, v in result.report.items() if k not in ("label_source", "labelled_per_domain")},

@@ -53,3 +53,16 @@ def write_annotations(folder, examples, manifest=None):
     write_records(folder, examples, StageStats("annotate", seen=len(examples), kept=len(examples)))
     (folder / "annotation_manifest.json").write_text(json.dumps(manifest or {"provider": "heuristic"}))
     return folder
+
+
+def question_stars(sizes: dict[str, tuple[int, int]], fillers: int = 0) -> list[Example]:
+    """Pairs that answer declared questions, their conflicts clustered as mined pools of trials make them: for
+    question ``q`` with ``sizes[q] == (articles, deviants)``, every two of its articles are paired, and the pairs
+    with one of its first ``deviants`` articles (a claim read against all the others) are conflicts. Each question
+    is its own component; ``fillers`` conflict-free pairs on fresh articles are added."""
+    out = []
+    for q, (n, deviants) in sizes.items():
+        out += [example(f"amr:{q}-{i}", f"amr:{q}-{j}", conflict=ontology.CONTEXTUAL if i < deviants
+                        else ontology.NO_CONFLICT).model_copy(update={"question_id": q, "question": f"Does {q}?"})
+                for i in range(n) for j in range(i + 1, n)]
+    return out + [example(f"amr:f{i}a", f"amr:f{i}b", conflict=ontology.NO_CONFLICT) for i in range(fillers)]
