@@ -217,11 +217,16 @@ def differences(ca: list[Condition], cb: list[Condition]) -> list[Difference]:
     return out
 
 
+def question_words(question: Question) -> frozenset[str]:
+    """The words a question asks about (its text, intervention, comparator and outcome): never a condition."""
+    return _words(" ".join(filter(None, (question.text, question.intervention, question.comparator,
+                                         question.outcome))))
+
+
 def _asked_words(pair: CandidatePair) -> frozenset[str]:
     """The words of what is asked: the question, else the words the two claims share (their common topic)."""
     if pair.question is not None:
-        return _words(" ".join(filter(None, (pair.question.text, pair.question.intervention,
-                                             pair.question.comparator, pair.question.outcome))))
+        return question_words(pair.question)
     return _words(pair.claim_a.sentence) & _words(pair.claim_b.sentence)
 
 
@@ -481,10 +486,22 @@ class ReaderAnnotator(LocalAnnotator):
         effect each arm had on its own."""
         if pair.question is None:
             return ra, rb
-        q = self.compiled(pair.question)
-        return tuple(r.arms_equal() if sets_arms_equal(claim.sentence, q)
-                     else r.reversed() if comparator_first(claim.sentence, q) else r
-                     for claim, r in ((pair.claim_a, ra), (pair.claim_b, rb)))
+        return tuple(self.orient(claim.sentence, pair.question, r) for claim, r in ((pair.claim_a, ra),
+                                                                                   (pair.claim_b, rb)))
+
+    def orient(self, sentence: str, question: Question, reading):
+        """One claim's reading relative to the question's intervention (see ``oriented``)."""
+        q = self.compiled(question)
+        return (reading.arms_equal() if sets_arms_equal(sentence, q)
+                else reading.reversed() if comparator_first(sentence, q) else reading)
+
+    def read_against(self, question: Question, sentences: list[str]) -> list:
+        """Each sentence (a sentence of an abstract) read relative to ``question`` as a claim of a pair with that
+        question is: asked in its own arm names (``ask``), oriented to the question's intervention (``orient``)."""
+        if not sentences:
+            return []
+        readings = self.reader.read([self.ask(s, question) for s in sentences])
+        return [self.orient(s, question, r) for s, r in zip(sentences, readings, strict=True)]
 
     def decide(self, pair: CandidatePair, ra, rb, stated_only: bool = False, answers: bool = False,
                open_answers: tuple[Answer, Answer] | None = None) -> Labels:
