@@ -90,7 +90,12 @@ def run(work: Path) -> dict:
     maps = {m.question_id: m for m in evidence_maps(questions, read, [], stats)}
     seconds["evidence_map"] = round(time.perf_counter() - t0, 1)
     pipeline = {q: maps[q].pooled_direction if q in maps else NOT_REPORTED for q in prompts}
-    expert_read = {q: pooled(r.finding for r in annotator.read_against(questions[q], evidence[q])) for q in prompts}
+    asked = [(q, text) for q in prompts for text in evidence[q]]
+    readings = annotator.read_against([(questions[q], text) for q, text in asked])
+    by_prompt: dict[str, list[str]] = defaultdict(list)
+    for (q, _), r in zip(asked, readings, strict=True):
+        by_prompt[q].append(r.finding)
+    expert_read = {q: pooled(by_prompt[q]) for q in prompts}
     article_of = {a.pmcid: a.article_uid for a in io.read_records(work / "abstracts", Abstract)}
     own = {q: article_of.get(f"PMC{p.pmcid}") for q, p in prompts.items()}
     single = [q for q in maps if q in prompts and {s.article_uid for s in maps[q].studies} <= {own[q]}]

@@ -12,7 +12,6 @@ it has a question pack (the wiring sets ``questions_dir``); the release stage's 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,23 +85,17 @@ def assigned_claims(claims_dir: Path, wanted: set[str]) -> dict[str, Claim]:
 
 def read_claims(questions: dict[str, Question], by_claim: dict[str, dict[str, float]], claims: dict[str, Claim],
                 annotator) -> list[ReadClaim]:
-    """Every assigned claim read relative to each question it is assigned to, with the conditions it states."""
-    from tqdm.auto import tqdm
-
+    """Every assigned claim read relative to each question it is assigned to (one batch), with the conditions it
+    states."""
     from .annotators.reader_annotator import conditions, question_words
 
-    per_question: dict[str, list[Claim]] = defaultdict(list)
-    for claim_id, scores in by_claim.items():
-        for qid in scores:
-            if claim_id in claims and qid in questions:
-                per_question[qid].append(claims[claim_id])
-    out = []
-    for qid, members in tqdm(per_question.items(), desc=f"{STAGE}: reading claims", unit=" questions", leave=False):
-        question, asked = questions[qid], question_words(questions[qid])
-        for claim, r in zip(members, annotator.read_against(question, [c.sentence for c in members]), strict=True):
-            stated = tuple(MapCondition(axis=c.axis, text=c.span.text) for c in conditions(claim, asked))
-            out.append(ReadClaim(qid, claim, r.finding, r.significance, float(r.confidence), stated))
-    return out
+    assigned = [(qid, claims[cid]) for cid, scores in by_claim.items() for qid in scores
+                if cid in claims and qid in questions]
+    readings = annotator.read_against([(questions[qid], c.sentence) for qid, c in assigned])
+    asked = {qid: question_words(q) for qid, q in questions.items()}
+    return [ReadClaim(qid, c, r.finding, r.significance, float(r.confidence),
+                      tuple(MapCondition(axis=x.axis, text=x.span.text) for x in conditions(c, asked[qid])))
+            for (qid, c), r in zip(assigned, readings, strict=True)]
 
 
 def released_rows(release_dir: Path):

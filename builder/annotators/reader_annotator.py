@@ -495,13 +495,14 @@ class ReaderAnnotator(LocalAnnotator):
         return (reading.arms_equal() if sets_arms_equal(sentence, q)
                 else reading.reversed() if comparator_first(sentence, q) else reading)
 
-    def read_against(self, question: Question, sentences: list[str]) -> list:
-        """Each sentence (a sentence of an abstract) read relative to ``question`` as a claim of a pair with that
-        question is: asked in its own arm names (``ask``), oriented to the question's intervention (``orient``)."""
-        if not sentences:
+    def read_against(self, asked: list[tuple[Question, str]]) -> list:
+        """Each ``(question, sentence)`` (a sentence of an abstract) read relative to its question as a claim of a
+        pair with that question is: asked in its own arm names (``ask``), oriented to the question's intervention
+        (``orient``); one batch for all."""
+        if not asked:
             return []
-        readings = self.reader.read([self.ask(s, question) for s in sentences])
-        return [self.orient(s, question, r) for s, r in zip(sentences, readings, strict=True)]
+        readings = self.reader.read([self.ask(s, q) for q, s in asked], progress=True)
+        return [self.orient(s, q, r) for (q, s), r in zip(asked, readings, strict=True)]
 
     def decide(self, pair: CandidatePair, ra, rb, stated_only: bool = False, answers: bool = False,
                open_answers: tuple[Answer, Answer] | None = None) -> Labels:

@@ -116,3 +116,46 @@ def test_unread_study_and_not_stated_group(released):
     assert unread.agrees is None and unread.group == NOT_STATED
     assert (m.n_agree, m.n_disagree, m.n_unread) == (2, 0, 1)
     assert m.studies[-1] is unread  # a study that states nothing on the grouping axis comes last
+
+
+def finished_folder(folder, records, stage: str, inputs: list[str]):
+    """A finished stage folder holding ``records`` (shards, manifest naming ``inputs``, success marker)."""
+    from biodivergence_dataset import io
+
+    io.write_shards(folder, records)
+    io.write_manifest(folder, stage, inputs, {})
+    io.mark_done(folder)
+    return folder
+
+
+@pytest.mark.slow
+def test_stage_reads_assigned_claims_with_the_reader_and_writes_the_maps(tmp_path):
+    """The stage on a release with a questions folder written here: every declared question with an assigned claim
+    gets a map (the claims read by the shipped reader), the other is counted, and once the card declares them the
+    maps load back."""
+    import json
+
+    from datasets import load_dataset
+    from release_factory import write_small_release
+
+    from biodivergence_dataset import card
+    from biodivergence_dataset.evidence_maps import read_maps
+    from builder.evidence_map_stage import EvidenceMapConfig, run_stage
+    from builder.questions import QUESTIONS_FILE, Assignment
+
+    release = write_small_release(tmp_path / "release")
+    claims = [r.claim for r in read_claims()]
+    claims_dir = finished_folder(tmp_path / "claims", claims, "claims", [])
+    questions_dir = tmp_path / "questions"
+    finished_folder(questions_dir, [Assignment(claim_id=c.claim_id, question_id=QUESTION.question_id,
+                                               article_uid=c.article_uid, score=0.9, why="test") for c in claims],
+                    "questions", [str(claims_dir)])
+    (questions_dir / QUESTIONS_FILE).write_text(json.dumps([q.model_dump(mode="json") for q in (QUESTION, UNANSWERED)]))
+
+    stats = run_stage(release, EvidenceMapConfig(questions_dir=str(questions_dir), plots=False))
+    assert (stats["seen"], stats["kept"], stats["dropped_no_assigned_claim"], stats["claims_read"]) == (2, 1, 1, 3)
+    (m,) = read_maps(release)
+    assert m.n_studies == 3 and m.n_agree + m.n_disagree + m.n_unread == 3
+    assert all(s.claims[0].finding in ontology.READER_FINDINGS for s in m.studies)
+    card.write_card(release)  # in a build, the release stage after this one
+    assert load_dataset(str(release), ontology.EVIDENCE_MAP_CONFIG)[ontology.EVIDENCE_MAP_SPLIT].num_rows == 1
