@@ -120,7 +120,7 @@ def study_conditions(read: list[ReadClaim]) -> list[MapCondition]:
 def map_study(article_uid: str, read: list[ReadClaim], conflicts: list[MapConflict], axis: str) -> MapStudy:
     """One study of a question from its claims read against it (agreement filled in by :func:`question_map`)."""
     direction = pooled(r.finding for r in read)
-    stated = [r.significance for r in read if r.finding == direction and r.significance]
+    stated = [r.significance for r in read if r.finding == direction != NOT_REPORTED and r.significance]
     conditions = study_conditions(read)
     return MapStudy(
         article_uid=article_uid, pub_year=read[0].claim.pub_year, direction=direction,

@@ -2,8 +2,8 @@
 
 Each study is a row (its article and year); its marker sits at its direction (lower, no difference, higher; not
 reported at the side), filled when its words state the finding significant, hollow otherwise; rows are banded by
-the study's value of the map's grouping axis (``EvidenceMap.grouping_axis``), and a dashed line marks the pooled
-direction. Drawn with matplotlib's Agg backend (no display), written atomically.
+the study's value of the map's grouping axis (``EvidenceMap.grouping_axis``; grey: not stated), and a dashed line
+marks the pooled direction. Drawn with matplotlib's Agg backend (no display), written atomically.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from biodivergence_dataset import ontology
 from biodivergence_dataset.records import EvidenceMap
 
+from .evidence_map import NOT_STATED
 from .plotting import pyplot, save_png
 
 #: The x position of each direction: the three answers in order, not_reported set apart.
@@ -20,7 +21,9 @@ POSITIONS = {"decrease": 0, "no_difference": 1, "increase": 2, "not_reported": 3
 assert set(POSITIONS) == set(ontology.READER_FINDINGS)
 #: The tallest plot (inches): a question with many studies gets smaller rows, not an endless figure.
 MAX_HEIGHT = 24.0
-GROUP_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+GROUP_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
+#: The studies that state nothing on the grouping axis: grey, apart from every group.
+NOT_STATED_COLOUR = "#7f7f7f"
 
 
 def _label(text: str, limit: int = 38) -> str:
@@ -33,7 +36,8 @@ def draw_map(m: EvidenceMap, path: Path, dpi: int = 110) -> Path:
     n = len(m.studies)
     fig, ax = plt.subplots(figsize=(8.5, min(MAX_HEIGHT, 1.6 + 0.32 * n)))
     groups = list(dict.fromkeys(s.group for s in m.studies))
-    colour = {g: GROUP_COLOURS[i % len(GROUP_COLOURS)] for i, g in enumerate(groups)}
+    colour = {g: NOT_STATED_COLOUR if g == NOT_STATED else GROUP_COLOURS[i % len(GROUP_COLOURS)]
+              for i, g in enumerate(groups)}
     for i, s in enumerate(m.studies):
         y = n - 1 - i
         filled = s.significance == ontology.SIGNIFICANCE_VALUES[0]

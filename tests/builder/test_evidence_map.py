@@ -109,11 +109,12 @@ def test_grouping_falls_back_to_what_studies_state():
 
 
 def test_unread_study_and_not_stated_group(released):
-    reads = read_claims()[:2] + [ReadClaim(QUESTION.question_id, claim("pmid:104", "Falls were counted for a year."),
-                                           "not_reported", None, 0.6)]
+    reads = read_claims()[:2] + [ReadClaim(QUESTION.question_id, claim("pmid:104", "Falls were counted for a year "
+                                                                          "(p < 0.05 for adherence)."),
+                                           "not_reported", "significant", 0.6)]
     m = next(evidence_maps({QUESTION.question_id: QUESTION}, reads, released, StageStats("evidence_map")))
     unread = next(s for s in m.studies if s.article_uid == "pmid:104")
-    assert unread.agrees is None and unread.group == NOT_STATED
+    assert unread.agrees is None and unread.group == NOT_STATED and unread.significance is None
     assert (m.n_agree, m.n_disagree, m.n_unread) == (2, 0, 1)
     assert m.studies[-1] is unread  # a study that states nothing on the grouping axis comes last
 
