@@ -160,3 +160,17 @@ def test_stage_reads_assigned_claims_with_the_reader_and_writes_the_maps(tmp_pat
     assert all(s.claims[0].finding in ontology.READER_FINDINGS for s in m.studies)
     card.write_card(release)  # in a build, the release stage after this one
     assert load_dataset(str(release), ontology.EVIDENCE_MAP_CONFIG)[ontology.EVIDENCE_MAP_SPLIT].num_rows == 1
+
+
+def test_build_runs_the_maps_only_with_a_question_pack(tmp_path):
+    """With a pack the stage reads the questions folder, the questions' lexicon and the annotate section's reader;
+    without one it does not run."""
+    from builder.build import BuildConfig, active_steps, wire
+
+    with_pack = BuildConfig(questions={"pack": "pack.yaml", "domain_packs": ["extra.yaml"]},
+                            annotate={"annotator": ["reader:my/reader", "heuristic"]})
+    section = wire("evidence_map", {}, with_pack, tmp_path)
+    assert section == {"questions_dir": str(tmp_path / "questions"), "domain_packs": ["extra.yaml"],
+                       "reader": "my/reader"}
+    assert "evidence_map" in [s.name for s in active_steps(with_pack)]
+    assert "evidence_map" not in [s.name for s in active_steps(BuildConfig())]
