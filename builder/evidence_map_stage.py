@@ -86,13 +86,14 @@ def assigned_claims(claims_dir: Path, wanted: set[str]) -> dict[str, Claim]:
 def read_claims(questions: dict[str, Question], by_claim: dict[str, dict[str, float]], claims: dict[str, Claim],
                 annotator) -> list[ReadClaim]:
     """Every assigned claim read relative to each question it is assigned to (one batch), with the conditions it
-    states."""
-    from .annotators.reader_annotator import conditions, question_words
+    states (what the question asks about, its placebo arm included, is no condition: as the annotator reads a
+    pair)."""
+    from .annotators.reader_annotator import conditions, question_words, with_inactive_arm
 
     assigned = [(qid, claims[cid]) for cid, scores in by_claim.items() for qid in scores
                 if cid in claims and qid in questions]
     readings = annotator.read_against([(questions[qid], c.sentence) for qid, c in assigned])
-    asked = {qid: question_words(q) for qid, q in questions.items()}
+    asked = {qid: with_inactive_arm(question_words(q), annotator.compiled(q)) for qid, q in questions.items()}
     return [ReadClaim(qid, c, r.finding, r.significance, float(r.confidence),
                       tuple(MapCondition(axis=x.axis, text=x.span.text) for x in conditions(c, asked[qid])))
             for (qid, c), r in zip(assigned, readings, strict=True)]

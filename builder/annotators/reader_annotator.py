@@ -223,6 +223,12 @@ def question_words(question: Question) -> frozenset[str]:
                                          question.outcome))))
 
 
+def with_inactive_arm(asked: frozenset[str], question: CompiledQuestion | None) -> frozenset[str]:
+    """``asked`` with the placebo arm's words when the question compares with no active treatment: "than placebo"
+    then names the arm the question compares with, not a design."""
+    return asked | _PLACEBO_ARM if question is not None and question.comparison == INACTIVE else asked
+
+
 def _asked_words(pair: CandidatePair) -> frozenset[str]:
     """The words of what is asked: the question, else the words the two claims share (their common topic)."""
     if pair.question is not None:
@@ -320,9 +326,7 @@ def classify(pair: CandidatePair, question: CompiledQuestion | None = None) -> t
         return CONTROVERSY, [], 0.6
     if WEAK_RE.search(a_text) or WEAK_RE.search(b_text):
         return INSUFFICIENT, [], 0.6
-    asked = _asked_words(pair)
-    if question is not None and question.comparison == INACTIVE:
-        asked |= _PLACEBO_ARM  # "than placebo" names the arm the question compares with, not a design
+    asked = with_inactive_arm(_asked_words(pair), question)
     ca, cb = conditions(pair.claim_a, asked), conditions(pair.claim_b, asked)
     diffs = differences(ca, cb)
     two_sided = [d for d in diffs if d.two_sided]
