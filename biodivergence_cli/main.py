@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("builder.release_stage:audit", "leakage audit, statistics and plots of a release"),
     "build": ("builder.build", "run the whole pipeline from a config file"),
     "validate": ("biodivergence_dataset.validate", "check a release folder (schema, labels, configs, leakage)"),
+    "map": ("biodivergence_dataset.evidence_maps", "print a release's evidence map for one question (or list them)"),
     "card": ("builder.release_stage:card", "re-render a release's dataset card (re-running a stale audit first)"),
     "push": ("biodivergence_dataset.hub", "publish a release to the Hugging Face Hub with a version tag"),
     "push-metric": ("biodivergence_cli.push_metric", "publish the metric as a Hub Space with a version tag"),

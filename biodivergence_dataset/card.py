@@ -22,9 +22,9 @@ import jinja2
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from . import __version__, benchmark, ontology
+from . import __version__, benchmark, evidence_maps, ontology
 from .cardmeta import CardMeta
-from .features import COLUMN_DESCRIPTIONS, release_features
+from .features import COLUMN_DESCRIPTIONS, release_features, rounded
 from .io import STATS_FILE, write_text_atomic
 from .provenance import read_sources, release_licence
 from .records import SCHEMA_VERSION
@@ -95,8 +95,8 @@ def card_data(release_dir: str | Path, meta: CardMeta) -> DatasetCardData:
         language_creators=meta.language_creators,
         source_datasets=[f"extended|{s.name}" for s in sources] or ["original"],
         tags=meta.tags,
-        configs=configs_yaml(release_dir),
-        dataset_info=dataset_info_yaml(release_dir),
+        configs=configs_yaml(release_dir) + evidence_maps.config_entry(release_dir),
+        dataset_info=dataset_info_yaml(release_dir) + evidence_maps.info_entry(release_dir),
     )
 
 
@@ -154,20 +154,11 @@ INSTANCE_ABSTRACT_CHARS = 240
 _ABSTRACTS = ("abstract_a", "abstract_b")
 
 
-def _rounded(value: Any) -> Any:
-    """``value`` with every float rounded to 6 digits (float32 storage noise), nested values included."""
-    if isinstance(value, float):
-        return round(value, 6)
-    if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
-    return [_rounded(v) for v in value] if isinstance(value, list) else value
-
-
 def data_instance(rows: list[dict[str, Any]]) -> str:
     """The first row of the scored split as JSON, abstracts cut short; empty without rows."""
     if not rows:
         return ""
-    row = _rounded(rows[0])
+    row = rounded(rows[0])
     for name in _ABSTRACTS:
         text = row.get(name) or ""
         if len(text) > INSTANCE_ABSTRACT_CHARS:
@@ -280,6 +271,8 @@ def render_body(release_dir: str | Path, meta: CardMeta, rows: list[dict[str, An
         funnel_total=funnel.get("total", {}),
         primary_axes=ontology.PRIMARY_AXIS_NAMES,
         provisional_axes=[a for a in ontology.AXIS_NAMES if a not in ontology.PRIMARY_AXIS_NAMES],
+        evidence_maps=evidence_maps.summary_rows(release_dir),
+        evidence_map_config=ontology.EVIDENCE_MAP_CONFIG,
     )
 
 

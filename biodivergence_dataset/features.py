@@ -12,7 +12,7 @@ from typing import Any
 from datasets import ClassLabel, Features, List, Value
 
 from . import ontology
-from .records import Example
+from .records import EvidenceMap, Example, MapClaim, MapCondition, MapConflict, MapStudy
 
 _CLASS_LABEL_COLUMNS: dict[str, tuple[str, ...]] = {
     "domain": ontology.DOMAIN_NAMES,
@@ -159,6 +159,15 @@ def encode_example(example: Example) -> dict[str, Any]:
     return row
 
 
+def rounded(value: Any) -> Any:
+    """``value`` with every float rounded to 6 digits (float32 storage noise), nested values included."""
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    return [rounded(v) for v in value] if isinstance(value, list) else value
+
+
 def decode_row(row: dict[str, Any]) -> dict[str, Any]:
     """Inverse of :func:`encode_example` for rows read back from Parquet or ``load_dataset``."""
     out = dict(row)
@@ -184,3 +193,34 @@ def decode_row(row: dict[str, Any]) -> dict[str, Any]:
         decoded.append(a)
     out["divergence_axes"] = decoded
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the evidence maps (``ontology.EVIDENCE_MAP_CONFIG``): labels stay names, one row per question
+
+_STRING = Value("string")
+MAP_CLAIM_FEATURE = {"claim_id": _STRING, "text": _STRING, "finding": _STRING, "significance": _STRING,
+                     "confidence": Value("float32")}
+MAP_CONDITION_FEATURE = {"axis": _STRING, "text": _STRING}
+MAP_STUDY_FEATURE = {
+    "article_uid": _STRING, "pub_year": Value("int32"), "direction": _STRING, "significance": _STRING,
+    "agrees": Value("bool"), "group": _STRING, "claims": List(MAP_CLAIM_FEATURE),
+    "conditions": List(MAP_CONDITION_FEATURE), "conflict_pair_ids": List(_STRING),
+}
+MAP_CONFLICT_FEATURE = {
+    "pair_id": _STRING, "article_uid_a": _STRING, "article_uid_b": _STRING, "claim_a_id": _STRING,
+    "claim_b_id": _STRING, "conflict_type": _STRING, "divergence_axes": List(_STRING), "dominant_confounder": _STRING,
+    "split": _STRING,
+}
+_MAP_COUNTS = ("n_studies", "n_agree", "n_disagree", "n_unread")
+assert set(MAP_CLAIM_FEATURE) == set(MapClaim.model_fields)
+assert set(MAP_CONDITION_FEATURE) == set(MapCondition.model_fields)
+assert set(MAP_STUDY_FEATURE) == set(MapStudy.model_fields)
+assert set(MAP_CONFLICT_FEATURE) == set(MapConflict.model_fields)
+
+
+def evidence_map_features() -> Features:
+    """Typed features of the evidence-map config, in ``EvidenceMap`` field order."""
+    nested = {"studies": List(MAP_STUDY_FEATURE), "conflicts": List(MAP_CONFLICT_FEATURE)}
+    return Features({name: nested.get(name, Value("int32") if name in _MAP_COUNTS else _STRING)
+                     for name in EvidenceMap.model_fields})

@@ -104,6 +104,20 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def swap_folder(staging: Path, final: Path) -> Path:
+    """Put the finished folder ``staging`` in the place of ``final`` (moved aside first, removed last), so a reader
+    sees the old folder or the new one, never a half-written one."""
+    import shutil
+
+    old = final.with_name(f".{final.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
 def write_json_atomic(path: str | os.PathLike, data: Any) -> Path:
     """Write ``data`` as JSON, secrets redacted (``biodivergence_dataset.redact``): manifests, provenance and
     reports never hold a credential."""

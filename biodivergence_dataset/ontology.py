@@ -376,11 +376,21 @@ DISAGREEMENT_REASONS: dict[str, str] = {
 }
 #: A claim's finding relative to a clinical question, as the learned finding reader reads it.
 READER_FINDINGS: tuple[str, ...] = ("increase", "decrease", "no_difference", "not_reported")
+#: Each reader finding in words, relative to the question's comparison (evidence maps, cards).
+READER_FINDING_WORDS: dict[str, str] = {"increase": "higher", "decrease": "lower", "no_difference": "no difference",
+                                        "not_reported": "not reported"}
+assert tuple(READER_FINDING_WORDS) == READER_FINDINGS
 #: A claim's answer to the question as asked (neutral: it does not answer it).
 READER_STANCES: tuple[str, ...] = ("yes", "no", "neutral")
 SPAN_ROLES: tuple[str, ...] = ("claim_a", "claim_b")
 CONFIGS: tuple[str, ...] = ("primary", "pairlevel")
 DEFAULT_CONFIG = "primary"
+#: The release's evidence maps (one row per declared question: its studies, their findings, conditions and
+#: conflicts): a config of its own beside the benchmark's, read with ``load_dataset(release, EVIDENCE_MAP_CONFIG)``;
+#: its one split holds every question's map (questions span the benchmark's splits).
+EVIDENCE_MAP_CONFIG = "evidence_map"
+EVIDENCE_MAP_SPLIT = "questions"
+assert EVIDENCE_MAP_CONFIG not in CONFIGS
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
 #: Evaluation-only splits drawn from the same article-disjoint pool as ``test``.
 EXTRA_TEST_SPLITS: tuple[str, ...] = ("test_matched",)
@@ -410,6 +420,7 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
     "role": SPAN_ROLES,
     "finding": FINDING_DIRECTIONS,
     "significance": SIGNIFICANCE_VALUES,
+    "reader_finding": READER_FINDINGS,
 }
 
 _BY_NAME = {

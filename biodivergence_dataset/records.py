@@ -369,3 +369,102 @@ class Example(RecordModel):
 
 
 RELEASE_COLUMNS: tuple[str, ...] = tuple(Example.model_fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# evidence maps: per declared question, the studies that answer it (the release's ``evidence_map`` config)
+
+
+class MapCondition(RecordModel):
+    """A condition a study's claim states (who, how much, in what form, how long, where): its axis and words."""
+
+    axis: str
+    text: str
+
+    _check_axis = field_validator("axis")(_label("divergence_axes"))
+
+
+class MapClaim(RecordModel):
+    """One claim of a study, read relative to the question: the finding (``ontology.READER_FINDINGS``), the
+    significance its words state (None when they state none) and the reader's probability of that finding."""
+
+    claim_id: str
+    text: str
+    finding: str
+    significance: str | None = None
+    confidence: float = Field(ge=0.0, le=1.0)
+
+    _check_finding = field_validator("finding")(_label("reader_finding"))
+    _check_significance = field_validator("significance")(_label("significance"))
+
+
+class MapStudy(RecordModel):
+    """One study (article) that answers a question: its claims, its direction (pooled over its claims), whether it
+    agrees with the question's pooled direction (None when it reports no finding), the conditions its claims
+    state, its value of the condition the map groups by, and the released conflicts it takes part in."""
+
+    article_uid: str
+    pub_year: int | None = None
+    direction: str
+    significance: str | None = None
+    agrees: bool | None = None
+    group: str = ""
+    claims: list[MapClaim]
+    conditions: list[MapCondition] = Field(default_factory=list)
+    conflict_pair_ids: list[str] = Field(default_factory=list)
+
+    _check_direction = field_validator("direction")(_label("reader_finding"))
+    _check_significance = field_validator("significance")(_label("significance"))
+
+
+class MapConflict(RecordModel):
+    """A released pair of the question labelled a conflict: which two studies (and claims) it sets against each
+    other, its type and axes, and the ``primary`` split that holds it ("" when only ``pairlevel`` does)."""
+
+    pair_id: str
+    article_uid_a: str
+    article_uid_b: str
+    claim_a_id: str
+    claim_b_id: str
+    conflict_type: str
+    divergence_axes: list[str] = Field(default_factory=list)
+    dominant_confounder: str | None = None
+    split: str = ""
+
+    _check_conflict = field_validator("conflict_type")(_label("conflict_type"))
+    _check_axes = field_validator("divergence_axes")(_label("divergence_axes"))
+    _check_confounder = field_validator("dominant_confounder")(_label("dominant_confounder"))
+
+
+class EvidenceMap(RecordModel):
+    """The evidence map of one declared question: its studies, the pooled direction (the direction most studies
+    report; no difference on a tie; not reported when none reports one), how many studies agree and disagree with
+    it, the axis the studies are grouped by (a condition that differs in the question's conflicts and that the
+    studies state; "" when none) and the conflicts among the studies."""
+
+    question_id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    intervention: str = ""
+    comparator: str = ""
+    outcome: str = ""
+    population: str = ""
+    pooled_direction: str
+    n_studies: int = Field(ge=0)
+    n_agree: int = Field(ge=0)
+    n_disagree: int = Field(ge=0)
+    n_unread: int = Field(ge=0)
+    grouping_axis: str = ""
+    studies: list[MapStudy]
+    conflicts: list[MapConflict] = Field(default_factory=list)
+
+    _check_direction = field_validator("pooled_direction")(_label("reader_finding"))
+
+    @model_validator(mode="after")
+    def _counts(self):
+        if self.n_studies != len(self.studies):
+            raise ValueError(f"n_studies {self.n_studies} but {len(self.studies)} studies")
+        if self.n_agree + self.n_disagree + self.n_unread != self.n_studies:
+            raise ValueError("n_agree + n_disagree + n_unread must equal n_studies")
+        if self.grouping_axis:
+            ontology.check_label("divergence_axes", self.grouping_axis)
+        return self

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from . import ontology
 from .features import decode_row, encode_example, release_features
-from .io import STATS_FILE, write_table_atomic
+from .io import STATS_FILE, swap_folder, write_table_atomic
 from .provenance import SOURCES_FILE
 from .records import Example
 
@@ -60,6 +60,8 @@ EVAL_FILE = "eval.yaml"
 META_FILE = "card_meta.json"
 #: The files the release format declares at a release's top level, besides the card's own: nothing else there
 #: is the release's, so a stray file is never fingerprinted, listed or pushed (``validate`` names it).
+#: Folders every file of which is the release's (plots; the evidence maps' data, tables and plots).
+OWNED_DIRS = (PLOTS_DIR, ontology.EVIDENCE_MAP_CONFIG)
 TOP_LEVEL_FILES = (SPLIT_MANIFEST, ANNOTATION_MANIFEST, STATS_FILE, AUDIT_FILE, SOURCES_FILE, GOLDCHECK_FILE,
                    GOLDCHECK_SUMMARY, ROBUSTNESS_FILE, FLOORS_FILE)
 
@@ -147,14 +149,10 @@ def write_config(
             chunk = rows[i * shard_rows:(i + 1) * shard_rows]
             write_table_atomic(staging / shard_name(split, i, n), pa.Table.from_pylist(chunk, schema=schema))
     final = release_dir / config
-    old = release_dir / f".{config}.old"
-    shutil.rmtree(old, ignore_errors=True)
     if final.exists():
         for foreign in (p for p in final.iterdir() if p.suffix != ".parquet" or not p.is_file()):
             foreign.rename(staging / foreign.name)
-        final.rename(old)
-    staging.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+    swap_folder(staging, final)
     return sizes
 
 
@@ -268,8 +266,8 @@ def _visible(release_dir: Path) -> Iterator[Path]:
 
 def owned_files(release_dir: str | Path) -> list[str]:
     """The files the release's writers put there (paths relative to it): the declared top-level files
-    (:data:`TOP_LEVEL_FILES`), the files in ``plots/`` and the data files of its configs; never a symbolic link,
-    never the card's own files."""
+    (:data:`TOP_LEVEL_FILES`), the files in ``plots/`` and in the evidence maps' folder and the data files of its
+    configs; never a symbolic link, never the card's own files."""
     release_dir = Path(release_dir)
     data = {p for c in config_names(release_dir) for p in (release_dir / c).glob("*.parquet")}
     out = []
@@ -277,7 +275,7 @@ def owned_files(release_dir: str | Path) -> list[str]:
         rel = path.relative_to(release_dir)
         if path.is_symlink() or not path.is_file():
             continue
-        if (len(rel.parts) == 1 and rel.name in TOP_LEVEL_FILES) or rel.parts[0] == PLOTS_DIR or path in data:
+        if (len(rel.parts) == 1 and rel.name in TOP_LEVEL_FILES) or rel.parts[0] in OWNED_DIRS or path in data:
             out.append(rel.as_posix())
     return sorted(out)
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from . import ontology
+from . import evidence_maps, ontology
 from .benchmark import TEST_SPLIT, Support, supports, test_rows
 from .card import render_card
 from .cardmeta import DEFAULT_MIN_SUPPORT, CardMeta
@@ -170,6 +170,18 @@ def _rows(release_dir: Path, config: str, split: str, report: ValidationReport) 
         report.problems.append(f"{config}/{split}: empty split (datasets.load_dataset cannot read an empty split)")
     report.rows.setdefault(config, {})[split] = n
     return ids
+
+
+def _evidence_maps(release_dir: Path, report: ValidationReport) -> None:
+    """The evidence maps, when the release has them, are valid rows (counted for the card's row check)."""
+    if not evidence_maps.has_maps(release_dir):
+        return
+    try:
+        n = len(evidence_maps.read_maps(release_dir))
+    except (RecordError, pa.ArrowException, OSError) as exc:
+        report.problems.append(f"{ontology.EVIDENCE_MAP_CONFIG}: {exc}")
+        return
+    report.rows[ontology.EVIDENCE_MAP_CONFIG] = {ontology.EVIDENCE_MAP_SPLIT: n}
 
 
 def _may_share(split_a: str, split_b: str) -> bool:
@@ -352,6 +364,7 @@ def validate_release(release_dir: str | Path, min_support: int = DEFAULT_MIN_SUP
         if config == ontology.DEFAULT_CONFIG:
             _leakage(config, by_split, report)
             _extra_tests(config, by_split, report)
+    _evidence_maps(release_dir, report)
     if header is not None:
         _row_counts(release_dir, header, report)
     report.warnings += [support_warning(s) for s in supports(release_dir, min_support, rows) if not s.listed]

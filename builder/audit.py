@@ -43,6 +43,7 @@ from biodivergence_dataset.release import (
 )
 
 from .grouping import UnionFind
+from .plotting import pyplot, save_png
 from .stage import Opened, Stage, execute
 
 if TYPE_CHECKING:
@@ -229,15 +230,6 @@ def component_sizes(rows: Iterable[Mapping[str, Any]]) -> list[int]:
 # plots
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 @dataclass(frozen=True)
 class Plot:
     """A plot as the card shows it: the file (relative to the release), a title, a caption and alt text."""
@@ -329,14 +321,14 @@ def _scale_words(log: bool) -> str:
 
 def plot_label_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Plot:
     """Conflict-type counts per split, one panel per config (counts on the bars, empty classes named)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(by_config), figsize=(7.5 * len(by_config), 4.5), squeeze=False)
     logs = []
     for ax, (config, stats) in zip(axes[0], by_config.items()):
         logs.append(_grouped_counts(ax, stats["conflict_type_by_split"], stats["splits"], False, "a conflict type",
                                     "examples"))
         ax.set_title(f"{config}: conflict type by split")
-    _save(fig, path, dpi)
+    save_png(fig, path, dpi)
     return Plot(f"{PLOTS_DIR}/{path.name}", "Conflict types per split",
                 "Examples of each conflict type in each split, one panel per config; every bar carries its count and "
                 f"classes without examples are named in the panel. {_scale_words(any(logs))}.",
@@ -347,14 +339,14 @@ def plot_label_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Pa
 def plot_axis_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Path, dpi: int) -> Plot:
     """Examples carrying each divergence axis per split, one panel per config (counts on the bars, empty axes
     named)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(by_config), figsize=(7.5 * len(by_config), 5.5), squeeze=False)
     logs = []
     for ax, (config, stats) in zip(axes[0], by_config.items()):
         logs.append(_grouped_counts(ax, stats["axis_by_split"], stats["splits"], True, "a divergence axis",
                                     "examples with the axis"))
         ax.set_title(f"{config}: divergence axes by split")
-    _save(fig, path, dpi)
+    save_png(fig, path, dpi)
     return Plot(f"{PLOTS_DIR}/{path.name}", "Divergence axes per split",
                 "Examples carrying each divergence axis in each split (an example may carry several), one panel "
                 "per config; every bar carries its count and axes without examples are named in the panel. "
@@ -365,7 +357,7 @@ def plot_axis_distribution(by_config: Mapping[str, Mapping[str, Any]], path: Pat
 
 def plot_component_sizes(series: Mapping[str, Sequence[int]], path: Path, dpi: int) -> Plot:
     """Rank–size plot of article-graph components (examples per component, largest first), one line per graph."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.6))
     described = []
     for label, sizes in series.items():
@@ -394,22 +386,12 @@ def plot_component_sizes(series: Mapping[str, Sequence[int]], path: Path, dpi: i
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18))  # below: the lines start top left
     else:
         ax.text(0.5, 0.5, "no components", ha="center", va="center", transform=ax.transAxes)
-    _save(fig, path, dpi)
+    save_png(fig, path, dpi)
     return Plot(f"{PLOTS_DIR}/{path.name}", "Article-graph components",
                 "Size of each connected component of the article graph (articles linked by a shared pair), "
                 "largest first, on log–log axes: before the split and in the released primary splits. `primary` "
                 "keeps each component inside one split, so a few giant components limit how evenly it can split.",
                 "Rank–size step plot on log–log axes. " + " ".join(described))
-
-
-def _save(fig, path: Path, dpi: int) -> Path:
-    from biodivergence_dataset.io import atomic_path
-
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=dpi, metadata={"Software": None})
-    _pyplot().close(fig)
-    return path
 
 
 # ---------------------------------------------------------------------------------------------

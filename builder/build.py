@@ -1,8 +1,8 @@
 """The main job: ``biodivergence build --config-file FILE --out DIR`` runs the whole pipeline.
 
-ingest → [gather] → claims → [questions] → mine → annotate → split → audit → goldcheck → release: :data:`STEPS`, a
-list of :class:`~builder.stage.Stage` objects, each run by :func:`~builder.stage.execute` (gather and questions run
-when the config names a question pack: ``questions: {pack: FILE}``; the gold check of the annotators runs before the
+ingest → [gather] → claims → [questions] → mine → annotate → split → audit → [evidence_map] → goldcheck → release:
+:data:`STEPS`, a list of :class:`~builder.stage.Stage` objects, each run by :func:`~builder.stage.execute` (gather,
+questions and the evidence maps run when the config names a question pack: ``questions: {pack: FILE}``; the gold check of the annotators runs before the
 release, whose card shows it), so a re-run after success does nothing and a re-run after a kill continues where it
 stopped. The
 work directory holds one folder per stage (``abstracts/``, ``claims/``, ``pairs/``, ``annotations/``)
@@ -56,7 +56,7 @@ from biodivergence_dataset.records import one_line
 from biodivergence_dataset.redact import redact
 from biodivergence_dataset.release import GOLDCHECK_FILE, SPLIT_MANIFEST
 
-from . import annotate, audit, claims, gather, goldcheck_stage, ingest, mine, release_stage, split
+from . import annotate, audit, claims, evidence_map_stage, gather, goldcheck_stage, ingest, mine, release_stage, split
 from .folders import add_force_argument, build_lock, claim_output
 from .questionpacks import load_questions, pack_domain
 from .questions import questions_stage as questions
@@ -87,6 +87,7 @@ class BuildConfig(BaseModel):
     annotate: dict[str, Any] = Field(default_factory=dict)
     split: dict[str, Any] = Field(default_factory=dict)
     audit: dict[str, Any] = Field(default_factory=dict)
+    evidence_map: dict[str, Any] = Field(default_factory=dict)
     goldcheck: dict[str, Any] = Field(default_factory=dict)
     card: dict[str, Any] = Field(default_factory=dict)
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
@@ -210,6 +211,22 @@ def annotate_wiring(section: dict[str, Any], config: BuildConfig, work: Path) ->
     return section
 
 
+def evidence_map_wiring(section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
+    """With a question pack, the evidence maps read the questions stage's folder with its lexicon, and claims with
+    the annotate section's reader (``reader:PATH``) when it names one."""
+    if config.questions.get("pack"):
+        section.setdefault("questions_dir", str(work / "questions"))
+        inherit_lexicon(section, config)
+        from .annotators import parse_spec
+
+        specs = config.annotate.get("annotator", [])
+        readers = [parse_spec(s) for s in ([specs] if isinstance(specs, str) else specs)]
+        path = next((s.url for s in readers if s.backend == "reader" and s.url), None)
+        if path:
+            section.setdefault("reader", path)
+    return section
+
+
 def goldcheck_wiring(section: dict[str, Any], config: BuildConfig, work: Path) -> dict[str, Any]:
     """The gold check scores the build's annotators, on pairs as its miner makes them."""
     section.setdefault("annotate", dict(config.annotate))
@@ -226,6 +243,7 @@ STEPS: tuple[Stage, ...] = (
     replace(annotate.stage, wire=annotate_wiring),
     split.stage,
     audit.stage,
+    replace(evidence_map_stage.stage, wire=evidence_map_wiring),
     replace(goldcheck_stage.stage, wire=goldcheck_wiring),  # before the release: the card shows it
     release_stage.stage,
 )

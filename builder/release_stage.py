@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from biodivergence_dataset import __version__, ontology
 from biodivergence_dataset.card import write_card
 from biodivergence_dataset.cardmeta import CardMeta
+from biodivergence_dataset.evidence_maps import MAP_DIR, MAP_FILE
 from biodivergence_dataset.io import (
     BY_DOMAIN,
     STATS_FILE,
@@ -69,8 +70,10 @@ if TYPE_CHECKING:
     from .runtime import RuntimeConfig
 
 STAGE = "release"
-#: Files beside the data that the card shows and that other commands (goldcheck, analyze, floors) write.
-_CARD_INPUTS = (AUDIT_FILE, GOLDCHECK_FILE, ROBUSTNESS_FILE, FLOORS_FILE, f"{PLOTS_DIR}/plots.json")
+#: Files beside the data that the card shows and that other commands or stages (goldcheck, analyze, floors, the
+#: evidence maps) write.
+_CARD_INPUTS = (AUDIT_FILE, GOLDCHECK_FILE, ROBUSTNESS_FILE, FLOORS_FILE, f"{PLOTS_DIR}/plots.json",
+                f"{MAP_DIR}/{MAP_FILE}")
 
 
 class ReleaseConfig(BaseModel):

@@ -217,11 +217,22 @@ def differences(ca: list[Condition], cb: list[Condition]) -> list[Difference]:
     return out
 
 
+def question_words(question: Question) -> frozenset[str]:
+    """The words a question asks about (its text, intervention, comparator and outcome): never a condition."""
+    return _words(" ".join(filter(None, (question.text, question.intervention, question.comparator,
+                                         question.outcome))))
+
+
+def with_inactive_arm(asked: frozenset[str], question: CompiledQuestion | None) -> frozenset[str]:
+    """``asked`` with the placebo arm's words when the question compares with no active treatment: "than placebo"
+    then names the arm the question compares with, not a design."""
+    return asked | _PLACEBO_ARM if question is not None and question.comparison == INACTIVE else asked
+
+
 def asked_words(pair: CandidatePair) -> frozenset[str]:
     """The words of what is asked: the question, else the words the two claims share (their common topic)."""
     if pair.question is not None:
-        return _words(" ".join(filter(None, (pair.question.text, pair.question.intervention,
-                                             pair.question.comparator, pair.question.outcome))))
+        return question_words(pair.question)
     return _words(pair.claim_a.sentence) & _words(pair.claim_b.sentence)
 
 
@@ -315,9 +326,7 @@ def classify(pair: CandidatePair, question: CompiledQuestion | None = None) -> t
         return CONTROVERSY, [], 0.6
     if WEAK_RE.search(a_text) or WEAK_RE.search(b_text):
         return INSUFFICIENT, [], 0.6
-    asked = asked_words(pair)
-    if question is not None and question.comparison == INACTIVE:
-        asked |= _PLACEBO_ARM  # "than placebo" names the arm the question compares with, not a design
+    asked = with_inactive_arm(asked_words(pair), question)
     ca, cb = conditions(pair.claim_a, asked), conditions(pair.claim_b, asked)
     diffs = differences(ca, cb)
     two_sided = [d for d in diffs if d.two_sided]
@@ -481,10 +490,23 @@ class ReaderAnnotator(LocalAnnotator):
         effect each arm had on its own."""
         if pair.question is None:
             return ra, rb
-        q = self.compiled(pair.question)
-        return tuple(r.arms_equal() if sets_arms_equal(claim.sentence, q)
-                     else r.reversed() if comparator_first(claim.sentence, q) else r
-                     for claim, r in ((pair.claim_a, ra), (pair.claim_b, rb)))
+        return tuple(self.orient(claim.sentence, pair.question, r) for claim, r in ((pair.claim_a, ra),
+                                                                                   (pair.claim_b, rb)))
+
+    def orient(self, sentence: str, question: Question, reading):
+        """One claim's reading relative to the question's intervention (see ``oriented``)."""
+        q = self.compiled(question)
+        return (reading.arms_equal() if sets_arms_equal(sentence, q)
+                else reading.reversed() if comparator_first(sentence, q) else reading)
+
+    def read_against(self, asked: list[tuple[Question, str]]) -> list:
+        """Each ``(question, sentence)`` (a sentence of an abstract) read relative to its question as a claim of a
+        pair with that question is: asked in its own arm names (``ask``), oriented to the question's intervention
+        (``orient``); one batch for all."""
+        if not asked:
+            return []
+        readings = self.reader.read([self.ask(s, q) for q, s in asked], progress=True)
+        return [self.orient(s, q, r) for (q, s), r in zip(asked, readings, strict=True)]
 
     def decide(self, pair: CandidatePair, ra, rb, stated_only: bool = False, answers: bool = False,
                open_answers: tuple[Answer, Answer] | None = None) -> Labels:

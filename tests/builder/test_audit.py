@@ -12,6 +12,7 @@ from biodivergence_dataset import ontology
 from biodivergence_dataset.card import write_card
 from biodivergence_dataset.release import write_config
 from builder import audit, release_stage
+from builder.plotting import pyplot
 
 TRAIN, VALIDATION, TEST = ontology.SPLITS
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -136,7 +137,7 @@ def test_plots_are_pngs_shown_by_the_card(tmp_path):
 
 
 def _panel(table, splits, horizontal=True):
-    plt = audit._pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots()
     log = audit._grouped_counts(ax, table, splits, horizontal, "an axis", "examples")
     fig.canvas.draw()
@@ -153,7 +154,7 @@ def test_count_charts_name_empty_categories_instead_of_stacking_zero_labels():
     assert "no examples: study design" in ax.get_xlabel()
     counts = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     assert len(counts) >= 3 and all(c.lstrip("−-").isdigit() for c in counts)  # several integer ticks, not one
-    audit._pyplot().close(fig)
+    pyplot().close(fig)
 
 
 def test_count_charts_turn_logarithmic_with_plain_ticks_only_for_a_wide_range():
@@ -162,11 +163,11 @@ def test_count_charts_turn_logarithmic_with_plain_ticks_only_for_a_wide_range():
     assert log and ax.get_yscale() == "symlog" and "log scale" in ax.get_ylabel()
     ticks = [t.get_text() for t in ax.get_yticklabels()]
     assert ticks[:5] == ["0", "1", "10", "100", "1,000"]
-    audit._pyplot().close(fig)
+    pyplot().close(fig)
     fig, ax, log = _panel({"geography": {TRAIN: 0}}, {TRAIN: 5})
     assert not log and [t.get_text() for t in ax.texts] == ["no example has an axis in any split"]
     assert not ax.get_xticks().size and not ax.get_yticks().size
-    audit._pyplot().close(fig)
+    pyplot().close(fig)
 
 
 def test_audit_is_resumable_and_reruns_after_the_release_changes(tmp_path):
@@ -191,11 +192,11 @@ def test_audit_of_a_folder_without_configs_is_a_clear_error(tmp_path):
 
 def test_component_plot_ticks_are_plain_counts_from_one(tmp_path, monkeypatch):
     seen = {}
-    monkeypatch.setattr(audit, "_save", lambda fig, path, dpi: seen.setdefault("fig", fig))
+    monkeypatch.setattr(audit, "save_png", lambda fig, path, dpi: seen.setdefault("fig", fig))
     audit.plot_component_sizes({"released primary splits": [1] * 13}, tmp_path / "c.png", 40)
     ax = seen["fig"].axes[0]
     seen["fig"].canvas.draw()
     for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
         shown = [t.get_text() for t in labels if t.get_text()]
         assert shown and "0" not in shown and all(t.replace(",", "").isdigit() for t in shown)
-    audit._pyplot().close(seen["fig"])
+    pyplot().close(seen["fig"])
