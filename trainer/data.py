@@ -3,8 +3,10 @@
 The release is read exactly as users read it from the Hub (``datasets.load_dataset`` on the
 folder, ClassLabel features from its README). Each row becomes
 
-* ``input_ids`` / ``attention_mask`` (/ ``token_type_ids``) of ``[CLS] claim_a [SEP] claim_b [SEP]``;
-* ``pair_segments``: 1 on claim-a tokens, 2 on claim-b tokens, 0 on special and padding tokens;
+* ``input_ids`` / ``attention_mask`` (/ ``token_type_ids``) of ``[CLS] claim_a [SEP] claim_b [SEP]``, or, with
+  ``with_question`` and a row that carries its review question, ``[CLS] question [SEP] claim_a [SEP] claim_b [SEP]``
+  (the question the pair was mined for tells the model which finding the two claims are compared on);
+* ``pair_segments``: 1 on claim-a tokens, 2 on claim-b tokens, 0 on the question, special and padding tokens;
 * ``features`` (``trainer.pair_features``) and ``claim_types`` (two claim-type ids);
 * ``labels`` (conflict type id), ``axis_labels`` (13-dim multi-hot), ``confounder_labels``
   (axis id, -100 when the example has no dominant confounder), when the row is labelled.
@@ -26,6 +28,8 @@ from .modeling import IGNORE_INDEX
 from .pair_features import FEATURE_NAMES, claim_type_ids, feature_vector
 
 DEFAULT_MAX_LENGTH = 256
+#: The release column holding the review question a pair was mined for (empty when it has none).
+QUESTION_COLUMN = "question"
 #: Cap for train-split class weights and axis pos_weight (a class seen once must not dominate the loss).
 MAX_LOSS_WEIGHT = 20.0
 
@@ -72,24 +76,38 @@ def check_features(config) -> None:
         raise ValueError(f"this model was built with comparison features {names}; this code computes {list(FEATURE_NAMES)}")
 
 
-def pair_segments(encoding, index: int) -> list[int]:
-    """1/2 for tokens of the first/second sequence, 0 for special tokens (fast tokenizers only)."""
-    return [0 if s is None else s + 1 for s in encoding.sequence_ids(index)]
+def pair_segments(encoding, index: int, prefix_chars: int = 0) -> list[int]:
+    """1/2 for tokens of the first/second sequence, 0 for special tokens and for the first sequence's tokens
+    inside its first ``prefix_chars`` characters (the question; needs the offsets mapping) (fast tokenizers only)."""
+    segments = [0 if s is None else s + 1 for s in encoding.sequence_ids(index)]
+    if prefix_chars:
+        offsets = encoding["offset_mapping"][index]
+        segments = [0 if s == 1 and end <= prefix_chars else s for s, (_, end) in zip(segments, offsets)]
+    return segments
 
 
-def encode_rows(rows: Sequence[Mapping[str, Any]], tokenizer, max_length: int = DEFAULT_MAX_LENGTH) -> list[dict[str, Any]]:
+def question_prefix(row: Mapping[str, Any], tokenizer) -> str:
+    """``"<question> [SEP] "`` for a row that carries its review question, else ``""``."""
+    question = (row.get(QUESTION_COLUMN) or "").strip()
+    return f"{question} {tokenizer.sep_token} " if question else ""
+
+
+def encode_rows(rows: Sequence[Mapping[str, Any]], tokenizer, max_length: int = DEFAULT_MAX_LENGTH,
+                with_question: bool = False) -> list[dict[str, Any]]:
     """Model inputs (unpadded) for decoded release rows, with ``pair_id`` kept for predictions; label
-    fields only for rows that carry a ``conflict_type``."""
+    fields only for rows that carry a ``conflict_type``. ``with_question`` puts the row's question before
+    claim a (its tokens get segment 0, so the claims' pooled states stay the claims')."""
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError("the reference model needs a fast tokenizer (it reads token → claim alignment)")
+    prefixes = [question_prefix(r, tokenizer) if with_question else "" for r in rows]
     enc = tokenizer(
-        [r["claim_a_text"] for r in rows], [r["claim_b_text"] for r in rows],
-        truncation="longest_first", max_length=max_length,
+        [p + r["claim_a_text"] for p, r in zip(prefixes, rows)], [r["claim_b_text"] for r in rows],
+        truncation="longest_first", max_length=max_length, return_offsets_mapping=any(prefixes),
     )
     out = []
     for i, row in enumerate(rows):
         item = {key: enc[key][i] for key in ("input_ids", "attention_mask", "token_type_ids") if key in enc}
-        item["pair_segments"] = pair_segments(enc, i)
+        item["pair_segments"] = pair_segments(enc, i, len(prefixes[i]))
         item["features"] = feature_vector(row)
         item["claim_types"] = claim_type_ids(row)
         if row.get("conflict_type") is not None:
@@ -126,8 +144,14 @@ def _right_pad(values: list[int], length: int) -> list[int]:
 
 
 def class_weights(rows: Iterable[Mapping[str, Any]]) -> list[float]:
-    """Balanced conflict-type weights ``n / (k · n_c)`` over the k classes seen, capped; 1.0 for unseen classes."""
-    counts = Counter(r["conflict_type"] for r in rows)
+    """Balanced conflict-type weights of the train rows (:func:`weights_from_counts`)."""
+    return weights_from_counts(Counter(r["conflict_type"] for r in rows))
+
+
+def weights_from_counts(counts: Mapping[str, float]) -> list[float]:
+    """Balanced conflict-type weights ``n / (k · n_c)`` over the k classes seen, capped; 1.0 for unseen classes.
+    ``counts`` may be what a training epoch holds rather than the split (a rebalancing sampler)."""
+    counts = Counter({c: v for c, v in counts.items() if v})
     n, k = sum(counts.values()), len(counts)
     return [min(n / (k * counts[c]), MAX_LOSS_WEIGHT) if counts[c] else 1.0 for c in ontology.CONFLICT_TYPE_NAMES]
 

@@ -157,8 +157,14 @@ def _training_rows(config: dict[str, Any], results: dict[str, Any], encoder: str
         ("variant (paper Table 12)", settings.get("ablation", "full")),
         ("confounder constraint", config.get("constraint_mode")),
         ("loss weights CT / AX / DC", " / ".join(str(w) for w in settings.get("loss_weights", []))),
+        ("epochs", f"every conflict + {settings['negatives_per_conflict']:g} non-conflicts per conflict, a fresh "
+         "block each epoch" if settings.get("negatives_per_conflict") else "every training pair"),
         ("class weights, axis pos_weight",
-         "train-split balanced, capped at 20" if settings.get("class_weights", True) else "off"),
+         ("balanced on " + ("an epoch's" if settings.get("negatives_per_conflict") else "the train split's")
+          + " counts, capped at 20") if settings.get("class_weights", True) else "off"),
+        ("focal loss γ (conflict type)", config.get("focal_gamma") or None),
+        ("review question before claim a", config.get("use_question")),
+        ("frozen encoder layers (with the embeddings)", settings.get("freeze_layers") or None),
         ("max length", config.get("max_length")),
     ]
     rows += [(k, schedule[k]) for k in ("num_train_epochs", "learning_rate", "weight_decay", "warmup_steps",

@@ -86,6 +86,8 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     ``encoder_name_or_path`` is the Hub name the encoder weights started from (informational: the weights
     are in the saved model); ``feature_groups`` gives the group of each of ``feature_names``;
     ``sep_token_id`` (the tokenizer's) lets ``forward`` find the two claims when ``pair_segments`` is not given.
+    ``focal_gamma`` > 0 makes the conflict-type loss focal (:func:`conflict_type_loss`); ``use_question`` records
+    that the model was trained with the row's review question before claim a (its inputs must be encoded so).
     """
 
     model_type = "biodivergence-multitask"
@@ -110,6 +112,8 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     loss_weight_axes: float = 1.0
     loss_weight_confounder: float = 0.3
     class_weights: list[float] | None = None
+    focal_gamma: float = 0.0
+    use_question: bool = False
     axis_pos_weight: list[float] | None = None
     conflict_type_names: list[str] | None = None
     axis_names: list[str] | None = None
@@ -261,6 +265,17 @@ class MultiTaskConflictModel(PreTrainedModel):
                                 "AutoModelForSequenceClassification": f"{module}.MultiTaskConflictForSequenceClassification"}
         return super().save_pretrained(save_directory, *args, **kwargs)
 
+    def freeze_lower_layers(self, n_layers: int) -> None:
+        """Keep the encoder's embeddings and its first ``n_layers`` layers fixed (0: train everything): a shorter
+        backward pass on CPU, and fewer weights to fit from a few hundred conflicts."""
+        if n_layers <= 0:
+            return
+        layers = getattr(getattr(self.encoder, "encoder", None), "layer", None)
+        if layers is None or n_layers > len(layers):
+            raise ValueError(f"cannot freeze {n_layers} layers of a {self.config.encoder_config.model_type} encoder")
+        for module in (self.encoder.embeddings, *layers[:n_layers]):
+            module.requires_grad_(False)
+
     # -- forward -----------------------------------------------------------------------------------------------
 
     def _pair_states(self, tokens: torch.Tensor, pair_segments: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -368,10 +383,10 @@ class MultiTaskConflictModel(PreTrainedModel):
         axis_labels: torch.Tensor | None,
         confounder_labels: torch.Tensor | None,
     ) -> torch.Tensor:
-        """``λ_ct·CE_ct + λ_ax·BCE_ax + λ_dc·CE_dc`` over the configured tasks; absent confounders (-100) ignored."""
+        """``λ_ct·L_ct + λ_ax·BCE_ax + λ_dc·CE_dc`` over the configured tasks; absent confounders (-100) ignored."""
         cfg = self.config
-        total = cfg.loss_weight_conflict_type * nn.functional.cross_entropy(
-            conflict_logits, labels, weight=self._weights(cfg.class_weights, conflict_logits)
+        total = cfg.loss_weight_conflict_type * conflict_type_loss(
+            conflict_logits, labels, self._weights(cfg.class_weights, conflict_logits), cfg.focal_gamma
         )
         if "axes" in cfg.tasks and axis_labels is not None:
             total = total + cfg.loss_weight_axes * nn.functional.binary_cross_entropy_with_logits(
@@ -393,6 +408,17 @@ def _bare_encoder(encoder_config: PreTrainedConfig) -> PreTrainedModel:
     if encoder_config.model_type in _POOLER_MODEL_TYPES:
         return AutoModel.from_config(encoder_config, add_pooling_layer=False)
     return AutoModel.from_config(encoder_config)
+
+
+def conflict_type_loss(logits: torch.Tensor, labels: torch.Tensor, weight: torch.Tensor | None = None,
+                       gamma: float = 0.0) -> torch.Tensor:
+    """Class-weighted focal loss ``Σ w_y (1 − p_y)^γ (−log p_y) / Σ w_y`` (Lin et al. 2017); ``γ = 0`` is the
+    weighted cross-entropy (same normalisation as ``torch``'s). ``γ > 0`` shrinks the loss of pairs already
+    classed with confidence, i.e. of the many easy ``no_conflict`` pairs."""
+    log_p = nn.functional.log_softmax(logits, dim=-1).gather(1, labels.unsqueeze(1)).squeeze(1)
+    w = torch.ones_like(log_p) if weight is None else weight[labels]
+    modulating = (1.0 - log_p.exp()).clamp(min=0.0) ** gamma if gamma else 1.0
+    return (w * modulating * -log_p).sum() / w.sum()
 
 
 def masked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

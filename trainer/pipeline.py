@@ -14,9 +14,11 @@ A pair is a dict with ``claim_a_text`` and ``claim_b_text`` (``text`` / ``text_p
 model also reads the comparison features of ``trainer.pair_features``: the release columns ``claim_a_type`` /
 ``claim_b_type``, ``domain``, ``pub_year_a`` / ``pub_year_b`` and the mining scores (``similarity``,
 ``disagreement``, ``entity_overlap``, ``type_compatibility``, ``year_penalty``, ``combined_score``) are
-used when the pair carries them; missing ones count as unknown (claim type ``factual``, no domain, no
+used when the pair carries them, and so is its review question (``question``) for a model trained with it;
+missing ones count as unknown (claim type ``factual``, no domain, no
 year, scores 0), so release rows give the predictions the model was evaluated with. ``return_scores=True``
-adds the conflict-type probabilities and the axis probabilities.
+adds the conflict-type probabilities and the axis probabilities. A pair classed ``no_conflict`` has no axes
+and no confounder.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from .predict import decode, sigmoid
 TASK = "biodivergence-conflict"
 #: Release columns a pair may carry; the rest of a release row is not read.
 _DEFAULTS: dict[str, Any] = {
-    "pair_id": None, "domain": None, "pub_year_a": None, "pub_year_b": None,
+    "pair_id": None, "domain": None, "pub_year_a": None, "pub_year_b": None, "question": "",
     "claim_a_type": ontology.DEFAULT_CLAIM_TYPE, "claim_b_type": ontology.DEFAULT_CLAIM_TYPE,
 }
 
@@ -86,7 +88,8 @@ class ConflictPipeline(Pipeline):
     def preprocess(self, pair, **kwargs) -> dict[str, Any]:
         from .data import PairCollator, encode_rows
 
-        items = encode_rows([pair_row(pair)], self.tokenizer, self.model.config.max_length)
+        config = self.model.config
+        items = encode_rows([pair_row(pair)], self.tokenizer, config.max_length, config.use_question)
         return PairCollator(self.tokenizer)(items)
 
     def _forward(self, inputs: dict[str, Any], **kwargs) -> dict[str, Any]:

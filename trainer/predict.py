@@ -35,7 +35,8 @@ def decode(
     axis_threshold: float = 0.5,
     gold_axes: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
-    """Label records (conflict type, axes, confounder) from the three heads' logits for a batch.
+    """Label records (conflict type, axes, confounder) from the three heads' logits for a batch; a pair classed
+    ``no_conflict`` gets no axes and no confounder, whatever the axis head says.
 
     The confounder restriction is applied here as well as in the model, so raw logits decode the same way.
     """
@@ -52,9 +53,13 @@ def decode(
     confounder = np.where(allowed, np.asarray(confounder_logits, dtype=np.float64), -np.inf).argmax(-1)
     records = []
     for i in range(len(conflict)):
+        label = ontology.CONFLICT_TYPE_NAMES[conflict[i]]
+        if label == ontology.NO_CONFLICT:  # no conflict, nothing for a context axis to explain
+            records.append({"conflict_type": label, "divergence_axes": [], "dominant_confounder": ""})
+            continue
         has_choice = bool(allowed[i].any())
         records.append({
-            "conflict_type": ontology.CONFLICT_TYPE_NAMES[conflict[i]],
+            "conflict_type": label,
             "divergence_axes": [a for a, on in zip(ontology.AXIS_NAMES, axes[i]) if on],
             "dominant_confounder": ontology.AXIS_NAMES[confounder[i]] if has_choice else "",
         })
@@ -178,7 +183,7 @@ def head_outputs(model, tokenizer, rows: Sequence[dict[str, Any]], batch_size: i
     if not rows:
         raise ValueError("no rows to predict")
     collate = PairCollator(tokenizer)
-    items = encode_rows(rows, tokenizer, model.config.max_length)
+    items = encode_rows(rows, tokenizer, model.config.max_length, model.config.use_question)
     gold_mode = model.config.constraint_mode == "gold_axes"
     parts: dict[str, list[np.ndarray]] = {"conflict": [], "axes": [], "confounder": [], "gold_axes": []}
     with torch.inference_mode():

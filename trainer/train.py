@@ -14,7 +14,9 @@ same code path as the dataset (:mod:`trainer.hub_model`). The old short flags st
 Each evaluation scores the three heads with the metric and also tunes the axis threshold on the logits
 it already has (``predict.tune_axis_threshold``); the kept checkpoint's threshold is saved in the model
 config, and the test split is predicted once with it. Validation is never run a second time.
-Train-split class weights and axis ``pos_weight`` are computed here and saved in the model config.
+Train-split class weights and axis ``pos_weight`` are computed here and saved in the model config. By default an
+epoch holds every conflict and a fresh block of non-conflicts (``--negatives-per-conflict``, :mod:`trainer.imbalance`;
+class weights then follow the epoch's counts), and the row's review question precedes claim a (``--with-question``).
 
 A model folder holds what Trainer writes (the model with its code and ``auto_map``, the tokenizer,
 ``training_args.bin``, ``trainer_state.json``, ``train_results.json`` / ``eval_results.json`` /
@@ -85,7 +87,8 @@ def reported_keys() -> list[str]:
 
 def model_config_kwargs(settings: TrainSettings, train_rows: list[dict[str, Any]]) -> dict[str, Any]:
     """``MultiTaskConflictConfig`` arguments for a run: vocabularies, loss weights, imbalance handling, ablation."""
-    from .data import axis_pos_weight, class_weights
+    from .data import axis_pos_weight, class_weights, weights_from_counts
+    from .imbalance import epoch_label_counts
     from .pair_features import FEATURES
 
     ct, ax, dc = settings.loss_weights
@@ -95,12 +98,23 @@ def model_config_kwargs(settings: TrainSettings, train_rows: list[dict[str, Any]
         "conflict_type_names": list(ontology.CONFLICT_TYPE_NAMES), "axis_names": list(ontology.AXIS_NAMES),
         "claim_type_names": list(ontology.CLAIM_TYPE_NAMES),
         "feature_names": list(FEATURES), "feature_groups": [group for group, _ in FEATURES.values()],
+        "focal_gamma": settings.focal_gamma, "use_question": settings.with_question,
     }
-    if settings.class_weights:
+    if settings.class_weights and rebalanced(settings, train_rows):
+        kwargs["class_weights"] = weights_from_counts(epoch_label_counts(
+            [r["conflict_type"] for r in train_rows], ontology.NO_CONFLICT, settings.negatives_per_conflict))
+        kwargs["axis_pos_weight"] = axis_pos_weight(train_rows)
+    elif settings.class_weights:
         kwargs["class_weights"] = class_weights(train_rows)
         kwargs["axis_pos_weight"] = axis_pos_weight(train_rows)
     kwargs.update(ABLATIONS[settings.ablation])
     return kwargs
+
+
+def rebalanced(settings: TrainSettings, train_rows: list[dict[str, Any]]) -> bool:
+    """Whether epochs are drawn by :class:`~trainer.imbalance.ConflictEpochSampler`: asked for, and the train
+    rows hold a conflict to draw them around (a split of non-conflicts only trains on plain epochs)."""
+    return bool(settings.negatives_per_conflict) and any(r["conflict_type"] != ontology.NO_CONFLICT for r in train_rows)
 
 
 class TaskMetrics:
@@ -216,6 +230,7 @@ def train_seed(
 
     from .data import PairCollator, encode_rows
     from .encoders import hub_name
+    from .imbalance import ConflictBalancedTrainer
     from .modeling import MultiTaskConflictModel
     from .predict import HeadOutputs, write_jsonl
 
@@ -224,7 +239,9 @@ def train_seed(
     tokenizer = AutoTokenizer.from_pretrained(encoder)
     model = MultiTaskConflictModel.from_encoder(encoder, hub_name=hub_name(encoder), sep_token_id=tokenizer.sep_token_id,
                                                 **model_config_kwargs(settings, splits["train"]))
-    encoded = {name: encode_rows(rows, tokenizer, settings.max_length) for name, rows in splits.items()}
+    model.freeze_lower_layers(settings.freeze_layers)
+    encoded = {name: encode_rows(rows, tokenizer, settings.max_length, settings.with_question)
+               for name, rows in splits.items()}
     for name in ("validation", "test"):  # evaluation batches of similar lengths pad less (scores do not depend on order)
         if name in encoded:
             encoded[name] = sorted(encoded[name], key=lambda item: len(item["input_ids"]))
@@ -232,7 +249,11 @@ def train_seed(
     callbacks = []
     if args.load_best_model_at_end and args.metric_for_best_model:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.patience))
-    trainer = Trainer(
+    balance = {}
+    if rebalanced(settings, splits["train"]):
+        balance = {"negative": ontology.CONFLICT_TYPE_NAMES.index(ontology.NO_CONFLICT),
+                   "negatives_per_conflict": settings.negatives_per_conflict}
+    trainer = (ConflictBalancedTrainer if balance else Trainer)(
         model=model,
         args=args,
         train_dataset=encoded["train"],
@@ -241,6 +262,7 @@ def train_seed(
         processing_class=tokenizer,
         compute_metrics=metrics,
         callbacks=callbacks,
+        **balance,
     )
     started = time.perf_counter()
     train_output = trainer.train(resume_from_checkpoint=resume_from_checkpoint)

@@ -78,6 +78,16 @@ class TrainSettings:
     ablation: Literal[tuple(ABLATIONS)] = field(default="full", metadata={"help": "paper Table 12 variant"})
     class_weights: bool = field(default=True, metadata={
         "help": "train-split class weights and axis pos_weight (--no-class-weights turns both off)"})
+    negatives_per_conflict: float | None = field(default=3.0, metadata={
+        "help": "each epoch: every training row of a conflict class plus this many no_conflict rows per such row, "
+                "a fresh block of them each epoch (trainer.imbalance); class weights then follow the epoch's "
+                "counts. 0: every training row every epoch"})
+    focal_gamma: float = field(default=0.0, metadata={
+        "help": "focal-loss gamma of the conflict-type loss (0: weighted cross-entropy)"})
+    with_question: bool = field(default=True, metadata={
+        "help": "put the row's review question before claim a (--no-with-question: the two claims only)"})
+    freeze_layers: int = field(default=0, metadata={
+        "help": "keep the encoder's embeddings and first N layers fixed (faster on CPU)"})
     max_train_examples: int | None = field(default=None, metadata={
         "help": "train on a fixed random sample of N training rows (short schedules on CPU)"})
     max_eval_examples: int | None = field(default=None, metadata={
