@@ -85,15 +85,15 @@ def _edit(path: Path, old: str, new: str) -> None:
 def test_a_stage_reruns_for_the_code_it_imports_and_the_data_it_reads_only(tmp_path):
     """In a copy of the packages: a docstring edit of the Hub module (which no stage imports) or of a stage's own
     module changes no fingerprint; a code edit of gather changes gather's only among the stages that do not import
-    it; a lexicon edit changes the data of the stages that read the lexicon (gather, questions, the reader annotator
-    and its gold check) and no other."""
+    it; a lexicon edit changes the data of the stages that read the lexicon (gather, questions, the reader annotator,
+    the evidence maps' reader and the gold check) and no other."""
     packages = [p for p in ("biodivergence_dataset", "biodivergence_text", "builder") if (REPO / p).is_dir()]
     for package in packages:
         shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__", "models"))
     (tmp_path / "builder" / "models").symlink_to(REPO / "builder" / "models")
     before = _fingerprints(tmp_path)
     assert set(before) == {"ingest", "gather", "claims", "questions", "mine", "annotate", "split", "audit",
-                           "goldcheck", "release"}
+                           "evidence_map", "goldcheck", "release"}
 
     _edit(tmp_path / "biodivergence_dataset" / "hub.py", '"""', '"""Edited: ')
     _edit(tmp_path / "builder" / "mine.py", '"""', '"""Edited: ')
@@ -108,4 +108,5 @@ def test_a_stage_reruns_for_the_code_it_imports_and_the_data_it_reads_only(tmp_p
         fh.write("\n# edited\n")
     data = {name: prints[1] != before[name][1] for name, prints in _fingerprints(tmp_path).items()}
     assert data == {"ingest": False, "gather": True, "claims": False, "questions": True, "mine": False,
-                    "annotate": True, "split": False, "audit": False, "goldcheck": True, "release": False}
+                    "annotate": True, "split": False, "audit": False, "evidence_map": True, "goldcheck": True,
+                    "release": False}
