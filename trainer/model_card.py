@@ -175,6 +175,7 @@ def _training_rows(config: dict[str, Any], results: dict[str, Any], encoder: str
         ("epochs run (early stopping, patience " + str(settings.get("patience", "")) + ")", run.get("epochs_run")),
         ("kept checkpoint", run.get("best_checkpoint")),
         ("axis threshold (tuned on validation)", config.get("axis_threshold")),
+        ("conflict threshold on 1 − p(no_conflict) (tuned on validation)", config.get("conflict_threshold")),
         ("training time", f"{run['train_runtime_s']:.0f} s" if run.get("train_runtime_s") is not None else None),
     ]
     return [(k, v) for k, v in rows if v not in (None, "")]
