@@ -87,7 +87,7 @@ def release_digest(release: Path) -> str:
 def train_seed_once(release: Path, out: Path, encoder: str, seed: int, settings: TrainSettings,
                     training: dict[str, Any]) -> dict[str, Any]:
     """The run summary (``RESULTS_FILE``) of one seed trained into ``out/seed-<n>`` (reused when a finished run
-    on the same release, with the same settings and schedule, is there)."""
+    on the same release, with the same settings and schedule, is there; then marked ``reused``)."""
     folder = out / f"seed-{seed}"
     done, stamp = folder / RESULTS_FILE, folder / RELEASE_STAMP
     digest = release_digest(release)
@@ -97,7 +97,7 @@ def train_seed_once(release: Path, out: Path, encoder: str, seed: int, settings:
         if previous.get("settings") == json.loads(json.dumps(asdict(settings))) and all(
                 schedule.get(k) == v for k, v in training.items()):
             print(f"seed {seed}: reusing {folder}")
-            return previous
+            return {**previous, "reused": True}
     results = train(release, folder, encoder, (seed,), settings=settings, training=training)
     write_text_atomic(stamp, digest + "\n")
     return results
@@ -177,7 +177,9 @@ def render(report: dict[str, Any]) -> str:
          f"lr {s['learning_rate']}, batch {s['batch_size']}, max length {s['max_length']}, "
          f"frozen encoder layers {s['freeze_layers']}"),
         (f"- time: {report['train_seconds']:.0f} s training over {len(report['seeds_done'])} seed(s), "
-         f"{report['wall_seconds']:.0f} s wall for the whole command on {report['machine']}, "
+         f"{report['wall_seconds']:.0f} s wall for the whole command on {report['machine']}"
+         + (f" (seeds {' '.join(map(str, report['seeds_reused']))} reused from an earlier run of it: their training "
+            "time is counted, not in this wall time)" if report["seeds_reused"] else "") + ", "
          f"{report['machine_state']} (1-min load averages {', '.join(f'{v:.1f}' for v in report['load_averages'])})"),
         "",
         "| System | " + " | ".join(h for h, _ in COLUMNS) + " |",
@@ -253,10 +255,13 @@ def main() -> None:
     references = [reference_record(r) for r in rows]
     classes = train_classes(args.release)
     runs: list[dict[str, Any]] = []
+    reused: list[int] = []
     per_seed: dict[str, dict[int, dict[str, float]]] = {variant: {} for variant in VARIANTS}
     for seed in args.seeds:
         trained = train_seed_once(args.release, args.out, args.encoder, seed, settings, training)
         run = trained["runs"][0]
+        if trained.get("reused"):
+            reused.append(seed)
         runs.append(run)
         records = seed_predictions(run, rows, args.split)
         write_jsonl(args.out / f"predictions-seed-{seed}.jsonl", records)
@@ -264,14 +269,14 @@ def main() -> None:
         print(f"seed {seed}: " + json.dumps({k: round(per_seed["tuned"][seed][k], 4) for _, k in COLUMNS}))
         loads.append(os.getloadavg()[0])
         report = build_report(args, settings, trained, runs, per_seed, baselines, by_slug, rows, loads, started,
-                              classes)
+                              classes, reused)
         write_json_atomic(args.results.with_suffix(".json"), report)
         write_text_atomic(args.results.with_suffix(".md"), render(report))
     print(render(report))
 
 
 def build_report(args, settings, trained, runs, per_seed, baselines, by_slug, rows, loads, started,
-                 classes) -> dict[str, Any]:
+                 classes, reused) -> dict[str, Any]:
     """The report of the seeds finished so far."""
     from collections import Counter
 
@@ -296,6 +301,7 @@ def build_report(args, settings, trained, runs, per_seed, baselines, by_slug, ro
         "test_label_counts": dict(Counter(r["conflict_type"] for r in rows).most_common()),
         "validation_label_counts": dict(Counter(trained["label_counts"]["validation"]).most_common()),
         "encoder": shown_path(trained["encoder"]), "seeds": args.seeds, "seeds_done": [r["seed"] for r in runs],
+        "seeds_reused": list(reused),
         "settings": {**asdict(settings), "epochs": args.epochs, "learning_rate": args.lr,
                      "batch_size": PAPER_DEFAULTS["per_device_train_batch_size"]},
         "train_examples": sum(train_counts.values()), "train_label_counts": train_counts,
