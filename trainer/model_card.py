@@ -172,9 +172,11 @@ def _training_rows(config: dict[str, Any], results: dict[str, Any], encoder: str
                                          "gradient_accumulation_steps", "world_size", "bf16", "fp16", "seed")
              if k in schedule]
     rows += [
-        ("epochs run (early stopping, patience " + str(settings.get("patience", "")) + ")", run.get("epochs_run")),
+        ("epochs run (early stopping on validation Ctx-F1 at the tuned conflict threshold, patience "
+         + str(settings.get("patience", "")) + ")", run.get("epochs_run")),
         ("kept checkpoint", run.get("best_checkpoint")),
         ("axis threshold (tuned on validation)", config.get("axis_threshold")),
+        ("conflict threshold on 1 − p(no_conflict) (tuned on validation)", config.get("conflict_threshold")),
         ("training time", f"{run['train_runtime_s']:.0f} s" if run.get("train_runtime_s") is not None else None),
     ]
     return [(k, v) for k, v in rows if v not in (None, "")]

@@ -88,6 +88,8 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     ``sep_token_id`` (the tokenizer's) lets ``forward`` find the two claims when ``pair_segments`` is not given.
     ``focal_gamma`` > 0 makes the conflict-type loss focal (:func:`conflict_type_loss`); ``use_question`` records
     that the model was trained with the row's review question before claim a (its inputs must be encoded so).
+    ``conflict_threshold`` (tuned on validation by ``biodivergence train``; None: the arg-max) is where decoding
+    calls a pair a conflict: ``1 − p(no_conflict) ≥ conflict_threshold`` (``trainer.predict.conflict_classes``).
     """
 
     model_type = "biodivergence-multitask"
@@ -106,6 +108,7 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     tasks: list[str] | None = None
     constraint_mode: Literal["none", "predicted_axes", "gold_axes"] = "predicted_axes"
     axis_threshold: float = 0.5
+    conflict_threshold: float | None = None
     max_length: int = 256
     sep_token_id: int | None = None
     loss_weight_conflict_type: float = 1.0

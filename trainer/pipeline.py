@@ -17,8 +17,8 @@ model also reads the comparison features of ``trainer.pair_features``: the relea
 used when the pair carries them, and so is its review question (``question``) for a model trained with it;
 missing ones count as unknown (claim type ``factual``, no domain, no
 year, scores 0), so release rows give the predictions the model was evaluated with. ``return_scores=True``
-adds the conflict-type probabilities and the axis probabilities. A pair classed ``no_conflict`` has no axes
-and no confounder.
+adds the conflict-type probabilities and the axis probabilities. The conflict type is decoded at the model's saved conflict threshold
+(``trainer.predict.conflict_classes``). A pair classed ``no_conflict`` has no axes and no confounder.
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ class ConflictPipeline(Pipeline):
         config = self.model.config
         logits = {k: v.float().numpy().reshape(1, -1) for k, v in outputs.items()}
         (record,) = decode(logits["conflict_logits"], logits["axis_logits"], logits["confounder_logits"],
-                           config.constraint_mode, config.axis_threshold)
+                           config.constraint_mode, config.axis_threshold,
+                           conflict_threshold=getattr(config, "conflict_threshold", None))
         if return_scores:
             conflict = logits["conflict_logits"][0]
             probs = np.exp(conflict - conflict.max())
@@ -114,12 +115,14 @@ class ConflictPipeline(Pipeline):
 
 
 def conflict_pipeline(model: str, constraint_mode: str | None = None, axis_threshold: float | None = None,
-                      device: int | str | None = None, **kwargs) -> ConflictPipeline:
+                      device: int | str | None = None, conflict_threshold: float | None = None,
+                      **kwargs) -> ConflictPipeline:
     """A :class:`ConflictPipeline` for a model folder (or Hub id) written by ``biodivergence train``;
-    ``constraint_mode`` / ``axis_threshold`` override the saved ones (as ``biodivergence predict`` does)."""
+    ``constraint_mode`` / ``axis_threshold`` / ``conflict_threshold`` override the saved ones (as
+    ``biodivergence predict`` does)."""
     from .predict import load_model
 
-    loaded, tokenizer = load_model(model, constraint_mode, axis_threshold)
+    loaded, tokenizer = load_model(model, constraint_mode, axis_threshold, conflict_threshold=conflict_threshold)
     return ConflictPipeline(model=loaded, tokenizer=tokenizer, task=TASK,
                             device=-1 if device is None else device, **kwargs)
 

@@ -4,9 +4,11 @@ One JSONL row per example, keyed by ``pair_id``::
 
     {"pair_id": ..., "conflict_type": ..., "divergence_axes": [...], "dominant_confounder": "" | axis}
 
-The confounder is the head's arg-max among the axes the constraint mode allows (all axes
-under ``none``, the predicted axes under ``predicted_axes``, the gold axes under
-``gold_axes``), or ``""`` when that leaves no axis to choose from.
+The conflict type is the conflict-type head's arg-max, or, for a model with a conflict threshold ``t`` (tuned on
+validation by ``biodivergence train``, saved as ``conflict_threshold`` in its config), the most probable conflict
+class where ``1 − p(no_conflict) ≥ t`` and ``no_conflict`` elsewhere. The confounder is the head's arg-max among the
+axes the constraint mode allows (all axes under ``none``, the predicted axes under ``predicted_axes``, the gold axes
+under ``gold_axes``), or ``""`` when that leaves no axis to choose from.
 """
 
 from __future__ import annotations
@@ -27,6 +29,31 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
+NO_CONFLICT_ID = ontology.CONFLICT_TYPE_NAMES.index(ontology.NO_CONFLICT)
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def conflict_classes(conflict_logits: np.ndarray, conflict_threshold: float | None = None) -> np.ndarray:
+    """Conflict-type ids from the head's logits: the arg-max, or with ``conflict_threshold`` ``t`` the most probable
+    conflict class where ``1 − p(no_conflict) ≥ t``, ``no_conflict`` elsewhere.
+
+    A model trained on a rare positive class ranks pairs better than its arg-max shows: its ``no_conflict`` logit
+    stays a hair above the next class on most conflicts, so the arg-max predicts none; the threshold moves that
+    decision to where validation says it pays.
+    """
+    logits = np.asarray(conflict_logits, dtype=np.float64)
+    if conflict_threshold is None:
+        return logits.argmax(-1)
+    others = np.where(np.arange(logits.shape[-1]) == NO_CONFLICT_ID, -np.inf, logits).argmax(-1)
+    is_conflict = 1.0 - softmax(logits)[..., NO_CONFLICT_ID] >= conflict_threshold
+    return np.where(is_conflict, others, NO_CONFLICT_ID)
+
+
 def decode(
     conflict_logits: np.ndarray,
     axis_logits: np.ndarray,
@@ -34,13 +61,15 @@ def decode(
     constraint_mode: str,
     axis_threshold: float = 0.5,
     gold_axes: np.ndarray | None = None,
+    conflict_threshold: float | None = None,
 ) -> list[dict[str, Any]]:
     """Label records (conflict type, axes, confounder) from the three heads' logits for a batch; a pair classed
     ``no_conflict`` gets no axes and no confounder, whatever the axis head says.
 
-    The confounder restriction is applied here as well as in the model, so raw logits decode the same way.
+    The conflict type is :func:`conflict_classes` at ``conflict_threshold`` (None: the arg-max). The confounder
+    restriction is applied here as well as in the model, so raw logits decode the same way.
     """
-    conflict = np.asarray(conflict_logits).argmax(-1)
+    conflict = conflict_classes(conflict_logits, conflict_threshold)
     axes = sigmoid(np.asarray(axis_logits, dtype=np.float64)) >= axis_threshold
     if constraint_mode == "none":
         allowed = np.ones_like(axes)
@@ -94,6 +123,33 @@ def tune_axis_threshold(axis_logits: np.ndarray, axis_labels: np.ndarray,
     return best[0], best[2]
 
 
+#: Candidate conflict thresholds on ``1 − p(no_conflict)`` (0.01 … 0.99) searched on validation at each evaluation:
+#: a fine grid, because the model's probabilities of the rare classes crowd into a narrow band.
+CONFLICT_THRESHOLD_GRID: tuple[float, ...] = tuple(round(0.01 * i, 2) for i in range(1, 100))
+
+
+def tune_conflict_threshold(conflict_logits: np.ndarray, labels: np.ndarray,
+                            grid: Sequence[float] = CONFLICT_THRESHOLD_GRID) -> tuple[float, float | None]:
+    """(threshold, Ctx-F1): the grid threshold of :func:`conflict_classes` with the best Ctx-F1 (the metric's
+    Task 1 headline) on held-out labels.
+
+    Ties go to the highest threshold (fewest pairs called conflicts). Where Ctx-F1 is undefined (no contextual
+    contradiction among the labels nor the predictions) that threshold wins, as nothing was wrongly found; its
+    score is then None.
+    """
+    from .metric import scoring_module
+
+    conflict_type_scores = scoring_module().conflict_type_scores  # the metric's own Task 1 definition
+    gold = np.asarray(labels, dtype=np.int64)
+    best: tuple[float, float, float | None] | None = None
+    for threshold in sorted(grid, reverse=True):
+        f1 = conflict_type_scores(gold, conflict_classes(conflict_logits, threshold))["conflict_type/ctx_f1"]
+        rank = 1.0 if np.isnan(f1) else f1
+        if best is None or rank > best[1]:
+            best = (threshold, rank, None if np.isnan(f1) else f1)
+    return best[0], best[2]
+
+
 def references_from_labels(labels: np.ndarray, axis_labels: np.ndarray, confounder_labels: np.ndarray) -> list[dict[str, Any]]:
     """Metric reference records from the label tensors of ``trainer.data.label_ids``."""
     return [
@@ -119,8 +175,9 @@ def reference_record(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_model(model_dir: str | Path, constraint_mode: str | None = None, axis_threshold: float | None = None,
-               revision: str | None = None):
-    """A trained model and its tokenizer, in eval mode; ``constraint_mode`` / ``axis_threshold`` override the saved ones.
+               revision: str | None = None, conflict_threshold: float | None = None):
+    """A trained model and its tokenizer, in eval mode; ``constraint_mode`` / ``axis_threshold`` /
+    ``conflict_threshold`` override the saved ones.
 
     ``model_dir`` is a folder written by ``biodivergence train`` or the Hub id of a pushed one, ``ORG/NAME@REV``
     or ``revision=`` pinning its version (offline, the local Hugging Face cache must hold it).
@@ -153,6 +210,10 @@ def load_model(model_dir: str | Path, constraint_mode: str | None = None, axis_t
         if not 0.0 < axis_threshold < 1.0:
             raise ValueError(f"axis threshold must be in (0, 1), got {axis_threshold}")
         model.config.axis_threshold = axis_threshold
+    if conflict_threshold is not None:
+        if not 0.0 < conflict_threshold < 1.0:
+            raise ValueError(f"conflict threshold must be in (0, 1), got {conflict_threshold}")
+        model.config.conflict_threshold = conflict_threshold
     model.eval()
     return model, AutoTokenizer.from_pretrained(model_dir, revision=revision)
 
@@ -167,9 +228,11 @@ class HeadOutputs:
     confounder: np.ndarray
     gold_axes: np.ndarray
 
-    def decode(self, constraint_mode: str, axis_threshold: float) -> list[dict[str, Any]]:
+    def decode(self, constraint_mode: str, axis_threshold: float,
+               conflict_threshold: float | None = None) -> list[dict[str, Any]]:
         """Prediction records keyed by ``pair_id``."""
-        records = decode(self.conflict, self.axes, self.confounder, constraint_mode, axis_threshold, self.gold_axes)
+        records = decode(self.conflict, self.axes, self.confounder, constraint_mode, axis_threshold, self.gold_axes,
+                         conflict_threshold)
         return [{"pair_id": pid, **rec} for pid, rec in zip(self.pair_ids, records)]
 
 
@@ -208,7 +271,12 @@ def head_outputs(model, tokenizer, rows: Sequence[dict[str, Any]], batch_size: i
 def predict_rows(model, tokenizer, rows: Sequence[dict[str, Any]], batch_size: int = 32) -> list[dict[str, Any]]:
     """Prediction records (with ``pair_id``) for decoded release rows, decoded as the model's config says."""
     outputs = head_outputs(model, tokenizer, rows, batch_size)
-    return outputs.decode(model.config.constraint_mode, model.config.axis_threshold)
+    return decoded(outputs, model.config)
+
+
+def decoded(outputs: HeadOutputs, config) -> list[dict[str, Any]]:
+    """Prediction records of head outputs, decoded as a model config says (mode, axis and conflict thresholds)."""
+    return outputs.decode(config.constraint_mode, config.axis_threshold, getattr(config, "conflict_threshold", None))
 
 
 def write_jsonl(path: str | Path, records: Sequence[dict[str, Any]]) -> Path:
@@ -235,6 +303,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--constraint-mode", default=None, help="override the saved mode: none, predicted_axes, gold_axes")
     parser.add_argument("--axis-threshold", type=float, default=None,
                         help="override the saved axis threshold (training tunes it on validation)")
+    parser.add_argument("--conflict-threshold", type=float, default=None,
+                        help="override the saved conflict threshold on 1 - p(no_conflict) (training tunes it on "
+                             "validation; a model without one predicts the arg-max)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-examples", type=int, metavar="N",
                         help="predict a fixed random sample of N rows of the split (the rows `train --max-eval-examples "
@@ -253,7 +324,8 @@ def run(args) -> int:
         raise ValueError(f"--max-examples must be at least 1, got {args.max_examples}")
     from .data import sampled_rows
 
-    model, tokenizer = load_model(args.model, args.constraint_mode, args.axis_threshold)
+    model, tokenizer = load_model(args.model, args.constraint_mode, args.axis_threshold,
+                                  conflict_threshold=args.conflict_threshold)
     records = predict_rows(model, tokenizer, sampled_rows(splits[args.split], args.max_examples), args.batch_size)
     path = write_jsonl(args.out, records)
     print(f"wrote {len(records)} predictions to {path}")

@@ -2,8 +2,8 @@
 
 The options (:mod:`trainer.training_args`) are ``transformers.TrainingArguments``, parsed by
 ``HfArgumentParser``, with the paper's defaults (``PAPER_DEFAULTS``: AdamW, lr 2e-5, weight decay 0.01, 8 epochs,
-10% warmup, grad-norm 1.0, batch 16 / 32, evaluation and a checkpoint every epoch, early stopping with patience 3 on
-the metric's conflict-type macro-F1, best checkpoint restored at the end), next to the BioDivergence
+10% warmup, grad-norm 1.0, batch 16 / 32, evaluation and a checkpoint every epoch, early stopping with patience 3,
+best checkpoint restored at the end), next to the BioDivergence
 options (``RunArguments``, ``TrainSettings``). Everything Trainer offers works as usual:
 ``--bf16``, ``--gradient-accumulation-steps``, ``--report-to``, ``--save-total-limit``,
 ``--resume-from-checkpoint`` (a checkpoint folder, or ``true`` for the last one of each seed).
@@ -11,9 +11,11 @@ options (``RunArguments``, ``TrainSettings``). Everything Trainer offers works a
 same code path as the dataset (:mod:`trainer.hub_model`). The old short flags stay as aliases
 (``--out``, ``--epochs``, ``--lr``, ``--batch-size``, ``--eval-batch-size``).
 
-Each evaluation scores the three heads with the metric and also tunes the axis threshold on the logits
-it already has (``predict.tune_axis_threshold``); the kept checkpoint's threshold is saved in the model
-config, and the test split is predicted once with it. Validation is never run a second time.
+Each evaluation tunes two thresholds on the logits it already has: the conflict threshold on ``1 − p(no_conflict)``
+with the best Ctx-F1 (``predict.tune_conflict_threshold``), at which the conflict types are then decoded and scored,
+and the axis threshold (``predict.tune_axis_threshold``). Checkpoint selection and early stopping read that
+thresholded validation Ctx-F1 (:data:`~trainer.training_args.BEST_METRIC`). The kept checkpoint's thresholds are
+saved in the model config, and the test split is predicted once with them. Validation is never run a second time.
 Train-split class weights and axis ``pos_weight`` are computed here and saved in the model config. By default an
 epoch holds every conflict and a fresh block of non-conflicts (``--negatives-per-conflict``, :mod:`trainer.imbalance`;
 class weights then follow the epoch's counts), and the row's review question precedes claim a (``--with-question``).
@@ -65,6 +67,7 @@ log = logging.getLogger(__name__)
 
 TUNED_THRESHOLD = "axis_threshold_tuned"
 TUNED_AXES_F1 = "axes/micro_f1_at_tuned_threshold"
+TUNED_CONFLICT_THRESHOLD = "conflict_threshold_tuned"
 SUMMARY_TASKS = ("conflict_type", "axes", "confounder")
 #: The TrainingArguments a run summary and the model card record.
 SCHEDULE_KEYS = (
@@ -120,10 +123,13 @@ def rebalanced(settings: TrainSettings, train_rows: list[dict[str, Any]]) -> boo
 class TaskMetrics:
     """Trainer ``compute_metrics``: decode the three heads and score them with the metric's plain scorer.
 
-    Decoding reads the axis threshold from ``model_config`` at each call, so after training the same object
-    scores the test split at the tuned threshold. With ``tune`` (validation), the threshold with the best axis
-    micro-F1 on these very logits is reported as ``axis_threshold_tuned`` (and that F1 as
-    ``axes/micro_f1_at_tuned_threshold``): the kept checkpoint's value is the one saved, without a second pass.
+    Without ``tune`` (test), decoding reads the axis and conflict thresholds from ``model_config`` at each call, so
+    after training the split is scored at the tuned thresholds. With ``tune`` (validation), the conflict threshold
+    with the best Ctx-F1 on these very logits is chosen first and every score is decoded at it; it is reported as
+    ``conflict_threshold_tuned`` and its Ctx-F1 as :data:`BEST_METRIC` (0.0 where undefined, so Trainer can compare
+    checkpoints). The axis threshold with the best axis micro-F1 is reported as ``axis_threshold_tuned`` (and that
+    F1 as ``axes/micro_f1_at_tuned_threshold``). The kept checkpoint's values are the ones saved, without a second
+    pass.
     ``bootstrap`` adds ``<key>/ci_low`` / ``<key>/ci_high`` (95%) to the headline keys. A score the metric
     reports as undefined stays None (never a number), so Trainer's logs, the run summary and the card agree with it.
     """
@@ -134,17 +140,22 @@ class TaskMetrics:
 
     def __call__(self, eval_pred) -> dict[str, int | float | None]:
         from .metric import score
-        from .predict import decode, references_from_labels, tune_axis_threshold
+        from .predict import decode, references_from_labels, tune_axis_threshold, tune_conflict_threshold
 
         conflict, axes, confounder = eval_pred.predictions
         labels, axis_labels, confounder_labels = eval_pred.label_ids
         config = self.model_config
-        predictions = decode(conflict, axes, confounder, config.constraint_mode, config.axis_threshold, axis_labels)
+        conflict_threshold = getattr(config, "conflict_threshold", None)
+        if self.tune:
+            conflict_threshold, tuned_ctx_f1 = tune_conflict_threshold(conflict, labels)
+        predictions = decode(conflict, axes, confounder, config.constraint_mode, config.axis_threshold, axis_labels,
+                             conflict_threshold)
         references = references_from_labels(labels, axis_labels, confounder_labels)
         scores = score(predictions, references, semsim_model=None, bootstrap=self.bootstrap)
         out = {k: _number(scores[k]) for k in self.keys if k in scores}
         out.update({k: _number(v) for k, v in scores.items() if _is_interval_or_support(k) and v is not None})
         if self.tune:
+            out[TUNED_CONFLICT_THRESHOLD], out[BEST_METRIC] = conflict_threshold, float(tuned_ctx_f1 or 0.0)
             out[TUNED_THRESHOLD], out[TUNED_AXES_F1] = tune_axis_threshold(axes, axis_labels)
         return out
 
@@ -159,9 +170,11 @@ def _printable(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: "n/a" if v is None else v for k, v in metrics.items()}
 
 
-def make_compute_metrics(constraint_mode: str, axis_threshold: float, tune: bool = False):
-    """A :class:`TaskMetrics` for a fixed constraint mode and threshold (tests, scripts)."""
-    config = argparse.Namespace(constraint_mode=constraint_mode, axis_threshold=axis_threshold)
+def make_compute_metrics(constraint_mode: str, axis_threshold: float, tune: bool = False,
+                         conflict_threshold: float | None = None):
+    """A :class:`TaskMetrics` for a fixed constraint mode and thresholds (tests, scripts)."""
+    config = argparse.Namespace(constraint_mode=constraint_mode, axis_threshold=axis_threshold,
+                                conflict_threshold=conflict_threshold)
     return TaskMetrics(config, tune=tune)
 
 
@@ -232,7 +245,7 @@ def train_seed(
     from .encoders import hub_name
     from .imbalance import ConflictBalancedTrainer
     from .modeling import MultiTaskConflictModel
-    from .predict import HeadOutputs, write_jsonl
+    from .predict import HeadOutputs, decoded, write_jsonl
 
     set_seed(args.seed)
     out_dir = Path(args.output_dir)
@@ -274,6 +287,8 @@ def train_seed(
         kept = trainer.evaluate()
     threshold = kept.get(f"eval_{TUNED_THRESHOLD}", trainer.model.config.axis_threshold)
     trainer.model.config.axis_threshold = threshold
+    conflict_threshold = kept.get(f"eval_{TUNED_CONFLICT_THRESHOLD}", trainer.model.config.conflict_threshold)
+    trainer.model.config.conflict_threshold = conflict_threshold
     eval_metrics = {k: v for k, v in kept.items() if k.startswith("eval_")}
     trainer.log_metrics("eval", _printable(eval_metrics))
     trainer.save_metrics("eval", eval_metrics)
@@ -284,10 +299,12 @@ def train_seed(
         "epochs_run": trainer.state.epoch,
         "global_step": trainer.state.global_step,
         "best_checkpoint": Path(trainer.state.best_model_checkpoint).name if trainer.state.best_model_checkpoint else None,
-        "best_validation_macro_f1": kept.get(f"eval_{BEST_METRIC}"),
+        "best_validation_score": kept.get(f"eval_{BEST_METRIC}"),
+        "best_validation_macro_f1": kept.get("eval_conflict_type/macro_f1"),
         "train_runtime_s": round(runtime, 2),
         "validation": _reported(kept, "eval"),
         "axis_threshold": threshold,
+        "conflict_threshold": conflict_threshold,
         "validation_axes_micro_f1_at_threshold": kept.get(f"eval_{TUNED_AXES_F1}"),
         "schedule": _schedule(args),
         "resumed_from": str(resume_from_checkpoint) if resume_from_checkpoint else None,
@@ -307,7 +324,7 @@ def train_seed(
         conflict, axes, confounder = test_output.predictions
         outputs = HeadOutputs([it["pair_id"] for it in encoded["test"]], conflict, axes, confounder,
                               test_output.label_ids[1])
-        records = {r["pair_id"]: r for r in outputs.decode(trainer.model.config.constraint_mode, threshold)}
+        records = {r["pair_id"]: r for r in decoded(outputs, trainer.model.config)}
         write_jsonl(out_dir / PREDICTIONS_FILE, [records[row["pair_id"]] for row in splits["test"]])
     result["is_main_process"] = trainer.is_world_process_zero()
     return result
@@ -524,7 +541,7 @@ def _train_and_report(args: argparse.Namespace) -> int:
         print(interrupted_message(out, seeds), file=sys.stderr)
         return 130
     for split, summary in results["summary"].items():
-        shown = {k: v["mean"] for k, v in summary.items() if k in (BEST_METRIC, "conflict_type/ctx_f1", "axes/micro_f1", "confounder/accuracy")}
+        shown = {k: v["mean"] for k, v in summary.items() if k in ("conflict_type/macro_f1", "conflict_type/ctx_f1", "axes/micro_f1", "confounder/accuracy")}
         print(f"{split}: " + json.dumps({k: None if v is None else round(v, 4) for k, v in shown.items()}))
     print(f"wrote {out / RESULTS_FILE}")
     if push is not None and _is_main_process():

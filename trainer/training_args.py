@@ -19,7 +19,9 @@ from biodivergence_dataset.arguments import RELEASE_HELP
 from .constants import PAPER_EPOCHS, PAPER_SEEDS
 from .pair_features import DISAGREEMENT, METADATA
 
-BEST_METRIC = "conflict_type/macro_f1"
+#: Checkpoint selection and early stopping: validation Ctx-F1 decoded at the conflict threshold tuned on the same
+#: evaluation (``trainer.train.TaskMetrics``). Raw macro-F1 rewarded the checkpoint that predicts no conflict at all.
+BEST_METRIC = "conflict_type/ctx_f1_at_tuned_threshold"
 LABEL_NAMES = ["labels", "axis_labels", "confounder_labels"]
 #: Paper Table 12 variants → model-config overrides.
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -81,7 +83,8 @@ class TrainSettings:
     negatives_per_conflict: float | None = field(default=3.0, metadata={
         "help": "each epoch: every training row of a conflict class plus this many no_conflict rows per such row, "
                 "a fresh block of them each epoch (trainer.imbalance); class weights then follow the epoch's "
-                "counts. 0: every training row every epoch"})
+                "counts. 0 (or a train split without conflicts): plain shuffled epochs of every training row, "
+                "class weights from the train split's own counts"})
     focal_gamma: float = field(default=0.0, metadata={
         "help": "focal-loss gamma of the conflict-type loss (0: weighted cross-entropy)"})
     with_question: bool = field(default=True, metadata={

@@ -32,8 +32,8 @@ def test_a_seed_is_reused_only_for_the_release_it_was_trained_on(tmp_path, monke
         return results
 
     monkeypatch.setattr(run, "train", fake_train)
-    run.train_seed_once(release, out, "minilm", 42, settings, training)
-    run.train_seed_once(release, out, "minilm", 42, settings, training)
+    assert "reused" not in run.train_seed_once(release, out, "minilm", 42, settings, training)
+    assert run.train_seed_once(release, out, "minilm", 42, settings, training)["reused"]
     assert len(calls) == 1  # same release, settings and schedule: reused
     (release / "release_files.json").write_text('{"files": {"primary/test.parquet": "bbb"}}')  # rebuilt
     run.train_seed_once(release, out, "minilm", 42, settings, training)

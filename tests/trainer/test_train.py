@@ -21,8 +21,8 @@ from biodivergence_cli.main import main
 from biodivergence_dataset import ontology, release
 from trainer import metric
 from trainer.constants import RESULTS_FILE
-from trainer.predict import AXIS_THRESHOLD_GRID, read_jsonl, reference_record
-from trainer.train import TUNED_THRESHOLD, kept_evaluation
+from trainer.predict import AXIS_THRESHOLD_GRID, CONFLICT_THRESHOLD_GRID, read_jsonl, reference_record
+from trainer.train import TUNED_CONFLICT_THRESHOLD, TUNED_THRESHOLD, kept_evaluation
 from trainer.training_args import BEST_METRIC
 
 SIZES = {"train": 40, "validation": 12, "test": 12}
@@ -76,10 +76,15 @@ def test_train_writes_model_trainer_records_and_our_summary(trained):
     assert results["encoder"] == "sentence-transformers/all-MiniLM-L6-v2"
     (run,) = results["runs"]
     assert run["seed"] == 7 and run["epochs_run"] == pytest.approx(1.0) and run["best_checkpoint"] == "checkpoint-5"
-    assert run["best_validation_macro_f1"] == pytest.approx(run["validation"][BEST_METRIC])
+    assert run["best_validation_macro_f1"] == pytest.approx(run["validation"]["conflict_type/macro_f1"])
+    assert 0.0 <= run["best_validation_score"] <= 1.0
     assert run["schedule"]["learning_rate"] == 2e-5 and run["schedule"]["per_device_train_batch_size"] == 8
     for key in ("conflict_type/accuracy", "conflict_type/ctx_f1", "axes/micro_f1", "axes_primary/micro_f1",
                 "confounder/accuracy"):
+        if run["test"][key] is None:  # undefined on these 12 rows (e.g. no contextual pair on either side)
+            assert key != "conflict_type/accuracy"
+            assert results["summary"]["test"][key] == {"mean": None, "std": None}
+            continue
         assert 0.0 <= run["test"][key] <= 1.0
         assert results["summary"]["test"][key] == {"mean": run["test"][key], "std": None}
     for key in ("conflict_type/macro_f1", "axes/micro_f1"):  # 95% bootstrap intervals of the headline test scores
@@ -102,6 +107,38 @@ def test_validation_is_evaluated_once_and_the_threshold_comes_from_that_pass(tra
     eval_results = json.loads((trained / "eval_results.json").read_text())
     assert eval_results == {k: v for k, v in kept.items() if k.startswith("eval_")}
     assert kept[f"eval_{TUNED_THRESHOLD}"] == _results(trained)["runs"][0]["axis_threshold"]
+    assert kept[f"eval_{TUNED_CONFLICT_THRESHOLD}"] == _results(trained)["runs"][0]["conflict_threshold"]
+
+
+def test_the_saved_conflict_threshold_decides_which_pairs_are_conflicts(trained, scifact_release, tmp_path):
+    """Training saves the tuned conflict threshold in the config; predict and the pipeline decode with it: a copy
+    of the model whose saved threshold is 0.01 calls every pair a conflict, one whose threshold is 0.99 none."""
+    from trainer.pipeline import conflict_pipeline
+
+    run = _results(trained)["runs"][0]
+    assert run["conflict_threshold"] in CONFLICT_THRESHOLD_GRID
+    assert json.loads((trained / "config.json").read_text())["conflict_threshold"] == run["conflict_threshold"]
+    test_rows = [r for _, r in release.iter_rows(scifact_release, "primary", "test")]
+    for threshold, only_conflicts in ((0.01, True), (0.99, False)):
+        folder = tmp_path / f"model-{threshold}"
+        shutil.copytree(trained, folder, ignore=shutil.ignore_patterns("checkpoint-*"))
+        config = json.loads((folder / "config.json").read_text())
+        (folder / "config.json").write_text(json.dumps({**config, "conflict_threshold": threshold}))
+        out = tmp_path / f"{threshold}.jsonl"
+        assert main(["predict", "--model", str(folder), "--release", str(scifact_release), "--split", "test",
+                     "--out", str(out)]) == 0
+        types = [r["conflict_type"] for r in read_jsonl(out)]
+        assert len(types) == SIZES["test"]
+        if only_conflicts:
+            assert ontology.NO_CONFLICT not in types
+        else:
+            assert set(types) == {ontology.NO_CONFLICT}
+        piped = conflict_pipeline(str(folder))(test_rows[0])["conflict_type"]
+        assert (piped != ontology.NO_CONFLICT) is only_conflicts
+    overridden = tmp_path / "override.jsonl"  # --conflict-threshold overrides the saved value
+    assert main(["predict", "--model", str(tmp_path / "model-0.99"), "--release", str(scifact_release),
+                 "--split", "test", "--conflict-threshold", "0.01", "--out", str(overridden)]) == 0
+    assert ontology.NO_CONFLICT not in {r["conflict_type"] for r in read_jsonl(overridden)}
 
 
 def test_config_is_portable_and_the_card_describes_the_run(trained):
@@ -211,7 +248,11 @@ def test_pipeline_gives_the_predictions_of_predict(trained, scifact_release):
     pair = (rows[0]["claim_a_text"], rows[0]["claim_b_text"])
     scored = classify(pair, return_scores=True)
     assert set(scored) == {"conflict_type", "divergence_axes", "dominant_confounder", "scores", "axis_probabilities"}
-    assert sum(scored["scores"].values()) == pytest.approx(1.0) and max(scored["scores"], key=scored["scores"].get) == scored["conflict_type"]
+    probs = scored["scores"]
+    assert sum(probs.values()) == pytest.approx(1.0)
+    conflicts = {k: v for k, v in probs.items() if k != ontology.NO_CONFLICT}
+    called = 1.0 - probs[ontology.NO_CONFLICT] >= model.config.conflict_threshold  # decoded at the saved threshold
+    assert scored["conflict_type"] == (max(conflicts, key=conflicts.get) if called else ontology.NO_CONFLICT)
     with pytest.raises(TypeError, match="claim pair"):
         classify("just one claim")
 
@@ -402,6 +443,26 @@ def tiny_encoder(tmp_path_factory):
     return folder
 
 
+def test_trainer_keeps_the_checkpoint_with_the_best_thresholded_validation_ctx_f1(scifact_release, tiny_encoder,
+                                                                                  tmp_path):
+    """Three epochs of a tiny encoder: Trainer's best checkpoint is the evaluation with the highest Ctx-F1 at its
+    own tuned conflict threshold (not macro-F1), and that evaluation's threshold is the one saved."""
+    out = tmp_path / "model"
+    assert main(["train", "--release", str(scifact_release), "--encoder", str(tiny_encoder), "--epochs", "3",
+                 "--batch-size", "4", "--lr", "1e-3", "--max-length", "64", "--bootstrap", "0", "--patience", "5",
+                 "--out", str(out)]) == 0
+    state = json.loads((out / "trainer_state.json").read_text())
+    evaluations = [h for h in state["log_history"] if f"eval_{BEST_METRIC}" in h]
+    assert len(evaluations) == 3
+    best = max(h[f"eval_{BEST_METRIC}"] for h in evaluations)
+    kept = next(h for h in evaluations if h[f"eval_{BEST_METRIC}"] == best)
+    assert state["best_metric"] == pytest.approx(best) and state["best_global_step"] == kept["step"]
+    run = _results(out)["runs"][0]
+    assert run["best_validation_score"] == pytest.approx(best)
+    assert run["conflict_threshold"] == kept[f"eval_{TUNED_CONFLICT_THRESHOLD}"]
+    assert json.loads((out / "config.json").read_text())["conflict_threshold"] == run["conflict_threshold"]
+
+
 @pytest.mark.slow  # two real training processes (torchrun-style)
 def test_two_processes_train_save_once_and_scale_the_loss_like_one(scifact_release, tiny_encoder, tmp_path):
     """torchrun (what ``accelerate launch`` runs) with two CPU processes: every process saves through
@@ -449,7 +510,7 @@ def test_push_dry_run_lists_the_model_files(trained, capsys):
 def test_predict_with_gold_axes_restricts_confounders_to_gold(trained, scifact_release, tmp_path):
     out = tmp_path / "gold.jsonl"
     assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--split", "test",
-                 "--constraint-mode", "gold_axes", "--out", str(out)]) == 0
+                 "--constraint-mode", "gold_axes", "--conflict-threshold", "0.01", "--out", str(out)]) == 0
     gold = {r["pair_id"]: r for _, r in release.iter_rows(scifact_release, "primary", "test")}
     for p in read_jsonl(out):
         axes = gold[p["pair_id"]]["divergence_axes"]
@@ -460,7 +521,7 @@ def test_axis_threshold_override_changes_only_the_axes(trained, scifact_release,
     low, high = tmp_path / "low.jsonl", tmp_path / "high.jsonl"
     for path, threshold in ((low, "0.01"), (high, "0.99")):
         assert main(["predict", "--model", str(trained), "--release", str(scifact_release), "--split", "test",
-                     "--axis-threshold", threshold, "--out", str(path)]) == 0
+                     "--axis-threshold", threshold, "--conflict-threshold", "0.01", "--out", str(path)]) == 0
     low_rows, high_rows = read_jsonl(low), read_jsonl(high)
     assert [r["conflict_type"] for r in low_rows] == [r["conflict_type"] for r in high_rows]
     assert sum(len(r["divergence_axes"]) for r in low_rows) > sum(len(r["divergence_axes"]) for r in high_rows)

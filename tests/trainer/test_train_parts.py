@@ -1,5 +1,5 @@
 """The training's parts, each without a training run: the settings, the ablations and TrainingArguments, compute_metrics
-and the axis threshold it tunes, the summary over seeds, the kept checkpoint, the rows a short schedule samples,
+and the conflict and axis thresholds it tunes (and selects checkpoints by), the summary over seeds, the kept checkpoint, the rows a short schedule samples,
 the message of an interrupted run."""
 
 from types import SimpleNamespace
@@ -12,8 +12,9 @@ from transformers import EvalPrediction
 from biodivergence_dataset import ontology
 from trainer.data import subsample
 from trainer.pair_features import DISAGREEMENT, METADATA
-from trainer.predict import tune_axis_threshold
+from trainer.predict import conflict_classes, tune_axis_threshold, tune_conflict_threshold
 from trainer.train import (
+    TUNED_CONFLICT_THRESHOLD,
     TUNED_THRESHOLD,
     interrupted_message,
     kept_evaluation,
@@ -124,6 +125,65 @@ def test_compute_metrics_decodes_heads_calls_the_metric_and_tunes_the_threshold(
     assert "conflict_type/confusion_matrix" not in scores and TUNED_THRESHOLD not in scores
     tuned = make_compute_metrics("predicted_axes", 0.5, tune=True)(prediction)
     assert tuned[TUNED_THRESHOLD] == 0.5 and tuned["axes/micro_f1_at_tuned_threshold"] == 1.0
+
+
+NC_ID = ontology.CONFLICT_TYPE_NAMES.index(ontology.NO_CONFLICT)
+CTX_ID = ontology.CONFLICT_TYPE_NAMES.index(ontology.CONTEXTUAL)
+
+
+def near_tie_logits(conflict_margins: list[float]) -> np.ndarray:
+    """Conflict-type logits where no_conflict leads contextual_contradiction by ``margin`` (row by row) and every
+    other class trails far behind: the arg-max says no_conflict on every row."""
+    logits = np.full((len(conflict_margins), len(ontology.CONFLICT_TYPE_NAMES)), -8.0)
+    logits[:, NC_ID] = 0.0
+    logits[:, CTX_ID] = -np.asarray(conflict_margins)
+    return logits
+
+
+def test_the_conflict_threshold_calls_a_pair_a_conflict_where_one_minus_p_no_conflict_reaches_it():
+    logits = near_tie_logits([0.1, 0.5, 3.0])  # 1 − p(no_conflict) ≈ 0.475, 0.378, 0.047
+    assert list(conflict_classes(logits)) == [NC_ID] * 3  # the arg-max
+    assert list(conflict_classes(logits, 0.4)) == [CTX_ID, NC_ID, NC_ID]
+    assert list(conflict_classes(logits, 0.3)) == [CTX_ID, CTX_ID, NC_ID]
+    assert list(conflict_classes(logits, 0.01)) == [CTX_ID] * 3  # the most probable conflict class, not another
+    direct = ontology.CONFLICT_TYPE_NAMES.index("direct_contradiction")
+    logits[2, direct] = -2.0  # another conflict class now leads the conflicts of row 2
+    assert conflict_classes(logits, 0.01)[2] == direct
+
+
+def test_conflict_threshold_tuning_picks_the_best_ctx_f1_and_the_highest_threshold_on_ties():
+    # two conflicts ranked above three non-conflicts, all within 0.6 of a logit: the arg-max finds none
+    logits = near_tie_logits([0.1, 0.2, 0.5, 0.6, 0.55])
+    labels = np.array([CTX_ID, CTX_ID, NC_ID, NC_ID, NC_ID])
+    threshold, f1 = tune_conflict_threshold(logits, labels)
+    assert f1 == 1.0
+    assert threshold == 0.45  # 1 − p(nc) is 0.475 / 0.450 on the conflicts, 0.378 at most elsewhere: highest of the ties
+    assert list(conflict_classes(logits, threshold)) == list(labels)
+    labels[3] = CTX_ID  # a third conflict ranked last: the top two (F1 0.8) beat all five (0.75) and the top four
+    assert tune_conflict_threshold(logits, labels) == (0.45, pytest.approx(0.8))
+    # nothing to find and nothing found: undefined Ctx-F1, the highest threshold wins
+    assert tune_conflict_threshold(near_tie_logits([3.0, 3.0]), np.array([NC_ID, NC_ID])) == (0.99, None)
+
+
+def test_checkpoints_are_selected_on_ctx_f1_at_the_tuned_conflict_threshold():
+    """The selection metric is the thresholded validation Ctx-F1: a checkpoint whose arg-max finds no conflict but
+    whose ranking is perfect scores 1.0 on it (macro-F1 at the arg-max would say it does nothing)."""
+    n_axes = len(ontology.AXIS_NAMES)
+    logits = near_tie_logits([0.1, 0.2, 0.5, 0.6, 0.55])
+    labels = np.array([CTX_ID, CTX_ID, NC_ID, NC_ID, NC_ID])
+    prediction = EvalPrediction(predictions=(logits, np.full((5, n_axes), -5.0), np.zeros((5, n_axes))),
+                                label_ids=(labels, np.zeros((5, n_axes)), np.full(5, -100)))
+    assert PAPER_DEFAULTS["metric_for_best_model"] == BEST_METRIC == "conflict_type/ctx_f1_at_tuned_threshold"
+    raw = make_compute_metrics("predicted_axes", 0.5)(prediction)
+    assert raw["conflict_type/ctx_f1"] == 0.0 and BEST_METRIC not in raw  # test passes are not tuned
+    tuned = make_compute_metrics("predicted_axes", 0.5, tune=True)(prediction)
+    assert tuned[BEST_METRIC] == 1.0 and tuned[TUNED_CONFLICT_THRESHOLD] == 0.45
+    assert tuned["conflict_type/ctx_f1"] == 1.0 and tuned["conflict_type/accuracy"] == 1.0  # decoded at it
+    saved = make_compute_metrics("predicted_axes", 0.5, conflict_threshold=0.45)(prediction)  # the test pass
+    assert saved["conflict_type/ctx_f1"] == 1.0
+    undefined = EvalPrediction(predictions=(near_tie_logits([3.0, 3.0]), *[x[:2] for x in prediction.predictions[1:]]),
+                               label_ids=(np.array([NC_ID, NC_ID]), *[x[:2] for x in prediction.label_ids[1:]]))
+    assert make_compute_metrics("predicted_axes", 0.5, tune=True)(undefined)[BEST_METRIC] == 0.0  # comparable
 
 
 def test_summary_reports_mean_and_sample_std_over_seeds():

@@ -166,11 +166,11 @@ class ModelPredictor:
         self._loaded = load_model(self.model_dir)
 
     def predict(self, rows: Sequence[Row]) -> list[Record]:
-        from ..predict import head_outputs
+        from ..predict import decoded, head_outputs
 
         model, tokenizer = self._loaded
         outputs = head_outputs(model, tokenizer, rows, self.batch_size)
         logits = outputs.conflict - outputs.conflict.max(1, keepdims=True)
         probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
-        records = outputs.decode(model.config.constraint_mode, model.config.axis_threshold)
+        records = decoded(outputs, model.config)
         return [{**rec, "confidence": float(p)} for rec, p in zip(records, probs.max(1))]
