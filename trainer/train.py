@@ -134,8 +134,8 @@ class TaskMetrics:
     reports as undefined stays None (never a number), so Trainer's logs, the run summary and the card agree with it.
     """
 
-    def __init__(self, model_config, tune: bool = True, bootstrap: int = 0):
-        self.model_config, self.tune, self.bootstrap = model_config, tune, bootstrap
+    def __init__(self, model_config, tune: bool = True, bootstrap: int = 0, classes: list[str] | None = None):
+        self.model_config, self.tune, self.bootstrap, self.classes = model_config, tune, bootstrap, classes
         self.keys = reported_keys()
 
     def __call__(self, eval_pred) -> dict[str, int | float | None]:
@@ -151,13 +151,20 @@ class TaskMetrics:
         predictions = decode(conflict, axes, confounder, config.constraint_mode, config.axis_threshold, axis_labels,
                              conflict_threshold)
         references = references_from_labels(labels, axis_labels, confounder_labels)
-        scores = score(predictions, references, semsim_model=None, bootstrap=self.bootstrap)
+        scores = score(predictions, references, semsim_model=None, bootstrap=self.bootstrap, classes=self.classes)
         out = {k: _number(scores[k]) for k in self.keys if k in scores}
         out.update({k: _number(v) for k, v in scores.items() if _is_interval_or_support(k) and v is not None})
         if self.tune:
             out[TUNED_CONFLICT_THRESHOLD], out[BEST_METRIC] = conflict_threshold, float(tuned_ctx_f1 or 0.0)
             out[TUNED_THRESHOLD], out[TUNED_AXES_F1] = tune_axis_threshold(axes, axis_labels)
         return out
+
+
+def train_classes(rows: list[dict[str, Any]]) -> list[str]:
+    """The conflict types the training rows hold, in ontology order: macro-F1 averages over them, as the card's
+    leaderboard and ``biodivergence evaluate`` do (``biodivergence_dataset.benchmark.train_classes``)."""
+    present = {ontology.CONFLICT_TYPE_NAMES[c] if isinstance(c, int) else c for c in (r["conflict_type"] for r in rows)}
+    return [name for name in ontology.CONFLICT_TYPE_NAMES if name in present]
 
 
 def _number(value: Any) -> int | float | None:
@@ -258,7 +265,8 @@ def train_seed(
     for name in ("validation", "test"):  # evaluation batches of similar lengths pad less (scores do not depend on order)
         if name in encoded:
             encoded[name] = sorted(encoded[name], key=lambda item: len(item["input_ids"]))
-    metrics = TaskMetrics(model.config, tune=True)
+    classes = train_classes(splits["train"])
+    metrics = TaskMetrics(model.config, tune=True, classes=classes)
     callbacks = []
     if args.load_best_model_at_end and args.metric_for_best_model:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.patience))
@@ -311,7 +319,8 @@ def train_seed(
     }
     test_output = None
     if "test" in encoded:
-        trainer.compute_metrics = TaskMetrics(trainer.model.config, tune=False, bootstrap=settings.bootstrap)
+        trainer.compute_metrics = TaskMetrics(trainer.model.config, tune=False, bootstrap=settings.bootstrap,
+                                               classes=classes)
         test_output = trainer.predict(encoded["test"], metric_key_prefix="test")
         trainer.log_metrics("test", _printable(test_output.metrics))
         trainer.save_metrics("test", test_output.metrics)
