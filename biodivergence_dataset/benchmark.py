@@ -165,9 +165,11 @@ def split_limits(release_dir: str | Path) -> list[SplitLimits]:
         conflict = [ontology.CONFLICT_TYPE_NAMES[t] != ontology.NO_CONFLICT for t in types]
         by_question = Counter(q for q, c in zip(questions, conflict) if c and q)
         by_claim = Counter(claim for pair, c in zip(claims, conflict) if c for claim in set(pair))
-        top = by_claim.most_common(1)
+        # ties broken by claim id, not by set order (which string hashing randomises per process): the card
+        # rendered again must read the same
+        top = min(by_claim.items(), key=lambda item: (-item[1], item[0]), default=None)
         out.append(SplitLimits(split, len(types), sum(conflict), dict(by_question.most_common()),
-                               top[0][0] if top else None, top[0][1] if top else 0))
+                               top[0] if top else None, top[1] if top else 0))
     return out
 
 

@@ -84,3 +84,12 @@ def test_split_limits_count_conflicts_per_question_and_the_largest_claim_share(t
     assert t.top_claim_share == pytest.approx(3 / 5)
     assert (limits["train"].conflicts, limits["train"].questions, limits["train"].top_claim) == (0, {}, None)
     assert benchmark.train_classes(tmp_path) == [NC]
+
+
+def test_the_largest_claim_share_breaks_ties_by_claim_id_in_every_process(tmp_path):
+    """One conflict, so both of its claims are in all of them: the card names the smaller claim id, whatever order
+    string hashing gives the pair's claims in this process (a card rendered again must read the same)."""
+    test = [pair(0, "pmid:1", "pmid:2", CTX, "q1"), pair(1, "pmid:3", "pmid:4", NC, "q1")]
+    release.write_config(tmp_path, ontology.DEFAULT_CONFIG, {"train": test[1:], "validation": [], "test": test})
+    top = {lim.split: lim for lim in benchmark.split_limits(tmp_path)}["test"]
+    assert top.top_claim == min(test[0].claim_a_id, test[0].claim_b_id) and top.top_claim_conflicts == 1
