@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,11 +102,16 @@ def _column(release_dir: str | Path, split: str, name: str, config: str = ontolo
             for v in pq.read_table(path, columns=[name]).column(0).to_pylist()]
 
 
+def classes_present(conflict_types: Iterable[int | str]) -> list[str]:
+    """The conflict types among ``conflict_types`` (class indices or names), in ontology order."""
+    present = {ontology.CONFLICT_TYPE_NAMES[c] if isinstance(c, int) else c for c in conflict_types}
+    return [name for name in ontology.CONFLICT_TYPE_NAMES if name in present]
+
+
 def train_classes(release_dir: str | Path, config: str = ontology.DEFAULT_CONFIG) -> list[str]:
     """The conflict types of a config's train split, in ontology order: the classes macro-F1 averages over (a
     model is trained on them; a test split that lacks one cannot show the model finds it)."""
-    present = set(_column(release_dir, ontology.SPLITS[0], "conflict_type", config))
-    return [name for i, name in enumerate(ontology.CONFLICT_TYPE_NAMES) if i in present]
+    return classes_present(_column(release_dir, ontology.SPLITS[0], "conflict_type", config))
 
 
 def read_floors(release_dir: str | Path) -> dict[str, Any]:

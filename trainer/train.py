@@ -47,7 +47,7 @@ from typing import Any
 
 from transformers import TrainingArguments
 
-from biodivergence_dataset import ontology
+from biodivergence_dataset import benchmark, ontology
 from biodivergence_dataset.io import write_json_atomic
 from biodivergence_dataset.tasks import task
 
@@ -160,13 +160,6 @@ class TaskMetrics:
         return out
 
 
-def train_classes(rows: list[dict[str, Any]]) -> list[str]:
-    """The conflict types the training rows hold, in ontology order: macro-F1 averages over them, as the card's
-    leaderboard and ``biodivergence evaluate`` do (``biodivergence_dataset.benchmark.train_classes``)."""
-    present = {ontology.CONFLICT_TYPE_NAMES[c] if isinstance(c, int) else c for c in (r["conflict_type"] for r in rows)}
-    return [name for name in ontology.CONFLICT_TYPE_NAMES if name in present]
-
-
 def _number(value: Any) -> int | float | None:
     """A metric value for Trainer's logs: counts stay ints, scores floats, undefined scores None."""
     return value if value is None or isinstance(value, int) else float(value)
@@ -265,7 +258,8 @@ def train_seed(
     for name in ("validation", "test"):  # evaluation batches of similar lengths pad less (scores do not depend on order)
         if name in encoded:
             encoded[name] = sorted(encoded[name], key=lambda item: len(item["input_ids"]))
-    classes = train_classes(splits["train"])
+    # macro-F1 over the training rows' classes, as the card's leaderboard and `biodivergence evaluate` score it
+    classes = benchmark.classes_present(r["conflict_type"] for r in splits["train"])
     metrics = TaskMetrics(model.config, tune=True, classes=classes)
     callbacks = []
     if args.load_best_model_at_end and args.metric_for_best_model:
