@@ -10,11 +10,12 @@ reference model (mean ± sample std over seeds) in the baselines' Task 1–3 col
 Ctx-F1 lies above the majority, stratified-random and lexical baselines (non-overlapping ranges), with the
 machine's load during the run.
 
-The defaults are the CPU-budget schedule of the committed report (three seeds in about 35 minutes on 2 loaded
+The defaults are the CPU-budget schedule of the committed report (three seeds in about 18 minutes on 2 loaded
 cores, see the report's time line): every training row, epochs of every conflict plus three non-conflicts per
-conflict (a fresh block each epoch), the row's question in the input, max length 128, the embeddings and first
-three of MiniLM's six encoder layers frozen, lr 5e-5, up to 3 such epochs with patience 2, the checkpoint with the
-best validation Ctx-F1 at its tuned conflict threshold kept::
+conflict (a fresh block each epoch), the row's question in the input, each claim read apart into 3 finding states
+(``trainer.modeling``), max length 128, the embeddings and first three of MiniLM's six encoder layers frozen, lr
+5e-5, up to 5 such epochs with patience 3, the checkpoint with the lowest validation loss kept (``--select-on``)
+and the conflict threshold tuned on validation::
 
     python benchmarks/reference_run.py --release build/demo/release
 
@@ -51,7 +52,7 @@ from trainer.data import decoded_rows, load_splits
 from trainer.metric import load_metric
 from trainer.predict import decoded, head_outputs, load_model, read_jsonl, reference_record, write_jsonl
 from trainer.train import train
-from trainer.training_args import PAPER_DEFAULTS, TrainSettings
+from trainer.training_args import BEST_METRIC, PAPER_DEFAULTS, TrainSettings
 
 RESULTS = ROOT / "benchmarks" / "results" / "reference_run"
 #: (column header, metric key) of the comparison table: Tasks 1–3.
@@ -173,9 +174,12 @@ def render(report: dict[str, Any]) -> str:
         (f"- schedule: every one of the {report['train_examples']} training rows; an epoch = every conflict + "
          f"{s['negatives_per_conflict']} non-conflicts per conflict (a fresh block each epoch), "
          f"{report['epoch_rows']} rows; up to {s['epochs']} epochs, checkpoint selection and early stopping on "
-         f"validation Ctx-F1 at the conflict threshold tuned at each evaluation (patience {s['patience']}); focal γ {s['focal_gamma']}; question in the input: {s['with_question']}; "
+         + ("the validation loss" if s.get("select_on") == "loss" else
+            "validation Ctx-F1 at the conflict threshold tuned at each evaluation")
+         + f", the conflict threshold tuned on validation (patience {s['patience']}); focal γ {s['focal_gamma']}; question in the input: {s['with_question']}; "
          f"lr {s['learning_rate']}, batch {s['batch_size']}, max length {s['max_length']}, "
-         f"frozen encoder layers {s['freeze_layers']}"),
+         f"frozen encoder layers {s['freeze_layers']}; finding states {s.get('finding_states', 0)} "
+         "(0: the plain cross-encoder)"),
         (f"- time: {report['train_seconds']:.0f} s training over {len(report['seeds_done'])} seed(s), "
          f"{report['wall_seconds']:.0f} s wall for the whole command on {report['machine']}"
          + (f" (seeds {' '.join(map(str, report['seeds_reused']))} reused from an earlier run of it: their training "
@@ -220,13 +224,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "reference_run")
     parser.add_argument("--encoder", default="minilm")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(PAPER_SEEDS))
-    parser.add_argument("--epochs", type=float, default=3.0)
-    parser.add_argument("--patience", type=int, default=2)
+    parser.add_argument("--epochs", type=float, default=5.0)
+    parser.add_argument("--patience", type=int, default=3)
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--negatives-per-conflict", type=float, default=defaults.negatives_per_conflict)
     parser.add_argument("--focal-gamma", type=float, default=defaults.focal_gamma)
     parser.add_argument("--freeze-layers", type=int, default=3)
+    parser.add_argument("--select-on", choices=("loss", BEST_METRIC), default="loss",
+                        help="checkpoint selection and early stopping on the validation loss (lower is better) or on "
+                             "validation Ctx-F1 at the conflict threshold tuned at each evaluation")
+    parser.add_argument("--finding-states", type=int, default=defaults.finding_states)
     parser.add_argument("--no-question", action="store_true", help="leave the row's question out of the input")
     parser.add_argument("--max-train-examples", type=int, default=None)
     parser.add_argument("--bootstrap", type=int, default=0,
@@ -243,8 +251,10 @@ def main() -> None:
     settings = TrainSettings(max_length=args.max_length, max_train_examples=args.max_train_examples,
                              patience=args.patience, negatives_per_conflict=args.negatives_per_conflict or None,
                              focal_gamma=args.focal_gamma, freeze_layers=args.freeze_layers,
+                             finding_states=args.finding_states,
                              with_question=not args.no_question, bootstrap=args.bootstrap)
-    training = {"num_train_epochs": args.epochs, "learning_rate": args.lr}
+    training = {"num_train_epochs": args.epochs, "learning_rate": args.lr, "metric_for_best_model": args.select_on,
+                "greater_is_better": args.select_on != "loss"}
 
     baselines = run_baselines(args.release, args.out / "baselines", split=args.split,
                               options=SuiteOptions(skip=list(OTHER_TASK_BASELINES)))
@@ -302,7 +312,7 @@ def build_report(args, settings, trained, runs, per_seed, baselines, by_slug, ro
         "validation_label_counts": dict(Counter(trained["label_counts"]["validation"]).most_common()),
         "encoder": shown_path(trained["encoder"]), "seeds": args.seeds, "seeds_done": [r["seed"] for r in runs],
         "seeds_reused": list(reused),
-        "settings": {**asdict(settings), "epochs": args.epochs, "learning_rate": args.lr,
+        "settings": {**asdict(settings), "epochs": args.epochs, "learning_rate": args.lr, "select_on": args.select_on,
                      "batch_size": PAPER_DEFAULTS["per_device_train_batch_size"]},
         "train_examples": sum(train_counts.values()), "train_label_counts": train_counts,
         "epoch_rows": sum(epoch.values()),

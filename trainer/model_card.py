@@ -164,6 +164,7 @@ def _training_rows(config: dict[str, Any], results: dict[str, Any], encoder: str
           + " counts, capped at 20") if settings.get("class_weights", True) else "off"),
         ("focal loss γ (conflict type)", config.get("focal_gamma") or None),
         ("review question before claim a", config.get("use_question")),
+        ("claims read apart into finding states", config.get("finding_states") or None),
         ("frozen encoder layers (with the embeddings)", settings.get("freeze_layers") or None),
         ("max length", config.get("max_length")),
     ]

@@ -6,6 +6,16 @@ dims → 8-head cross-attention between the two claims' tokens → fused with th
 three heads: conflict type (softmax over 6), axes (sigmoid over 13) and the dominant
 confounder (softmax over 13 on ``[z; Â]``).
 
+Finding states (``config.finding_states`` = K > 0, the default of ``biodivergence train``): a conflict is two
+claims whose findings on one question oppose, and a claim's finding is read from the question and that claim
+alone. So the encoder reads each claim apart (:func:`claim_block_mask`: a claim's tokens attend only the question
+prefix and their own claim), a head gives each claim a distribution over K finding states (the last one: no
+finding reported); the probability that the two claims' findings differ (:func:`findings_differ`) is the
+probability of a conflict, and the pair head only says which kind (:func:`with_findings_prior`). Why: the
+labels of a release are a function of each claim's reading (a free state per claim fits every training pair's
+conflict-or-not), which a pair head must otherwise discover from a few hundred conflicts; the pair heads still
+see both claims through the cross-attention on top.
+
 Constraint modes for the confounder head (``config.constraint_mode``):
 
 * ``none`` — conditioned on the predicted axis probabilities ``Â``, no masking;
@@ -50,6 +60,9 @@ _POOLER_MODEL_TYPES = frozenset({"bert", "roberta", "xlm-roberta", "camembert"})
 _NEG_INF = -1e4  # large enough to zero a softmax entry, small enough for fp16
 #: claim type of a claim whose type is not given (``biodivergence_dataset.ontology.DEFAULT_CLAIM_TYPE``)
 DEFAULT_CLAIM_TYPE = "factual"
+#: the conflict type of a pair whose findings do not differ (``biodivergence_dataset.ontology.NO_CONFLICT``)
+NO_CONFLICT = "no_conflict"
+_EPS = 1e-6
 
 # --- vocabularies: a copy of biodivergence_dataset.ontology and trainer.pair_features (a test keeps them equal) ---
 CONFLICT_TYPE_NAMES: tuple[str, ...] = (
@@ -88,6 +101,7 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     ``sep_token_id`` (the tokenizer's) lets ``forward`` find the two claims when ``pair_segments`` is not given.
     ``focal_gamma`` > 0 makes the conflict-type loss focal (:func:`conflict_type_loss`); ``use_question`` records
     that the model was trained with the row's review question before claim a (its inputs must be encoded so).
+    ``finding_states`` > 0 reads each claim apart into that many finding states (see the module docstring).
     ``conflict_threshold`` (tuned on validation by ``biodivergence train``; None: the arg-max) is where decoding
     calls a pair a conflict: ``1 − p(no_conflict) ≥ conflict_threshold`` (``trainer.predict.conflict_classes``).
     """
@@ -117,6 +131,7 @@ class MultiTaskConflictConfig(PreTrainedConfig):
     class_weights: list[float] | None = None
     focal_gamma: float = 0.0
     use_question: bool = False
+    finding_states: int = 0
     axis_pos_weight: list[float] | None = None
     conflict_type_names: list[str] | None = None
     axis_names: list[str] | None = None
@@ -154,6 +169,9 @@ class MultiTaskConflictConfig(PreTrainedConfig):
         if len(self.feature_groups) != len(self.feature_names) or set(self.feature_groups) - set(FEATURE_GROUP_NAMES):
             raise ValueError(f"feature_groups must name one of {list(FEATURE_GROUP_NAMES)} for each of the "
                              f"{len(self.feature_names)} feature_names, got {self.feature_groups}")
+        if self.finding_states and (self.finding_states < 3 or NO_CONFLICT not in self.conflict_type_names):
+            raise ValueError("finding_states must be 0 or at least 3 (two findings and 'not reported'), and the "
+                             f"conflict types must include {NO_CONFLICT!r}; got {self.finding_states}")
         if self.projection_dim % self.num_cross_attention_heads:
             raise ValueError("projection_dim must be divisible by num_cross_attention_heads")
         for name, values, n in (
@@ -172,6 +190,8 @@ class MultiTaskOutput(ModelOutput):
     conflict_logits: torch.Tensor | None = None
     axis_logits: torch.Tensor | None = None
     confounder_logits: torch.Tensor | None = None
+    #: (B, 2, K) each claim's distribution over the finding states (``config.finding_states`` > 0 only)
+    finding_probs: torch.Tensor | None = None
     #: the conflict-type logits under the name transformers' text-classification pipeline reads
     #: (:class:`MultiTaskConflictForSequenceClassification` only)
     logits: torch.Tensor | None = None
@@ -192,6 +212,36 @@ def segments_from_ids(input_ids: torch.Tensor, attention_mask: torch.Tensor, sep
     special = is_sep | ~attention_mask.bool()
     special[torch.arange(len(input_ids), device=input_ids.device), attention_mask.long().argmax(dim=1)] = True
     return segments.masked_fill(special, 0)
+
+
+def claim_block_mask(pair_segments: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """(B, 1, L, L) boolean attention mask that reads the two claims apart in one pass: every position attends the
+    prefix (the attended tokens before claim a: ``[CLS]`` and the question, if any) and a claim's tokens attend
+    their own claim too, so claim a's states never see claim b's words, in any layer."""
+    claim = pair_segments > 0
+    prefix = attention_mask.bool() & (claim.long().cumsum(dim=1) == 0)
+    same_claim = (pair_segments.unsqueeze(2) == pair_segments.unsqueeze(1)) & claim.unsqueeze(2) & claim.unsqueeze(1)
+    return (prefix.unsqueeze(1) | same_claim).unsqueeze(1)
+
+
+def findings_differ(probs_a: torch.Tensor, probs_b: torch.Tensor) -> torch.Tensor:
+    """P(two claims' findings differ), the claims read independently, each a (B, K) distribution whose last state
+    is "no finding reported": ``Σ_{x≠y} P_a(x)·P_b(y)`` over the K − 1 reported states (a claim that reports no
+    finding differs from nothing)."""
+    a, b = probs_a[:, :-1], probs_b[:, :-1]
+    return a.sum(-1) * b.sum(-1) - (a * b).sum(-1)
+
+
+def with_findings_prior(conflict_logits: torch.Tensor, p_differ: torch.Tensor, no_conflict: int) -> torch.Tensor:
+    """Log-probabilities of the conflict types when the findings decide whether there is a conflict and the pair
+    head only which kind: ``log(1 − P(differ))`` for ``no_conflict`` (index ``no_conflict``) and ``log P(differ)``
+    plus the pair head's log-softmax over the conflict classes for each of them. (Adding the prior to free pair
+    logits instead lets the pair head call a conflict whatever the claims' findings, and learn pairs by heart.)"""
+    p = p_differ.clamp(_EPS, 1 - _EPS).unsqueeze(-1)
+    is_none = torch.zeros_like(conflict_logits, dtype=torch.bool)
+    is_none[:, no_conflict] = True
+    kind = torch.log_softmax(conflict_logits.masked_fill(is_none, _NEG_INF), dim=-1)
+    return torch.where(is_none, torch.log1p(-p), torch.log(p) + kind)
 
 
 def _segment_mask(pair_segments: torch.Tensor, segment: int) -> torch.Tensor:
@@ -230,6 +280,7 @@ class MultiTaskConflictModel(PreTrainedModel):
         self.conflict_head = nn.Linear(p, len(config.conflict_type_names))
         self.axis_head = nn.Linear(p, n_axes)
         self.confounder_head = nn.Linear(p + n_axes, n_axes)
+        self.finding_head = nn.Linear(p, config.finding_states) if config.finding_states else None
         self.register_buffer("feature_mask", self._feature_mask(), persistent=False)
         self.post_init()
 
@@ -351,7 +402,9 @@ class MultiTaskConflictModel(PreTrainedModel):
             attention_mask = torch.ones_like(input_ids)
         pair_segments, features, claim_types = self._text_only_inputs(
             input_ids, attention_mask, pair_segments, features, claim_types)
-        encoder_inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        reads_apart = self.finding_head is not None
+        encoder_inputs = {"input_ids": input_ids,
+                          "attention_mask": claim_block_mask(pair_segments, attention_mask) if reads_apart else attention_mask}
         if token_type_ids is not None:
             encoder_inputs["token_type_ids"] = token_type_ids
         hidden = self.encoder(**encoder_inputs).last_hidden_state
@@ -363,13 +416,20 @@ class MultiTaskConflictModel(PreTrainedModel):
         )
         z = self.fuse(fused)
         conflict_logits = self.conflict_head(z)
+        finding_probs = None
+        if reads_apart:
+            finding_probs = torch.stack([self.finding_head(masked_mean(tokens, _segment_mask(pair_segments, s))).softmax(-1)
+                                         for s in (1, 2)], dim=1)
+            conflict_logits = with_findings_prior(conflict_logits, findings_differ(finding_probs[:, 0], finding_probs[:, 1]),
+                                                  self.config.conflict_type_names.index(NO_CONFLICT))
         axis_logits = self.axis_head(z)
         confounder_raw, confounder_logits = self._confounder_logits(z, axis_logits, axis_labels)
         loss = None
         if labels is not None:
             loss = self.loss(conflict_logits, axis_logits, confounder_raw, labels, axis_labels, confounder_labels)
         return MultiTaskOutput(
-            loss=loss, conflict_logits=conflict_logits, axis_logits=axis_logits, confounder_logits=confounder_logits
+            loss=loss, conflict_logits=conflict_logits, axis_logits=axis_logits, confounder_logits=confounder_logits,
+            finding_probs=finding_probs,
         )
 
     # -- loss --------------------------------------------------------------------------------------------------

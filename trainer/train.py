@@ -73,7 +73,7 @@ SUMMARY_TASKS = ("conflict_type", "axes", "confounder")
 SCHEDULE_KEYS = (
     "num_train_epochs", "learning_rate", "weight_decay", "warmup_steps", "lr_scheduler_type", "optim",
     "max_grad_norm", "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
-    "bf16", "fp16", "seed",
+    "bf16", "fp16", "seed", "metric_for_best_model", "greater_is_better",
 )
 
 
@@ -102,6 +102,7 @@ def model_config_kwargs(settings: TrainSettings, train_rows: list[dict[str, Any]
         "claim_type_names": list(ontology.CLAIM_TYPE_NAMES),
         "feature_names": list(FEATURES), "feature_groups": [group for group, _ in FEATURES.values()],
         "focal_gamma": settings.focal_gamma, "use_question": settings.with_question,
+        "finding_states": settings.finding_states,
     }
     if settings.class_weights and rebalanced(settings, train_rows):
         kwargs["class_weights"] = weights_from_counts(epoch_label_counts(
@@ -142,7 +143,7 @@ class TaskMetrics:
         from .metric import score
         from .predict import decode, references_from_labels, tune_axis_threshold, tune_conflict_threshold
 
-        conflict, axes, confounder = eval_pred.predictions
+        conflict, axes, confounder = eval_pred.predictions[:3]  # then the claims' finding states, when read
         labels, axis_labels, confounder_labels = eval_pred.label_ids
         config = self.model_config
         conflict_threshold = getattr(config, "conflict_threshold", None)
@@ -324,7 +325,7 @@ def train_seed(
     if trainer.is_world_process_zero():
         _portable_tokenizer_config(out_dir)
     if trainer.is_world_process_zero() and test_output is not None:
-        conflict, axes, confounder = test_output.predictions
+        conflict, axes, confounder = test_output.predictions[:3]
         outputs = HeadOutputs([it["pair_id"] for it in encoded["test"]], conflict, axes, confounder,
                               test_output.label_ids[1])
         records = {r["pair_id"]: r for r in decoded(outputs, trainer.model.config)}

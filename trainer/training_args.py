@@ -89,6 +89,10 @@ class TrainSettings:
         "help": "focal-loss gamma of the conflict-type loss (0: weighted cross-entropy)"})
     with_question: bool = field(default=True, metadata={
         "help": "put the row's review question before claim a (--no-with-question: the two claims only)"})
+    finding_states: int = field(default=3, metadata={
+        "help": "read each claim apart into N finding states (the last: none reported) and add the probability that "
+                "the two claims' findings differ to the conflict-type logits (trainer.modeling; 0: the plain "
+                "cross-encoder, each claim read beside the other)"})
     freeze_layers: int = field(default=0, metadata={
         "help": "keep the encoder's embeddings and first N layers fixed (faster on CPU)"})
     max_train_examples: int | None = field(default=None, metadata={

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from ..frameterms import abbreviations
 from .compiled import DOSE, DOSE_LEVEL, NAMED, OTHER, PLACEBO_STEMS, CompiledQuestion, named_drugs
-from .lexicon import Alternative, terms
+from .lexicon import Alternative, load_lexicon, terms
 
 #: A sentence about the groups before treatment ("no difference in baseline characteristics", "proteinuria
 #: before treatment was higher in the nonresponders", "no significant differences in age, functional class …
@@ -141,17 +141,26 @@ _COVARIATES = re.compile(r"\b(?:when|after|with)\b[^.;]{0,160}?\b(?:were|was)\s+
                          re.IGNORECASE)
 
 
-#: Laboratory tests named by an outcome's word: a bleeding time measures platelet function, not bleeding.
-_TESTS_NAMED_BY_OUTCOMES = re.compile(r"\bbleeding\s+times?\b", re.IGNORECASE)
+@lru_cache(maxsize=1)
+def _measures_named_by_outcomes() -> re.Pattern | None:
+    """The clinical lexicon's ``measures_named_by_outcomes`` (a bleeding time measures platelet function, not
+    bleeding), each phrase matched whole, its words apart by any space, plural or not; None when it lists none."""
+    phrases = load_lexicon().measures_named_by_outcomes
+    if not phrases:
+        return None
+    alternatives = (r"\s+".join(map(re.escape, phrase.split())) + "s?" for phrase in phrases)
+    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.IGNORECASE)
 
 
 def without_non_findings(sentence: str) -> str:
     """A sentence without what names a measure but is no finding of it: clauses that name measures as covariates
     ("the decreases in QT dispersion were greater with irbesartan; the same results were found when changes in
     blood pressure were included in multivariate analyses" says nothing of blood pressure as a finding), and
-    laboratory tests named by an outcome's word ("bleeding times were less prolonged with meloxicam" says nothing
-    of gastrointestinal bleeding)."""
-    return _TESTS_NAMED_BY_OUTCOMES.sub(" ", _COVARIATES.sub(" ", sentence))
+    measures named by an outcome's word, listed in the clinical lexicon ("bleeding times were less prolonged with
+    meloxicam" says nothing of gastrointestinal bleeding)."""
+    sentence = _COVARIATES.sub(" ", sentence)
+    measures = _measures_named_by_outcomes()
+    return measures.sub(" ", sentence) if measures else sentence
 
 
 @lru_cache(maxsize=1024)

@@ -124,11 +124,13 @@ class DistinctionEntry(_Entry):
 
 
 class LexiconFile(_Entry):
-    """A lexicon or domain pack YAML: drug classes, synonym groups (each two phrases or more) and distinctions."""
+    """A lexicon or domain pack YAML: drug classes, synonym groups (each two phrases or more), distinctions and the
+    measures named by an outcome's word that are no finding on that outcome (``measures_named_by_outcomes``)."""
 
     drug_classes: list[DrugClassEntry] = []
     synonyms: list[list[str]] = []
     distinctions: list[DistinctionEntry] = []
+    measures_named_by_outcomes: list[str] = []
 
     @field_validator("synonyms")
     @classmethod
@@ -161,6 +163,7 @@ class Lexicon:
     classes: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]  # (names, members)
     synonyms: tuple[tuple[str, ...], ...]
     distinctions: tuple[Distinction, ...] = ()
+    measures_named_by_outcomes: tuple[str, ...] = ()
 
 
 def read_lexicon_file(path: str | Path) -> LexiconFile:
@@ -191,7 +194,8 @@ def load_lexicon(path: str | Path = LEXICON, packs: tuple[str, ...] = ()) -> Lex
         tuple(tuple(g) for f in files for g in f.synonyms),
         tuple(Distinction(d.name, d.kind, re.compile(d.pattern, re.IGNORECASE), d.unless_outcome_outside,
                           tuple((k.lower(), tuple(v)) for k, v in d.covers.items()))
-              for f in files for d in f.distinctions))
+              for f in files for d in f.distinctions),
+        tuple(m for f in files for m in f.measures_named_by_outcomes))
 
 
 def _contains(words: frozenset[str], phrase_stems: frozenset[str]) -> bool:

@@ -10,7 +10,7 @@ from question_packs import answered, compiled_pack
 
 from builder.questions.endpoints import cause_specific_death
 from builder.questions.filters import claim_words, without_non_findings
-from builder.questions.lexicon import COHEN_PACK
+from builder.questions.lexicon import COHEN_PACK, load_lexicon
 from builder.questions.match import names_part_of
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -59,6 +59,10 @@ questions:
     assert answered(pack, "Bleeding times were less prolonged with meloxicam than with naproxen (p < 0.05).") == set()
     assert answered(pack, "Gastrointestinal bleeding was less frequent with meloxicam than with naproxen "
                           "(p < 0.05).") == {"gi"}
+    # the measures are data in the clinical lexicon, matched whole whatever the spacing, plural or not
+    assert "bleeding time" in load_lexicon().measures_named_by_outcomes
+    assert "bleeding" not in without_non_findings("Bleeding\n time rose; bleeding  times fell.").lower()
+    assert "bleeding" in without_non_findings("Bleeding timed to the dose was rarer.").lower()
 
 
 def test_an_outcome_named_only_as_a_covariate_is_not_the_claims(comparisons):

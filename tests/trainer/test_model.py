@@ -158,7 +158,7 @@ def test_constraint_gold_axes_conditions_on_and_restricts_to_gold_axes():
 
 @torch.no_grad()
 def test_save_and_load_give_identical_predictions(tmp_path):
-    model = tiny_model(constraint_mode="predicted_axes", disabled_feature_groups=[DISAGREEMENT]).eval()
+    model = tiny_model(constraint_mode="predicted_axes", disabled_feature_groups=[DISAGREEMENT], finding_states=4).eval()
     b = inputs_only(batch())
     model.save_pretrained(tmp_path)
     saved = json.loads((tmp_path / "config.json").read_text())
@@ -173,7 +173,7 @@ def test_save_and_load_give_identical_predictions(tmp_path):
         loaded.eval()
         assert loaded.config.disabled_feature_groups == [DISAGREEMENT]
         before, after = model(**b), loaded(**b)
-        for key in ("conflict_logits", "axis_logits", "confounder_logits"):
+        for key in ("conflict_logits", "axis_logits", "confounder_logits", "finding_probs"):
             assert torch.equal(before[key], after[key]), key
 
 
@@ -215,6 +215,7 @@ def test_the_modeling_file_is_self_contained_and_its_vocabularies_match_ours():
     assert modeling.AXIS_NAMES == ontology.AXIS_NAMES
     assert modeling.CLAIM_TYPE_NAMES == ontology.CLAIM_TYPE_NAMES
     assert modeling.DEFAULT_CLAIM_TYPE == ontology.DEFAULT_CLAIM_TYPE
+    assert modeling.NO_CONFLICT == ontology.NO_CONFLICT
     assert modeling.FEATURE_GROUPS == {name: group for name, (group, _) in FEATURES.items()}
     assert set(modeling.FEATURE_GROUP_NAMES) == {g for g, _ in FEATURES.values()}
 
@@ -406,3 +407,59 @@ def test_a_model_folder_without_the_pipeline_mapping_is_not_published(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     assert [p for p in model_problems(tmp_path) if "auto_map has no AutoModelForSequenceClassification" in p
             and "pipeline('text-classification'" in p]
+
+
+@torch.no_grad()
+def test_finding_states_read_each_claim_apart():
+    """With finding states, a claim's state does not change when the other claim's words do; in the plain
+    cross-encoder it does (so the block mask, not the pooling, keeps the claims apart)."""
+    b = inputs_only(batch())
+    other_b = dict(b, input_ids=b["input_ids"].clone())
+    other_b["input_ids"][:, 7:11] = (other_b["input_ids"][:, 7:11] + 5) % 64
+    apart = tiny_model(finding_states=3).eval()
+    before, after = apart(**b), apart(**other_b)
+    assert before.finding_probs.shape == (4, 2, 3)
+    torch.testing.assert_close(before.finding_probs[:, 0], after.finding_probs[:, 0])
+    assert not torch.allclose(before.finding_probs[:, 1], after.finding_probs[:, 1])
+    together = tiny_model().eval()
+    assert together(**b).finding_probs is None
+    segments = b["pair_segments"]
+    assert not torch.allclose(modeling.masked_mean(together.encoder(b["input_ids"]).last_hidden_state, segments == 1),
+                              modeling.masked_mean(together.encoder(other_b["input_ids"]).last_hidden_state, segments == 1))
+
+
+def test_claim_block_mask_keeps_the_question_prefix_and_each_claim_to_itself():
+    segments = torch.tensor([[0, 0, 0, 1, 1, 0, 2, 2, 0, 0]])  # [CLS] question [SEP] a a [SEP] b b [SEP] pad
+    attention = torch.tensor([[1, 1, 1, 1, 1, 1, 1, 1, 1, 0]])
+    allowed = modeling.claim_block_mask(segments, attention)[0, 0]
+    prefix = [True, True, True] + [False] * 7
+    assert allowed[0].tolist() == prefix  # the question reads only itself
+    assert allowed[3].tolist() == [True, True, True, True, True] + [False] * 5
+    assert allowed[6].tolist() == [True, True, True, False, False, False, True, True, False, False]
+    assert allowed[9].tolist() == prefix  # padding, never a key
+
+
+def test_findings_differ_is_the_chance_two_reported_findings_differ():
+    one_hot = torch.eye(3)  # increase, no difference, not reported
+    differ = modeling.findings_differ(one_hot[[0, 0, 0, 2]], one_hot[[1, 0, 2, 2]])
+    assert differ.tolist() == [1.0, 0.0, 0.0, 0.0]
+    mixed = modeling.findings_differ(torch.tensor([[0.5, 0.3, 0.2]]), torch.tensor([[0.2, 0.6, 0.2]]))
+    torch.testing.assert_close(mixed, torch.tensor([0.5 * 0.6 + 0.3 * 0.2]))
+
+
+def test_the_findings_decide_conflict_or_not_and_the_pair_head_which_kind():
+    logits = torch.tensor([[0.3, -1.0, 2.0, 0.0, 0.5, -0.2]])
+    none = ontology.CONFLICT_TYPE_NAMES.index(ontology.NO_CONFLICT)
+    kinds = torch.tensor([-1.0, 2.0, 0.0, 0.5, -0.2]).softmax(-1)  # the pair head over the conflict classes only
+    for p in (0.05, 0.5, 0.9):
+        probs = modeling.with_findings_prior(logits, torch.tensor([p]), none).softmax(-1)[0]
+        torch.testing.assert_close(probs[none], torch.tensor(1 - p))
+        torch.testing.assert_close(probs[1:], p * kinds)
+
+
+def test_finding_states_learn_from_the_conflict_loss_and_are_checked():
+    model = tiny_model(finding_states=3)
+    model(**batch()).loss.backward()
+    assert model.finding_head.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="finding_states"):
+        tiny_model(finding_states=2)
