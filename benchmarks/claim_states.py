@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -29,8 +28,9 @@ from sklearn.metrics import f1_score
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from results_files import machine_fields, write_results
+
 from biodivergence_dataset import ontology
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from trainer.data import load_splits
 from trainer.modeling import findings_differ
 
@@ -100,11 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     result = {"release": str(args.release), "states": args.states, "steps": args.steps, "seed": args.seed,
               "splits": {name: measure_split(list(rows), args.states, args.seed, args.steps)
                          for name, rows in splits.items()},
-              "seconds": time.perf_counter() - start, "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-              "machine_state": "loaded" if before[0] > (os.cpu_count() or 1) / 2 else "idle"}
-    write_json_atomic(RESULTS.with_suffix(".json"), result)
-    write_text_atomic(RESULTS.with_suffix(".md"), markdown(result))
-    print(markdown(result))
+              "seconds": time.perf_counter() - start, **machine_fields(before)}
+    write_results(RESULTS, result, markdown(result))
     return 0
 
 

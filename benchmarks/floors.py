@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -20,8 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from results_files import machine_fields, write_results
+
 from biodivergence_dataset import benchmark
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from trainer.floors import measure_floors
 from trainer.metric import scoring_module
 
@@ -64,13 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     before, start = os.getloadavg(), time.perf_counter()
     floors = measure_floors(args.release, args.seed, scoring.semsim_encoder(scoring.DEFAULT_SEMSIM_MODEL))
     result = {"release": str(args.release), **floors, "seconds": time.perf_counter() - start,
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-              "machine_state": "loaded" if before[0] > os.cpu_count() / 2 else "idle",
+              **machine_fields(before),
               "load_before": [round(x, 2) for x in before], "load_after": [round(x, 2) for x in os.getloadavg()],
               "headline_ids": [b.id for b in benchmark.leaderboards()]}
-    write_json_atomic(RESULTS.with_suffix(".json"), result)
-    write_text_atomic(RESULTS.with_suffix(".md"), markdown(result))
-    print(markdown(result))
+    write_results(RESULTS, result, markdown(result))
     return 0
 
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import torch
 from huggingface_hub.dataclasses import strict
@@ -108,6 +108,8 @@ class MultiTaskConflictConfig(PreTrainedConfig):
 
     model_type = "biodivergence-multitask"
     sub_configs_defaults = {"encoder_config": SubConfigSpec(config_class=AutoConfig, model_type="bert")}  # noqa: RUF012
+    #: model outputs Trainer leaves out of evaluation predictions (they stay in ``forward``'s output)
+    keys_to_ignore_at_inference: ClassVar[list[str]] = ["finding_probs"]
 
     encoder_config: PreTrainedConfig | dict | None = None
     encoder_name_or_path: str = ""
@@ -332,11 +334,12 @@ class MultiTaskConflictModel(PreTrainedModel):
 
     # -- forward -----------------------------------------------------------------------------------------------
 
-    def _pair_states(self, tokens: torch.Tensor, pair_segments: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Pooled states of claim a and claim b, each informed by the other claim when cross-attention is on."""
-        mask_a, mask_b = _segment_mask(pair_segments, 1), _segment_mask(pair_segments, 2)
+    def _pair_states(self, tokens: torch.Tensor, mask_a: torch.Tensor, mask_b: torch.Tensor,
+                     own: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pooled states of claim a and claim b (token masks ``mask_a``, ``mask_b``), each informed by the other
+        claim when cross-attention is on; else ``own``, each claim's mean token state."""
         if not self.config.use_cross_attention:
-            return masked_mean(tokens, mask_a), masked_mean(tokens, mask_b)
+            return own
         a_attends_b, _ = self.cross_attention(tokens, tokens, tokens, key_padding_mask=~mask_b, need_weights=False)
         b_attends_a, _ = self.cross_attention(tokens, tokens, tokens, key_padding_mask=~mask_a, need_weights=False)
         a = masked_mean(self.cross_norm(tokens + a_attends_b), mask_a)
@@ -409,7 +412,9 @@ class MultiTaskConflictModel(PreTrainedModel):
             encoder_inputs["token_type_ids"] = token_type_ids
         hidden = self.encoder(**encoder_inputs).last_hidden_state
         tokens = self.project(hidden)
-        a, b = self._pair_states(tokens, pair_segments)
+        mask_a, mask_b = _segment_mask(pair_segments, 1), _segment_mask(pair_segments, 2)
+        own = masked_mean(tokens, mask_a), masked_mean(tokens, mask_b)
+        a, b = self._pair_states(tokens, mask_a, mask_b, own)
         fused = torch.cat(
             [tokens[:, 0], a, b, (a - b).abs(), a * b, self._type_embeddings(claim_types), features.to(tokens.dtype) * self.feature_mask],
             dim=-1,
@@ -418,8 +423,7 @@ class MultiTaskConflictModel(PreTrainedModel):
         conflict_logits = self.conflict_head(z)
         finding_probs = None
         if reads_apart:
-            finding_probs = torch.stack([self.finding_head(masked_mean(tokens, _segment_mask(pair_segments, s))).softmax(-1)
-                                         for s in (1, 2)], dim=1)
+            finding_probs = torch.stack([self.finding_head(state).softmax(-1) for state in own], dim=1)
             conflict_logits = with_findings_prior(conflict_logits, findings_differ(finding_probs[:, 0], finding_probs[:, 1]),
                                                   self.config.conflict_type_names.index(NO_CONFLICT))
         axis_logits = self.axis_head(z)

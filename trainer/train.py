@@ -143,7 +143,7 @@ class TaskMetrics:
         from .metric import score
         from .predict import decode, references_from_labels, tune_axis_threshold, tune_conflict_threshold
 
-        conflict, axes, confounder = eval_pred.predictions[:3]  # then the claims' finding states, when read
+        conflict, axes, confounder = eval_pred.predictions
         labels, axis_labels, confounder_labels = eval_pred.label_ids
         config = self.model_config
         conflict_threshold = getattr(config, "conflict_threshold", None)
@@ -325,7 +325,7 @@ def train_seed(
     if trainer.is_world_process_zero():
         _portable_tokenizer_config(out_dir)
     if trainer.is_world_process_zero() and test_output is not None:
-        conflict, axes, confounder = test_output.predictions[:3]
+        conflict, axes, confounder = test_output.predictions
         outputs = HeadOutputs([it["pair_id"] for it in encoded["test"]], conflict, axes, confounder,
                               test_output.label_ids[1])
         records = {r["pair_id"]: r for r in decoded(outputs, trainer.model.config)}
