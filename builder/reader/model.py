@@ -306,6 +306,18 @@ class HeadedReader:
         self.max_length, self.device, self._torch = max_length, device, torch
         self._cache: dict[tuple[str, str], Any] = {}
 
+    def save_encoder(self, out: str | Path) -> Path:
+        """Write this network's encoder, without its heads, with its tokenizer as a plain ``AutoModel`` folder at
+        ``out`` (swapped in whole), so another model can start from what the reader learned (``biodivergence train
+        --encoder OUT``)."""
+        from biodivergence_dataset.io import swap_folder
+
+        out = Path(out)
+        staging = out.with_name(f".{out.name}.partial")
+        self.network.encoder.save_pretrained(staging)
+        self.tokenizer.save_pretrained(staging)
+        return swap_folder(staging, out)
+
     def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64, progress: bool = False):
         """One numpy array of logits per head (in the network's head order), one row per (question, text)."""
         import numpy as np

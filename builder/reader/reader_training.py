@@ -157,6 +157,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     r.add_argument("--out", default=None, help="write the rows here (default: standard output)")
     r.add_argument("--reader", default=None, help="finding reader folder or Hub id (default: the shipped one)")
     r.add_argument("--answerer", default=None, help="question answerer folder (default: the shipped one)")
+    x = sub.add_parser("encoder", help="write the reader's encoder without its heads as a model folder another "
+                                       "model can start from (biodivergence train --encoder OUT)",
+                       formatter_class=parser.formatter_class)
+    x.add_argument("--out", required=True, help="folder to write (replaced whole)")
+    x.add_argument("--reader", default=None, help="reader folder or Hub id (default: the shipped one)")
     t = sub.add_parser("train-answerer", help="fine-tune the question answerer (relevance + yes / no) on the "
                                               "development part", formatter_class=parser.formatter_class)
     t.add_argument("--out", required=True, help="folder for the answerer (delta weights + answerer_config.json)")
@@ -174,6 +179,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.reader_command in ANSWERER_COMMANDS:
         return run_answerer(args)
+    if args.reader_command == "encoder":
+        print(f"encoder written to {load_reader(reader_folder(args.reader)).save_encoder(args.out)}")
+        return 0
     if args.reader_command == "train":
         cap = args.every_source_cap
         config = config_from_args(TrainConfig, args, **({"max_per_source": dict.fromkeys(SOURCES, cap)} if cap else {}))

@@ -68,3 +68,45 @@ def test_a_model_name_is_a_folder_only_when_written_as_one(name, is_path):
     from builder.embeddings import looks_like_path
 
     assert looks_like_path(name) is is_path
+
+
+def _cut_zip(tmp_path, files: dict[str, str], parts: int) -> list:
+    """A zip of ``files`` cut into ``parts`` byte ranges, as the all-mpnet-base-v2 packages ship it."""
+    import zipfile
+
+    whole = tmp_path / "model.zip"
+    with zipfile.ZipFile(whole, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    data, paths = whole.read_bytes(), []
+    step = -(-len(data) // parts)
+    for i in range(parts):
+        paths.append(tmp_path / f"model.zip.{i + 1:03d}")
+        paths[-1].write_bytes(data[i * step:(i + 1) * step])
+    whole.unlink()
+    return paths
+
+
+def test_a_model_cut_into_packages_is_joined_in_order_extracted_once_and_found_by_its_name(tmp_path, monkeypatch):
+    files = {"all-mpnet-base-v2/config.json": '{"model_type": "mpnet"}', "all-mpnet-base-v2/vocab.txt": "[PAD]\n",
+             "all-mpnet-base-v2/1_Pooling/config.json": "{}", "desktop.ini": ""}
+    parts = _cut_zip(tmp_path, files, len(embeddings.MPNET_PARTS))
+    monkeypatch.setenv("BIODIVERGENCE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(embeddings, "package_part", lambda name: parts[embeddings.MPNET_PARTS.index(name)])
+    folder = tmp_path / "cache" / embeddings.MPNET
+    assert embeddings.resolve_model("all-mpnet-base-v2") == str(folder)
+    assert json.loads((folder / "config.json").read_text()) == {"model_type": "mpnet"}
+    assert (folder / "1_Pooling" / "config.json").exists()
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [embeddings.MPNET]  # no zip or staging left
+    parts[0].write_bytes(b"damaged")  # extracted once: the folder is read, the parts are not joined again
+    assert embeddings.resolve_model("sentence-transformers/all-mpnet-base-v2") == str(folder)
+
+
+def test_parts_out_of_order_or_missing_are_named_not_silently_used(tmp_path, monkeypatch):
+    parts = _cut_zip(tmp_path, {"m/config.json": "{}"}, 3)
+    with pytest.raises(ValueError, match=r"model\.zip\.003.*not a zip"):
+        embeddings.joined_zip_model(parts[::-1], tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not list(tmp_path.glob(".out*"))
+    monkeypatch.setattr(embeddings, "package_part", lambda name: None if name.endswith("005") else parts[0])
+    assert embeddings.packaged_mpnet() is None
+    assert embeddings.resolve_model("all-mpnet-base-v2") == "all-mpnet-base-v2"  # a Hub id, as before

@@ -474,3 +474,28 @@ def test_the_reader_card_shows_the_shipped_reports_scores_and_base_model():
     assert f"**{hv['kappa']:.3f}**" in card.text and f"negation rule {hv['rule_kappa']:.3f}" in card.text
     assert f"({hv['pairs']:,} pairs, {hv['claims']} claims)" in card.text
     assert " / ".join(f"{cell['stance_accuracy']:.3f}" for cell in report["per_source"].values()) in card.text
+
+
+def test_the_readers_encoder_is_written_as_a_plain_model_folder_that_reads_as_the_reader_does(reader, tmp_path):
+    """``biodivergence reader encoder`` writes the encoder without heads: ``AutoModel`` loads it and it gives the
+    reader's own token states (a model started from it starts from what the reader learned)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from biodivergence_cli.main import main
+
+    out = tmp_path / "encoder"
+    assert main(["reader", "encoder", "--out", str(out)]) == 0
+    assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # the staging folder was swapped in
+    encoder, tokenizer = AutoModel.from_pretrained(out), AutoTokenizer.from_pretrained(out)
+    batch = tokenizer(["Is pain lower with ibuprofen than with placebo?"],
+                      ["Ibuprofen reduced pain scores at 24 hours in children with otitis media."], return_tensors="pt")
+    with torch.inference_mode():
+        mine = encoder.eval()(**batch).last_hidden_state
+        readers = reader.network.encoder(**batch).last_hidden_state
+    assert torch.allclose(mine, readers, atol=1e-5)
+    from builder.embeddings import resolve_model
+
+    base = AutoModel.from_pretrained(resolve_model(reader.config.base_model))
+    with torch.inference_mode():
+        assert not torch.allclose(base.eval()(**batch).last_hidden_state, mine, atol=1e-3)  # not the base model

@@ -256,6 +256,24 @@ def test_the_encoder_is_recorded_by_its_hub_name(tmp_path):
     assert MultiTaskConflictModel.from_encoder(str(minilm)).config.encoder_name_or_path == ""  # a path is never kept
 
 
+def test_the_assembled_mpnet_is_resolved_by_name_and_recorded_by_its_hub_id(tmp_path, monkeypatch):
+    """``--encoder all-mpnet-base-v2`` finds the folder joined from the installed part packages (stood in for by a
+    folder in the models cache) and a model started there names the Hub id, never the cache path."""
+    from builder import embeddings
+
+    folder = tmp_path / embeddings.MPNET
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    monkeypatch.setenv("BIODIVERGENCE_CACHE", str(tmp_path))
+    monkeypatch.setattr(encoders, "packaged_mpnet", lambda: folder)
+    assert encoders.resolve_encoder("all-mpnet-base-v2") == str(folder)
+    assert encoders.resolve_encoder("sentence-transformers/all-MPNet-base-v2") == str(folder)
+    assert encoders.hub_name(str(folder)) == "sentence-transformers/all-mpnet-base-v2"
+    monkeypatch.setattr(encoders, "packaged_mpnet", lambda: None)  # parts not installed: a Hub id, looked up
+    with pytest.raises(FileNotFoundError, match="not in the local Hugging Face cache"):
+        encoders.resolve_encoder("all-mpnet-base-v2")
+
+
 def test_config_rejects_bad_settings():
     with pytest.raises(ValueError, match="constraint_mode"):
         MultiTaskConflictConfig(encoder_config=TINY_BERT.to_dict(), constraint_mode="oracle")
