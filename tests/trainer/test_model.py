@@ -265,11 +265,11 @@ def test_the_assembled_mpnet_is_resolved_by_name_and_recorded_by_its_hub_id(tmp_
     folder.mkdir()
     (folder / "config.json").write_text("{}")
     monkeypatch.setenv("BIODIVERGENCE_CACHE", str(tmp_path))
-    monkeypatch.setattr(encoders, "packaged_mpnet", lambda: folder)
+    monkeypatch.setattr(embeddings, "packaged_mpnet", lambda: folder)
     assert encoders.resolve_encoder("all-mpnet-base-v2") == str(folder)
     assert encoders.resolve_encoder("sentence-transformers/all-MPNet-base-v2") == str(folder)
     assert encoders.hub_name(str(folder)) == "sentence-transformers/all-mpnet-base-v2"
-    monkeypatch.setattr(encoders, "packaged_mpnet", lambda: None)  # parts not installed: a Hub id, looked up
+    monkeypatch.setattr(embeddings, "packaged_mpnet", lambda: None)  # parts not installed: a Hub id, looked up
     with pytest.raises(FileNotFoundError, match="not in the local Hugging Face cache"):
         encoders.resolve_encoder("all-mpnet-base-v2")
 
