@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from llm_server import HEALTHVER, SCIFACT, chat_requests_served, llama_server, write_pairs
+from results_files import machine_fields
 
+from biodivergence_dataset.io import write_json_atomic
 from builder.annotate import run_stage
 from builder.annotate_config import AnnotateConfig
 from builder.annotators.goldcheck import gold_check
@@ -97,7 +99,8 @@ def main() -> None:
     parser.add_argument("--llm-pairs", type=int, default=3)
     parser.add_argument("--no-llm", action="store_true")
     args = parser.parse_args()
-    results: dict = {"load_average_at_start": os.getloadavg(), "cpus": os.cpu_count()}
+    load_before = os.getloadavg()
+    results: dict = {"load_average_at_start": load_before, "cpus": os.cpu_count(), **machine_fields(load_before)}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         results["heuristic"] = heuristic_throughput(work)
@@ -111,8 +114,7 @@ def main() -> None:
             results["llama_cpp"] = llama_throughput(work, args.llm_pairs)
             print("llama.cpp:", json.dumps(results["llama_cpp"]))
     results["load_average_at_end"] = os.getloadavg()
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    write_json_atomic(RESULTS, results)
     print(f"wrote {RESULTS}")
 
 

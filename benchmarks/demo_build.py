@@ -20,6 +20,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from results_files import write_results
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -58,8 +60,6 @@ def main() -> None:
               "stages": {s: {"seconds": stats[f"{s}.seconds"], "seen": stats.get(f"{s}.seen"),
                              "kept": stats.get(f"{s}.kept"), "unit": stats.get(f"{s}.unit")} for s in stages},
               "primary": counts}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "demo_build.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     lines = ["# Demo build: stage times", "",
              (f"`biodivergence build --config-file {args.config}` into a fresh folder; {result['cpus']} CPUs "
               f"({result['processor']}), machine {args.machine_state}, load average "
@@ -70,8 +70,7 @@ def main() -> None:
               f"{v['kept'] if v['kept'] is not None else ''} |" for s, v in result["stages"].items()]
     lines += ["", "Primary config of the release:", "", "| split | rows | conflict rows |", "|---|---|---|"]
     lines += [f"| {split} | {c['rows']} | {c['conflicts']} |" for split, c in counts.items()]
-    (RESULTS / "demo_build.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    write_results(RESULTS / "demo_build", result, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

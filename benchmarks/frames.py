@@ -10,10 +10,11 @@ Writes ``benchmarks/results/frames.json`` and ``frames.md``. Usage: python bench
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
+
+from results_files import machine_fields, write_results
 
 from builder import frames
 from builder.annotators import heuristic
@@ -48,6 +49,7 @@ def _timed(annotator, pairs, repeats: int = 3) -> float:
 def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    load_before = os.getloadavg()
     pairs = list({g.pair.pair_id: g.pair for s in available_sources(DATA) for g in load_gold(s, DATA)}.values())
     _clear_caches()
     t0 = time.process_time()
@@ -56,7 +58,8 @@ def main() -> None:
         frames.extract_frames(p.claim_b.sentence)
     extraction = 2 * len(pairs) / (time.process_time() - t0)
     result = {
-        "pairs": len(pairs), "cpu": "one core (process CPU time)", "load_average_at_start": os.getloadavg()[0],
+        "pairs": len(pairs), "cpu": "one core (process CPU time)", "load_average_at_start": load_before[0],
+        **machine_fields(load_before),
         "frame_extraction_claims_per_s": round(extraction, 1),
         "frames_annotator_pairs_per_s": round(_timed(FramesAnnotator(), pairs), 1),
         "heuristic_annotator_pairs_per_s": round(_timed(HeuristicAnnotator(), pairs), 1),
@@ -65,14 +68,13 @@ def main() -> None:
     result["frames_vs_heuristic"] = round(result["frames_annotator_pairs_per_s"]
                                           / result["heuristic_annotator_pairs_per_s"], 3)
     result["meets_goal"] = result["frames_annotator_pairs_per_s"] >= GOAL_PAIRS_PER_S
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "frames.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     md = ["# Frames annotator throughput (cold caches, one core)", "",
-          f"{result['pairs']} gold pairs from ../shared/data; load average at start {result['load_average_at_start']:.2f}.",
+          (f"{result['pairs']} gold pairs from ../shared/data; {result['machine']}, {result['machine_state']} "
+           f"(load average {result['load_average_at_start']:.2f} at the start)."),
           "", "| measure | value |", "|---|---|",
-          *(f"| {k} | {v} |" for k, v in result.items() if k not in ("pairs", "load_average_at_start"))]
-    (RESULTS / "frames.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
+          *(f"| {k} | {v} |" for k, v in result.items()
+            if k not in ("pairs", "load_average_at_start", "machine", "machine_state"))]
+    write_results(RESULTS / "frames", result, "\n".join(md) + "\n")
 
 
 if __name__ == "__main__":

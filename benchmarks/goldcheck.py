@@ -11,9 +11,10 @@ Usage: python benchmarks/goldcheck.py [--judge build/judge] [--bootstrap 1000]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
+
+from results_files import machine_fields, write_results
 
 from builder.annotators import DEFAULT_ANNOTATOR
 from builder.annotators.goldcheck import goldcheck
@@ -31,24 +32,22 @@ def main() -> None:
     parser.add_argument("--judge", default=None, help="judge folder (with heldout-<source> folds)")
     parser.add_argument("--bootstrap", type=int, default=1000)
     args = parser.parse_args()
+    load_before = os.getloadavg()
     specs = [DEFAULT_ANNOTATOR, "frames", "heuristic"] + ([f"judge:{args.judge}"] if args.judge else [])
     result = goldcheck(specs, DATA, n_boot=args.bootstrap, encoder=load_encoder(), parts=True)
-    result["load_average_at_end"] = os.getloadavg()[0]
+    result.update(machine_fields(load_before), load_average_at_end=os.getloadavg()[0])
     if args.judge:
         result["judge_settings"] = vars(JudgeSettings.load(Path(args.judge)))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "goldcheck.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     lines = ["# Gold agreement of the annotators (out of fold)", "",
              (f"Gold sets from ../shared/data; bootstrap {args.bootstrap}; 'panel' is the weighted consensus of the "
               "members scored on every pair of a set; the reader, scored only on the items it never trained on, "
-              "is not in it."), ""]
+              f"is not in it. {result['machine']}, {result['machine_state']} at the start."), ""]
     if args.judge:
         s = result["judge_settings"]
         lines += [(f"Judge: {s['base_model']} cross-encoder, {s['epochs']} epoch(s) on {s['train_pairs']} pairs "
                    f"(CPU schedule), calibrated on {s['calibration_pairs']}; each set scored by the fold trained "
                    "without it."), ""]
-    (RESULTS / "goldcheck.md").write_text("\n".join(lines + [goldcheck_table(result)]) + "\n", encoding="utf-8")
-    print(goldcheck_table(result))
+    write_results(RESULTS / "goldcheck", result, "\n".join(lines + [goldcheck_table(result)]) + "\n")
 
 
 if __name__ == "__main__":

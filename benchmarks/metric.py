@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from results_files import machine_fields
 
+from biodivergence_dataset.io import write_json_atomic
 from trainer.metric import load_metric, scoring_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,6 +132,7 @@ def row(name: str, ours: dict[str, float], raw_name: str = "", raw: dict[str, fl
 
 
 def main() -> dict[str, Any]:
+    load_before = os.getloadavg()
     warnings.filterwarnings("ignore")
     import evaluate
 
@@ -179,6 +182,7 @@ def main() -> dict[str, Any]:
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
             "load_average_1min": os.getloadavg()[0],
+            **machine_fields(load_before),
             "numpy": np.__version__,
             "evaluate": evaluate.__version__,
         },
@@ -208,6 +212,5 @@ def report(figures: dict[str, Any]) -> str:
 if __name__ == "__main__":
     results = main()
     print(report(results))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(RESULTS, results)
     print(f"wrote {RESULTS}")

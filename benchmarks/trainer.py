@@ -29,6 +29,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this file is called trainer.py: make ``trainer`` the package, not this script
 
+from results_files import machine_fields
+
+from biodivergence_dataset.io import write_json_atomic
 from trainer.data import PairCollator, encode_rows
 from trainer.encoders import resolve_encoder
 from trainer.modeling import MultiTaskConflictModel
@@ -125,6 +128,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    load_before = os.getloadavg()
     from transformers import AutoTokenizer
 
     encoder = resolve_encoder(args.encoder)
@@ -145,10 +149,10 @@ def main() -> None:
         "meets_goal": all(s["ratio_median"] <= GOAL for s in settings.values()),
         "settings": settings,
         "machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": torch.get_num_threads(),
-                    "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2)},
+                    "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
+                    **machine_fields(load_before)},
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(Path(args.out), report)
     print(f"wrote {args.out}")
 
 
