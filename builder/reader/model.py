@@ -6,7 +6,8 @@ not_reported, the direction of the question's outcome under its intervention) an
 (``ontology.READER_STANCES``: the answer to the question as asked). A saved reader is a folder holding
 ``reader_config.json`` (base model, labels, max_length, training sources, data fingerprint, report) and
 ``reader.safetensors``: only the tensors training changed, in float16, over the base model's own (the
-embeddings stay frozen), so the shipped reader is a 21 MB delta that needs no download.
+embeddings stay frozen), so the shipped reader is a 21 MB delta that needs no download; a reader on a larger base
+can keep its changed matrices as low-rank factors instead (``compact``).
 """
 
 from __future__ import annotations
@@ -277,6 +278,7 @@ class HeadedReader:
         from transformers import AutoTokenizer
 
         from ..embeddings import resolve_model
+        from .compact import expand_delta
 
         try:
             local = Path(resolve_model(base_model)).is_dir()
@@ -297,7 +299,11 @@ class HeadedReader:
         except Exception as exc:  # safetensors raises its own error types for truncated or foreign files
             raise ValueError(f"{weights}: not a readable safetensors file ({exc})") from exc
         self.network = build_network(base_model, heads)
-        missing, unexpected = self.network.load_state_dict({k: v.float() for k, v in delta.items()}, strict=False)
+        try:
+            tensors = expand_delta(delta, self.network.state_dict())
+        except ValueError as exc:
+            raise ValueError(f"{weights}: {exc}") from None
+        missing, unexpected = self.network.load_state_dict(tensors, strict=False)
         if unexpected or any(k.split(".")[0] in heads for k in missing):
             raise ValueError(f"{weights}: weights do not fit {base_model} "
                              f"(unexpected {unexpected[:3]}, missing heads {[k for k in missing if '.' in k][:3]})")

@@ -162,6 +162,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        formatter_class=parser.formatter_class)
     x.add_argument("--out", required=True, help="folder to write (replaced whole)")
     x.add_argument("--reader", default=None, help="reader folder or Hub id (default: the shipped one)")
+    c = sub.add_parser("compact", help="write a reader or answerer with its fine-tuned matrices as low-rank "
+                                       "factors of their change from the base model (a smaller delta)",
+                       formatter_class=parser.formatter_class)
+    c.add_argument("--reader", required=True, help="reader or answerer folder to compact")
+    c.add_argument("--out", required=True, help="folder to write (replaced whole); score it with `reader evaluate`")
+    c.add_argument("--rank", type=int, default=64, help="rank of each matrix's change")
     t = sub.add_parser("train-answerer", help="fine-tune the question answerer (relevance + yes / no) on the "
                                               "development part", formatter_class=parser.formatter_class)
     t.add_argument("--out", required=True, help="folder for the answerer (delta weights + answerer_config.json)")
@@ -179,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.reader_command in ANSWERER_COMMANDS:
         return run_answerer(args)
+    if args.reader_command == "compact":
+        return run_compact(args)
     if args.reader_command == "encoder":
         print(f"encoder written to {load_reader(reader_folder(args.reader)).save_encoder(args.out)}")
         return 0
@@ -201,6 +209,24 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(folder / REPORT_FILE, report)
     if getattr(args, "json_out", None):
         write_json_atomic(Path(args.json_out), report)
+    return 0
+
+
+def run_compact(args: argparse.Namespace) -> int:
+    """``reader compact``: the folder's config file says whether it holds a reader or an answerer."""
+    from .answerer import CONFIG_FILE as ANSWERER_CONFIG
+    from .answerer import WEIGHTS_FILE as ANSWERER_WEIGHTS
+    from .compact import compact_reader
+    from .model import CONFIG_FILE, WEIGHTS_FILE
+
+    folder = Path(args.reader)
+    files = next((f for f in ((CONFIG_FILE, WEIGHTS_FILE), (ANSWERER_CONFIG, ANSWERER_WEIGHTS))
+                  if (folder / f[0]).is_file()), None)
+    if files is None:
+        raise ValueError(f"{folder}: neither {CONFIG_FILE} nor {ANSWERER_CONFIG} (not a reader or answerer folder)")
+    out = compact_reader(folder, args.out, args.rank, *files)
+    size = (out / files[1]).stat().st_size / 2**20
+    print(f"{out}: rank-{args.rank} delta, {size:.1f} MB (was {(folder / files[1]).stat().st_size / 2**20:.1f} MB)")
     return 0
 
 
