@@ -128,6 +128,7 @@ class AnswererTrainConfig(BaseModel):
     learning_rate: fitting.LearningRate = 5e-5
     warmup_share: fitting.WarmupShare = 0.06
     max_length: fitting.MaxLength = 192
+    freeze_layers: int = Field(0, description="lowest encoder layers kept frozen (a large base on few cores)")
     max_per_source: dict[str, int] = Field(default_factory=lambda: {"scifact": 800, "healthver": 1200})
     #: how many times the examples of a source are repeated (PubMedQA is the one source of questions as a
     #: reviewer writes them, and the smallest)
@@ -151,10 +152,10 @@ def _targets(examples: list[AnswerExample]) -> tuple[list[int], list[int]]:
 def train_answerer(out_dir: str | Path, config: AnswererTrainConfig, log_every: int = 25) -> AnswererConfig:
     """Train and save (delta weights + config) one answerer on the development part."""
     import torch
-    from safetensors.torch import load_file
     from transformers import AutoTokenizer
 
     from ..embeddings import resolve_model
+    from .compact import saved_tensors
 
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
@@ -167,10 +168,10 @@ def train_answerer(out_dir: str | Path, config: AnswererTrainConfig, log_every: 
                     max_length=config.max_length)
     network = build_network(config.base_model, HEADS)
     if config.init_reader:
-        layers = {k: v.float() for k, v in load_file(str(Path(config.init_reader) / READER_WEIGHTS)).items()
+        layers = {k: v for k, v in saved_tensors(Path(config.init_reader) / READER_WEIGHTS, network).items()
                   if k.startswith("encoder.")}
         network.load_state_dict(layers, strict=False)
-    frozen = freeze(network, 0)
+    frozen = freeze(network, config.freeze_layers)
     total = int(-(-len(examples) // config.batch_size) * config.epochs)
     step, seconds = fit_heads(network, tokenizer, enc, list(_targets(examples)), total, config.batch_size,
                               config.learning_rate, config.warmup_share, config.max_seconds, config.device, rng,

@@ -51,6 +51,14 @@ def expand_delta(stored: dict, base: dict) -> dict:
     return out
 
 
+def saved_tensors(path: Path, network) -> dict:
+    """The tensors of the weights file at ``path`` over ``network``'s own (its base), whole or factored: what a
+    network continuing from a saved reader loads."""
+    from safetensors.torch import load_file
+
+    return expand_delta(load_file(str(path)), network.state_dict())
+
+
 def compact_reader(folder: str | Path, out: str | Path, rank: int, config_file: str, weights_file: str) -> Path:
     """Write the reader (or answerer) at ``folder`` to ``out`` with its weights as a rank-``rank`` delta; its config
     records the rank and the new file's sha256. A check-part report of the whole reader is not copied: the compacted

@@ -111,9 +111,9 @@ def train_reader(out_dir: str | Path, config: TrainConfig, log_every: int = 25) 
     network = build_network(config.base_model, {"finding": len(ontology.READER_FINDINGS),
                                                 "stance": len(ontology.READER_STANCES)})
     if config.init:
-        from safetensors.torch import load_file
+        from .compact import saved_tensors
 
-        network.load_state_dict(load_file(str(Path(config.init) / WEIGHTS_FILE)), strict=False)
+        network.load_state_dict(saved_tensors(Path(config.init) / WEIGHTS_FILE, network), strict=False)
     frozen = freeze(network, config.freeze_layers)
     per_epoch = -(-len(examples) // config.batch_size)
     scheduled = config.max_steps or int(per_epoch * config.epochs)

@@ -61,7 +61,8 @@ def test_a_factor_without_its_pair_or_base_is_named():
 @pytest.mark.slow  # loads the shipped reader twice
 def test_reader_compact_writes_a_smaller_reader_that_reads_sentences_of_other_fields_as_the_whole_one(tmp_path):
     from biodivergence_cli.main import main
-    from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE, load_reader
+    from builder.reader.compact import saved_tensors
+    from builder.reader.model import CONFIG_FILE, SHIPPED, WEIGHTS_FILE, build_network, load_reader
 
     out = tmp_path / "compact"
     assert main(["reader", "compact", "--reader", str(SHIPPED), "--rank", "128", "--out", str(out)]) == 0
@@ -79,6 +80,13 @@ def test_reader_compact_writes_a_smaller_reader_that_reads_sentences_of_other_fi
          "Hip fractures were more frequent among women given annual high-dose vitamin D."),
     ]
     whole, compacted = load_reader(SHIPPED).read(pairs), load_reader(out).read(pairs)
+    # a network continuing from the compacted reader (reader train --init, train-answerer --init-reader) starts
+    # from the matrices the reader reads with, not from the base's
+    fresh = build_network(config["base_model"], {})
+    started = saved_tensors(out / WEIGHTS_FILE, fresh)
+    key = "encoder.encoder.layer.5.output.dense.weight"
+    reading = load_reader(out).network.state_dict()[key]
+    assert torch.equal(started[key], reading) and not torch.allclose(fresh.state_dict()[key], reading)
     assert [r.finding for r in whole] == [r.finding for r in compacted] == ["decrease", "no_difference", "increase"]
     for a, b in zip(whole, compacted):
         assert max(abs(a.finding_probs[k] - b.finding_probs[k]) for k in a.finding_probs) < 0.1
