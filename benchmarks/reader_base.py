@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from results_files import machine_fields, write_results
 
 from builder.goldparts import in_part
-from builder.reader.model import CONFIG_FILE, REPORT_FILE, SHIPPED, load_reader
+from builder.reader.model import CONFIG_FILE, REPORT_FILE, SHIPPED, WEIGHTS_FILE, load_reader
 from builder.reader.reader_examples import ARM_PHRASING, ei_findings, source_path
 
 RESULTS = ROOT / "benchmarks" / "results" / "reader_base"
@@ -56,6 +56,8 @@ def row(folder: Path, claims: list[tuple[str, str]]) -> dict:
         "base_model": Path(config["base_model"]).name, "frozen_layers": training.get("freeze_layers", 0),
         "epochs": training["epochs"], "learning_rate": training["learning_rate"], "steps": training["steps"],
         "train_seconds": training["seconds"], "examples": training["examples"], "part": report["part"],
+        "continued_from": training.get("init"), "low_rank": training.get("low_rank"),
+        "weights_mb": round((folder / WEIGHTS_FILE).stat().st_size / 2**20, 1),
         "ei_macro_f1": ei["reader"]["macro_f1"], "ei_n": ei["reader"]["n"], "ei_floor": ei["tfidf_floor"]["macro_f1"],
         "ei_as_annotated_macro_f1": ei["reader_as_annotated"]["macro_f1"],
         "stance": {source: {"accuracy": cell["stance_accuracy"], "n": cell["stance_n"]}
@@ -72,14 +74,18 @@ def markdown(result: dict) -> str:
         (f"Scores from each reader's own report on the check part (nothing fitted there); speed on one torch thread, "
         f"{result['claims']} Evidence Inference check findings. Machine: {result['machine']}, "
         f"{result['machine_state']} at the start."), "",
-        "| reader | base | frozen layers | epochs | steps | train s | EI macro-F1 (n) | as annotated | TF-IDF floor | "
-        + " | ".join(f"{s} stance acc (n)" for s in sources) + " | HealthVer κ (rule) | claims/s |",
-        "|---" * (11 + len(sources)) + "|",
+        ("Epochs, steps and seconds are those of the reader's own run; a reader continued from another (`--init`) "
+         "names it under 'after'. A low rank is that of `reader compact`; the weights are what ships."), "",
+        "| reader | base | after | frozen layers | epochs | steps | train s | low rank | weights MB | EI macro-F1 (n) | "
+        "as annotated | TF-IDF floor | " + " | ".join(f"{s} stance acc (n)" for s in sources)
+        + " | HealthVer κ (rule) | claims/s |",
+        "|---" * (14 + len(sources)) + "|",
     ]
     for r in result["readers"]:
         stance = " | ".join(f"{r['stance'][s]['accuracy']:.3f} ({r['stance'][s]['n']})" for s in sources)
-        lines.append(f"| `{r['reader']}` | {r['base_model']} | {r['frozen_layers']} | {r['epochs']} | {r['steps']} | "
-                     f"{r['train_seconds']:.0f} | {r['ei_macro_f1']:.3f} ({r['ei_n']}) | "
+        lines.append(f"| `{r['reader']}` | {r['base_model']} | {r['continued_from'] or '–'} | {r['frozen_layers']} | "
+                     f"{r['epochs']} | {r['steps']} | {r['train_seconds']:.0f} | {r['low_rank'] or '–'} | "
+                     f"{r['weights_mb']} | {r['ei_macro_f1']:.3f} ({r['ei_n']}) | "
                      f"{r['ei_as_annotated_macro_f1']:.3f} | {r['ei_floor']:.3f} | {stance} | "
                      f"{r['healthver_kappa']:.3f} ({r['healthver_rule_kappa']:.3f}) | {r['claims_per_second']} |")
     return "\n".join(lines) + "\n"
