@@ -59,22 +59,20 @@ def saved_tensors(path: Path, network) -> dict:
     return expand_delta(load_file(str(path)), network.state_dict())
 
 
-def compact_reader(folder: str | Path, out: str | Path, rank: int, config_file: str, weights_file: str) -> Path:
-    """Write the reader (or answerer) at ``folder`` to ``out`` with its weights as a rank-``rank`` delta; its config
-    records the rank and the new file's sha256. A check-part report of the whole reader is not copied: the compacted
-    one is scored afresh."""
+def compact_reader(folder: str | Path, out: str | Path, rank: int, config_file: str, weights_file: str,
+                   base: dict) -> Path:
+    """Write the reader (or answerer) at ``folder`` to ``out`` with its weights as a rank-``rank`` delta over
+    ``base`` (the state of its base network, ``build_network(base_model, {})``); its config records the rank and the
+    new file's sha256. A check-part report of the whole reader is not copied: the compacted one is scored afresh."""
     import hashlib
 
     from safetensors.torch import load_file, save
 
     from biodivergence_dataset.io import swap_folder, write_bytes_atomic
 
-    from .model import build_network
-
     folder, out = Path(folder), Path(out)
     config = json.loads((folder / config_file).read_text(encoding="utf-8"))
     trained = load_file(str(folder / weights_file))
-    base = build_network(config["base_model"], {}).state_dict()
     expanded = expand_delta(trained, base)  # a reader compacted before is cut again from its whole matrices
     data = save(low_rank_delta(expanded, base, rank))
     staging = out.with_name(f".{out.name}.partial")

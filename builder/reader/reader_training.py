@@ -216,17 +216,21 @@ def run_compact(args: argparse.Namespace) -> int:
     """``reader compact``: the folder's config file says whether it holds a reader or an answerer."""
     from .answerer import CONFIG_FILE as ANSWERER_CONFIG
     from .answerer import WEIGHTS_FILE as ANSWERER_WEIGHTS
+    from .answerer import AnswererConfig
     from .compact import compact_reader
-    from .model import CONFIG_FILE, WEIGHTS_FILE
+    from .model import CONFIG_FILE, WEIGHTS_FILE, ReaderConfig, build_network
 
     folder = Path(args.reader)
-    files = next((f for f in ((CONFIG_FILE, WEIGHTS_FILE), (ANSWERER_CONFIG, ANSWERER_WEIGHTS))
-                  if (folder / f[0]).is_file()), None)
-    if files is None:
+    kind = next((k for k in ((ReaderConfig, CONFIG_FILE, WEIGHTS_FILE), (AnswererConfig, ANSWERER_CONFIG,
+                                                                          ANSWERER_WEIGHTS))
+                 if (folder / k[1]).is_file()), None)
+    if kind is None:
         raise ValueError(f"{folder}: neither {CONFIG_FILE} nor {ANSWERER_CONFIG} (not a reader or answerer folder)")
-    out = compact_reader(folder, args.out, args.rank, *files)
-    size = (out / files[1]).stat().st_size / 2**20
-    print(f"{out}: rank-{args.rank} delta, {size:.1f} MB (was {(folder / files[1]).stat().st_size / 2**20:.1f} MB)")
+    config_class, config_file, weights_file = kind
+    base = build_network(config_class.load(folder).base_model, {}).state_dict()
+    out = compact_reader(folder, args.out, args.rank, config_file, weights_file, base)
+    size = (out / weights_file).stat().st_size / 2**20
+    print(f"{out}: rank-{args.rank} delta, {size:.1f} MB (was {(folder / weights_file).stat().st_size / 2**20:.1f} MB)")
     return 0
 
 
