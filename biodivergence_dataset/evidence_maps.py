@@ -14,7 +14,6 @@ computes the maps (``builder.evidence_map``); this module writes, reads and rend
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ import pyarrow.parquet as pq
 
 from . import ontology
 from .features import evidence_map_features, rounded
-from .io import swap_folder, write_table_atomic, write_text_atomic
+from .io import staging_folder, swap_folder, write_table_atomic, write_text_atomic
 from .records import EvidenceMap
 
 MAP_DIR = ontology.EVIDENCE_MAP_CONFIG
@@ -69,9 +68,7 @@ def write_maps(release_dir: str | Path, maps: Iterable[EvidenceMap],
     staging folder, then swap it in for the release's evidence-map folder. Returns the maps written."""
     release_dir = Path(release_dir)
     maps = list(maps)
-    staging = release_dir / f".{MAP_DIR}.partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    staging = staging_folder(release_dir / MAP_DIR)
     rows = [m.model_dump(mode="json") for m in maps]
     write_table_atomic(staging / MAP_FILE, pa.Table.from_pylist(rows, schema=evidence_map_features().arrow_schema))
     for m in maps:

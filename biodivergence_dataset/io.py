@@ -104,6 +104,17 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def staging_folder(final: Path) -> Path:
+    """The empty scratch folder ``.NAME.partial`` beside ``final`` that a writer fills before :func:`swap_folder`
+    puts it in ``final``'s place; what a killed run left there is removed first."""
+    import shutil
+
+    staging = final.with_name(f".{final.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    return staging
+
+
 def swap_folder(staging: Path, final: Path) -> Path:
     """Put the finished folder ``staging`` in the place of ``final`` (moved aside first, removed last), so a reader
     sees the old folder or the new one, never a half-written one."""

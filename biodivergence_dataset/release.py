@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ import pyarrow.parquet as pq
 
 from . import ontology
 from .features import decode_row, encode_example, release_features
-from .io import STATS_FILE, swap_folder, write_table_atomic
+from .io import STATS_FILE, staging_folder, swap_folder, write_table_atomic
 from .provenance import SOURCES_FILE
 from .records import Example
 
@@ -136,9 +135,7 @@ def write_config(
     if config not in ontology.CONFIGS:
         raise ValueError(f"unknown config {config!r}; expected one of {list(ontology.CONFIGS)}")
     release_dir = Path(release_dir)
-    staging = release_dir / f".{config}.partial"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    staging = staging_folder(release_dir / config)
     schema = release_features().arrow_schema
     sizes: dict[str, int] = {}
     for split in split_order(splits):

@@ -68,6 +68,11 @@ def models_cache() -> Path:
     return Path(os.environ.get("BIODIVERGENCE_CACHE", "~/.cache/biodivergence")).expanduser()
 
 
+def mpnet_folder() -> Path:
+    """Where all-mpnet-base-v2 is assembled from its part packages (:func:`packaged_mpnet`)."""
+    return models_cache() / MPNET
+
+
 def package_part(distribution: str) -> Path | None:
     """The zip part (``*.zip.NNN``) inside the installed ``distribution``, or None when it is not installed."""
     from importlib.metadata import PackageNotFoundError
@@ -86,28 +91,25 @@ def joined_zip_model(parts: Sequence[Path], out: Path) -> Path:
     whole; an existing ``out`` is kept). A plain byte join, not a multi-volume zip: no zip tool reads the parts
     one by one, so they are joined into one file first (removed after)."""
     if not (out / "config.json").exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        joined, staging = out.with_name(f".{out.name}.zip"), out.with_name(f".{out.name}.partial")
-        shutil.rmtree(staging, ignore_errors=True)  # what a killed run left half-extracted
-        with open(joined, "wb") as sink:
-            for part in parts:
-                with open(part, "rb") as source:
-                    while chunk := source.read(1 << 24):
-                        sink.write(chunk)
+        joined, staging = out.with_name(f".{out.name}.zip"), io.staging_folder(out)
         try:
+            with open(joined, "wb") as sink:
+                for part in parts:
+                    with open(part, "rb") as source:
+                        while chunk := source.read(1 << 24):
+                            sink.write(chunk)
             with zipfile.ZipFile(joined) as archive:
                 archive.extractall(staging)
+            # the model folder is the shallowest one with a config.json (its modules, 1_Pooling/…, have their own)
+            folders = sorted((p.parent for p in staging.rglob("config.json")), key=lambda p: len(p.parts))
+            if not folders:
+                raise ValueError(f"{parts[0]}…: the joined zip holds no model folder (no config.json)")
+            io.swap_folder(folders[0], out)
         except zipfile.BadZipFile as exc:
             raise ValueError(f"{parts[0]}…: the parts joined in order are not a zip ({exc})") from None
         finally:
-            joined.unlink()
-        # the model folder is the shallowest one with a config.json (its modules, 1_Pooling/…, have their own)
-        folders = sorted((p.parent for p in staging.rglob("config.json")), key=lambda p: len(p.parts))
-        if not folders:
+            joined.unlink(missing_ok=True)
             shutil.rmtree(staging, ignore_errors=True)
-            raise ValueError(f"{parts[0]}…: the joined zip holds no model folder (no config.json)")
-        io.swap_folder(folders[0], out)
-        shutil.rmtree(staging, ignore_errors=True)
     return out
 
 
@@ -117,7 +119,7 @@ def packaged_mpnet() -> Path | None:
     parts = [package_part(name) for name in MPNET_PARTS]
     if any(p is None for p in parts):
         return None
-    return joined_zip_model(parts, models_cache() / MPNET)
+    return joined_zip_model(parts, mpnet_folder())
 
 
 def packaged_named(name: str) -> Path | None:

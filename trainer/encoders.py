@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from builder.embeddings import MPNET, MPNET_HUB_ID, looks_like_path, models_cache, packaged_named
+from builder.embeddings import MPNET_HUB_ID, looks_like_path, mpnet_folder, packaged_named
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def hub_name(name_or_path: str) -> str:
             return MINILM_HUB_NAME
     except (ImportError, FileNotFoundError):
         pass
-    if path.resolve() == (models_cache() / MPNET).resolve():
+    if path.resolve() == mpnet_folder().resolve():
         return MPNET_HUB_ID
     for part in reversed(path.resolve().parts):
         if part.startswith("models--"):

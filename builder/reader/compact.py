@@ -11,7 +11,6 @@ so this module does it with ``torch.linalg.svd``. What the cut costs is measured
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 #: The suffixes of a factored matrix's two factors in a weights file: ``name + UP`` @ ``name + DOWN`` is its change.
@@ -68,16 +67,14 @@ def compact_reader(folder: str | Path, out: str | Path, rank: int, config_file: 
 
     from safetensors.torch import load_file, save
 
-    from biodivergence_dataset.io import swap_folder, write_bytes_atomic
+    from biodivergence_dataset.io import staging_folder, swap_folder, write_bytes_atomic
 
     folder, out = Path(folder), Path(out)
     config = json.loads((folder / config_file).read_text(encoding="utf-8"))
     trained = load_file(str(folder / weights_file))
     expanded = expand_delta(trained, base)  # a reader compacted before is cut again from its whole matrices
     data = save(low_rank_delta(expanded, base, rank))
-    staging = out.with_name(f".{out.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)  # what a killed run left behind
-    staging.mkdir(parents=True)
+    staging = staging_folder(out)
     write_bytes_atomic(staging / weights_file, data)
     config["weights_sha256"] = hashlib.sha256(data).hexdigest()
     config.setdefault("training", {})["low_rank"] = rank

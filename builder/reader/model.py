@@ -316,13 +316,10 @@ class HeadedReader:
         """Write this network's encoder, without its heads, with its tokenizer as a plain ``AutoModel`` folder at
         ``out`` (swapped in whole), so another model can start from what the reader learned (``biodivergence train
         --encoder OUT``)."""
-        import shutil
-
-        from biodivergence_dataset.io import swap_folder
+        from biodivergence_dataset.io import staging_folder, swap_folder
 
         out = Path(out)
-        staging = out.with_name(f".{out.name}.partial")
-        shutil.rmtree(staging, ignore_errors=True)  # what a killed run left behind
+        staging = staging_folder(out)
         self.network.encoder.save_pretrained(staging)
         self.tokenizer.save_pretrained(staging)
         return swap_folder(staging, out)
