@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -24,16 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from llm_server import HEALTHVER, SCIFACT, chat_requests_served, llama_server, write_pairs
-from results_files import machine_fields
+from results_files import load_averages, machine_fields, write_results
 
-from biodivergence_dataset.io import write_json_atomic
 from builder.annotate import run_stage
 from builder.annotate_config import AnnotateConfig
 from builder.annotators.goldcheck import gold_check
 from builder.annotators.heuristic import HeuristicAnnotator
 from builder.goldsources import healthver_pairs, scifact_pairs
 
-RESULTS = ROOT / "benchmarks" / "results" / "annotate.json"
+RESULTS = ROOT / "benchmarks" / "results" / "annotate"
 
 
 def heuristic_throughput(work: Path) -> dict:
@@ -83,7 +81,7 @@ def llama_throughput(work: Path, n_pairs: int, rounds: int = 2) -> dict:
                     "round": r, "concurrency": concurrency, "pairs_per_s": stats["pairs_per_s"],
                     "elapsed_s": stats["elapsed_s"], "server_busy_share": stats["server_busy_share"],
                     "fallbacks": stats["fallbacks"], "requests": stats["requests_this_run"],
-                    "load_average_1min": os.getloadavg()[0]})
+                    "load_average_1min": load_averages()[0]})
         for concurrency in (1, 4):  # best round: the one least disturbed by other load on the machine
             out[f"concurrency_{concurrency}_best_pairs_per_s"] = max(
                 x["pairs_per_s"] for x in out["runs"] if x["concurrency"] == concurrency)
@@ -99,8 +97,8 @@ def main() -> None:
     parser.add_argument("--llm-pairs", type=int, default=3)
     parser.add_argument("--no-llm", action="store_true")
     args = parser.parse_args()
-    load_before = os.getloadavg()
-    results: dict = {"load_average_at_start": load_before, "cpus": os.cpu_count(), **machine_fields(load_before)}
+    load_before = load_averages()
+    results: dict = {"load_average_at_start": load_before, **machine_fields(load_before)}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         results["heuristic"] = heuristic_throughput(work)
@@ -113,9 +111,8 @@ def main() -> None:
         if not args.no_llm:
             results["llama_cpp"] = llama_throughput(work, args.llm_pairs)
             print("llama.cpp:", json.dumps(results["llama_cpp"]))
-    results["load_average_at_end"] = os.getloadavg()
-    write_json_atomic(RESULTS, results)
-    print(f"wrote {RESULTS}")
+    results["load_average_at_end"] = load_averages()
+    write_results(RESULTS, results)
 
 
 if __name__ == "__main__":

@@ -17,15 +17,14 @@ Usage: python benchmarks/answerer.py [--pairs 600]
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import time
 from pathlib import Path
 
 import torch
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from builder.annotators.reader_annotator import ReaderAnnotator
 from builder.embeddings import load_encoder
 from builder.goldsources import make_claim, make_pair
@@ -35,7 +34,7 @@ from builder.reader.reader_examples import ei_findings, in_part
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "answerer"
 DOMAIN = "clinical_trials_epidemiology"
 
 
@@ -121,7 +120,9 @@ def markdown(result: dict) -> str:
         (f"| replaced: each claim read against the other, averaged stance 'no' | {o['replaced_rule_conflicts']} / "
          f"{o['pairs']} |"), "",
         f"Why the annotator's rows are no conflict: {o['notes']}.", "",
-        f"## Throughput (one torch thread, {t['claims']} Evidence Inference findings; {result['machine']})", "",
+        (f"## Throughput (one torch thread, {t['claims']} Evidence Inference findings; {result['machine']}, "
+         f"{result['machine_state']} at the start, load average {result['load_average_at_start'][0]} before and "
+         f"{result['load_average_at_end'][0]} after)"), "",
         "| part | claims / s |", "|---|---|",
         f"| question assignment, lexicon rules (Cohen pack, 14 questions) | {t['rules_assign_claims_per_s']} |",
         f"| question assignment, learned (3 candidate questions a claim) | {t['learned_assign_claims_per_s']} |",
@@ -135,15 +136,11 @@ def main() -> None:
     args = parser.parse_args()
     from builder.reader.answerer import load_answerer
 
-    load_before = os.getloadavg()[0]
+    load_before = load_averages()
     result = {"answerer": evaluate_answerer(load_answerer(), DATA, encoder=load_encoder()),
               "open_pairs": open_pairs(args.pairs), "throughput": throughput()}
-    result["machine"] = (f"{os.cpu_count()} CPUs, load average {load_before:.2f} before and "
-                         f"{os.getloadavg()[0]:.2f} after")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(RESULTS / "answerer.json", result)
-    write_text_atomic(RESULTS / "answerer.md", markdown(result))
-    print(markdown(result))
+    result.update(machine_fields(load_before), load_average_at_start=load_before, load_average_at_end=load_averages())
+    write_results(RESULTS, result, markdown(result))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ Run: ``python benchmarks/claim_states.py --release build/demo/release``
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from sklearn.metrics import f1_score
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from results_files import machine_fields, write_results
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import ontology
 from trainer.data import load_splits
@@ -95,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    before, start = os.getloadavg(), time.perf_counter()
+    before, start = load_averages(), time.perf_counter()
     splits = load_splits(args.release, ontology.DEFAULT_CONFIG)
     result = {"release": str(args.release), "states": args.states, "steps": args.steps, "seed": args.seed,
               "splits": {name: measure_split(list(rows), args.states, args.seed, args.steps)

@@ -14,7 +14,6 @@ Run: ``python benchmarks/claims.py`` (writes benchmarks/results/claims.json).
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results" / "claims.json"
+RESULTS = ROOT / "benchmarks" / "results" / "claims"
 WORK = Path(tempfile.gettempdir()) / "biodivergence-bench"
 SOURCES = ROOT / "builder" / "configs" / "shared_sources.yaml"
 REPEATS = 3
@@ -34,6 +33,8 @@ PAPER = {"abstract_yield": 0.691, "claims_per_abstract": 2.61,
                               "prevalence": 0.126, "causal": 0.098, "mechanistic": 0.072, "recommendation": 0.049}}
 
 sys.path.insert(0, str(ROOT))
+from results_files import load_averages, machine_fields, write_results
+
 from biodivergence_dataset import io
 from builder import checks, claims, ingest
 
@@ -97,13 +98,14 @@ def scifact_recall() -> dict:
 
 
 def main() -> dict:
+    load_before = load_averages()
     pubmedqa = checks.pubmedqa_abstracts(DATA / "pubmedqa_pqal" / "ori_pqal.json", "clinical_trials_epidemiology")
     scifact = list(checks.iter_docs(checks.scifact_corpus(DATA / "scifact", "genomics")))
     abstracts_dir = shared_corpus()
     corpus_stats, stage_speed = stage_run(abstracts_dir)
     result = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                    "load_average_1min": round(os.getloadavg()[0], 2)},
+        "machine": {"python": platform.python_version(), **machine_fields(load_before),
+                    "load_average_1min": load_averages()[0]},
         "throughput_goal_abstracts_per_second_per_core": 2000,
         "throughput": {
             "extract_pubmedqa": extraction_throughput(pubmedqa),
@@ -119,8 +121,7 @@ def main() -> dict:
         "pubmedqa_long_answer": pubmedqa_conclusion_share(),
         "scifact_evidence_recall": scifact_recall(),
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    io.write_json_atomic(RESULTS, result)
+    write_results(RESULTS, result)
     return result
 
 
@@ -142,4 +143,3 @@ if __name__ == "__main__":
           f"are claims vs {q['claim_rate_elsewhere']:.1%} of the other sentences")
     r = out["scifact_evidence_recall"]
     print(f"SciFact: recall of expert evidence sentences {r['recall']:.1%} ({r['recalled']}/{r['evidence_sentences']})")
-    print(json.dumps({"written": str(RESULTS)}))

@@ -32,11 +32,12 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "embeddings"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import claims as claims_bench
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Claim
@@ -165,13 +166,15 @@ def agreement(reference: np.ndarray, vectors: np.ndarray, groups: np.ndarray) ->
 
 
 def machine() -> dict:
+    """The machine (``results_files.machine_fields``) and what decides these figures beside it: the torch version
+    and threads, the CPU's native bfloat16 instructions, the load now."""
     import torch
 
     flags = set(Path("/proc/cpuinfo").read_text().split()) if Path("/proc/cpuinfo").exists() else set()
-    return {"python": platform.python_version(), "torch": torch.__version__, "cpus": os.cpu_count(),
-            "torch_threads": torch.get_num_threads(), "processor": platform.processor() or platform.machine(),
-            "native_bf16": sorted(flags & {"avx512_bf16", "amx_bf16"}),
-            "load_average_1min": round(os.getloadavg()[0], 2)}
+    load = load_averages()
+    return {"python": platform.python_version(), "torch": torch.__version__, **machine_fields(load),
+            "torch_threads": torch.get_num_threads(), "native_bf16": sorted(flags & {"avx512_bf16", "amx_bf16"}),
+            "load_average_1min": load[0]}
 
 
 def main(n: int, rounds: int) -> dict:
@@ -197,10 +200,9 @@ def main(n: int, rounds: int) -> dict:
         variants[name]["worth_offering"] = (variants[name]["speedup"] >= MIN_SPEEDUP
                                             and variants[name]["top10_overlap"] >= MIN_OVERLAP)
     result = {"sentences": len(sentences), "articles": int(groups.max()) + 1, "rounds": rounds,
-              "machine_before": state_before, "load_average_1min_after": round(os.getloadavg()[0], 2),
+              "machine_before": state_before, "load_average_1min_after": load_averages()[0],
               "bar": {"min_speedup": MIN_SPEEDUP, "min_top10_overlap": MIN_OVERLAP}, "variants": variants}
-    io.write_json_atomic(RESULTS / "embeddings.json", result)
-    io.write_text_atomic(RESULTS / "embeddings.md", render(result))
+    write_results(RESULTS, result, render(result))
     return result
 
 
@@ -208,10 +210,10 @@ def render(result: dict) -> str:
     m = result["machine_before"]
     lines = ["# CPU embedding variants (benchmarks/embeddings.py)", "",
              (f"{result['sentences']} distinct claim sentences of the shared corpus ({result['articles']} articles), "
-              f"all-MiniLM-L6-v2, batch 64, best of {result['rounds']} interleaved rounds; {m['cpus']} CPUs "
-              f"({m['processor']}, native bf16: {', '.join(m['native_bf16']) or 'none'}), torch {m['torch']} with "
-              f"{m['torch_threads']} threads; load average {m['load_average_1min']} before, "
-              f"{result['load_average_1min_after']} after (other work ran on the machine)."), "",
+              f"all-MiniLM-L6-v2, batch 64, best of {result['rounds']} interleaved rounds; {m['machine']} "
+              f"(native bf16: {', '.join(m['native_bf16']) or 'none'}), torch {m['torch']} with "
+              f"{m['torch_threads']} threads; {m['machine_state']} before the rounds, load average "
+              f"{m['load_average_1min']} before, {result['load_average_1min_after']} after."), "",
              "| variant | sentences/s | speed-up | mean cosine | min cosine | top-10 overlap | worth offering |",
              "|---|---|---|---|---|---|---|"]
     for name, v in result["variants"].items():
@@ -235,4 +237,4 @@ if __name__ == "__main__":
     parser.add_argument("--sentences", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    print(render(main(args.sentences, args.rounds)))
+    main(args.sentences, args.rounds)

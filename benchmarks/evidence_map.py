@@ -38,16 +38,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import question_recall  # a sibling benchmark: the Evidence Inference inputs and the stage runs
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import io, ontology
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.records import Abstract, Claim
 from builder.evidence_map import NOT_REPORTED, evidence_maps, pooled
 from builder.evidence_map_stage import read_claims
 from builder.questions import read_assignments
 from builder.reader import reader_examples
 
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "evidence_map"
 WORDS = ontology.READER_FINDING_WORDS
 
 
@@ -137,7 +137,8 @@ def markdown(result: dict) -> str:
                                                                                    key=lambda kv: int(kv[0]))) + ".",
               "", "| expert answer → pooled direction | n |", "|---|---|",
               *(f"| {k} | {v} |" for k, v in result["confusion"].items()), "",
-              f"Stages (s): {result['seconds']}; {result['machine']}.",
+              (f"Stages (s): {result['seconds']}; {result['machine']}, {result['machine_state']} at the start, "
+               f"load average {result['load_average_at_end'][0]} at the end."),
               "", ("The rule was stated before this run and not tuned: a study's direction is the finding most of its "
               "claims report, the pooled direction the one most studies report, no difference on a tie. A prompt "
               "with no map counts as a miss in the first row."), ""]
@@ -151,13 +152,10 @@ def main() -> None:
     if not question_recall.DATA.is_dir():
         raise SystemExit(f"{question_recall.DATA}: Evidence Inference is missing (../shared/data)")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    load_before = load_averages()
     result = run(Path(args.work))
-    load = [round(x, 2) for x in os.getloadavg()]
-    result["machine"] = f"{os.cpu_count()} CPUs shared with other work, load average {load[0]} at the end"
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(RESULTS / "evidence_map.json", result)
-    write_text_atomic(RESULTS / "evidence_map.md", markdown(result))
-    print(markdown(result))
+    result.update(machine_fields(load_before), load_average_at_end=load_averages())
+    write_results(RESULTS, result, markdown(result))
 
 
 if __name__ == "__main__":

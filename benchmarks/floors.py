@@ -11,7 +11,6 @@ Run: ``python benchmarks/floors.py --release build/demo/release``
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from results_files import machine_fields, write_results
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import benchmark
 from trainer.floors import measure_floors
@@ -61,11 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     scoring = scoring_module()
-    before, start = os.getloadavg(), time.perf_counter()
+    before, start = load_averages(), time.perf_counter()
     floors = measure_floors(args.release, args.seed, scoring.semsim_encoder(scoring.DEFAULT_SEMSIM_MODEL))
     result = {"release": str(args.release), **floors, "seconds": time.perf_counter() - start,
               **machine_fields(before),
-              "load_before": [round(x, 2) for x in before], "load_after": [round(x, 2) for x in os.getloadavg()],
+              "load_before": before, "load_after": load_averages(),
               "headline_ids": [b.id for b in benchmark.leaderboards()]}
     write_results(RESULTS, result, markdown(result))
     return 0

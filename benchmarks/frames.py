@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from results_files import machine_fields, write_results
+from results_files import load_averages, machine_fields, write_results
 
 from builder import frames
 from builder.annotators import heuristic
@@ -49,7 +49,7 @@ def _timed(annotator, pairs, repeats: int = 3) -> float:
 def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    load_before = os.getloadavg()
+    load_before = load_averages()
     pairs = list({g.pair.pair_id: g.pair for s in available_sources(DATA) for g in load_gold(s, DATA)}.values())
     _clear_caches()
     t0 = time.process_time()

@@ -11,10 +11,9 @@ Usage: python benchmarks/goldcheck.py [--judge build/judge] [--bootstrap 1000]
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from results_files import machine_fields, write_results
+from results_files import load_averages, machine_fields, write_results
 
 from builder.annotators import DEFAULT_ANNOTATOR
 from builder.annotators.goldcheck import goldcheck
@@ -32,10 +31,10 @@ def main() -> None:
     parser.add_argument("--judge", default=None, help="judge folder (with heldout-<source> folds)")
     parser.add_argument("--bootstrap", type=int, default=1000)
     args = parser.parse_args()
-    load_before = os.getloadavg()
+    load_before = load_averages()
     specs = [DEFAULT_ANNOTATOR, "frames", "heuristic"] + ([f"judge:{args.judge}"] if args.judge else [])
     result = goldcheck(specs, DATA, n_boot=args.bootstrap, encoder=load_encoder(), parts=True)
-    result.update(machine_fields(load_before), load_average_at_end=os.getloadavg()[0])
+    result.update(machine_fields(load_before), load_average_at_end=load_averages()[0])
     if args.judge:
         result["judge_settings"] = vars(JudgeSettings.load(Path(args.judge)))
     lines = ["# Gold agreement of the annotators (out of fold)", "",

@@ -20,12 +20,10 @@ Usage: python benchmarks/grouped_build.py [--work build/grouped_build]
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from biodivergence_dataset import io
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.records import Abstract, CandidatePair
 from builder.questions import Assignment
 
@@ -33,10 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from question_recall import timed_run as run
+from results_files import load_averages, machine_fields, write_results
 
 DATA = ROOT.parent / "shared" / "data" / "cohen2006_drug_class_reviews"
 PACK = ROOT / "builder" / "questionpacks" / "cohen2006_drug_classes.yaml"
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "grouped_build"
 DOMAIN = "clinical_trials_epidemiology"
 #: The review (its CSV file's stem) each question-id prefix of the demo pack belongs to.
 REVIEW_OF_PREFIX = {"acei": "ACEInhibitors", "adhd": "ADHD", "ah": "Antihistamines", "aap": "AtypicalAntipsychotics",
@@ -81,7 +80,8 @@ def markdown(result: dict) -> str:
              (f"The {result['abstracts']} abstracts of the studies the 14 Cohen 2006 reviews included "
              f"(`cohen2006[where=label_included:1]`), {result['claims']} claims, the demo's {result['questions']} "
              f"questions; ingest → claims → questions → `mine --no-open-fill`. Seconds: {result['seconds']}; "
-             f"{result['machine']}."), "",
+             f"{result['machine']}, {result['machine_state']} at the start, load average "
+             f"{result['load_average_at_end'][0]} at the end."), "",
              "| measure | " + " | ".join(f"`{k}`" for k in v) + " |", "|---|" + "---|" * len(v)]
     for name, key in rows:
         lines.append(f"| {name} | " + " | ".join(str(s[key]) for s in v.values()) + " |")
@@ -108,6 +108,7 @@ def main() -> None:
         raise SystemExit(f"{DATA}: the Cohen 2006 corpus is missing (../shared/data beside the repository)")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    load_before = load_averages()
     cli = str(Path(sys.executable).with_name("biodivergence"))
     cache = ["--cache-dir", str(work / "embedding_cache")]
     seconds = {"ingest": run([cli, "ingest", f"cohen2006[where=label_included:1]:{DATA}@{DOMAIN}",
@@ -120,15 +121,11 @@ def main() -> None:
                                           "--questions", str(work / f"questions_{variant}"), "--no-open-fill",
                                           *cache])
     reviews = reviews_of(work / "abstracts")
-    load = [round(x, 2) for x in os.getloadavg()]
     result = {"abstracts": len(reviews), "claims": io.read_stats(work / "claims")["kept"],
               "questions": io.read_stats(work / "questions_whole_abstract")["questions"],
-              "seconds": seconds, "machine": f"{os.cpu_count()} CPUs, load average {load[0]} at the end",
+              "seconds": seconds, **machine_fields(load_before), "load_average_at_end": load_averages(),
               "variants": {v: score(work, v, reviews) for v in VARIANTS}}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(RESULTS / "grouped_build.json", result)
-    write_text_atomic(RESULTS / "grouped_build.md", markdown(result))
-    print(markdown(result))
+    write_results(RESULTS, result, markdown(result))
 
 
 if __name__ == "__main__":

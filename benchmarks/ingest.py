@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 os.chdir(ROOT)  # the sources file's paths are relative to the repository root
 
 from lxml import etree
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import io
 from builder.dedup import NearDuplicateFinder
@@ -52,7 +53,7 @@ from builder.normalise import Normaliser
 from builder.sources import RawRecord
 
 SOURCES = ROOT / "builder" / "configs" / "shared_sources.yaml"
-RESULTS = ROOT / "benchmarks" / "results" / "ingest.json"
+RESULTS = ROOT / "benchmarks" / "results" / "ingest"
 REPEATS = 5
 XML_ROUNDS = 20  # the XML folders hold ~110 articles: repeat them for a measurable time
 TARGET = 5000.0
@@ -96,6 +97,7 @@ def bare_lxml(paths: list[Path]) -> int:
 
 
 def main() -> dict[str, Any]:
+    load_before = load_averages()
     specs = resolve_sources(read_sources_file(SOURCES))
     config = IngestConfig(progress=False)
     config_off = config.model_copy(update={"near_duplicates": "off"})
@@ -167,13 +169,12 @@ def main() -> dict[str, Any]:
         "stage_with_output_folder_records_per_second_wall": rate(written["seen"], t_write),
         "target_records_per_second": TARGET,
         "meets_target": seen / t_target >= TARGET,
-        "environment": {"python": platform.python_version(), "machine": platform.machine(),
-                        "cpu_count": os.cpu_count(), "load_average_1min": round(os.getloadavg()[0], 2),
+        "environment": {"python": platform.python_version(), **machine_fields(load_before),
+                        "load_average_1min": load_averages()[0],
                         "calibration_loop_cpu_seconds": calibration_seconds(),
                         "repeats": REPEATS, "timer": "time.process_time (best of repeats)"},
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    io.write_json_atomic(RESULTS, results)
+    write_results(RESULTS, results)
     return results
 
 
@@ -186,7 +187,7 @@ def _print(results: dict[str, Any]) -> None:
     print(f"\nwith output folder: {results['stage_with_output_folder_wall_seconds']} s wall")
     env = results["environment"]
     print(f"target {results['target_records_per_second']:,.0f}/s met: {results['meets_target']} "
-          f"(load average {env['load_average_1min']} on {env['cpu_count']} CPUs; "
+          f"(load average {env['load_average_1min']} on {env['machine']}, {env['machine_state']} at the start; "
           f"calibration loop {env['calibration_loop_cpu_seconds']} s CPU)")
 
 

@@ -7,7 +7,7 @@ unless ``--reuse`` takes a fold already in DIR. Each fold then labels S with the
 ``goldcheck --annotator judge:DIR`` picks for S (it refuses a fold trained on S) and is scored with
 goldcheck's ``score_source`` (κ and its bootstrap interval next to the negation rule), plus ROC-AUC of
 the calibrated probability with a bootstrap interval. Writes ``benchmarks/results/judge.json`` and
-``judge.md``; the machine state (cores, load average) is recorded with the timings.
+``judge.md``; the machine, its state and the load averages are recorded with the timings.
 
 Usage: python benchmarks/judge.py [--out build/judge] [--reuse] [--max-per-source N] [--epochs E] [--learning-rate LR]
        [--batch-size B] [--source S] [--bootstrap 1000]
@@ -25,16 +25,16 @@ from biodivergence_dataset.threads import cap_threads
 cap_threads()  # before numpy and torch size their thread pools (export OMP_NUM_THREADS=1 on a shared machine)
 
 import numpy as np
+from results_files import load_averages, machine_fields, write_results
 from sklearn.metrics import roc_auc_score
 
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from builder import goldsources
 from builder.annotators import goldcheck as gc
 from builder.annotators.judge import HELDOUT_PREFIX, JUDGE_CONFIG, JudgeSettings, TrainConfig, train_judge
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "judge"
 
 
 def auc_ci(truth: list[bool], scores: list[float], n_boot: int, seed: int = 0) -> tuple[float, float]:
@@ -65,9 +65,9 @@ def score_fold(folder: Path, source: str, n_boot: int) -> dict:
 
 def markdown(result: dict) -> str:
     lines = ["# The learned judge, out of fold (leave one source out)", "",
-             f"Command: `{result['command']}`. Machine: {result['cpus']} cores, load average "
-             f"{result['load_average_at_start']} at start and {result['load_average_at_end']} at end (loaded: other "
-             "work ran in parallel), torch threads " + str(result["threads"]) + ".", "",
+             f"Command: `{result['command']}`. Machine: {result['machine']}, {result['machine_state']} at the start, "
+             f"load average {result['load_average_at_start']} at start and {result['load_average_at_end']} at end, "
+             "torch threads " + str(result["threads"]) + ".", "",
              ("Each gold set is labelled by the fold trained without it (all other sources, NLI4CT and "
               "Citation-Integrity included); κ with 95% bootstrap intervals next to the negation rule, ROC-AUC of the "
               "calibrated probability (the rule's AUC is that of its 0/1 vote)."), "",
@@ -104,9 +104,10 @@ def main() -> None:
     out = Path(args.out)
     config = TrainConfig(data_dir=str(DATA), max_per_source=args.max_per_source, epochs=args.epochs,
                          learning_rate=args.learning_rate, batch_size=args.batch_size)
-    result = {"command": " ".join(["python", "benchmarks/judge.py", *sys.argv[1:]]), "cpus": os.cpu_count(),
-              "threads": os.environ.get("OMP_NUM_THREADS"),
-              "load_average_at_start": [round(x, 2) for x in os.getloadavg()], "folds": {}, "scores": {}}
+    load_before = load_averages()
+    result = {"command": " ".join(["python", "benchmarks/judge.py", *sys.argv[1:]]), **machine_fields(load_before),
+              "threads": os.environ.get("OMP_NUM_THREADS"), "load_average_at_start": load_before, "folds": {},
+              "scores": {}}
     for source in sources:
         fold = out / f"{HELDOUT_PREFIX}{source}"
         reuse = args.reuse and (fold / JUDGE_CONFIG).is_file()
@@ -114,11 +115,8 @@ def main() -> None:
         result["folds"][source] = vars(settings)
     for source in sources:
         result["scores"][source] = score_fold(out, source, args.bootstrap)
-    result["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(RESULTS / "judge.json", result)
-    write_text_atomic(RESULTS / "judge.md", markdown(result))
-    print(markdown(result))
+    result["load_average_at_end"] = load_averages()
+    write_results(RESULTS, result, markdown(result))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ Run: ``python benchmarks/metric.py`` (writes benchmarks/results/metric.json).
 from __future__ import annotations
 
 import json
-import os
 import platform
 import time
 import warnings
@@ -20,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from results_files import machine_fields
+from results_files import load_averages, machine_fields, write_results
 
-from biodivergence_dataset.io import write_json_atomic
 from trainer.metric import load_metric, scoring_module
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = [ROOT.parent / "shared" / "data" / "scifact" / f"claims_{s}.jsonl" for s in ("train", "dev", "test")]
-RESULTS = ROOT / "benchmarks" / "results" / "metric.json"
+RESULTS = ROOT / "benchmarks" / "results" / "metric"
 N = 2500
 REPEATS = 5
 TARGET_SECONDS = 2.0
@@ -132,7 +130,7 @@ def row(name: str, ours: dict[str, float], raw_name: str = "", raw: dict[str, fl
 
 
 def main() -> dict[str, Any]:
-    load_before = os.getloadavg()
+    load_before = load_averages()
     warnings.filterwarnings("ignore")
     import evaluate
 
@@ -180,8 +178,7 @@ def main() -> dict[str, Any]:
         "semsim": scoring.compute(hyps, golds, semsim_model=model)["reconciliation/semsim"],
         "environment": {
             "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "load_average_1min": os.getloadavg()[0],
+            "load_average_1min": load_averages()[0],
             **machine_fields(load_before),
             "numpy": np.__version__,
             "evaluate": evaluate.__version__,
@@ -204,7 +201,7 @@ def report(figures: dict[str, Any]) -> str:
     lines.append(
         f"target <= {figures['target_s']:.1f} s for all tasks but SemSim: "
         f"wall {verdict[figures['within_target_wall']]}, cpu {verdict[figures['within_target_cpu']]} "
-        f"(1-min load average {env['load_average_1min']:.1f} on {env['cpus']} cpus)"
+        f"(1-min load average {env['load_average_1min']:.1f} on {env['machine']}, {env['machine_state']} at the start)"
     )
     return "\n".join(lines)
 
@@ -212,5 +209,4 @@ def report(figures: dict[str, Any]) -> str:
 if __name__ == "__main__":
     results = main()
     print(report(results))
-    write_json_atomic(RESULTS, results)
-    print(f"wrote {RESULTS}")
+    write_results(RESULTS, results)

@@ -25,11 +25,12 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "mining.json"
+RESULTS = ROOT / "benchmarks" / "results" / "mining"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import claims as claims_bench
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Claim
@@ -76,6 +77,7 @@ def scifact_check() -> dict:
 
 
 def main(n: int) -> dict:
+    load_before = load_averages()
     found, abstracts_dir = corpus_claims()
     if len(found) < 4 * n:
         raise SystemExit(f"only {len(found)} claims in the shared corpus; choose N ≤ {len(found) // 4}")
@@ -95,8 +97,8 @@ def main(n: int) -> dict:
     stage_rate = best["claims_per_second"]
     encode_rate = round(len(texts) / encode_wall, 1)
     result = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                    "load_average_1min": round(os.getloadavg()[0], 2)},
+        "machine": {"python": platform.python_version(), **machine_fields(load_before),
+                    "load_average_1min": load_averages()[0]},
         "model": embeddings.DEFAULT_MODEL,
         "throughput_at_4N": {"claims": len(texts), "stage_claims_per_second": stage_rate,
                              "bare_encode_claims_per_second": encode_rate,
@@ -108,8 +110,7 @@ def main(n: int) -> dict:
         "scifact_pairs": scifact_check(),
         "scifact_goal_auc": 0.75,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    io.write_json_atomic(RESULTS, result)
+    write_results(RESULTS, result)
     return result
 
 
@@ -123,4 +124,5 @@ if __name__ == "__main__":
           f" doubling costs {s['2N_over_N']}× and {s['4N_over_2N']}× (goal ≤ 2.3×)")
     print(f"SciFact ({a['opposite_label_pairs']} opposite vs {a['same_label_pairs']} same-label pairs): ROC-AUC "
           f"disagreement {a['auc_disagreement']}, combined {a['auc_combined_score']} (goal 0.75)")
-    print(f"load average {out['machine']['load_average_1min']} on {out['machine']['cpus']} CPUs; -> {RESULTS}")
+    m = out["machine"]
+    print(f"load average {m['load_average_1min']} on {m['machine']} ({m['machine_state']} at the start)")

@@ -22,11 +22,12 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "neighbours.json"
+RESULTS = ROOT / "benchmarks" / "results" / "neighbours"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import claims as claims_bench
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Claim
@@ -68,15 +69,16 @@ def compare(emb: np.ndarray, groups: np.ndarray) -> dict:
 
 
 def main(repeat: int) -> dict:
+    load_before = load_averages()
     emb, groups = corpus_embeddings()
     result = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                    "load_average_1min": round(os.getloadavg()[0], 2)},
+        "machine": {"python": platform.python_version(), **machine_fields(load_before),
+                    "load_average_1min": load_averages()[0]},
         "model": embeddings.DEFAULT_MODEL, "k": K,
         "corpus": compare(emb, groups),
         f"corpus_x{repeat}_with_noise_{NOISE}": compare(*replicated(emb, groups, repeat)),
     }
-    io.write_json_atomic(RESULTS, result)
+    write_results(RESULTS, result)
     return result
 
 
@@ -88,4 +90,5 @@ if __name__ == "__main__":
         if isinstance(row, dict) and "claims" in row:
             print(f"{name}: {row['claims']} claims, exact {row['exact_seconds']} s, IVF {row['ivf_seconds']} s "
                   f"({row['ivf_over_exact_time']}x), recall@10 {row['ivf_recall_at_10']}")
-    print(f"load average {out['machine']['load_average_1min']} -> {RESULTS}")
+    m = out["machine"]
+    print(f"load average {m['load_average_1min']} on {m['machine']} ({m['machine_state']} at the start)")

@@ -34,8 +34,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from results_files import load_averages, machine_fields, write_results
+
 from biodivergence_dataset import io
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
+from biodivergence_dataset.io import write_text_atomic
 from biodivergence_dataset.records import Abstract, Claim
 from builder import questionpacks
 from builder.questions import Assignment
@@ -193,7 +195,8 @@ def markdown(result: dict, learned: bool = False) -> str:
     intro = (f"{drawn}; the prompts whose expert "
              f"evidence text is in the abstract, each a pack entry with `id` and `text` only (\"{TEMPLATE}\"); "
              + "; ".join(f"{name}: {p['scores']['claims']} claims, stages {p['seconds']} s" for name, p in parts.items())
-             + f"; {result['machine']}.")
+             + f"; {result['machine']}, {result['machine_state']} at the start, load average "
+               f"{result['load_average_at_end'][0]} at the end.")
     return "\n".join([
         "# Question stage on Evidence Inference prompts", "", intro, "",
         "| measure | " + " | ".join(parts) + " |", "|---|" + "---|" * len(parts),
@@ -228,20 +231,16 @@ def main() -> None:
         runs = {f"{a} (check articles)": (check, a) for a in ("rules", "learned")}
     else:
         runs = {part: (sample, "rules") for part, sample in samples(args.articles).items()}
-    parts = {}
+    load_before, parts = load_averages(), {}
     for name, ((rows, prompts, evidence), assigner) in runs.items():
         work = Path(args.work) / name.split()[0]
         source, pack = write_inputs(work, rows, prompts)
         seconds = run_stages(work, source, pack, assigner)
         parts[name] = {"seconds": seconds, "scores": score(work, prompts, evidence)}
-    load = [round(x, 2) for x in os.getloadavg()]
-    result = {"articles": args.articles, "parts": parts,
-              "machine": f"{os.cpu_count()} CPUs, load average {load[0]} at the end"}
+    result = {"articles": args.articles, "parts": parts, **machine_fields(load_before),
+              "load_average_at_end": load_averages()}
     name = "question_recall_learned" if args.learned else "question_recall"
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(RESULTS / f"{name}.json", result)
-    write_text_atomic(RESULTS / f"{name}.md", markdown(result, learned=args.learned))
-    print(markdown(result, learned=args.learned))
+    write_results(RESULTS / name, result, markdown(result, learned=args.learned))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ Usage: python benchmarks/questions.py [--claims 1000] [--claims-dir build/demo/c
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,6 @@ from biodivergence_dataset.threads import cap_threads
 cap_threads()  # before numpy and torch size their thread pools
 
 from biodivergence_dataset import io
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
 from biodivergence_dataset.records import Claim
 from builder import questionpacks, questions
 from builder.embeddings import DEFAULT_MODEL, embed_texts, load_encoder
@@ -43,8 +41,9 @@ from builder.questions.match import answers, claim_may_answer
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from reader import one_core, reader_rate, rule_rate  # the reader benchmark's timers
+from results_files import load_averages, machine_fields, write_results
 
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "questions"
 PACK = questionpacks.PACK_DIR / "cohen2006_drug_classes.yaml"
 
 
@@ -79,7 +78,7 @@ def main() -> None:
     sentences = [c.sentence for c in claims]
     texts = questions.abstract_texts(Path(args.claims_dir).parent / "abstracts", {c.article_uid for c in claims})
     abstracts = [texts.get(c.article_uid, "") for c in claims]
-    load_start = [round(x, 2) for x in os.getloadavg()]
+    load_start = load_averages()
     config = questions.QuestionsConfig(pack=str(PACK))
     compiled = compile_questions(questionpacks.load_questions(PACK), load_lexicon(LEXICON, (str(COHEN_PACK),)))
     encoder = load_encoder(DEFAULT_MODEL, "cpu", config.precision)
@@ -103,23 +102,21 @@ def main() -> None:
     asks = [(compiled[int(i)].question.text, s) for i, s in zip(first, sentences, strict=True)]
     result = {
         "claims": len(claims), "questions": len(compiled), "assignments": found,
-        "cpu": "one core (process CPU time, torch.set_num_threads(1), pinned)", "machine_cores": os.cpu_count(),
-        "load_average_at_start": load_start,
+        "cpu": "one core (process CPU time, torch.set_num_threads(1), pinned)",
+        **machine_fields(load_start), "load_average_at_start": load_start,
         "question_matching_claims_per_s": round(match_rate, 1),
         "claims_embedded": len(possible),
         "question_stage_claims_per_s": round(stage_rate, 1),
         "question_stage_embedding_every_claim_claims_per_s": round(every_claim_rate, 1),
         "rule_reader_claims_per_s": round(rule_rate(asks), 1),
         "finding_reader_claims_per_s": round(reader_rate(asks, 64), 1),
-        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        "load_average_at_end": load_averages(),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(RESULTS / "questions.json", result)
     md = ["# Question stage and readers (claims per second, one core)", "",
           (f"{result['claims']} claims of the demo build (Cohen 2006 abstracts), each read with its abstract, against "
            f"the {result['questions']} questions of the demo pack with the stage's default settings ({found} "
            f"assignments; the per-article pass after the claims' own, `article_answers`, is not timed). "
-           f"Machine: {result['machine_cores']} cores, load "
+           f"Machine: {result['machine']}, {result['machine_state']} at the start, load "
            f"average {load_start} at start and {result['load_average_at_end']} at end; the figures are process "
            "CPU time on one pinned core, so other load slows the wall clock, not them. All rows come from this "
            "one run."),
@@ -131,8 +128,7 @@ def main() -> None:
            f"{result['question_stage_embedding_every_claim_claims_per_s']} |"),
           f"| rule reader (builder.frames.extract_frame) | {result['rule_reader_claims_per_s']} |",
           f"| finding reader (shipped, batch 64) | {result['finding_reader_claims_per_s']} |"]
-    write_text_atomic(RESULTS / "questions.md", "\n".join(md) + "\n")
-    print("\n".join(md))
+    write_results(RESULTS, result, "\n".join(md) + "\n")
 
 
 if __name__ == "__main__":

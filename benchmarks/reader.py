@@ -21,14 +21,15 @@ from biodivergence_dataset.threads import cap_threads
 
 cap_threads()  # before numpy and torch size their thread pools
 
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
+from results_files import load_averages, machine_fields, write_results
+
 from builder import frames
 from builder.reader import load_reader
 from builder.reader.reader_examples import load_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "reader"
 
 
 def claims(n: int) -> list[tuple[str, str]]:
@@ -68,28 +69,26 @@ def main() -> None:
     args = parser.parse_args()
     one_core()
     pairs = claims(args.claims)
+    load_before = load_averages()
     result = {
         "claims": len(pairs), "cpu": "one core (process CPU time, torch.set_num_threads(1), pinned)",
-        "machine_cores": os.cpu_count(), "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        **machine_fields(load_before), "load_average_at_start": load_before,
         "rule_reader_claims_per_s": round(rule_rate(pairs), 1),
         "finding_reader_claims_per_s_batch64": round(reader_rate(pairs, 64), 1),
         "finding_reader_claims_per_s_batch1": round(reader_rate(pairs[:100], 1), 1),
-        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        "load_average_at_end": load_averages(),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(RESULTS / "reader.json", result)
     md = ["# Finding reader throughput (one core)", "",
           (f"{result['claims']} real claims of ../shared/data (held-out HealthVer evidence and Evidence Inference "
-          f"evidence texts, each with its question). Machine: {result['machine_cores']} cores, load average "
-          f"{result['load_average_at_start']} at start and {result['load_average_at_end']} at end; the figures are "
-          "process CPU time on one pinned core, so other load slows the wall clock, not them. All rows come from "
-          "this one run."),
+          f"evidence texts, each with its question). Machine: {result['machine']}, {result['machine_state']} at "
+          f"the start, load average {result['load_average_at_start']} at start and {result['load_average_at_end']} "
+          "at end; the figures are process CPU time on one pinned core, so other load slows the wall clock, not "
+          "them. All rows come from this one run."),
           "", "| reader | claims/s |", "|---|---|",
           f"| rule reader (builder.frames.extract_frame) | {result['rule_reader_claims_per_s']} |",
           f"| finding reader, batch 64 | {result['finding_reader_claims_per_s_batch64']} |",
           f"| finding reader, batch 1 (first 100 claims) | {result['finding_reader_claims_per_s_batch1']} |"]
-    write_text_atomic(RESULTS / "reader.md", "\n".join(md) + "\n")
-    print("\n".join(md))
+    write_results(RESULTS, result, "\n".join(md) + "\n")
 
 
 if __name__ == "__main__":

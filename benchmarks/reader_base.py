@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from results_files import machine_fields, write_results
+from results_files import load_averages, machine_fields, write_results
 
 from builder.goldparts import in_part
 from builder.reader.model import CONFIG_FILE, REPORT_FILE, SHIPPED, WEIGHTS_FILE, load_reader
@@ -98,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--claims", type=int, default=200)
     parser.add_argument("--data-dir", type=Path, default=DATA)
     args = parser.parse_args(argv)
-    before = os.getloadavg()
+    before = load_averages()
     findings = [f for f in ei_findings(source_path("evidence_inference", args.data_dir))
                 if in_part("evidence_inference", f.prompt.pmcid, "heldout")][: args.claims]
     claims = [(f.prompt.question(ARM_PHRASING), f.text) for f in findings]

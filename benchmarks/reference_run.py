@@ -8,7 +8,7 @@ scored through ``evaluate.load(metrics/biodivergence)`` as a user would score th
 train classes (``biodivergence_dataset.benchmark.train_classes``, recorded as ``classes``), as the floors are. The report (rewritten after each seed, so a cut-short run still shows the seeds it finished) puts the
 reference model (mean ± sample std over seeds) in the baselines' Task 1–3 columns and says whether every seed's
 Ctx-F1 lies above the majority, stratified-random and lexical baselines (non-overlapping ranges), with the
-machine's load during the run.
+machine, its state at the start and its load during the run.
 
 The defaults are the CPU-budget schedule of the committed report (three seeds in about 18 minutes on 2 loaded
 cores, see the report's time line): every training row, epochs of every conflict plus three non-conflicts per
@@ -31,7 +31,6 @@ import hashlib
 import json
 import math
 import os
-import platform
 import statistics
 import sys
 import time
@@ -42,8 +41,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from results_files import load_averages, machine_fields, write_results
+
 from biodivergence_dataset.benchmark import read_floors, train_classes
-from biodivergence_dataset.io import write_json_atomic, write_text_atomic
+from biodivergence_dataset.io import write_text_atomic
 from biodivergence_dataset.ontology import NO_CONFLICT
 from trainer.baselines import run_baselines
 from trainer.baselines.suite import RESULTS_JSON, SuiteOptions
@@ -72,8 +73,6 @@ OTHER_TASK_BASELINES = ("constant-template", "extractive-reconciliation", "templ
                         "span-heuristic", "bm25-spans", "dense-spans")
 #: The paper's reference Ctx-F1 (three seeds, article-disjoint test), the figure the issue asks for.
 PAPER_CTX_F1 = 0.40
-#: 1-minute load average per core above which the machine counts as loaded (other work shares the cores).
-LOADED_PER_CORE = 0.25
 
 
 #: Written beside a seed's model: the digest of the release it was trained on (its ``release_files.json``).
@@ -146,13 +145,6 @@ def _fmt(cell: dict[str, float | None] | float | None) -> str:
     return "nan" if math.isnan(cell) else f"{cell:.4f}"
 
 
-def machine_state(loads: list[float]) -> str:
-    """"idle" or "loaded", from the 1-minute load averages sampled before the run and after each stage."""
-    cores = os.cpu_count() or 1
-    busiest = max(loads) if loads else 0.0
-    return "loaded" if busiest / cores > LOADED_PER_CORE else "idle"
-
-
 def verdicts(per_seed_ctx: list[float], by_slug: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Per rival baseline: does the whole range of the seeds' Ctx-F1 lie above its score (single runs)?"""
     return [{"baseline": name, "reference_min": min(per_seed_ctx), "reference_max": max(per_seed_ctx),
@@ -184,7 +176,8 @@ def render(report: dict[str, Any]) -> str:
          f"{report['wall_seconds']:.0f} s wall for the whole command on {report['machine']}"
          + (f" (seeds {' '.join(map(str, report['seeds_reused']))} reused from an earlier run of it: their training "
             "time is counted, not in this wall time)" if report["seeds_reused"] else "") + ", "
-         f"{report['machine_state']} (1-min load averages {', '.join(f'{v:.1f}' for v in report['load_averages'])})"),
+         f"{report['machine_state']} at the start (1-min load averages before the run and after each stage: "
+         f"{', '.join(f'{v:.1f}' for v in report['load_averages'])})"),
         "",
         "| System | " + " | ".join(h for h, _ in COLUMNS) + " |",
         "|---|" + "---|" * len(COLUMNS),
@@ -247,7 +240,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    started, loads = time.perf_counter(), [os.getloadavg()[0]]
+    started, loads = time.perf_counter(), [load_averages()[0]]
     settings = TrainSettings(max_length=args.max_length, max_train_examples=args.max_train_examples,
                              patience=args.patience, negatives_per_conflict=args.negatives_per_conflict or None,
                              focal_gamma=args.focal_gamma, freeze_layers=args.freeze_layers,
@@ -258,7 +251,7 @@ def main() -> None:
 
     baselines = run_baselines(args.release, args.out / "baselines", split=args.split,
                               options=SuiteOptions(skip=list(OTHER_TASK_BASELINES)))
-    loads.append(os.getloadavg()[0])
+    loads.append(load_averages()[0])
     by_slug = {b["slug"]: b for b in baselines["systems"]}
     metric = load_metric()
     rows = decoded_rows(load_splits(args.release, "primary")[args.split])
@@ -277,12 +270,10 @@ def main() -> None:
         write_jsonl(args.out / f"predictions-seed-{seed}.jsonl", records)
         per_seed["tuned"][seed] = score_predictions(records, references, metric, classes)
         print(f"seed {seed}: " + json.dumps({k: round(per_seed["tuned"][seed][k], 4) for _, k in COLUMNS}))
-        loads.append(os.getloadavg()[0])
+        loads.append(load_averages()[0])
         report = build_report(args, settings, trained, runs, per_seed, baselines, by_slug, rows, loads, started,
                               classes, reused)
-        write_json_atomic(args.results.with_suffix(".json"), report)
-        write_text_atomic(args.results.with_suffix(".md"), render(report))
-    print(render(report))
+        write_results(args.results, report, render(report))  # after each seed: a cut-short run keeps what it did
 
 
 def build_report(args, settings, trained, runs, per_seed, baselines, by_slug, rows, loads, started,
@@ -317,8 +308,7 @@ def build_report(args, settings, trained, runs, per_seed, baselines, by_slug, ro
         "train_examples": sum(train_counts.values()), "train_label_counts": train_counts,
         "epoch_rows": sum(epoch.values()),
         "train_seconds": sum(r["train_runtime_s"] for r in runs), "wall_seconds": round(time.perf_counter() - started, 1),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores", "load_averages": loads,
-        "machine_state": machine_state(loads),
+        **machine_fields(loads), "load_averages": loads,
         "runs": [{**run, "model_dir": shown_path(run["model_dir"])} for run in runs],
         "per_seed_test": {v: {str(k): scores for k, scores in by_seed.items()} for v, by_seed in per_seed.items()},
         "reference_ctx_f1": mean_std(ctx),

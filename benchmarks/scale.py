@@ -15,11 +15,11 @@ size, so the share of repeated sentences that mining did not pay for is visible.
 Reported per stage and size: wall seconds, peak RSS in MiB; per stage the growth exponent (slope of
 log seconds on log N over the sizes run) and, from the largest size and that exponent, the time
 at 200k abstracts (the paper's corpus). Results are written after every size; ``--resume`` keeps
-the sizes already written (same precision) and runs only the others. Run:
-``python benchmarks/scale.py [--sizes 5000 20000 80000] [--precision bfloat16] [--machine-state "idle"]``
-(the embedding precision of the mine stage, see builder/embeddings.py; the state of the machine as you know
-it, written beside the load averages; writes benchmarks/results/scale.json and scale.md, for another precision
-scale-PRECISION.json and .md; minutes per size on 2 cores).
+the sizes already written (same precision) and runs only the others; the machine record of the run it resumes is
+kept inside the new one. Run: ``python benchmarks/scale.py [--sizes 5000 20000 80000] [--precision bfloat16]``
+(the embedding precision of the mine stage, see builder/embeddings.py; writes benchmarks/results/scale.json and
+scale.md, for another precision scale-PRECISION.json and .md, with the machine, its state at the start and the load
+averages; minutes per size on 2 cores).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import claims as claims_bench
+from results_files import load_averages, machine_fields, write_results
 
 from biodivergence_dataset import io
 from biodivergence_dataset.records import Abstract
@@ -137,22 +138,25 @@ def embedding_counts(work: Path) -> dict:
 
 def previous_results(precision: str) -> dict:
     """The last results written with this embedding ``precision`` (empty if none)."""
-    path = results_file(precision, ".json")
+    path = results_stem(precision).with_suffix(".json")
     last = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     return last if last.get("embedding_precision") == precision else {}
 
 
-def main(sizes: list[int], precision: str, resume: bool, state: str) -> dict:
+def main(sizes: list[int], precision: str, resume: bool) -> dict:
     base = sorted(io.read_records(claims_bench.shared_corpus(), Abstract), key=lambda a: a.article_uid)
     last = previous_results(precision) if resume else {}
     runs, embedding = last.get("runs", {}), last.get("mine_embedding", {})
     done = sorted(n for n in sizes if str(n) in runs)
     if done == sizes:  # nothing to run: the results again, as this code summarises them
-        result = {**summary(base, done, runs, embedding, precision, ""), "machine": last["machine"]}
+        result = summary(base, done, runs, embedding, precision, last["machine"])
         write(result)
         return result
-    before = last["machine"]["state"] + "; then " if last else ""
-    state = f"{before}{state}; load average {round(os.getloadavg()[0], 2)} at the start"
+    load_before = load_averages()
+    machine = {"python": platform.python_version(), **machine_fields(load_before),
+               "load_average_1min_at_start": load_before[0]}
+    if last:
+        machine["before_resume"] = last["machine"]
     for n in sizes:
         if n in done:
             continue
@@ -164,12 +168,16 @@ def main(sizes: list[int], precision: str, resume: bool, state: str) -> dict:
         done = sorted([*done, n])
         print(f"{n} abstracts: " + ", ".join(f"{k} {v['seconds']} s / {v['peak_rss_mib']} MiB"
                                               for k, v in runs[str(n)].items()), flush=True)
-        write(summary(base, done, runs, embedding, precision, state))
-    return summary(base, done, runs, embedding, precision, state)
+        machine["load_average_1min_at_end"] = load_averages()[0]
+        result = summary(base, done, runs, embedding, precision, machine)
+        write(result)
+    return result
 
 
-def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict, precision: str, state: str) -> dict:
-    """Growth exponents and the extrapolation to the paper's corpus from the sizes run so far."""
+def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict, precision: str,
+            machine: dict) -> dict:
+    """Growth exponents and the extrapolation to the paper's corpus from the sizes run so far, with the record of
+    the ``machine`` they ran on."""
     largest = str(max(sizes))
     growth = {}
     for step in build.STEPS:
@@ -182,9 +190,7 @@ def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict,
     total = [g["seconds_at_paper_corpus"] for g in growth.values()]
     linear = [g["seconds_at_paper_corpus_at_least_linear"] for g in growth.values()]
     return {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
-                    "load_average_1min_at_end": round(os.getloadavg()[0], 2),
-                    "state": state},
+        "machine": machine,
         "embedding_precision": precision, "base_abstracts": len(base), "sizes": sizes,
         "runs": {str(n): runs[str(n)] for n in sizes},
         "mine_embedding": {str(n): embedding[str(n)] for n in sizes}, "growth": growth, "paper_corpus_abstracts": PAPER_CORPUS,
@@ -195,22 +201,23 @@ def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict,
     }
 
 
-def results_file(precision: str, suffix: str) -> Path:
-    """``scale.json`` / ``scale.md`` for the default precision, ``scale-<precision>.*`` for another."""
-    return RESULTS / f"scale{'' if precision == PRECISIONS[0] else '-' + precision}{suffix}"
+def results_stem(precision: str) -> Path:
+    """``scale`` (.json, .md) for the default precision, ``scale-<precision>`` for another."""
+    return RESULTS / f"scale{'' if precision == PRECISIONS[0] else '-' + precision}"
 
 
 def write(result: dict) -> None:
-    io.write_json_atomic(results_file(result["embedding_precision"], ".json"), result)
-    io.write_text_atomic(results_file(result["embedding_precision"], ".md"), render(result))
+    write_results(results_stem(result["embedding_precision"]), result, render(result))
 
 
 def render(result: dict) -> str:
-    sizes = [str(n) for n in result["sizes"]]
+    sizes, m = [str(n) for n in result["sizes"]], result["machine"]
+    resumed = "; resumed: the run before is described under `machine.before_resume` in the JSON"
     lines = ["# Pipeline scale (benchmarks/scale.py)", "",
              (f"Shared corpus ({result['base_abstracts']} abstracts) replicated with variation; demo settings, "
-              f"mine stage embeddings in {result['embedding_precision']}; {result['machine']['cpus']} CPUs, "
-              f"{result['machine']['state']}, load average at the end {result['machine']['load_average_1min_at_end']}."),
+              f"mine stage embeddings in {result['embedding_precision']}; {m['machine']}, {m['machine_state']} at "
+              f"the start, load average {m['load_average_1min_at_start']} at the start and "
+              f"{m['load_average_1min_at_end']} at the end{resumed if 'before_resume' in m else ''}."),
              "", "| stage | " + " | ".join(f"{n}: s / MiB" for n in sizes) + " | exponent | s at 202k |",
              "|---" * (len(sizes) + 3) + "|"]
     for name, g in result["growth"].items():
@@ -241,13 +248,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 80000])
     parser.add_argument("--precision", choices=PRECISIONS, default=PRECISIONS[0])
-    parser.add_argument("--machine-state", default="machine state not stated",
-                        help="what else ran on the machine (written beside the load averages)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the sizes already in the results file of this precision")
     args = parser.parse_args()
     sizes = sorted(args.sizes)
     if min(sizes) < 1:
         raise SystemExit("sizes must be positive")
-    out = main(sizes, args.precision, args.resume, args.machine_state)
-    print(render(out))
+    main(sizes, args.precision, args.resume)

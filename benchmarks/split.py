@@ -12,7 +12,6 @@ Usage: python benchmarks/split.py [ANNOTATIONS_DIR]
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 import time
@@ -20,16 +19,16 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from results_files import machine_fields
+from results_files import load_averages, machine_fields, write_results
 
-from biodivergence_dataset.io import read_records, shard_paths, write_json_atomic
+from biodivergence_dataset.io import read_records, shard_paths
 from biodivergence_dataset.records import Example
 from biodivergence_dataset.release import write_config
 from builder.audit import audit_release
 from builder.split import SplitConfig, split_pool
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results" / "split.json"
+RESULTS = ROOT / "benchmarks" / "results" / "split"
 
 
 def timed(fn, *args, **kwargs):
@@ -39,14 +38,15 @@ def timed(fn, *args, **kwargs):
 
 
 def main(annotations: Path) -> dict:
-    load_before = os.getloadavg()
+    load_before = load_averages()
     shards = shard_paths(annotations)
     if not shards:
         raise SystemExit(f"{annotations}: no annotation shards (run `make demo` first or pass a folder)")
     table, raw_read = timed(lambda: pa.concat_tables(pq.read_table(p) for p in shards))
     examples, read = timed(lambda: list(read_records(annotations, Example)))
     n = len(examples)
-    figures: dict = {**machine_fields(load_before), "examples": n, "raw_parquet_read_s": round(raw_read, 3), "stage_read_records_s": round(read, 3)}
+    figures: dict = {**machine_fields(load_before), "examples": n, "raw_parquet_read_s": round(raw_read, 3),
+                     "stage_read_records_s": round(read, 3)}
     with tempfile.TemporaryDirectory() as tmp:
         _, raw_write = timed(pq.write_table, table, Path(tmp) / "raw.parquet")
         figures["raw_parquet_write_s"] = round(raw_write, 3)
@@ -69,4 +69,4 @@ if __name__ == "__main__":
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "demo" / "annotations"
     result = main(folder)
     print(json.dumps(result, indent=2))
-    write_json_atomic(RESULTS, result)
+    write_results(RESULTS, result)

@@ -29,9 +29,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this file is called trainer.py: make ``trainer`` the package, not this script
 
-from results_files import machine_fields
+from results_files import load_averages, machine_fields, write_results
 
-from biodivergence_dataset.io import write_json_atomic
 from trainer.data import PairCollator, encode_rows
 from trainer.encoders import resolve_encoder
 from trainer.modeling import MultiTaskConflictModel
@@ -123,12 +122,12 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
-    parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--out", default=str(RESULTS), help="results file (written with the suffix .json)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    load_before = os.getloadavg()
+    load_before = load_averages()
     from transformers import AutoTokenizer
 
     encoder = resolve_encoder(args.encoder)
@@ -149,11 +148,10 @@ def main() -> None:
         "meets_goal": all(s["ratio_median"] <= GOAL for s in settings.values()),
         "settings": settings,
         "machine": {"python": platform.python_version(), "torch": torch.__version__, "threads": torch.get_num_threads(),
-                    "cpus": os.cpu_count(), "load_average_1m": round(os.getloadavg()[0], 2),
+                    "load_average_1m": load_averages()[0],
                     **machine_fields(load_before)},
     }
-    write_json_atomic(Path(args.out), report)
-    print(f"wrote {args.out}")
+    write_results(Path(args.out).with_suffix(""), report)
 
 
 if __name__ == "__main__":

@@ -27,11 +27,12 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "results" / "transfer"
 DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT))
 
-from biodivergence_dataset import io
+from results_files import load_averages, machine_fields, write_results
+
 from biodivergence_text import cues
 from builder import framealign, frameterms, goldsources
 from builder import frames as fr
@@ -93,6 +94,7 @@ def models():
 def main() -> dict:
     from sklearn.metrics import roc_auc_score
 
+    load_before = load_averages()
     encoder = load_encoder()
     scored = goldsources.available_sources(DATA)
     sources = [*scored, *(s for s in judge_data.TRAINING_ONLY if (DATA / judge_data.TRAINING_SOURCES[s][0]).is_dir())]
@@ -118,16 +120,18 @@ def main() -> dict:
                              "pairs": len(truth), "kappa": round(cohen_kappa(list(truth), list(p >= 0.5)), 3),
                              "auc": round(float(roc_auc_score(truth, p)), 3),
                              "rule_kappa": round(cohen_kappa(list(truth), list(x[:, 0] > 0)), 3)})
-    result = {"features": list(FEATURES), "load_average_1min_at_end": round(os.getloadavg()[0], 2), "folds": rows}
-    io.write_json_atomic(RESULTS / "transfer.json", result)
-    io.write_text_atomic(RESULTS / "transfer.md", render(result))
+    result = {"features": list(FEATURES), **machine_fields(load_before),
+              "load_average_1min_at_end": load_averages()[0], "folds": rows}
+    write_results(RESULTS, result, render(result))
     return result
 
 
 def render(result: dict) -> str:
     lines = ["# Leave-one-source-out transfer of a cheap learned judge (benchmarks/transfer.py)", "",
              (f"{len(result['features'])} pair features ({', '.join(result['features'])}); class-balanced models "
-              "cut at 0.5; each row scores one gold source with a model that never saw it."), "",
+              "cut at 0.5; each row scores one gold source with a model that never saw it. "
+              f"{result['machine']}, {result['machine_state']} at the start, load average "
+              f"{result['load_average_1min_at_end']} at the end."), "",
              "| trained on | model | scored source | pairs | κ | AUC | negation rule κ |", "|---|---|---|---|---|---|---|"]
     for r in result["folds"]:
         lines.append(f"| {r['variant']} | {r['model']} | {r['scored']} | {r['pairs']} | {r['kappa']} | {r['auc']} | "
@@ -136,4 +140,4 @@ def render(result: dict) -> str:
 
 
 if __name__ == "__main__":
-    print(render(main()))
+    main()

@@ -9,7 +9,9 @@ from dataclasses import asdict
 from repo_paths import REPO
 
 
-def _module():
+def _module(monkeypatch):
+    """The script as a module; its sibling ``results_files`` is found as when it runs (its folder on the path)."""
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
     spec = importlib.util.spec_from_file_location("reference_run", REPO / "benchmarks" / "reference_run.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -17,7 +19,7 @@ def _module():
 
 
 def test_a_seed_is_reused_only_for_the_release_it_was_trained_on(tmp_path, monkeypatch):
-    run = _module()
+    run = _module(monkeypatch)
     release, out = tmp_path / "release", tmp_path / "out"
     release.mkdir()
     (release / "release_files.json").write_text('{"files": {"primary/test.parquet": "aaa"}}')
