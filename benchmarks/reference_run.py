@@ -10,10 +10,11 @@ reference model (mean ± sample std over seeds) in the baselines' Task 1–3 col
 Ctx-F1 lies above the majority, stratified-random and lexical baselines (non-overlapping ranges), with the
 machine, its state at the start and its load during the run.
 
-The defaults are the CPU-budget schedule of the committed report (three seeds in about 18 minutes on 2 loaded
-cores, see the report's time line): every training row, epochs of every conflict plus three non-conflicts per
-conflict (a fresh block each epoch), the row's question in the input, each claim read apart into 3 finding states
-(``trainer.modeling``), max length 128, the embeddings and first three of MiniLM's six encoder layers frozen, lr
+The defaults are the CPU-budget schedule of the committed report (about 24 minutes on 2 idle cores, the first
+stage included; see the report's time line): every training row, epochs of every conflict plus three
+non-conflicts per conflict (a fresh block each epoch), the row's question in the input, each claim read apart into
+4 finding states (``trainer.modeling``) that a first stage fitted, with the encoder, to Evidence Inference's expert
+findings (``trainer.finding_states``, ``--finding-data``), max length 128, the embeddings and first three of MiniLM's six encoder layers frozen, lr
 5e-5, up to 5 such epochs with patience 3, the checkpoint with the lowest validation loss kept (``--select-on``)
 and the conflict threshold tuned on validation::
 
@@ -171,7 +172,9 @@ def render(report: dict[str, Any]) -> str:
          + f", the conflict threshold tuned on validation (patience {s['patience']}); focal γ {s['focal_gamma']}; question in the input: {s['with_question']}; "
          f"lr {s['learning_rate']}, batch {s['batch_size']}, max length {s['max_length']}, "
          f"frozen encoder layers {s['freeze_layers']}; finding states {s.get('finding_states', 0)} "
-         "(0: the plain cross-encoder)"),
+         "(0: the plain cross-encoder)"
+         + ("; encoder and finding states first fitted to Evidence Inference's training-part findings "
+            "(trainer.finding_states)" if s.get("finding_data") else "")),
         (f"- time: {report['train_seconds']:.0f} s training over {len(report['seeds_done'])} seed(s), "
          f"{report['wall_seconds']:.0f} s wall for the whole command on {report['machine']}"
          + (f" (seeds {' '.join(map(str, report['seeds_reused']))} reused from an earlier run of it: their training "
@@ -228,6 +231,10 @@ def parse_args() -> argparse.Namespace:
                         help="checkpoint selection and early stopping on the validation loss (lower is better) or on "
                              "validation Ctx-F1 at the conflict threshold tuned at each evaluation")
     parser.add_argument("--finding-states", type=int, default=defaults.finding_states)
+    parser.add_argument("--finding-data", default="../shared/data", type=lambda text: text or None,
+                        help="fit the encoder and finding states to Evidence Inference's development part in this "
+                             "folder of expert sources first (trainer.finding_states; '': start from the encoder "
+                             "alone)")
     parser.add_argument("--no-question", action="store_true", help="leave the row's question out of the input")
     parser.add_argument("--max-train-examples", type=int, default=None)
     parser.add_argument("--bootstrap", type=int, default=0,
@@ -244,7 +251,7 @@ def main() -> None:
     settings = TrainSettings(max_length=args.max_length, max_train_examples=args.max_train_examples,
                              patience=args.patience, negatives_per_conflict=args.negatives_per_conflict or None,
                              focal_gamma=args.focal_gamma, freeze_layers=args.freeze_layers,
-                             finding_states=args.finding_states,
+                             finding_states=args.finding_states, finding_data=args.finding_data,
                              with_question=not args.no_question, bootstrap=args.bootstrap)
     training = {"num_train_epochs": args.epochs, "learning_rate": args.lr, "metric_for_best_model": args.select_on,
                 "greater_is_better": args.select_on != "loss"}

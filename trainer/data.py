@@ -97,17 +97,11 @@ def encode_rows(rows: Sequence[Mapping[str, Any]], tokenizer, max_length: int = 
     """Model inputs (unpadded) for decoded release rows, with ``pair_id`` kept for predictions; label
     fields only for rows that carry a ``conflict_type``. ``with_question`` puts the row's question before
     claim a (its tokens get segment 0, so the claims' pooled states stay the claims')."""
-    if not getattr(tokenizer, "is_fast", False):
-        raise ValueError("the reference model needs a fast tokenizer (it reads token → claim alignment)")
     prefixes = [question_prefix(r, tokenizer) if with_question else "" for r in rows]
-    enc = tokenizer(
-        [p + r["claim_a_text"] for p, r in zip(prefixes, rows)], [r["claim_b_text"] for r in rows],
-        truncation="longest_first", max_length=max_length, return_offsets_mapping=any(prefixes),
-    )
+    tokens = encode_texts(prefixes, [r["claim_a_text"] for r in rows], [r["claim_b_text"] for r in rows],
+                          tokenizer, max_length)
     out = []
-    for i, row in enumerate(rows):
-        item = {key: enc[key][i] for key in ("input_ids", "attention_mask", "token_type_ids") if key in enc}
-        item["pair_segments"] = pair_segments(enc, i, len(prefixes[i]))
+    for row, item in zip(rows, tokens):
         item["features"] = feature_vector(row)
         item["claim_types"] = claim_type_ids(row)
         if row.get("conflict_type") is not None:
@@ -115,6 +109,22 @@ def encode_rows(rows: Sequence[Mapping[str, Any]], tokenizer, max_length: int = 
         item["pair_id"] = row.get("pair_id")
         out.append(item)
     return out
+
+
+def encode_texts(prefixes: Sequence[str], a_texts: Sequence[str], b_texts: Sequence[str], tokenizer,
+                 max_length: int) -> list[dict[str, Any]]:
+    """Token fields and ``pair_segments`` of ``[CLS] prefix claim_a [SEP] claim_b [SEP]`` for each triple (a prefix
+    is ``""`` or a question with its ``[SEP]``, :func:`question_prefix`)."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError("the reference model needs a fast tokenizer (it reads token → claim alignment)")
+    enc = tokenizer([p + a for p, a in zip(prefixes, a_texts, strict=True)], list(b_texts),
+                    truncation="longest_first", max_length=max_length, return_offsets_mapping=any(prefixes))
+    items = []
+    for i, prefix in enumerate(prefixes):
+        item = {key: enc[key][i] for key in ("input_ids", "attention_mask", "token_type_ids") if key in enc}
+        item["pair_segments"] = pair_segments(enc, i, len(prefix))
+        items.append(item)
+    return items
 
 
 class PairCollator:
@@ -136,6 +146,8 @@ class PairCollator:
             batch["labels"] = torch.tensor([it["labels"] for it in items], dtype=torch.long)
             batch["axis_labels"] = torch.tensor([it["axis_labels"] for it in items], dtype=torch.float32)
             batch["confounder_labels"] = torch.tensor([it["confounder_labels"] for it in items], dtype=torch.long)
+        if "state_labels" in items[0]:
+            batch["state_labels"] = torch.tensor([it["state_labels"] for it in items], dtype=torch.long)
         return batch
 
 

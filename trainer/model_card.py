@@ -165,6 +165,8 @@ def _training_rows(config: dict[str, Any], results: dict[str, Any], encoder: str
         ("focal loss γ (conflict type)", config.get("focal_gamma") or None),
         ("review question before claim a", config.get("use_question")),
         ("claims read apart into finding states", config.get("finding_states") or None),
+        ("encoder and finding states first fitted to", "Evidence Inference's expert findings, development part "
+         "(increased, decreased, no difference, not reported)" if settings.get("finding_data") else None),
         ("frozen encoder layers (with the embeddings)", settings.get("freeze_layers") or None),
         ("max length", config.get("max_length")),
     ]

@@ -234,8 +234,10 @@ def train_seed(
     args: TrainingArguments,
     settings: TrainSettings,
     resume_from_checkpoint: str | bool | None = None,
+    finding_states_from: Path | None = None,
 ) -> dict[str, Any]:
-    """Train one seed on decoded ``splits`` (train / validation, test if present) into ``args.output_dir``.
+    """Train one seed on decoded ``splits`` (train / validation, test if present) into ``args.output_dir``, its
+    encoder and finding states taken from ``finding_states_from`` when given (``trainer.finding_states``).
 
     Returns the run's summary; every process returns it, the main process alone writes files besides
     Trainer's own.
@@ -253,6 +255,10 @@ def train_seed(
     tokenizer = AutoTokenizer.from_pretrained(encoder)
     model = MultiTaskConflictModel.from_encoder(encoder, hub_name=hub_name(encoder), sep_token_id=tokenizer.sep_token_id,
                                                 **model_config_kwargs(settings, splits["train"]))
+    if finding_states_from is not None:
+        from .finding_states import load_finding_weights
+
+        load_finding_weights(model, finding_states_from)
     model.freeze_lower_layers(settings.freeze_layers)
     encoded = {name: encode_rows(rows, tokenizer, settings.max_length, settings.with_question)
                for name, rows in splits.items()}
@@ -428,6 +434,12 @@ def train(
     out_dir = Path(out_dir)
     splits, full_sizes = load_training_splits(release_dir, config, settings)
     resolved = resolve_encoder(encoder)
+    finding_states_from = None
+    if settings.finding_data:
+        from .finding_states import FindingStageSettings, pretrained_finding_states
+
+        finding_states_from = pretrained_finding_states(resolved, settings.finding_data,
+                                                        FindingStageSettings(max_length=settings.max_length))
     runs, main_process = [], True
     for seed in seeds:
         seed_dir = out_dir if len(seeds) == 1 else out_dir / f"seed-{seed}"
@@ -438,7 +450,7 @@ def train(
         resume = _resume_point(seed_dir, resume_from_checkpoint, len(seeds))
         log.info("training seed %d on %s → %s%s", seed, resolved, seed_dir, f" (resuming {resume})" if resume else "")
         args = training_arguments(seed_dir, seed, **training)
-        run = train_seed(splits, resolved, args, settings, resume)
+        run = train_seed(splits, resolved, args, settings, resume, finding_states_from)
         main_process = run.pop("is_main_process")
         runs.append(run)
         if main_process and len(seeds) > 1:

@@ -93,6 +93,11 @@ class TrainSettings:
         "help": "read each claim apart into N finding states (the last: none reported) and add the probability that "
                 "the two claims' findings differ to the conflict-type logits (trainer.modeling; 0: the plain "
                 "cross-encoder, each claim read beside the other)"})
+    finding_data: str | None = field(default=None, metadata={
+        "help": "folder of the expert-labelled sources (../shared/data): first fit the encoder and the finding states "
+                "to Evidence Inference's training-part findings, one state per finding (increased, decreased, no "
+                "difference, not reported), and start every seed from that (trainer.finding_states); sets "
+                "--finding-states to 4"})
     freeze_layers: int = field(default=0, metadata={
         "help": "keep the encoder's embeddings and first N layers fixed (faster on CPU)"})
     max_train_examples: int | None = field(default=None, metadata={
@@ -108,6 +113,10 @@ class TrainSettings:
         if len(self.loss_weights) != 3:
             raise ValueError(f"--loss-weights takes three numbers (CT AX DC), got {self.loss_weights}")
         self.loss_weights = [float(w) for w in self.loss_weights]
+        if self.finding_data:
+            if not self.finding_states:
+                raise ValueError("--finding-data teaches the finding states; it needs --finding-states > 0")
+            self.finding_states = len(ontology.READER_FINDINGS)
 
 
 def _arg(name: str, help_text: str | None = None, aliases: tuple[str, ...] = (), **kwargs):
