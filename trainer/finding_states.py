@@ -54,7 +54,7 @@ FACTUAL = ontology.CLAIM_TYPE_NAMES.index("factual")
 class FindingStageSettings:
     """How the stage trains; with the examples' fingerprint, what decides whether an earlier stage is reused."""
 
-    epochs: float = 2.0
+    epochs: float = 4.0
     learning_rate: float = 5e-5
     batch_size: int = 16
     max_length: int = 128

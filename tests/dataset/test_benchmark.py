@@ -46,8 +46,8 @@ def reference_scores(run: dict) -> dict[str, float]:
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "issue 60 bar not met: the reference model beats the demo's trivial floors by the margin on Ctx-F1 and axes "
-    "micro-F1 but not on macro-F1 or confounder accuracy (benchmarks/results/reference_run.md). The headlines stay "
+    "issue 60 bar not met: the reference model beats the demo's trivial floors by the margin on Ctx-F1 but not on "
+    "macro-F1, axes micro-F1 or confounder accuracy (benchmarks/results/reference_run.md). The headlines stay "
     "declared so releases keep a leaderboard; "
     "strict: once a reference run clears them this test passes and the marker must go"))
 def test_the_demo_headlines_beat_their_floors():
