@@ -97,11 +97,17 @@ def encode_rows(rows: Sequence[Mapping[str, Any]], tokenizer, max_length: int = 
     """Model inputs (unpadded) for decoded release rows, with ``pair_id`` kept for predictions; label
     fields only for rows that carry a ``conflict_type``. ``with_question`` puts the row's question before
     claim a (its tokens get segment 0, so the claims' pooled states stay the claims')."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError("the reference model needs a fast tokenizer (it reads token → claim alignment)")
     prefixes = [question_prefix(r, tokenizer) if with_question else "" for r in rows]
-    tokens = encode_texts(prefixes, [r["claim_a_text"] for r in rows], [r["claim_b_text"] for r in rows],
-                          tokenizer, max_length)
+    enc = tokenizer(
+        [p + r["claim_a_text"] for p, r in zip(prefixes, rows)], [r["claim_b_text"] for r in rows],
+        truncation="longest_first", max_length=max_length, return_offsets_mapping=any(prefixes),
+    )
     out = []
-    for row, item in zip(rows, tokens):
+    for i, row in enumerate(rows):
+        item = {key: enc[key][i] for key in ("input_ids", "attention_mask", "token_type_ids") if key in enc}
+        item["pair_segments"] = pair_segments(enc, i, len(prefixes[i]))
         item["features"] = feature_vector(row)
         item["claim_types"] = claim_type_ids(row)
         if row.get("conflict_type") is not None:
@@ -109,22 +115,6 @@ def encode_rows(rows: Sequence[Mapping[str, Any]], tokenizer, max_length: int = 
         item["pair_id"] = row.get("pair_id")
         out.append(item)
     return out
-
-
-def encode_texts(prefixes: Sequence[str], a_texts: Sequence[str], b_texts: Sequence[str], tokenizer,
-                 max_length: int) -> list[dict[str, Any]]:
-    """Token fields and ``pair_segments`` of ``[CLS] prefix claim_a [SEP] claim_b [SEP]`` for each triple (a prefix
-    is ``""`` or a question with its ``[SEP]``, :func:`question_prefix`)."""
-    if not getattr(tokenizer, "is_fast", False):
-        raise ValueError("the reference model needs a fast tokenizer (it reads token → claim alignment)")
-    enc = tokenizer([p + a for p, a in zip(prefixes, a_texts, strict=True)], list(b_texts),
-                    truncation="longest_first", max_length=max_length, return_offsets_mapping=any(prefixes))
-    items = []
-    for i, prefix in enumerate(prefixes):
-        item = {key: enc[key][i] for key in ("input_ids", "attention_mask", "token_type_ids") if key in enc}
-        item["pair_segments"] = pair_segments(enc, i, len(prefix))
-        items.append(item)
-    return items
 
 
 class PairCollator:

@@ -32,8 +32,8 @@ from biodivergence_dataset.io import staging_folder, swap_folder, write_json_ato
 from builder.embeddings import models_cache
 from builder.reader.reader_examples import ReaderExample, data_fingerprint, training_examples
 
-from .data import PairCollator, encode_texts, question_prefix
-from .pair_features import FEATURE_NAMES
+from .data import PairCollator, encode_rows
+from .pipeline import pair_row
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,6 @@ RECORD = "finding_states.json"
 WEIGHTS = "model.safetensors"
 #: The parts of the model this stage fits and a seed takes over; the pair heads start fresh on the release.
 CARRIED = ("encoder.", "project.", "finding_head.")
-#: Both claims of a stage example are the one evidence sentence, read as the release's claims are read.
-FACTUAL = ontology.CLAIM_TYPE_NAMES.index("factual")
 
 
 @dataclass(frozen=True)
@@ -68,14 +66,14 @@ def finding_examples(data_dir: str | Path) -> list[ReaderExample]:
 
 
 def encode_findings(examples: list[ReaderExample], tokenizer, max_length: int) -> list[dict[str, Any]]:
-    """Model inputs of the stage: ``[CLS] question [SEP] text [SEP] text [SEP]`` (the text as both claims, each
-    read apart) with both claims' ``state_labels``; no comparison features (zeros) and factual claim types."""
-    prefixes = [question_prefix({"question": e.question}, tokenizer) for e in examples]
-    texts = [e.text for e in examples]
-    items = encode_texts(prefixes, texts, texts, tokenizer, max_length)
+    """Model inputs of the stage: ``[CLS] question [SEP] text [SEP] text [SEP]``, the text as both claims of a pair
+    encoded as the pipeline encodes an unlabelled pair (``trainer.pipeline.pair_row``), with both claims'
+    ``state_labels``."""
+    rows = [pair_row({"question": e.question, "claim_a_text": e.text, "claim_b_text": e.text}) for e in examples]
+    items = encode_rows(rows, tokenizer, max_length, with_question=True)
     for item, example in zip(items, examples):
         state = FINDING_STATES.index(example.finding)
-        item.update(features=[0.0] * len(FEATURE_NAMES), claim_types=[FACTUAL, FACTUAL], state_labels=[state, state])
+        item["state_labels"] = [state, state]
     return items
 
 
