@@ -3,7 +3,7 @@
 Majority, constant template and stratified random (``trainer.floors``), fitted on ``primary/train`` and scored on
 ``primary/test`` by the metric with macro-F1 over the train classes and SemSim with all-MiniLM-L6-v2. The release is
 only read. Writes ``benchmarks/results/floors_demo.{json,md}``; the metric README's floor table and
-``tests/dataset/test_headlines.py`` read the JSON.
+``tests/dataset/test_benchmark.py`` read the JSON.
 
 Run: ``python benchmarks/floors.py --release build/demo/release``
 """

@@ -2,14 +2,14 @@
 
 The Hub shows a leaderboard for a dataset repo with an ``eval.yaml`` at its root (name, description,
 evaluation_framework and ``tasks[]`` of ``id`` / ``config`` / ``split``; huggingface.co/docs/hub/eval-results).
-Each Hub task is one leaderboard of one number, so every headline metric of every task of ``tasks.yaml``
-becomes one Hub task whose ``id`` is the metric key the companion metric returns (``conflict_type/macro_f1``),
+Each Hub task is one leaderboard of one number, so every headline metric of every task of ``tasks.yaml`` (the
+key metrics the reference model ranks above the trivial floors) becomes one Hub task whose ``id`` is the metric key the companion metric returns (``conflict_type/macro_f1``),
 scored on the test split of the default config. A model repo reports a score as an entry of
 ``.eval_results/*.yaml`` naming this dataset and that ``task_id``. A headline metric whose test support (the
 rows its ``support`` rule in ``tasks.yaml`` counts) is below the card's minimum is left off: a leaderboard of a
 number that rests on a handful of examples ranks noise. With no metric left, no ``eval.yaml`` is written.
 
-Every leaderboard is shown beside the release's trivial floors (``floors.json``, measured on the same split by
+Every key metric, ranked or not, is shown beside the release's trivial floors (``floors.json``, measured on the same split by
 ``biodivergence floors``: majority, constant template, stratified random), and macro-F1 is scored over the
 classes of the release's train split (:func:`train_classes`), so a system that predicts one class is not averaged
 over the two a test split happens to hold. Which metrics are headlines stays data (``tasks.yaml``); the rule that
@@ -52,8 +52,8 @@ _, _, TEST_SPLIT = ontology.SPLITS
 
 
 @dataclass(frozen=True)
-class Leaderboard:
-    """One Hub task of ``eval.yaml``: one headline metric of one BioDivergence task."""
+class KeyMetric:
+    """One key metric of one BioDivergence task; a headline (``ranked``) one is a Hub task of ``eval.yaml``."""
 
     task: TaskSpec
     metric: str
@@ -63,26 +63,41 @@ class Leaderboard:
         return f"{self.task.name}/{self.metric}"
 
     @property
+    def ranked(self) -> bool:
+        """On the leaderboard when its support allows: a headline of ``tasks.yaml``."""
+        return self.metric in self.task.headline
+
+    @property
     def rule(self) -> SupportRule:
         return self.task.support_rule(self.metric)
 
 
 @dataclass(frozen=True)
 class Support:
-    """A leaderboard with its support on the release's test split, and whether that is enough to list it."""
+    """A key metric with its support on the release's test split: whether that is enough for a score of its own,
+    and whether it is listed on the leaderboard (a headline with enough support)."""
 
-    board: Leaderboard
+    board: KeyMetric
     n: int
     min_support: int
 
     @property
-    def listed(self) -> bool:
+    def enough(self) -> bool:
         return self.n >= self.min_support
 
+    @property
+    def listed(self) -> bool:
+        return self.board.ranked and self.enough
 
-def leaderboards() -> list[Leaderboard]:
-    """Every headline metric of every task of ``tasks.yaml``, in task order."""
-    return [Leaderboard(t, m) for t in load_tasks() for m in t.headline]
+
+def key_metrics() -> list[KeyMetric]:
+    """Every key metric of every task of ``tasks.yaml``, in task order."""
+    return [KeyMetric(t, m) for t in load_tasks() for m in t.key_metrics]
+
+
+def leaderboards() -> list[KeyMetric]:
+    """The headline metrics (the ranked key metrics), in task order."""
+    return [k for k in key_metrics() if k.ranked]
 
 
 def split_rows(release_dir: str | Path, split: str, config: str = ontology.DEFAULT_CONFIG) -> list[dict[str, Any]]:
@@ -123,7 +138,7 @@ def read_floors(release_dir: str | Path) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Verdict:
-    """One headline metric under the headline rule: its best trivial floor, the reference model's score, and
+    """One key metric under the headline rule: its best trivial floor, the reference model's score, and
     whether the reference beats the floor by more than the margin (no reference score: it does not)."""
 
     id: str
@@ -138,11 +153,12 @@ class Verdict:
 
 
 def headline_verdicts(floors: dict[str, Any], reference: dict[str, float | None]) -> list[Verdict]:
-    """Every headline metric of ``tasks.yaml`` judged from counts: ``floors`` as :func:`read_floors` gives them,
-    ``reference`` the reference model's score per metric key (None or absent: not scored)."""
+    """Every key metric of ``tasks.yaml`` judged from counts (``headline``: it deserves a rank): ``floors`` as
+    :func:`read_floors` gives them, ``reference`` the reference model's score per metric key (None or absent: not
+    scored)."""
     best = floors.get("best", {})
     return [Verdict(b.id, best.get(b.id, {}).get("system"), best.get(b.id, {}).get("score"), reference.get(b.id),
-                    headline_margin()) for b in leaderboards()]
+                    headline_margin()) for b in key_metrics()]
 
 
 @dataclass(frozen=True)
@@ -180,9 +196,9 @@ def split_limits(release_dir: str | Path) -> list[SplitLimits]:
 
 
 def supports(release_dir: str | Path, min_support: int, rows: list[dict[str, Any]] | None = None) -> list[Support]:
-    """Every leaderboard with its test support (``rows``: the test rows when already read)."""
+    """Every key metric with its test support (``rows``: the test rows when already read)."""
     rows = test_rows(release_dir) if rows is None else rows
-    return [Support(b, b.rule.support(rows), min_support) for b in leaderboards()]
+    return [Support(b, b.rule.support(rows), min_support) for b in key_metrics()]
 
 
 def lm_eval_group(config: str) -> str:
@@ -260,8 +276,8 @@ def eval_results_example(meta: CardMeta, supported: list[Support]) -> str:
 
 def card_context(meta: CardMeta, supported: list[Support], floors: dict[str, Any] | None = None,
                  classes: list[str] | None = None) -> dict[str, Any]:
-    """What the card's "Evaluate a model" section shows: every headline metric with its support and floors, the
-    floor systems, the headline rule's margin and the classes macro-F1 averages over."""
+    """What the card's "Evaluate a model" section shows: every key metric with its support, floors and whether it
+    is ranked, the floor systems, the headline rule's margin and the classes macro-F1 averages over."""
     lm_tasks = lm_eval_tasks()
     floors = floors or {}
     return {
@@ -273,9 +289,10 @@ def card_context(meta: CardMeta, supported: list[Support], floors: dict[str, Any
         "eval_file": EVAL_FILE,
         "framework": EVALUATION_FRAMEWORK,
         "min_support": meta.min_support,
-        "leaderboards": [{"id": s.board.id, "number": s.board.task.number, "title": s.board.task.title,
+        "key_metrics": [{"id": s.board.id, "number": s.board.task.number, "title": s.board.task.title,
                           "metric": s.board.metric, "lm_eval_task": lm_tasks.get(s.board.task.name, ""),
-                          "n": s.n, "counts": s.board.rule.describe(), "listed": s.listed} for s in supported],
+                          "n": s.n, "counts": s.board.rule.describe(), "ranked": s.board.ranked,
+                          "enough": s.enough, "listed": s.listed} for s in supported],
         "listed": [s.board.id for s in supported if s.listed],
         "lm_eval_include": LM_EVAL_INCLUDE,
         "lm_eval_groups": [lm_eval_group(c) for c in ontology.CONFIGS if lm_eval_tasks(c)],

@@ -177,7 +177,7 @@ def annotator_kinds(release_dir: Path) -> dict[str, int]:
 
 def limitations(rows: list[dict[str, Any]], supported: list[benchmark.Support], min_support: int) -> dict[str, Any]:
     """What the Limitations section says, from the measured test split: which classes and axes have enough
-    test examples for a score of their own, and which headline metrics rest on too few."""
+    test examples for a score of their own, and which key metrics rest on too few."""
     classes, axes = (label_counts(rows, f, ontology.VOCABULARIES[f]) for f in ("conflict_type", "divergence_axes"))
     return {
         "test_rows": len(rows),
@@ -185,7 +185,7 @@ def limitations(rows: list[dict[str, Any]], supported: list[benchmark.Support], 
         "classes_sparse": {c: n for c, n in classes.items() if n < min_support},
         "axes_ok": [a for a, n in axes.items() if n >= min_support],
         "axes_sparse": {a: n for a, n in axes.items() if n < min_support},
-        "omitted": [{"id": s.board.id, "n": s.n, "counts": s.board.rule.describe()} for s in supported if not s.listed],
+        "omitted": [{"id": s.board.id, "n": s.n, "counts": s.board.rule.describe()} for s in supported if not s.enough],
     }
 
 

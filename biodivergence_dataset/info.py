@@ -32,7 +32,7 @@ def info_dict() -> dict:
         },
         "tasks": [
             {"number": t.number, "name": t.name, "targets": list(t.target_fields), "metrics": list(t.metrics),
-             "headline": list(t.headline), "scope": t.scope}
+             "key_metrics": list(t.key_metrics), "headline": list(t.headline), "scope": t.scope}
             for t in load_tasks()
         ],
     }
@@ -56,7 +56,8 @@ def format_info(data: dict) -> str:
     lines += ["", "Tasks:"]
     for t in data["tasks"]:
         lines.append(f"  {t['number']}. {t['name']:<15} targets={','.join(t['targets'])} "
-                     f"metrics={','.join(t['metrics'])} headline={','.join(t['headline'])} ({t['scope']})")
+                     f"metrics={','.join(t['metrics'])} key={','.join(t['key_metrics'])} "
+                     f"headline={','.join(t['headline'])} ({t['scope']})")
     return "\n".join(lines)
 
 

@@ -25,7 +25,7 @@ def label_counts(rows: Iterable[Mapping[str, Any]], field: str, labels: Iterable
 
 @dataclass(frozen=True)
 class SupportRule:
-    """Which test rows a headline metric rests on: rows whose reference carries ``field`` and, with ``labels``,
+    """Which test rows a key metric rests on: rows whose reference carries ``field`` and, with ``labels``,
     the rows of each label (a metric over several labels rests on the rarest)."""
 
     metric: str
@@ -57,6 +57,9 @@ class TaskSpec:
     input_fields: tuple[str, ...]
     target_fields: tuple[str, ...]
     metrics: tuple[str, ...]
+    #: The metrics the task is reported by: bootstrap intervals, support and floors on the card.
+    key_metrics: tuple[str, ...]
+    #: The key metrics ranked on the leaderboard (those the reference model beats its floors on by the margin).
     headline: tuple[str, ...]
     higher_is_better: bool
     scope: str
@@ -69,6 +72,9 @@ class TaskSpec:
         """The flat metric keys this task reports, e.g. ``conflict_type/macro_f1``."""
         return [f"{self.name}/{m}" for m in self.metrics]
 
+    def key_metric_keys(self) -> list[str]:
+        return [f"{self.name}/{m}" for m in self.key_metrics]
+
     def headline_keys(self) -> list[str]:
         return [f"{self.name}/{m}" for m in self.headline]
 
@@ -77,14 +83,14 @@ class TaskSpec:
 
 
 def support_rules(raw: dict[str, Any]) -> tuple[SupportRule, ...]:
-    """The task's support rules, one per headline metric, checked against its targets and the ontology."""
+    """The task's support rules, one per key metric, checked against its targets and the ontology."""
     where = f"{TASKS_FILE}: task {raw['name']!r}"
     declared = raw.get("support") or {}
-    if set(declared) != set(raw["headline"]):
-        raise ValueError(f"{where}: support must name exactly the headline metrics {raw['headline']}, "
+    if set(declared) != set(raw["key_metrics"]):
+        raise ValueError(f"{where}: support must name exactly the key metrics {raw['key_metrics']}, "
                          f"got {sorted(declared)}")
     rules = []
-    for metric in raw["headline"]:
+    for metric in raw["key_metrics"]:
         spec = declared[metric]
         if spec.get("field") not in raw["target_fields"]:
             raise ValueError(f"{where}: support of {metric!r} names field {spec.get('field')!r}, "
@@ -97,6 +103,16 @@ def support_rules(raw: dict[str, Any]) -> tuple[SupportRule, ...]:
             raise ValueError(f"{where}: support of {metric!r} names unknown {spec['field']} labels {unknown}")
         rules.append(SupportRule(metric, spec["field"], labels))
     return tuple(rules)
+
+
+def headline_metrics(raw: dict[str, Any]) -> tuple[str, ...]:
+    """The task's headline metrics, each one of its key metrics (a ranked metric must be reported with its
+    support and floors)."""
+    outside = [m for m in raw["headline"] if m not in raw["key_metrics"]]
+    if outside:
+        raise ValueError(f"{TASKS_FILE}: task {raw['name']!r}: headline metrics {outside} are not among its "
+                         f"key_metrics {raw['key_metrics']}")
+    return tuple(raw["headline"])
 
 
 @lru_cache(maxsize=1)
@@ -114,7 +130,8 @@ def load_tasks() -> tuple[TaskSpec, ...]:
                 input_fields=tuple(raw["input_fields"]),
                 target_fields=tuple(raw["target_fields"]),
                 metrics=tuple(raw["metrics"]),
-                headline=tuple(raw["headline"]),
+                key_metrics=tuple(raw["key_metrics"]),
+                headline=headline_metrics(raw),
                 higher_is_better=bool(raw["higher_is_better"]),
                 scope=raw["scope"],
                 version=version,

@@ -332,15 +332,16 @@ def _scored_rows(release_dir: Path, report: ValidationReport) -> list[dict]:
 
 
 def support_warning(support: Support) -> str:
-    """Why a headline metric's score is not to be trusted on this release."""
+    """Why a key metric's score is not to be trusted on this release."""
     rule = support.board.rule
-    return (f"{ontology.DEFAULT_CONFIG}/{TEST_SPLIT}: headline metric {support.board.id} rests on {support.n} "
-            f"test example(s) ({rule.describe()}), fewer than {support.min_support}: its score is noise; "
-            "the card leaves it off the leaderboard")
+    kind = "headline" if support.board.ranked else "key metric"
+    return (f"{ontology.DEFAULT_CONFIG}/{TEST_SPLIT}: {kind} {support.board.id} rests on {support.n} "
+            f"test example(s) ({rule.describe()}), fewer than {support.min_support}: its score is noise"
+            + ("; the card leaves it off the leaderboard" if support.board.ranked else ""))
 
 
 def validate_release(release_dir: str | Path, min_support: int = DEFAULT_MIN_SUPPORT) -> ValidationReport:
-    """Problems (the release is broken) and warnings (headline metrics with test support below ``min_support``)."""
+    """Problems (the release is broken) and warnings (key metrics with test support below ``min_support``)."""
     release_dir = Path(release_dir)
     report = ValidationReport()
     if not release_dir.is_dir():
@@ -367,7 +368,7 @@ def validate_release(release_dir: str | Path, min_support: int = DEFAULT_MIN_SUP
     _evidence_maps(release_dir, report)
     if header is not None:
         _row_counts(release_dir, header, report)
-    report.warnings += [support_warning(s) for s in supports(release_dir, min_support, rows) if not s.listed]
+    report.warnings += [support_warning(s) for s in supports(release_dir, min_support, rows) if not s.enough]
     _credentials(release_dir, report)
     report.problems.extend(file_problems(release_dir))
     return report

@@ -54,7 +54,7 @@ Args:
         (list of str), `dominant_confounder` (str, "" for none), `reconciliation` (str) and
         `evidence_spans` (list of {text, start, end, role}); or each record as a JSON string.
     references: the same shape as `predictions`.
-    bootstrap: number of bootstrap resamples for 95% intervals of the headline keys (0 = none).
+    bootstrap: number of bootstrap resamples for 95% intervals of the key metrics (0 = none).
     seed: seed of the bootstrap resamples.
     semsim_model: sentence-transformers model name or path for SemSim, an object with `encode`,
         or None to skip SemSim (default: sentence-transformers/all-MiniLM-L6-v2).

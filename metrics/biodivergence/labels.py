@@ -78,8 +78,9 @@ TASK_FIELDS: dict[str, str] = {
     "reconciliation": "reconciliation",
     "spans": "evidence_spans",
 }
-#: Keys that get bootstrap intervals; the ``headline`` entries of the task declaration.
-HEADLINE_KEYS: tuple[str, ...] = (
+#: Keys that get bootstrap intervals: the ``key_metrics`` of the task declaration (``tasks.yaml``), a superset of
+#: its leaderboard headlines.
+KEY_METRIC_KEYS: tuple[str, ...] = (
     "conflict_type/macro_f1",
     "conflict_type/ctx_f1",
     "axes/micro_f1",

@@ -47,7 +47,7 @@ from .labels import (
     CONFLICT_TYPES,
     CONTEXTUAL,
     DEFAULT_SEMSIM_MODEL,
-    HEADLINE_KEYS,
+    KEY_METRIC_KEYS,
     NO_CONFOUNDER,
     PER_QUESTION_KEYS,
     PRIMARY_AXES,
@@ -87,7 +87,7 @@ from .text_scores import (
 #: What ``from scoring import *`` and a reader of this module get: the one public face of the metric's modules.
 __all__ = [
     "AXES", "AXIS_TITLES", "CONFLICT_TYPES", "CONFLICT_TYPE_TITLES", "CONTEXTUAL", "DEFAULT_SEMSIM_MODEL",
-    "HEADLINE_KEYS", "METRIC_VERSION", "ONTOLOGY_VERSION", "PER_QUESTION_KEYS", "PRIMARY_AXES", "QUESTION_FIELD",
+    "KEY_METRIC_KEYS", "METRIC_VERSION", "ONTOLOGY_VERSION", "PER_QUESTION_KEYS", "PRIMARY_AXES", "QUESTION_FIELD",
     "SPAN_ROLES", "TASK_FIELDS", "TEMPLATED_SHARE", "CachedEncoder", "ScoredTask", "UndefinedScoreWarning",
     "axes_scores", "check_records", "compare", "compute", "conflict_type_scores", "lcs_length", "load_semsim_model",
     "named_slots", "notes", "per_question", "prepare", "rouge_l", "semsim", "semsim_encoder", "slot_overlap",
@@ -244,17 +244,17 @@ def _resample_counts(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray
         yield np.bincount(rng.integers(0, n, n), minlength=n)
 
 
-def _headline(tasks: list[ScoredTask], counts: np.ndarray) -> dict[str, float]:
+def _key_scores(tasks: list[ScoredTask], counts: np.ndarray) -> dict[str, float]:
     out: dict[str, float] = {}
     for task in tasks:
         scores = task.score(counts[task.rows])
-        out.update({k: scores[k] for k in HEADLINE_KEYS if k in scores})
+        out.update({k: scores[k] for k in KEY_METRIC_KEYS if k in scores})
     return out
 
 
 def _bootstrap(tasks: list[ScoredTask], n: int, n_resamples: int, seed: int) -> dict[str, np.ndarray]:
-    """Headline scores over bootstrap resamples: ``{key: array of n_resamples values}``."""
-    samples = [_headline(tasks, counts) for counts in _resample_counts(n, n_resamples, seed)]
+    """Key-metric scores over bootstrap resamples: ``{key: array of n_resamples values}``."""
+    samples = [_key_scores(tasks, counts) for counts in _resample_counts(n, n_resamples, seed)]
     return {key: np.array([s[key] for s in samples]) for key in samples[0]}
 
 
@@ -369,7 +369,7 @@ def compute(
     question count in the pooled figures only. Undefined per-question scores are None, as pooled ones,
     without a warning of their own.
 
-    With ``bootstrap=N`` the headline keys also get ``<key>/ci_low`` and ``<key>/ci_high``, a 95%
+    With ``bootstrap=N`` the key metrics also get ``<key>/ci_low`` and ``<key>/ci_high``, a 95%
     percentile interval over N resamples of the examples (``seed`` fixes the resamples).
 
     An undefined score (0 / 0, e.g. the F1 of a class neither side has, kappa when both sides use
@@ -427,7 +427,7 @@ def compare(
 ) -> dict[str, float | None]:
     """Paired bootstrap comparison of system B against system A on the same references.
 
-    Both systems are scored on the same resamples. For every headline key both systems get,
+    Both systems are scored on the same resamples. For every key metric both systems get,
     returns ``<key>/a``, ``<key>/b``, ``<key>/diff`` (B - A), the 95% percentile interval of the
     difference (``<key>/ci_low``, ``<key>/ci_high``) and ``<key>/p_value``: twice the share of
     resamples on which the difference has the other sign or vanishes, add-one smoothed. A key undefined
@@ -445,12 +445,12 @@ def compare(
         semsim_model = semsim_encoder(semsim_model)
     tasks_a = prepare(predictions_a, references, semsim_model)
     tasks_b = prepare(predictions_b, references, semsim_model)
-    observed_a = _headline(tasks_a, np.ones(len(references), dtype=np.int64))
-    observed_b = _headline(tasks_b, np.ones(len(references), dtype=np.int64))
+    observed_a = _key_scores(tasks_a, np.ones(len(references), dtype=np.int64))
+    observed_b = _key_scores(tasks_b, np.ones(len(references), dtype=np.int64))
     samples_a = _bootstrap(tasks_a, len(references), bootstrap, seed)
     samples_b = _bootstrap(tasks_b, len(references), bootstrap, seed)
     out: dict[str, float] = {}
-    for key in (k for k in HEADLINE_KEYS if k in observed_a and k in observed_b):
+    for key in (k for k in KEY_METRIC_KEYS if k in observed_a and k in observed_b):
         deltas = samples_b[key] - samples_a[key]
         out[f"{key}/a"], out[f"{key}/b"] = observed_a[key], observed_b[key]
         out[f"{key}/diff"] = observed_b[key] - observed_a[key]

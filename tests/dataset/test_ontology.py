@@ -78,7 +78,7 @@ def test_tasks_declared_once():
     tasks = load_tasks()
     assert [t.name for t in tasks] == ["conflict_type", "axes", "confounder", "reconciliation", "spans"]
     for t in tasks:
-        assert set(t.headline) <= set(t.metrics)
+        assert set(t.headline) <= set(t.key_metrics) <= set(t.metrics)
         assert set(t.target_fields) <= set(Example.model_fields)
 
 

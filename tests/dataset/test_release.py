@@ -1,4 +1,5 @@
 import json
+import re
 import shutil
 
 import pyarrow.parquet as pq
@@ -175,7 +176,7 @@ def test_eval_yaml_is_the_hub_benchmark_format_and_lists_every_task(small_releas
         assert (item["config"], item["split"]) == (ontology.DEFAULT_CONFIG, "test")
         assert release.split_files(small_release, item["config"], item["split"])
     tasks = load_tasks()
-    assert ids == [key for t in tasks for key in t.headline_keys()]  # every headline key of every task, in order
+    assert ids == [key for t in tasks for key in t.headline_keys()]  # every headline of every task, in order
     assert {i.split("/")[0] for i in ids} == {t.name for t in tasks if t.headline}
     assert set(ids) <= {key for t in tasks for key in t.metric_keys()}  # ids are keys the metric returns
 
@@ -226,7 +227,7 @@ def test_validate_checks_eval_yaml(small_release, tmp_path):
     (bad / "eval.yaml").unlink()
     assert any("eval.yaml: missing" in p for p in validate_release(bad).problems)
     data = yaml.safe_load((small_release / "eval.yaml").read_text())
-    data["tasks"] = data["tasks"][1:]
+    data["tasks"] = data["tasks"] + data["tasks"][:1]  # a leaderboard listed twice
     write_text_atomic(bad / "eval.yaml", yaml.safe_dump(data))
     assert any("do not match the leaderboards of tasks.yaml" in p for p in validate_release(bad).problems)
     data = yaml.safe_load((small_release / "eval.yaml").read_text())
@@ -238,34 +239,42 @@ def test_validate_checks_eval_yaml(small_release, tmp_path):
     assert validate_release(bad).ok
 
 
-# --- minimum support: a headline metric resting on a handful of test examples is warned about and not listed ---
+# --- minimum support: a key metric resting on a handful of test examples is warned about and not ranked ---
 
-#: The small release's test split: two contextual rows with axes, confounder and spans, one no_conflict row.
-SUPPORT_AT_2 = ["conflict_type/ctx_f1", "axes/micro_f1", "confounder/accuracy"]
+#: The small release's test split: two contextual rows with axes, confounder and spans, one no_conflict row; so
+#: each key metric's support (macro_f1 rests on its rarest evaluable class: the one no_conflict row).
+SMALL_SUPPORT = {"conflict_type/macro_f1": 1, "conflict_type/ctx_f1": 2, "axes/micro_f1": 2, "confounder/accuracy": 2}
 
 
 def test_metrics_below_the_minimum_support_are_warned_about_and_left_off_the_leaderboard(tmp_path, capsys):
-    from biodivergence_dataset.benchmark import leaderboards
+    from biodivergence_dataset.benchmark import key_metrics, leaderboards
 
+    assert [k.id for k in key_metrics()] == list(SMALL_SUPPORT)
     rel = write_small_release(tmp_path / "rel", min_support=2)
-    ids = [t["id"] for t in yaml.safe_load((rel / "eval.yaml").read_text())["tasks"]]
-    assert ids == SUPPORT_AT_2  # macro_f1 rests on its rarest evaluable class: 1 no_conflict row
+    ranked = [b.id for b in leaderboards() if SMALL_SUPPORT[b.id] >= 2]
+    assert ranked, "tasks.yaml ranks no key metric with support 2: the leaderboard below is not exercised"
+    assert [t["id"] for t in yaml.safe_load((rel / "eval.yaml").read_text())["tasks"]] == ranked
     report = validate_release(rel, min_support=2)
     assert report.ok, report.problems
+    kind = "headline" if "conflict_type/macro_f1" in [b.id for b in leaderboards()] else "key metric"
     assert report.warnings == [(
-        "primary/test: headline metric conflict_type/macro_f1 rests on 1 test example(s) (rows of the rarest of "
-        "no_conflict, contextual_contradiction), fewer than 2: its score is noise; the card leaves it off the "
-        "leaderboard")]
+        f"primary/test: {kind} conflict_type/macro_f1 rests on 1 test example(s) (rows of the rarest of "
+        "no_conflict, contextual_contradiction), fewer than 2: its score is noise"
+        + ("; the card leaves it off the leaderboard" if kind == "headline" else ""))]
     section = (rel / "README.md").read_text().split("## Evaluate a model")[1].split("\n## ")[0]
     assert "| `conflict_type/macro_f1` | 1 Conflict-type classification | macro_f1 | 1 |" in section
-    assert "| `conflict_type/ctx_f1` | 1 Conflict-type classification | ctx_f1 | 2 | rows of contextual_contradiction | yes |" in section
+    for key in SMALL_SUPPORT:  # every key metric has a row, ranked or not
+        assert f"| `{key}` |" in section
+    ctx_row = next(line for line in section.splitlines() if line.startswith("| `conflict_type/ctx_f1`"))
+    assert "| 2 | rows of contextual_contradiction |" in ctx_row
+    assert ("| yes |" if "conflict_type/ctx_f1" in ranked else "| **no** (not a headline) |") in ctx_row
     results = yaml.safe_load(section.split("```yaml\n")[1].split("```")[0])
-    assert [r["dataset"]["task_id"] for r in results] == SUPPORT_AT_2
+    assert [r["dataset"]["task_id"] for r in results] == ranked
 
     assert main(["validate", "--release", str(rel)]) == 0  # the default minimum (30): warnings, not failure
     out = capsys.readouterr().out
-    assert [line.split()[4] for line in out.splitlines() if line.startswith("warning:")] == [
-        b.id for b in leaderboards()]
+    assert [re.search(r" (\S+) rests on ", line).group(1) for line in out.splitlines()
+            if line.startswith("warning:")] == list(SMALL_SUPPORT)
     assert main(["card", "--release", str(rel), "--min-support", "30"]) == 0
     assert not (rel / "eval.yaml").exists() and json.loads((rel / "card_meta.json").read_text())["min_support"] == 30
     assert "declares no leaderboard (no `eval.yaml`)" in (rel / "README.md").read_text()
@@ -277,15 +286,17 @@ def test_metrics_below_the_minimum_support_are_warned_about_and_left_off_the_lea
 
 
 def test_support_rules_are_checked_against_the_task_and_the_ontology():
-    from biodivergence_dataset.tasks import load_tasks, support_rules
+    from biodivergence_dataset.tasks import headline_metrics, load_tasks, support_rules
 
-    raw = {"name": "t", "headline": ["f1"], "target_fields": ["conflict_type"]}
+    raw = {"name": "t", "key_metrics": ["f1"], "headline": ["f1"], "target_fields": ["conflict_type"]}
     with pytest.raises(ValueError, match=r"unknown conflict_type labels \['nope'\]"):
         support_rules({**raw, "support": {"f1": {"field": "conflict_type", "labels": ["nope"]}}})
     with pytest.raises(ValueError, match="not one of its targets"):
         support_rules({**raw, "support": {"f1": {"field": "reconciliation"}}})
-    with pytest.raises(ValueError, match="exactly the headline metrics"):
+    with pytest.raises(ValueError, match="exactly the key metrics"):
         support_rules({**raw, "support": {}})
+    with pytest.raises(ValueError, match=r"headline metrics \['kappa'\] are not among its key_metrics"):
+        headline_metrics({**raw, "headline": ["f1", "kappa"]})
     macro = load_tasks()[0].support_rule("macro_f1")
     assert macro.labels == ontology.EVALUABLE_CLASSES
     rows = [{"conflict_type": ontology.CONTEXTUAL}] * 3 + [{"conflict_type": ontology.NO_CONFLICT}]

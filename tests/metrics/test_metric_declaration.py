@@ -58,11 +58,11 @@ def test_the_evaluate_module_names_every_module_of_the_scorer():
     assert {f"{m}.py" for m in modules} <= set(hub.METRIC_FILES)
 
 
-def test_tasks_and_headline_keys_follow_the_task_declaration():
+def test_tasks_and_key_metrics_follow_the_task_declaration():
     tasks = load_tasks()
     assert list(scoring.TASK_FIELDS) == [t.name for t in tasks]
     assert [(f,) for f in scoring.TASK_FIELDS.values()] == [t.target_fields for t in tasks]
-    assert list(scoring.HEADLINE_KEYS) == [k for t in tasks for k in t.headline_keys()]
+    assert list(scoring.KEY_METRIC_KEYS) == [k for t in tasks for k in t.key_metric_keys()]
 
 
 def test_output_keys_cover_every_declared_metric():
