@@ -28,13 +28,14 @@ RESULTS = ROOT / "benchmarks" / "results" / "floors_demo"
 
 
 def markdown(result: dict) -> str:
-    """The floors as a table: one row per declared metric, one column per floor, the best in bold."""
+    """The floors as a table: one row per declared metric, one column per floor (a random floor's mean ± the standard
+    deviation over its draws), the best in bold."""
     systems = list(result["systems"])
     lines = [
         "# Trivial floors of the demo release",
         "",
         (f"- release: {result['release']} ({result['config']}/{result['split']}, n {result['n']}; fitted on "
-         f"{result['train_rows']} train rows; seed {result['seed']})"),
+         f"{result['train_rows']} train rows; random floors: {result['random_draws']} draws from seed {result['seed']})"),
         f"- macro-F1 over the train classes: {', '.join(result['classes'])}",
         (f"- machine: {result['machine']}, {result['machine_state']} (load average {result['load_before']} before, "
          f"{result['load_after']} after); {result['seconds']:.1f} s"),
@@ -47,7 +48,8 @@ def markdown(result: dict) -> str:
         cells = []
         for name in systems:
             value = result["systems"][name]["scores"].get(key)
-            text = "–" if value is None else f"{value:.4f}"
+            spread = result["systems"][name].get("std", {}).get(key)
+            text = "–" if value is None else f"{value:.4f}" + ("" if spread is None else f" ± {spread:.4f}")
             cells.append(f"**{text}**" if name == best["system"] else text)
         lines.append(f"| `{key}` | " + " | ".join(cells) + " |")
     lines += ["", *(f"- **{name.replace('_', ' ')}**: {s['description']}" for name, s in result["systems"].items())]

@@ -10,8 +10,10 @@ macro-F1 over the train split's classes, as the card tells users to score):
 - ``constant_template``: the one answer a system that always claims a conflict would give: the most common training
   class other than the majority, the most common non-empty training axis set, the most common confounder, the most
   common training reconciliation and both claims whole as evidence spans;
-- ``stratified_random``: for each row the labels of a training row drawn at random (seeded), so every field follows
-  its training distribution; no spans.
+- ``stratified_random``: for each row the labels of a training row drawn at random, so every field follows its
+  training distribution; no spans. Its score is the mean over :data:`RANDOM_DRAWS` seeded draws (their standard
+  deviation beside it): one draw is a sample of what random guessing scores, and a lucky one taken as the best
+  floor would set the headline bar by chance.
 
 ``floors.json`` in the release holds every declared metric of each system and, per metric key, the best floor; the
 card and ``eval.yaml`` show them (``biodivergence_dataset.benchmark``).
@@ -37,8 +39,11 @@ DESCRIPTIONS = {
     "majority": "every field's most common training value (class, axis set, confounder, reconciliation)",
     "constant_template": ("one answer for every row: the most common training conflict class, axis set, "
                           "confounder and reconciliation, and both claims whole as spans"),
-    "stratified_random": "each row gets the labels of a random training row (seeded): the training distribution",
+    "stratified_random": ("each row gets the labels of a random training row: the training distribution (the mean "
+                          "over seeded draws)"),
 }
+#: Seeded draws a random floor is scored over (the mean is its score).
+RANDOM_DRAWS = 20
 
 
 def _mode(values: Sequence[Any], default: Any = "") -> Any:
@@ -91,6 +96,19 @@ SYSTEMS: dict[str, Callable[..., list[dict[str, Any]]]] = {
     "constant_template": constant_template,
     "stratified_random": stratified_random,
 }
+#: The floors whose predictions depend on the seed: scored as the mean over :data:`RANDOM_DRAWS` draws.
+RANDOM_SYSTEMS = frozenset({"stratified_random"})
+
+
+def mean_scores(runs: list[Mapping[str, Any]], keys: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per key, the mean and the standard deviation of its defined values over ``runs`` (None where no run defines
+    it: undefined is not zero)."""
+    means, stds = {}, {}
+    for key in keys:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        means[key] = float(np.mean(values)) if values else None
+        stds[key] = float(np.std(values)) if values else None
+    return means, stds
 
 
 def score_floors(train: Sequence[Mapping[str, Any]], test: Sequence[Mapping[str, Any]], classes: list[str],
@@ -106,18 +124,23 @@ def score_floors(train: Sequence[Mapping[str, Any]], test: Sequence[Mapping[str,
     references = [reference(r) for r in test]
     systems, distinct = {}, None
     for name, predict in SYSTEMS.items():
+        draws = RANDOM_DRAWS if name in RANDOM_SYSTEMS else 1
         with warnings.catch_warnings():  # a floor leaves most classes and axes undefined: expected, not news
             warnings.simplefilter("ignore", UserWarning)
-            scores = score(predict(train, test, seed), references, semsim_model=semsim_model, classes=classes)
-        systems[name] = {"description": DESCRIPTIONS[name], "scores": {k: scores.get(k) for k in keys}}
-        distinct = scores.get("reconciliation/distinct_references", distinct)
+            runs = [score(predict(train, test, seed + d), references, semsim_model=semsim_model, classes=classes)
+                    for d in range(draws)]
+        means, stds = mean_scores(runs, keys)
+        systems[name] = {"description": DESCRIPTIONS[name], "scores": means}
+        if draws > 1:
+            systems[name].update(draws=draws, std=stds)
+        distinct = runs[0].get("reconciliation/distinct_references", distinct)
     best = {}
     for key in keys:
         measured = [(s["scores"][key], name) for name, s in systems.items() if s["scores"][key] is not None]
         if measured:
             value, name = max(measured)
             best[key] = {"system": name, "score": value}
-    return {"n": len(test), "train_rows": len(train), "seed": seed, "classes": classes,
+    return {"n": len(test), "train_rows": len(train), "seed": seed, "random_draws": RANDOM_DRAWS, "classes": classes,
             "distinct_reference_reconciliations": distinct, "systems": systems, "best": best}
 
 
@@ -135,7 +158,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from biodivergence_dataset.arguments import add_release_argument
 
     add_release_argument(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the stratified random floor")
+    parser.add_argument("--seed", type=int, default=0,
+                        help=f"first seed of the stratified random floor's {RANDOM_DRAWS} draws")
     parser.add_argument("--no-semsim", action="store_true", help="leave SemSim out (no sentence encoder loaded)")
     parser.add_argument("--no-card", action="store_true", help="write floors.json only, do not re-render the card")
 

@@ -79,6 +79,25 @@ def test_stratified_random_draws_training_rows_with_its_seed(small_release):
     assert predicted == floors.stratified_random(train, test, seed=3)
 
 
+def test_the_random_floor_scores_the_mean_of_its_seeded_draws(small_release, measured):
+    from trainer.metric import score
+
+    train, test = benchmark.split_rows(small_release, "train"), benchmark.test_rows(small_release)
+    references = [floors.reference(r) for r in test]
+    with pytest.warns(UserWarning):
+        accuracy = [score(floors.stratified_random(train, test, seed), references, semsim_model=None,
+                          classes=measured["classes"])["conflict_type/accuracy"] for seed in range(floors.RANDOM_DRAWS)]
+    random = measured["systems"]["stratified_random"]
+    assert random["draws"] == floors.RANDOM_DRAWS == measured["random_draws"]
+    assert len(set(accuracy)) > 1  # the draws differ, so one draw would not be the floor
+    assert random["scores"]["conflict_type/accuracy"] == pytest.approx(np.mean(accuracy))
+    assert random["std"]["conflict_type/accuracy"] == pytest.approx(np.std(accuracy))
+    assert "draws" not in measured["systems"]["majority"]  # a deterministic floor is scored once
+    # undefined stays undefined: a key no draw defines has no mean, and undefined draws are left out of the mean
+    means, stds = floors.mean_scores([{"k": None}, {"k": 1.0}, {"k": 0.0}], ["k", "j"])
+    assert means == {"k": 0.5, "j": None} and stds == {"k": 0.5, "j": None}
+
+
 def test_the_command_writes_floors_and_the_card_shows_them(small_release):
     assert main(["floors", "--release", str(small_release), "--no-semsim"]) == 0
     written = json.loads((small_release / release.FLOORS_FILE).read_text())
