@@ -53,6 +53,8 @@ from builder.embeddings import PRECISIONS
 WORK = claims_bench.WORK / "scale"
 PAPER_CORPUS = 202_180
 DEMO_CONFIG = ROOT / "builder" / "configs" / "shared_sources_build.yaml"
+#: What a machine record read back from an older results file says of a field that format did not measure.
+NOT_RECORDED = "not recorded"
 _DIGITS = [str.maketrans("0123456789", "".join(str((d + c) % 10) for d in range(10))) for c in range(10)]
 
 
@@ -143,20 +145,35 @@ def previous_results(precision: str) -> dict:
     return last if last.get("embedding_precision") == precision else {}
 
 
+def machine_record(recorded: dict) -> dict:
+    """``recorded`` (the ``machine`` of results read back) in the fields this script writes and renders.
+
+    Results written before the machine was named by ``results_files`` (the committed ones among them) carry ``cpus``
+    and a hand-written ``state`` instead. They are read, not re-measured, so that ``--resume`` redraws them without
+    hours of re-runs; what such a record never measured (the architecture, the load state and the load average at the
+    start) reads ``NOT_RECORDED`` rather than a guess, and the hand-written state is kept as ``state_noted``."""
+    if "cpus" not in recorded:
+        return recorded
+    kept = {k: v for k, v in recorded.items() if k not in ("cpus", "state")}
+    return {**kept, "machine": f"{recorded['cpus']} cores, architecture {NOT_RECORDED}",
+            "machine_state": NOT_RECORDED, "load_average_1min_at_start": NOT_RECORDED,
+            "state_noted": recorded["state"]}
+
+
 def main(sizes: list[int], precision: str, resume: bool) -> dict:
     base = sorted(io.read_records(claims_bench.shared_corpus(), Abstract), key=lambda a: a.article_uid)
     last = previous_results(precision) if resume else {}
     runs, embedding = last.get("runs", {}), last.get("mine_embedding", {})
     done = sorted(n for n in sizes if str(n) in runs)
     if done == sizes:  # nothing to run: the results again, as this code summarises them
-        result = summary(base, done, runs, embedding, precision, last["machine"])
+        result = summary(base, done, runs, embedding, precision, machine_record(last["machine"]))
         write(result)
         return result
     load_before = load_averages()
     machine = {"python": platform.python_version(), **machine_fields(load_before),
                "load_average_1min_at_start": load_before[0]}
     if last:
-        machine["before_resume"] = last["machine"]
+        machine["before_resume"] = machine_record(last["machine"])
     for n in sizes:
         if n in done:
             continue
@@ -174,16 +191,25 @@ def main(sizes: list[int], precision: str, resume: bool) -> dict:
     return result
 
 
+def timed_stages(runs: dict, sizes: list[int]) -> list[str]:
+    """The stages that every one of ``sizes`` has figures for in ``runs``, in the order they ran.
+
+    A run times every stage of today's build; results written before the build grew stages (gather, questions,
+    evidence_map, goldcheck: the committed ones among them) lack those, and a resumed run may mix both, so growth is
+    fitted over the stages measured at every size rather than over ``build.STEPS``."""
+    return [name for name in runs[str(sizes[0])] if all(name in runs[str(n)] for n in sizes)]
+
+
 def summary(base: list[Abstract], sizes: list[int], runs: dict, embedding: dict, precision: str,
             machine: dict) -> dict:
     """Growth exponents and the extrapolation to the paper's corpus from the sizes run so far, with the record of
     the ``machine`` they ran on."""
     largest = str(max(sizes))
     growth = {}
-    for step in build.STEPS:
-        exp = exponent(sizes, [runs[str(n)][step.name]["seconds"] for n in sizes])
-        at_largest = runs[largest][step.name]["seconds"]
-        growth[step.name] = {"exponent": exp, "seconds_at_paper_corpus": None if exp is None else
+    for name in timed_stages(runs, sizes):
+        exp = exponent(sizes, [runs[str(n)][name]["seconds"] for n in sizes])
+        at_largest = runs[largest][name]["seconds"]
+        growth[name] = {"exponent": exp, "seconds_at_paper_corpus": None if exp is None else
                              round(at_largest * (PAPER_CORPUS / int(largest)) ** exp, 1),
                              "seconds_at_paper_corpus_at_least_linear": None if exp is None else
                              round(at_largest * (PAPER_CORPUS / int(largest)) ** max(exp, 1.0), 1)}
@@ -210,14 +236,21 @@ def write(result: dict) -> None:
     write_results(results_stem(result["embedding_precision"]), result, render(result))
 
 
-def render(result: dict) -> str:
-    sizes, m = [str(n) for n in result["sizes"]], result["machine"]
+def machine_sentence(m: dict) -> str:
+    """The Markdown's words for the machine record ``m``: the machine, its state and load at the start, the load at
+    the end, and, where there is one, the state noted by hand in an older record and the pointer to the run resumed."""
+    noted = f"; noted by hand: {m['state_noted']}" if "state_noted" in m else ""
     resumed = "; resumed: the run before is described under `machine.before_resume` in the JSON"
+    return (f"{m['machine']}; machine state at the start: {m['machine_state']}; load average "
+            f"{m['load_average_1min_at_start']} at the start and {m['load_average_1min_at_end']} at the end"
+            f"{noted}{resumed if 'before_resume' in m else ''}")
+
+
+def render(result: dict) -> str:
+    sizes = [str(n) for n in result["sizes"]]
     lines = ["# Pipeline scale (benchmarks/scale.py)", "",
              (f"Shared corpus ({result['base_abstracts']} abstracts) replicated with variation; demo settings, "
-              f"mine stage embeddings in {result['embedding_precision']}; {m['machine']}, {m['machine_state']} at "
-              f"the start, load average {m['load_average_1min_at_start']} at the start and "
-              f"{m['load_average_1min_at_end']} at the end{resumed if 'before_resume' in m else ''}."),
+              f"mine stage embeddings in {result['embedding_precision']}; {machine_sentence(result['machine'])}."),
              "", "| stage | " + " | ".join(f"{n}: s / MiB" for n in sizes) + " | exponent | s at 202k |",
              "|---" * (len(sizes) + 3) + "|"]
     for name, g in result["growth"].items():

@@ -104,12 +104,18 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def staging_path(final: Path) -> Path:
+    """Where :func:`staging_folder` stages ``final`` (``.NAME.partial`` beside it), named without making it: for the
+    processes of a multi-process run that do not write it."""
+    return final.with_name(f".{final.name}.partial")
+
+
 def staging_folder(final: Path) -> Path:
-    """The empty scratch folder ``.NAME.partial`` beside ``final`` that a writer fills before :func:`swap_folder`
+    """The empty scratch folder :func:`staging_path` beside ``final`` that a writer fills before :func:`swap_folder`
     puts it in ``final``'s place; what a killed run left there is removed first."""
     import shutil
 
-    staging = final.with_name(f".{final.name}.partial")
+    staging = staging_path(final)
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     return staging

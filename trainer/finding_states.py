@@ -28,7 +28,7 @@ from safetensors.torch import load_file
 from transformers import Trainer
 
 from biodivergence_dataset import ontology
-from biodivergence_dataset.io import staging_folder, swap_folder, write_json_atomic
+from biodivergence_dataset.io import staging_folder, staging_path, swap_folder, write_json_atomic
 from builder.embeddings import models_cache
 from builder.reader.reader_examples import ReaderExample, data_fingerprint, training_examples
 
@@ -99,31 +99,45 @@ def _fingerprint(examples: list[ReaderExample], encoder: str, settings: FindingS
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def fit_finding_states(model, tokenizer, examples: list[ReaderExample], out: Path,
-                       settings: FindingStageSettings) -> None:
-    """Train ``model``'s encoder and state head on ``examples`` and save it to ``out`` (Trainer's own folder)."""
-    from transformers import set_seed
-
+def stage_arguments(out: Path, settings: FindingStageSettings, processes: dict[str, Any]):
+    """The stage's ``TrainingArguments`` (output in ``out``) on the run's ``processes`` settings
+    (``trainer.training_args.PROCESS_KEYS``); they also tell which process of a multi-process run writes the stage
+    folder (``should_save``) and order the others after it (``main_process_first``)."""
     from .training_args import training_arguments
 
-    set_seed(settings.seed)
-    args = training_arguments(out, settings.seed, num_train_epochs=settings.epochs,
+    return training_arguments(out, settings.seed, **processes, num_train_epochs=settings.epochs,
                               learning_rate=settings.learning_rate, per_device_train_batch_size=settings.batch_size,
                               eval_strategy="no", save_strategy="no", load_best_model_at_end=False,
                               metric_for_best_model=None, logging_steps=50, report_to=[],
                               remove_unused_columns=False)  # state_labels is no argument of forward
+
+
+def fit_finding_states(model, tokenizer, examples: list[ReaderExample], args, settings: FindingStageSettings) -> None:
+    """Train ``model``'s encoder and state head on ``examples`` and save it to ``args.output_dir`` (Trainer's own
+    folder; in a multi-process run every process trains, Trainer distributing the batches, and the writing process
+    alone saves)."""
+    from transformers import set_seed
+
+    set_seed(settings.seed)
     trainer = FindingStateTrainer(model=model, args=args, train_dataset=encode_findings(examples, tokenizer,
                                                                                         settings.max_length),
                                   data_collator=PairCollator(tokenizer), processing_class=tokenizer)
     trainer.train()
-    trainer.save_model(str(out))
+    trainer.save_model(args.output_dir)
 
 
 def pretrained_finding_states(encoder: str, data_dir: str | Path, settings: FindingStageSettings | None = None,
-                              cache: Path | None = None) -> Path:
+                              cache: Path | None = None, processes: dict[str, Any] | None = None) -> Path:
     """The stage's folder for ``encoder`` in ``cache`` (default: the models cache), named by the fingerprint of
     its examples, encoder and settings: reused when it is there, else trained (into a staging folder swapped in
-    whole, so an interrupted stage leaves nothing half written)."""
+    whole, so an interrupted stage leaves nothing half written).
+
+    In a multi-process run (torchrun, ``accelerate launch``) every process calls this, with the run's ``processes``
+    settings (``trainer.training_args.PROCESS_KEYS``; none for a run of transformers' defaults): all take part in the
+    training, which Trainer distributes as it does a seed's (a process training alone would wait forever on the
+    others' gradients), but only the writing process (``should_save``: the main one, or each node's with
+    ``save_on_each_node``) makes, fills and swaps the folder, inside ``main_process_first`` so that the others
+    return the finished folder only once it is in place."""
     from transformers import AutoTokenizer
 
     from .modeling import MultiTaskConflictModel
@@ -140,12 +154,18 @@ def pretrained_finding_states(encoder: str, data_dir: str | Path, settings: Find
     tokenizer = AutoTokenizer.from_pretrained(encoder)
     model = MultiTaskConflictModel.from_encoder(encoder, sep_token_id=tokenizer.sep_token_id,
                                                 finding_states=len(FINDING_STATES), max_length=settings.max_length)
-    staging = staging_folder(final)
-    fit_finding_states(model, tokenizer, examples, staging, settings)
-    write_json_atomic(staging / RECORD, {"fingerprint": fingerprint, "source": SOURCE, "examples": len(examples),
-                                         "states": list(FINDING_STATES), "encoder": encoder,
-                                         "settings": asdict(settings)})
-    return swap_folder(staging, final)
+    staging = staging_path(final)
+    args = stage_arguments(staging, settings, processes or {})
+    if args.should_save:
+        staging_folder(final)
+    fit_finding_states(model, tokenizer, examples, args, settings)
+    with args.main_process_first(local=args.save_on_each_node, desc="the finding-state stage folder"):
+        if args.should_save:
+            write_json_atomic(staging / RECORD, {"fingerprint": fingerprint, "source": SOURCE,
+                                                 "examples": len(examples), "states": list(FINDING_STATES),
+                                                 "encoder": encoder, "settings": asdict(settings)})
+            swap_folder(staging, final)
+    return final
 
 
 def load_finding_weights(model, folder: str | Path) -> None:

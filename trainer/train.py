@@ -55,6 +55,7 @@ from .constants import PAPER_SEEDS, PREDICTIONS_FILE, RESULTS_FILE
 from .training_args import (
     ABLATIONS,
     BEST_METRIC,
+    PROCESS_KEYS,
     ReferenceTrainingArguments,
     RunArguments,
     TrainSettings,
@@ -438,8 +439,10 @@ def train(
     if settings.finding_data:
         from .finding_states import FindingStageSettings, pretrained_finding_states
 
+        processes = {key: training[key] for key in PROCESS_KEYS if key in training}
         finding_states_from = pretrained_finding_states(resolved, settings.finding_data,
-                                                        FindingStageSettings(max_length=settings.max_length))
+                                                        FindingStageSettings(max_length=settings.max_length),
+                                                        processes=processes)
     runs, main_process = [], True
     for seed in seeds:
         seed_dir = out_dir if len(seeds) == 1 else out_dir / f"seed-{seed}"

@@ -174,6 +174,12 @@ def parser() -> HfArgumentParser:
     return HfArgumentParser((RunArguments, TrainSettings, ReferenceTrainingArguments), add_help=False)
 
 
+#: The TrainingArguments that set up a run's processes (device, backend, timeout, which process writes) rather than
+#: what it learns. A stage trained inside the run (``trainer.finding_states``) takes them, so that its processes are
+#: the run's: without ``use_cpu`` and ``ddp_backend`` the processes of a CPU run would each train the stage alone.
+PROCESS_KEYS = ("use_cpu", "ddp_backend", "ddp_timeout", "save_on_each_node")
+
+
 def training_arguments(output_dir: str | Path, seed: int = PAPER_SEEDS[0], **overrides: Any) -> TrainingArguments:
     """Plain ``TrainingArguments`` for one seed: the paper's defaults, then ``overrides``."""
     return TrainingArguments(**{**PAPER_DEFAULTS, **overrides, "output_dir": str(output_dir), "seed": seed})

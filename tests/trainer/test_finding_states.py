@@ -1,10 +1,15 @@
 """The finding-state stage: the reference model's encoder and state head fitted to expert findings first."""
 
 import json
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import torch
-from repo_paths import SHARED_DATA
+from repo_paths import REPO, SHARED_DATA
 from safetensors.torch import load_file
 from transformers import AutoTokenizer, BertConfig, BertModel
 
@@ -113,6 +118,88 @@ def test_the_stage_learns_the_states_is_kept_and_seeds_take_its_encoder_and_stat
 
     monkeypatch.setattr(fs, "fit_finding_states", retrain)
     assert fs.pretrained_finding_states(tiny_encoder, "unused", settings, cache=tmp_path / "cache") == folder
+
+
+class OneProcessOfTwo:
+    """What the stage reads of its TrainingArguments, as one process of a two-process run sees them: whether it writes
+    the stage folder (``should_save``) and ``main_process_first``, which logs what the process has done when it enters
+    and leaves. The other process is played by ``others_done``, run where a process waits at the barrier (on entering,
+    for a process that does not write: the writer has finished by then)."""
+
+    def __init__(self, out, writes: bool, events: list, others_done=lambda: None):
+        self.output_dir, self.should_save, self.save_on_each_node = str(out), writes, False
+        self.events, self.others_done = events, others_done
+
+    @contextmanager
+    def main_process_first(self, local=True, desc="work"):
+        self.events.append(("enter", local))
+        if not self.should_save:
+            self.others_done()
+        yield
+        self.events.append("leave")
+
+
+def _two_process_stage(monkeypatch, events: list, writes: bool, others_done=lambda: None):
+    """The stage's arguments and training as one process of two sees them: the training logs that this process took
+    part (and saves, where this process writes) instead of training."""
+    monkeypatch.setattr(fs, "finding_examples", lambda data_dir: WRITTEN)
+    monkeypatch.setattr(fs, "stage_arguments",
+                        lambda out, settings, processes: OneProcessOfTwo(out, writes, events, others_done))
+
+    def fit(model, tokenizer, examples, args, settings):
+        events.append(("fit", Path(args.output_dir).is_dir()))
+        if args.should_save:
+            model.save_pretrained(args.output_dir)
+
+    monkeypatch.setattr(fs, "fit_finding_states", fit)
+
+
+def test_the_writing_process_fills_and_swaps_the_stage_folder_inside_main_process_first(tmp_path, tiny_encoder,
+                                                                                         monkeypatch):
+    events = []
+    _two_process_stage(monkeypatch, events, writes=True)
+    folder = fs.pretrained_finding_states(tiny_encoder, "unused", cache=tmp_path / "cache")
+    # trained with the others (into the staging folder it made), then wrote the folder while they waited
+    assert events == [("fit", True), ("enter", False), "leave"]
+    assert json.loads((folder / fs.RECORD).read_text())["examples"] == len(WRITTEN)
+    assert (folder / fs.WEIGHTS).is_file() and not list(folder.parent.glob(".*"))
+
+
+def test_another_process_trains_with_the_writer_and_returns_the_folder_it_wrote(tmp_path, tiny_encoder, tokenizer,
+                                                                               monkeypatch):
+    events, cache = [], tmp_path / "cache"
+
+    def writer_done():
+        """The writing process's share: its stage folder is in place when this process gets past the barrier."""
+        writer_events = []
+        with monkeypatch.context() as writer:
+            _two_process_stage(writer, writer_events, writes=True)
+            fs.pretrained_finding_states(tiny_encoder, "unused", cache=cache)
+        events.append("writer done")
+
+    _two_process_stage(monkeypatch, events, writes=False, others_done=writer_done)
+    folder = fs.pretrained_finding_states(tiny_encoder, "unused", cache=cache)
+    # it trained without making a staging folder, waited, and returns the writer's folder untouched
+    assert events == [("fit", False), ("enter", False), "writer done", "leave"]
+    assert (folder / fs.WEIGHTS).is_file() and not list(folder.parent.glob(".*"))
+    model = MultiTaskConflictModel.from_encoder(tiny_encoder, sep_token_id=tokenizer.sep_token_id, finding_states=4)
+    fs.load_finding_weights(model, folder)  # what this process's seeds do next
+
+
+@pytest.mark.slow  # two real processes (torchrun-style)
+def test_two_processes_train_the_stage_together_and_one_writes_its_folder(tmp_path, tiny_encoder):
+    """torchrun with two CPU processes: both train (Trainer distributes the stage), the main one alone makes and
+    swaps the folder, and both get the finished folder back."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         str(REPO / "tests" / "support" / "two_process_stage.py"), tiny_encoder, str(tmp_path / "cache"), str(tmp_path)],
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    returned = {json.loads((tmp_path / f"rank-{rank}.json").read_text())["folder"] for rank in (0, 1)}
+    (folder,) = {Path(f) for f in returned}
+    assert json.loads((folder / fs.RECORD).read_text())["examples"] == 16
+    assert (folder / fs.WEIGHTS).is_file() and not list(folder.parent.glob(".*"))
 
 
 def test_a_stage_folder_that_does_not_fit_the_model_is_named(tmp_path, tiny_encoder, tokenizer):
