@@ -10,8 +10,8 @@ reference model (mean ± sample std over seeds) in the baselines' Task 1–3 col
 Ctx-F1 lies above the majority, stratified-random and lexical baselines (non-overlapping ranges), with the
 machine, its state at the start and its load during the run.
 
-The defaults are the CPU-budget schedule of the committed report (about 26 minutes on 2 idle cores, the first
-stage's 15 included; see the report's time line): every training row, epochs of every conflict plus three
+The defaults are the CPU-budget schedule of the committed report (about 30 minutes on 2 idle cores, the first
+stage's 16 included; see the report's time line): every training row, epochs of every conflict plus three
 non-conflicts per conflict (a fresh block each epoch), the row's question in the input, each claim read apart into
 4 finding states (``trainer.modeling``) that a first stage fitted, with the encoder, to Evidence Inference's expert
 findings (``trainer.finding_states``, ``--finding-data``), max length 128, the encoder that stage fitted kept

@@ -115,10 +115,7 @@ def stage_arguments(out: Path, settings: FindingStageSettings, processes: dict[s
 def fit_finding_states(model, tokenizer, examples: list[ReaderExample], args, settings: FindingStageSettings) -> None:
     """Train ``model``'s encoder and state head on ``examples`` and save it to ``args.output_dir`` (Trainer's own
     folder; in a multi-process run every process trains, Trainer distributing the batches, and the writing process
-    alone saves)."""
-    from transformers import set_seed
-
-    set_seed(settings.seed)
+    alone saves). Trainer seeds the run from ``args.seed``."""
     trainer = FindingStateTrainer(model=model, args=args, train_dataset=encode_findings(examples, tokenizer,
                                                                                         settings.max_length),
                                   data_collator=PairCollator(tokenizer), processing_class=tokenizer)
@@ -138,7 +135,7 @@ def pretrained_finding_states(encoder: str, data_dir: str | Path, settings: Find
     others' gradients), but only the writing process (``should_save``: the main one, or each node's with
     ``save_on_each_node``) makes, fills and swaps the folder, inside ``main_process_first`` so that the others
     return the finished folder only once it is in place."""
-    from transformers import AutoTokenizer
+    from transformers import AutoTokenizer, set_seed
 
     from .modeling import MultiTaskConflictModel
 
@@ -152,6 +149,7 @@ def pretrained_finding_states(encoder: str, data_dir: str | Path, settings: Find
         return final
     log.info("finding states: training on %d %s examples → %s", len(examples), SOURCE, final)
     tokenizer = AutoTokenizer.from_pretrained(encoder)
+    set_seed(settings.seed)  # the state head's initialisation too: the stage must not depend on what ran before it
     model = MultiTaskConflictModel.from_encoder(encoder, sep_token_id=tokenizer.sep_token_id,
                                                 finding_states=len(FINDING_STATES), max_length=settings.max_length)
     staging = staging_path(final)

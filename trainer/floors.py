@@ -39,8 +39,7 @@ DESCRIPTIONS = {
     "majority": "every field's most common training value (class, axis set, confounder, reconciliation)",
     "constant_template": ("one answer for every row: the most common training conflict class, axis set, "
                           "confounder and reconciliation, and both claims whole as spans"),
-    "stratified_random": ("each row gets the labels of a random training row: the training distribution (the mean "
-                          "over seeded draws)"),
+    "stratified_random": "each row gets the labels of a random training row: the training distribution",
 }
 #: Seeded draws a random floor is scored over (the mean is its score).
 RANDOM_DRAWS = 20

@@ -120,6 +120,18 @@ def test_the_stage_learns_the_states_is_kept_and_seeds_take_its_encoder_and_stat
     assert fs.pretrained_finding_states(tiny_encoder, "unused", settings, cache=tmp_path / "cache") == folder
 
 
+def test_the_stage_does_not_depend_on_what_drew_random_numbers_before_it(tmp_path, tiny_encoder, monkeypatch):
+    """Two stages of the same settings, one after other work consumed the global random state (a baseline suite
+    runs first in the reference run), hold the same weights, the state head's initialisation included."""
+    monkeypatch.setattr(fs, "finding_examples", lambda data_dir: WRITTEN * 2)
+    settings = fs.FindingStageSettings(epochs=1, batch_size=8, max_length=64)
+    first = fs.pretrained_finding_states(tiny_encoder, "unused", settings, cache=tmp_path / "a")
+    torch.rand(1000)
+    second = fs.pretrained_finding_states(tiny_encoder, "unused", settings, cache=tmp_path / "b")
+    a, b = load_file(str(first / fs.WEIGHTS)), load_file(str(second / fs.WEIGHTS))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
 class OneProcessOfTwo:
     """What the stage reads of its TrainingArguments, as one process of a two-process run sees them: whether it writes
     the stage folder (``should_save``) and ``main_process_first``, which logs what the process has done when it enters
