@@ -3,14 +3,16 @@
 The Hub shows a leaderboard for a dataset repo with an ``eval.yaml`` at its root (name, description,
 evaluation_framework and ``tasks[]`` of ``id`` / ``config`` / ``split``; huggingface.co/docs/hub/eval-results).
 Each Hub task is one leaderboard of one number, so every headline metric of every task of ``tasks.yaml`` (the
-key metrics the reference model ranks above the trivial floors) becomes one Hub task whose ``id`` is the metric key the companion metric returns (``conflict_type/macro_f1``),
-scored on the test split of the default config. A model repo reports a score as an entry of
-``.eval_results/*.yaml`` naming this dataset and that ``task_id``. A headline metric whose test support (the
-rows its ``support`` rule in ``tasks.yaml`` counts) is below the card's minimum is left off: a leaderboard of a
-number that rests on a handful of examples ranks noise. With no metric left, no ``eval.yaml`` is written.
+key metrics the reference model ranks above the trivial floors) becomes one Hub task whose ``id`` is the metric
+key the companion metric returns (``conflict_type/ctx_f1``), scored on the test split of the default config. A
+model repo reports a score as an entry of ``.eval_results/*.yaml`` naming this dataset and that ``task_id``. A
+headline metric whose test support (the rows its ``support`` rule in ``tasks.yaml`` counts) is below the card's
+minimum is left off: a leaderboard of a number that rests on a handful of examples ranks noise. With no metric
+left, no ``eval.yaml`` is written.
 
-Every key metric, ranked or not, is shown beside the release's trivial floors (``floors.json``, measured on the same split by
-``biodivergence floors``: majority, constant template, stratified random), and macro-F1 is scored over the
+Every key metric, ranked or not, is shown on the card beside the release's trivial floors (``floors.json``,
+measured on the same split by ``biodivergence floors``: majority, constant template, stratified random), every
+headline in ``eval.yaml``'s description too, and macro-F1 is scored over the
 classes of the release's train split (:func:`train_classes`), so a system that predicts one class is not averaged
 over the two a test split happens to hold. Which metrics are headlines stays data (``tasks.yaml``); the rule that
 decides it (:func:`headline_verdicts`: the reference model must beat the best floor by ``headline_margin``) is

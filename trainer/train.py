@@ -132,8 +132,9 @@ class TaskMetrics:
     checkpoints). The axis threshold with the best axis micro-F1 is reported as ``axis_threshold_tuned`` (and that
     F1 as ``axes/micro_f1_at_tuned_threshold``). The kept checkpoint's values are the ones saved, without a second
     pass.
-    ``bootstrap`` adds ``<key>/ci_low`` / ``<key>/ci_high`` (95%) to the key metrics (``tasks.yaml``). A score the metric
-    reports as undefined stays None (never a number), so Trainer's logs, the run summary and the card agree with it.
+    ``bootstrap`` adds ``<key>/ci_low`` / ``<key>/ci_high`` (95%) to the key metrics (``tasks.yaml``). A score the
+    metric reports as undefined stays None (never a number), so Trainer's logs, the run summary and the card agree
+    with it.
     """
 
     def __init__(self, model_config, tune: bool = True, bootstrap: int = 0, classes: list[str] | None = None):
